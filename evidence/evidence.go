@@ -1,0 +1,295 @@
+// Package evidence holds what a scan observed: the four signal states, the
+// evidence bundle and its JSON form. It does no I/O; every other package
+// reads or writes these types, and scoring is a pure function of a Bundle and
+// a rubric.
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/verifymcp/verifymcp/contract"
+)
+
+// SchemaVersion identifies the JSON form of Bundle. It changes whenever a
+// field changes meaning, so stored bundles can be read by the right code.
+const SchemaVersion = "verifymcp.evidence/v1"
+
+// State is what happened to one signal during a run. The four states are
+// kept apart on purpose: a signal that did not run is never reported as
+// clean.
+type State string
+
+const (
+	// StateObserved means the check ran and answered, including "found nothing".
+	StateObserved State = "observed"
+	// StateUnavailable means a third party did not answer or no credential was configured.
+	StateUnavailable State = "unavailable"
+	// StateError means our own check failed.
+	StateError State = "error"
+	// StateNotAssessed means the check was deliberately not run.
+	StateNotAssessed State = "not_assessed"
+)
+
+// Valid reports whether s is one of the four states.
+func (s State) Valid() bool {
+	switch s {
+	case StateObserved, StateUnavailable, StateError, StateNotAssessed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Signal names used by the collectors. A name is stable: rubrics refer to it.
+const (
+	SignalRegistry = "registry"        // registry metadata and version resolution
+	SignalInstall  = "sandbox.install" // fetch step and script step
+	SignalSession  = "sandbox.session" // run phase: start-up and MCP handshake
+	SignalContract = "contract"        // the listed tool surface
+	SignalOSV      = "osv"
+	SignalSocket   = "socket"
+	SignalGitHub   = "github"
+	SignalDNSSEC   = "dnssec"
+	SignalJudge    = "judge"
+	SignalBehavior = "sandbox.behavior"
+)
+
+// Signal is the state of one evidence source during a run.
+type Signal struct {
+	State State `json:"state"`
+	// Reason says why a signal is not observed, or qualifies an observation.
+	Reason string `json:"reason,omitempty"`
+	// ThirdParty marks signals answered by someone other than this program.
+	ThirdParty bool `json:"third_party"`
+	// DurationMS is how long the collector ran; 0 when it did not run.
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// Bundle is the immutable evidence of one run against one target. It holds
+// everything scoring needs, so a stored bundle can be rescored under any
+// rubric without re-running anything.
+type Bundle struct {
+	SchemaVersion string             `json:"schema_version"`
+	Run           Run                `json:"run"`
+	Target        Target             `json:"target"`
+	Sandbox       Sandbox            `json:"sandbox"`
+	Signals       map[string]Signal  `json:"signals"`
+	Install       *Install           `json:"install"`
+	Session       *Session           `json:"session"`
+	Contract      *contract.Contract `json:"contract"`
+}
+
+// Signal returns the named signal. A signal that was never recorded comes
+// back as an error state with a reason, because a missing signal must never
+// read as observed.
+func (b *Bundle) Signal(name string) Signal {
+	s, ok := b.Signals[name]
+	if !ok {
+		return Signal{State: StateError, Reason: "signal not recorded in this bundle"}
+	}
+	return s
+}
+
+// Run identifies one execution of the scanner.
+type Run struct {
+	ID   string    `json:"id"`
+	Date time.Time `json:"date"`
+	Tool Tool      `json:"tool"`
+}
+
+// Tool names the program that produced a bundle.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Target is the exact artefact that was scanned.
+type Target struct {
+	Ecosystem string `json:"ecosystem"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	// Requested is the target as the user wrote it ("npm:x@latest").
+	Requested string `json:"requested"`
+	// Source is "registry" or "file".
+	Source string `json:"source"`
+	// Integrity is the registry's dist.integrity (or, for a file, the
+	// integrity computed from it), in SRI form.
+	Integrity string `json:"integrity"`
+	Tarball   string `json:"tarball,omitempty"`
+	Purl      string `json:"purl"`
+	// PublishedAt is the registry's publish time of the exact version.
+	PublishedAt *time.Time `json:"published_at,omitempty"`
+	Registry    string     `json:"registry,omitempty"`
+	// Args are the server arguments given with --arg.
+	Args []string `json:"args"`
+	// EnvNames are the names of variables given with --env; values are never stored.
+	EnvNames []string `json:"env_names"`
+	// Bin is the entry point that was started, and the rule that chose it.
+	Bin *Bin `json:"bin,omitempty"`
+}
+
+// Bin is the entry point of an npm package.
+type Bin struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Rule string `json:"rule"`
+}
+
+// Outcome is the overall outcome of the sandboxed part of a scan.
+type Outcome string
+
+// Sandbox outcomes, one per way a scan can end.
+const (
+	OutcomeOK               Outcome = "ok"
+	OutcomeInstallFailed    Outcome = "install_failed"
+	OutcomeInstallTimeout   Outcome = "install_timeout"
+	OutcomeStartCrashed     Outcome = "start_crashed"
+	OutcomeHandshakeTimeout Outcome = "handshake_timeout"
+	OutcomeProtocolError    Outcome = "protocol_error"
+	OutcomeOOM              Outcome = "oom"
+)
+
+// Sandbox describes the container environment of a run.
+type Sandbox struct {
+	Image         string  `json:"image"`
+	ImageDigest   string  `json:"image_digest"`
+	EngineVersion string  `json:"engine_version"`
+	APIVersion    string  `json:"api_version"`
+	Outcome       Outcome `json:"outcome"`
+	Limits        Limits  `json:"limits"`
+	// CABundle is the SHA-256 of the CA bundle trusted by the fetch step, or empty.
+	CABundle string `json:"ca_bundle_sha256,omitempty"`
+}
+
+// Limits are the resource limits of the run phase.
+type Limits struct {
+	MemoryBytes      int64 `json:"memory_bytes"`
+	NanoCPUs         int64 `json:"nano_cpus"`
+	Pids             int64 `json:"pids"`
+	InstallTimeoutMS int64 `json:"install_timeout_ms"`
+	StartTimeoutMS   int64 `json:"handshake_timeout_ms"`
+}
+
+// Install is the evidence of the install phase: the fetch step (network to
+// the registry only, no package code) and the script step (lifecycle
+// scripts, no network).
+type Install struct {
+	// Outcome is "ok", "failed" or "timeout".
+	Outcome string `json:"outcome"`
+	// FailedStep is "fetch" or "scripts" when Outcome is not "ok".
+	FailedStep string `json:"failed_step,omitempty"`
+	Error      string `json:"error,omitempty"`
+	FetchMS    int64  `json:"fetch_ms"`
+	ScriptsMS  int64  `json:"scripts_ms"`
+	// LogTail is the end of npm's output of the failed step.
+	LogTail   string    `json:"log_tail,omitempty"`
+	Integrity Integrity `json:"integrity"`
+	// LockfileSHA256 names package-lock.json as npm wrote it. The lockfile
+	// itself is kept beside the bundle as a content-addressed artefact (it
+	// can be large, and scoring never reads it).
+	LockfileSHA256 string `json:"lockfile_sha256,omitempty"`
+	// Packages is the number of packages in the installed tree, root excluded.
+	Packages int `json:"packages"`
+	// Scripts lists every lifecycle script declared in the installed tree.
+	Scripts []Script `json:"scripts"`
+	// DeclaredBins are the target's package.json bin entries.
+	DeclaredBins map[string]string `json:"declared_bins,omitempty"`
+	// DeclaredEngines is the target's package.json engines field.
+	DeclaredEngines map[string]string `json:"declared_engines,omitempty"`
+}
+
+// Integrity records the check of the tarball against the registry.
+type Integrity struct {
+	// Expected is dist.integrity from the registry.
+	Expected string `json:"expected"`
+	// Lockfile is what npm recorded for the target in the lockfile.
+	Lockfile string `json:"lockfile"`
+	// Computed is the sha512 of the tarball bytes, computed in the sandbox.
+	Computed string `json:"computed"`
+	Match    bool   `json:"match"`
+}
+
+// Script is one lifecycle script of one package in the installed tree.
+type Script struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	// Path is the package's location in the tree (node_modules/x).
+	Path    string `json:"path"`
+	Event   string `json:"event"`
+	Command string `json:"command"`
+	Ran     bool   `json:"ran"`
+	// ExitCode is meaningful when Ran is true.
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	OutputTail string `json:"output_tail,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Handshake paths, recording how the MCP session was established.
+const (
+	// HandshakeDiscover: the server answered server/discover.
+	HandshakeDiscover = "discover"
+	// HandshakeInitialize: server/discover was rejected with an error and
+	// initialize followed on the same connection.
+	HandshakeInitialize = "initialize"
+	// HandshakeInitializeFallback: server/discover got no answer within the
+	// probe deadline, and initialize (2025-11-25) was sent on a new session.
+	HandshakeInitializeFallback = "initialize_fallback"
+)
+
+// Session is the evidence of the run phase.
+type Session struct {
+	Outcome       Outcome `json:"outcome"`
+	HandshakePath string  `json:"handshake_path,omitempty"`
+	Error         string  `json:"error,omitempty"`
+	// ExitCode is set when the server exited during the run phase.
+	ExitCode  *int `json:"exit_code,omitempty"`
+	OOMKilled bool `json:"oom_killed"`
+	// StderrTail is the end of stderr, with secrets redacted.
+	StderrTail string `json:"stderr_tail"`
+	// NonJSONLines counts stdout lines that were not JSON-RPC messages.
+	NonJSONLines int `json:"non_json_lines"`
+	// NonJSONSample holds the first such lines, truncated.
+	NonJSONSample []string `json:"non_json_sample"`
+	StdoutBytes   int64    `json:"stdout_bytes"`
+	// Truncated is set when a time or byte bound cut the listing short.
+	Truncated   bool  `json:"truncated"`
+	StartMS     int64 `json:"start_ms"`
+	HandshakeMS int64 `json:"handshake_ms"`
+	ListMS      int64 `json:"list_ms"`
+	// ListErrors records list calls that failed, by method.
+	ListErrors map[string]string `json:"list_errors,omitempty"`
+}
+
+// Validate checks the invariants every stored bundle must satisfy.
+func (b *Bundle) Validate() error {
+	if b.SchemaVersion != SchemaVersion {
+		return fmt.Errorf("evidence: schema version %q, want %q", b.SchemaVersion, SchemaVersion)
+	}
+	if b.Run.ID == "" || b.Run.Date.IsZero() {
+		return fmt.Errorf("evidence: run id and date are required")
+	}
+	if b.Target.Name == "" || b.Target.Version == "" {
+		return fmt.Errorf("evidence: target name and exact version are required")
+	}
+	for name, s := range b.Signals {
+		if !s.State.Valid() {
+			return fmt.Errorf("evidence: signal %s has invalid state %q", name, s.State)
+		}
+	}
+	return nil
+}
+
+// Decode parses a bundle and validates it.
+func Decode(data []byte) (*Bundle, error) {
+	var b Bundle
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("evidence: decode bundle: %w", err)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
