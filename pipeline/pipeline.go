@@ -1,0 +1,199 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// ErrSandbox wraps failures of the sandbox infrastructure (the engine),
+// as opposed to failures of the package, which are evidence.
+var ErrSandbox = errors.New("sandbox failure")
+
+// Scanner is the sandbox as the pipeline uses it.
+type Scanner interface {
+	Scan(ctx context.Context, runID string, t sandbox.Target) (*sandbox.Result, error)
+}
+
+// Resolver resolves a name and spec to one exact registry version.
+type Resolver interface {
+	Resolve(ctx context.Context, name, spec string) (*supplychain.Version, error)
+	Registry() string
+}
+
+// SandboxInfo describes the engine and image a Scanner uses, for the record.
+type SandboxInfo struct {
+	Image         string
+	ImageDigest   string
+	EngineVersion string
+	APIVersion    string
+	Limits        evidence.Limits
+	CABundle      string // sha256 of the trusted CA bundle, or ""
+}
+
+// Pipeline scans targets. Its fields are set by the CLI.
+type Pipeline struct {
+	Scanner     Scanner
+	Resolver    Resolver
+	Sandbox     SandboxInfo
+	ToolVersion string
+	Logger      *slog.Logger
+	// Now returns the run date; tests fix it.
+	Now func() time.Time
+}
+
+// Options are the per-scan inputs beyond the target.
+type Options struct {
+	Bin  string
+	Args []string
+	Env  map[string]string
+}
+
+// Scanned is the outcome of one scan: the bundle, its stored JSON form, and
+// the lockfile kept beside it.
+type Scanned struct {
+	Bundle     *evidence.Bundle
+	BundleJSON []byte
+	Lockfile   []byte
+}
+
+// NewRunID returns a sortable, unique run id usable in engine object names.
+func NewRunID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102t150405z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Scan resolves t, runs it in the sandbox and returns the evidence. Errors
+// are returned only when there is nothing to report: bad input, a registry
+// that cannot resolve the target, or an engine that failed us.
+func (p *Pipeline) Scan(ctx context.Context, t Target, o Options) (*Scanned, error) {
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	date := now().UTC()
+	b := &evidence.Bundle{
+		SchemaVersion: evidence.SchemaVersion,
+		Run:           evidence.Run{ID: NewRunID(date), Date: date, Tool: evidence.Tool{Name: "verifymcp", Version: p.ToolVersion}},
+		Signals:       map[string]evidence.Signal{},
+		Sandbox: evidence.Sandbox{
+			Image: p.Sandbox.Image, ImageDigest: p.Sandbox.ImageDigest,
+			EngineVersion: p.Sandbox.EngineVersion, APIVersion: p.Sandbox.APIVersion,
+			Limits: p.Sandbox.Limits, CABundle: p.Sandbox.CABundle,
+		},
+	}
+	st := sandbox.Target{Bin: o.Bin, Args: o.Args, Env: o.Env}
+	b.Target = evidence.Target{Ecosystem: "npm", Requested: t.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env)}
+
+	regStart := time.Now()
+	if t.File != "" {
+		name, version, integrity, data, err := tarballInfo(t.File)
+		if err != nil {
+			return nil, err
+		}
+		st.Name, st.Version, st.Integrity, st.Tarball = name, version, integrity, data
+		b.Target.Name, b.Target.Version, b.Target.Integrity, b.Target.Source = name, version, integrity, "file"
+		b.Signals[evidence.SignalRegistry] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}
+	} else {
+		log.Info("resolving", "target", t.Raw, "registry", p.Resolver.Registry())
+		v, err := p.Resolver.Resolve(ctx, t.Name, t.Spec)
+		if err != nil {
+			return nil, err
+		}
+		st.Name, st.Version, st.Integrity = v.Name, v.Version, v.Integrity
+		b.Target.Name, b.Target.Version, b.Target.Integrity = v.Name, v.Version, v.Integrity
+		b.Target.Source, b.Target.Tarball, b.Target.PublishedAt = "registry", v.Tarball, v.Published
+		b.Target.Registry = p.Resolver.Registry()
+		b.Signals[evidence.SignalRegistry] = evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(regStart).Milliseconds()}
+		if v.Version != t.Spec {
+			log.Info("resolved", "requested", t.Spec, "version", v.Version)
+		}
+	}
+	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
+
+	sbStart := time.Now()
+	res, err := p.Scanner.Scan(ctx, b.Run.ID, st)
+	if err != nil {
+		if errors.Is(err, sandbox.ErrBadBin) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
+	}
+	b.Sandbox.Outcome = res.Outcome
+	b.Install = res.Install
+	b.Session = res.Session
+	b.Contract = res.Contract
+	b.Target.Bin = res.Bin
+	installMS := time.Since(sbStart).Milliseconds()
+	if res.Install != nil {
+		installMS = res.Install.FetchMS + res.Install.ScriptsMS
+	}
+	b.Signals[evidence.SignalInstall] = evidence.Signal{State: evidence.StateObserved, DurationMS: installMS}
+	switch {
+	case res.Session != nil:
+		b.Signals[evidence.SignalSession] = evidence.Signal{State: evidence.StateObserved, DurationMS: res.Session.HandshakeMS + res.Session.ListMS}
+	default:
+		b.Signals[evidence.SignalSession] = evidence.Signal{State: evidence.StateError, Reason: "not run: the install phase ended with " + string(res.Outcome)}
+	}
+	switch {
+	case res.Contract != nil:
+		b.Signals[evidence.SignalContract] = evidence.Signal{State: evidence.StateObserved}
+	default:
+		b.Signals[evidence.SignalContract] = evidence.Signal{State: evidence.StateError, Reason: "not captured: the scan ended with " + string(res.Outcome)}
+	}
+	notYet := "not implemented in this tool version; nothing was checked"
+	for _, s := range []struct {
+		name  string
+		third bool
+	}{
+		{evidence.SignalOSV, true}, {evidence.SignalSocket, true}, {evidence.SignalGitHub, true},
+		{evidence.SignalDNSSEC, true}, {evidence.SignalJudge, true}, {evidence.SignalBehavior, false},
+	} {
+		b.Signals[s.name] = evidence.Signal{State: evidence.StateNotAssessed, Reason: notYet, ThirdParty: s.third}
+	}
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("assemble bundle: %w", err)
+	}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode bundle: %w", err)
+	}
+	// Everything downstream reads the bundle as stored, so that a rescore of
+	// the stored JSON gives exactly what the scan gave.
+	stored, err := evidence.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Scanned{Bundle: stored, BundleJSON: data, Lockfile: res.Lockfile}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func envNames(env map[string]string) []string {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

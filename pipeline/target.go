@@ -1,0 +1,170 @@
+// Package pipeline scans one target end to end: it resolves the exact
+// version, runs the sandbox, assembles the evidence bundle and turns every
+// collector's error into a signal state, never into a lost signal.
+package pipeline
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// ErrBadTarget is returned for a target that cannot be parsed.
+var ErrBadTarget = errors.New("invalid target")
+
+// ErrUnsupported is returned for targets of another track or ecosystem.
+var ErrUnsupported = errors.New("unsupported target")
+
+// Target is a parsed scan target.
+type Target struct {
+	// Raw is the target as written.
+	Raw       string
+	Ecosystem string
+	Name      string
+	// Spec is the version, range or dist-tag asked for.
+	Spec string
+	// File is the path of a local tarball target.
+	File string
+}
+
+// ParseTarget accepts npm:NAME@VERSION (or a range or dist-tag),
+// pkg:npm/NAME@VERSION purls (scope as %40scope or @scope), and the path of
+// a local .tgz. A bare NAME@VERSION is taken as npm.
+func ParseTarget(s string) (Target, error) {
+	t := Target{Raw: s}
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return t, fmt.Errorf("%w: empty target", ErrBadTarget)
+	case strings.HasSuffix(s, ".tgz") || strings.HasSuffix(s, ".tar.gz"):
+		if _, err := os.Stat(s); err != nil {
+			return t, fmt.Errorf("%w: local tarball %s: %v", ErrBadTarget, s, err)
+		}
+		t.Ecosystem, t.File = "npm", s
+		return t, nil
+	case strings.HasPrefix(s, "pkg:"):
+		return parsePurl(t, s)
+	case strings.HasPrefix(s, "pypi:"):
+		return t, fmt.Errorf("%w: PyPI targets are not supported yet (npm only)", ErrUnsupported)
+	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
+		return t, fmt.Errorf("%w: %s looks like a remote endpoint; remote servers are another track with another rubric, and verifymcp scores packages only", ErrUnsupported, s)
+	case strings.HasPrefix(s, "npm:"):
+		s = strings.TrimPrefix(s, "npm:")
+	case strings.Contains(s, ":"):
+		return t, fmt.Errorf("%w: %q: unknown scheme (want npm:NAME@VERSION, pkg:npm/NAME@VERSION or a .tgz file)", ErrBadTarget, t.Raw)
+	}
+	name, spec := splitNameSpec(s)
+	if err := supplychain.ValidNPMName(name); err != nil {
+		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	t.Ecosystem, t.Name, t.Spec = "npm", name, spec
+	if t.Spec == "" {
+		t.Spec = "latest"
+	}
+	return t, nil
+}
+
+func splitNameSpec(s string) (string, string) {
+	at := strings.LastIndex(s, "@")
+	if at <= 0 { // no version, or only the scope's @
+		return s, ""
+	}
+	return s[:at], s[at+1:]
+}
+
+func parsePurl(t Target, s string) (Target, error) {
+	rest := strings.TrimPrefix(s, "pkg:")
+	typ, path, ok := strings.Cut(rest, "/")
+	if !ok {
+		return t, fmt.Errorf("%w: purl %q has no name", ErrBadTarget, s)
+	}
+	if strings.ToLower(typ) != "npm" {
+		return t, fmt.Errorf("%w: purl type %q (npm only)", ErrUnsupported, typ)
+	}
+	// Qualifiers and subpath do not select a different artefact on npm.
+	path, _, _ = strings.Cut(path, "?")
+	path, _, _ = strings.Cut(path, "#")
+	path = strings.TrimPrefix(path, "/")
+	var version string
+	if i := strings.LastIndex(path, "@"); i > 0 {
+		path, version = path[:i], path[i+1:]
+	}
+	name, err := url.PathUnescape(path)
+	if err != nil {
+		return t, fmt.Errorf("%w: purl %q: %v", ErrBadTarget, s, err)
+	}
+	if version, err = url.PathUnescape(version); err != nil {
+		return t, fmt.Errorf("%w: purl %q: %v", ErrBadTarget, s, err)
+	}
+	if ns, n, ok := strings.Cut(name, "/"); ok && !strings.HasPrefix(ns, "@") {
+		name = "@" + ns + "/" + n
+	}
+	if err := supplychain.ValidNPMName(name); err != nil {
+		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	t.Ecosystem, t.Name, t.Spec = "npm", name, version
+	if t.Spec == "" {
+		t.Spec = "latest"
+	}
+	return t, nil
+}
+
+// Purl returns the package URL of an exact npm version.
+func Purl(name, version string) string {
+	p := name
+	if strings.HasPrefix(name, "@") {
+		p = "%40" + strings.TrimPrefix(name, "@")
+	}
+	return "pkg:npm/" + p + "@" + url.PathEscape(version)
+}
+
+// tarballInfo reads package.json from an npm tarball and computes the
+// tarball's sha512 integrity.
+func tarballInfo(path string) (name, version, integrity string, data []byte, err error) {
+	data, err = os.ReadFile(path)
+	if err != nil {
+		return "", "", "", nil, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	sum := sha512.Sum512(data)
+	integrity = "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+	zr, err := gzip.NewReader(strings.NewReader(string(data)))
+	if err != nil {
+		return "", "", "", nil, fmt.Errorf("%w: %s is not a gzip tarball: %v", ErrBadTarget, path, err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return "", "", "", nil, fmt.Errorf("%w: %s has no package.json at its top", ErrBadTarget, path)
+		}
+		if err != nil {
+			return "", "", "", nil, fmt.Errorf("%w: %s: %v", ErrBadTarget, path, err)
+		}
+		// npm tarballs keep the package in one top directory, usually package/.
+		parts := strings.Split(strings.TrimPrefix(h.Name, "./"), "/")
+		if len(parts) != 2 || parts[1] != "package.json" {
+			continue
+		}
+		var pj struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		}
+		if err := json.NewDecoder(io.LimitReader(tr, 4<<20)).Decode(&pj); err != nil {
+			return "", "", "", nil, fmt.Errorf("%w: %s: package.json: %v", ErrBadTarget, path, err)
+		}
+		if err := supplychain.ValidNPMName(pj.Name); err != nil || pj.Version == "" {
+			return "", "", "", nil, fmt.Errorf("%w: %s: package.json lacks a valid name and version", ErrBadTarget, path)
+		}
+		return pj.Name, pj.Version, integrity, data, nil
+	}
+}

@@ -1,0 +1,483 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// NPMCacheVolume is the npm cache shared by fetch steps. Only the fetch step
+// mounts it, and no package code runs there, so sharing it between scans is
+// safe; it is what makes warm scans fast.
+const NPMCacheVolume = "verifymcp-npm-cache"
+
+const (
+	treeDir     = "/work/tree"
+	inputDir    = "/work/tree/.verifymcp"
+	resultMark  = "VERIFYMCP-RESULT "
+	egressAlias = "egress"
+	egressPort  = "3128"
+	sandboxUser = "65534:65534"
+)
+
+// fetchResult is the fetch driver's output (see drivers/fetch.js).
+type fetchResult struct {
+	OK        bool   `json:"ok"`
+	NPMExit   *int   `json:"npm_exit"`
+	LogTail   string `json:"log_tail"`
+	Lockfile  string `json:"lockfile"`
+	Packages  int    `json:"packages"`
+	Target    *targetInfo
+	Scripts   []scriptInfo `json:"scripts"`
+	Integrity struct {
+		Expected  string `json:"expected"`
+		Lockfile  string `json:"lockfile"`
+		Computed  string `json:"computed"`
+		PackError string `json:"pack_error"`
+	} `json:"integrity"`
+}
+
+type targetInfo struct {
+	Name    string            `json:"name"`
+	Version string            `json:"version"`
+	Bin     map[string]string `json:"bin"`
+	Engines map[string]string `json:"engines"`
+	Main    string            `json:"main"`
+}
+
+type scriptInfo struct {
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	Path     string `json:"path"`
+	Event    string `json:"event"`
+	Command  string `json:"command"`
+	Implicit bool   `json:"implicit"`
+}
+
+type scriptRun struct {
+	Path       string `json:"path"`
+	Event      string `json:"event"`
+	Ran        bool   `json:"ran"`
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out"`
+	OutputTail string `json:"output_tail"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// hardened returns the host configuration every sandbox container shares:
+// no capabilities, no privilege escalation, read-only root, tmpfs scratch.
+func hardened() *container.HostConfig {
+	return &container.HostConfig{
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=256m,mode=1777"},
+		Init:           boolPtr(true),
+	}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*evidence.Install, *targetInfo, []byte, error) {
+	inst := &evidence.Install{Outcome: "ok", Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
+	deadline := time.Now().Add(s.opts.InstallTimeout)
+
+	started := time.Now()
+	fr, timedOut, err := s.fetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	inst.FetchMS = time.Since(started).Milliseconds()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if timedOut {
+		inst.Outcome, inst.FailedStep = "timeout", "fetch"
+		inst.Error = fmt.Sprintf("fetch step exceeded the install timeout of %s", s.opts.InstallTimeout)
+		return inst, nil, nil, nil
+	}
+	inst.LogTail = fr.LogTail
+	if !fr.OK || fr.Target == nil {
+		inst.Outcome, inst.FailedStep = "failed", "fetch"
+		inst.Error = "npm install failed"
+		if fr.NPMExit != nil {
+			inst.Error = fmt.Sprintf("npm install exited with status %d", *fr.NPMExit)
+		}
+		return inst, nil, nil, nil
+	}
+	inst.Packages = fr.Packages
+	inst.Integrity.Lockfile = fr.Integrity.Lockfile
+	inst.Integrity.Computed = fr.Integrity.Computed
+	inst.Integrity.Match = t.Integrity != "" && fr.Integrity.Computed == t.Integrity &&
+		(fr.Integrity.Lockfile == "" || fr.Integrity.Lockfile == t.Integrity)
+	inst.DeclaredBins = fr.Target.Bin
+	inst.DeclaredEngines = fr.Target.Engines
+	lock := []byte(fr.Lockfile)
+	if len(lock) > 0 {
+		sum := sha256.Sum256(lock)
+		inst.LockfileSHA256 = hex.EncodeToString(sum[:])
+	}
+	if t.Tarball == nil && (fr.Target.Name != t.Name || fr.Target.Version != t.Version) {
+		inst.Outcome, inst.FailedStep = "failed", "fetch"
+		inst.Error = fmt.Sprintf("installed %s@%s, asked for %s@%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
+		return inst, nil, lock, nil
+	}
+
+	plan := orderScripts(fr.Scripts)
+	for _, sc := range plan {
+		inst.Scripts = append(inst.Scripts, evidence.Script{Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command})
+	}
+	inst.LogTail = ""
+	if len(plan) == 0 {
+		return inst, fr.Target, lock, nil
+	}
+	remaining := time.Until(deadline)
+	if remaining <= 0 {
+		inst.Outcome, inst.FailedStep = "timeout", "scripts"
+		inst.Error = "no time left for the script step"
+		return inst, fr.Target, lock, nil
+	}
+	started = time.Now()
+	runs, timedOut, tail, err := s.scripts(ctx, r, tree, plan, remaining)
+	inst.ScriptsMS = time.Since(started).Milliseconds()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for i := range inst.Scripts {
+		if i < len(runs) {
+			inst.Scripts[i].Ran = runs[i].Ran
+			inst.Scripts[i].ExitCode = runs[i].ExitCode
+			inst.Scripts[i].TimedOut = runs[i].TimedOut
+			inst.Scripts[i].OutputTail = runs[i].OutputTail
+			inst.Scripts[i].DurationMS = runs[i].DurationMS
+		}
+	}
+	if timedOut {
+		inst.Outcome, inst.FailedStep = "timeout", "scripts"
+		inst.Error = fmt.Sprintf("script step exceeded the install timeout of %s", s.opts.InstallTimeout)
+		inst.LogTail = tail
+	}
+	// A script that fails is a finding, not a failed install: npm would stop,
+	// but the tree is there and the server may still start.
+	return inst, fr.Target, lock, nil
+}
+
+// orderScripts returns lifecycle scripts in the order they run: deeper
+// packages first (dependencies before the packages that need them, as far
+// as the tree's layout tells), then by path, then preinstall, install,
+// postinstall.
+func orderScripts(in []scriptInfo) []scriptInfo {
+	out := append([]scriptInfo(nil), in...)
+	rank := map[string]int{"preinstall": 0, "install": 1, "postinstall": 2}
+	sort.SliceStable(out, func(i, j int) bool {
+		di, dj := strings.Count(out[i].Path, "node_modules/"), strings.Count(out[j].Path, "node_modules/")
+		if di != dj {
+			return di > dj
+		}
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return rank[out[i].Event] < rank[out[j].Event]
+	})
+	return out
+}
+
+// registryHostPort returns the host:port the egress proxy allows.
+func registryHostPort(registry string) (string, error) {
+	u, err := url.Parse(registry)
+	if err != nil {
+		return "", err
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port), nil
+}
+
+func (s *Sandbox) fetch(ctx context.Context, r *run, tree string, t Target, timeout time.Duration) (*fetchResult, bool, error) {
+	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: NPMCacheVolume, Labels: map[string]string{LabelCache: "npm"}}); err != nil {
+		return nil, false, fmt.Errorf("create npm cache volume: %w", err)
+	}
+	netID, err := r.createInternalNetwork(ctx, "fetch")
+	if err != nil {
+		return nil, false, err
+	}
+	allow, err := registryHostPort(s.opts.Registry)
+	if err != nil {
+		return nil, false, fmt.Errorf("registry url: %w", err)
+	}
+	stopProxy, err := s.startEgressProxy(ctx, r, netID, allow)
+	if err != nil {
+		return nil, false, err
+	}
+	defer stopProxy()
+
+	proxy := "http://" + egressAlias + ":" + egressPort
+	env := []string{
+		"HOME=/tmp/home",
+		"NPM_CONFIG_CACHE=/cache/npm",
+		"NPM_CONFIG_REGISTRY=" + s.opts.Registry,
+		"NPM_CONFIG_PROXY=" + proxy,
+		"NPM_CONFIG_HTTPS_PROXY=" + proxy,
+		"NPM_CONFIG_UPDATE_NOTIFIER=false",
+		"NPM_CONFIG_FETCH_RETRIES=1",
+	}
+	var files []fileIn
+	if len(s.opts.CABundle) > 0 {
+		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/ca.pem", Data: s.opts.CABundle, UID: 65534})
+		env = append(env, "NPM_CONFIG_CAFILE="+inputDir+"/ca.pem", "NODE_EXTRA_CA_CERTS="+inputDir+"/ca.pem")
+	}
+	spec := t.Name + "@" + t.Version
+	packSpec := spec
+	if t.Tarball != nil {
+		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/target.tgz", Data: t.Tarball, UID: 65534})
+		spec = inputDir + "/target.tgz"
+		packSpec = ""
+	}
+	hc := hardened()
+	hc.NetworkMode = container.NetworkMode(r.name("fetch"))
+	hc.Mounts = []mount.Mount{
+		{Type: mount.TypeVolume, Source: tree, Target: treeDir},
+		{Type: mount.TypeVolume, Source: NPMCacheVolume, Target: "/cache/npm"},
+	}
+	hc.Resources = container.Resources{Memory: 2 << 30, PidsLimit: int64Ptr(1024)}
+	res, err := r.runStep(ctx, step{
+		Part: "fetch",
+		Config: &container.Config{
+			Image:      s.opts.Image,
+			User:       sandboxUser,
+			Env:        env,
+			WorkingDir: treeDir,
+			Cmd:        []string{"node", "-e", fetchDriver, spec, t.Name, t.Integrity, packSpec},
+		},
+		Host:    hc,
+		Files:   files,
+		Timeout: timeout,
+		MaxOut:  64 << 20,
+		MaxErr:  8 << 10,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if res.TimedOut {
+		return nil, true, nil
+	}
+	fr := &fetchResult{}
+	if err := decodeResult(res.Stdout, fr); err != nil {
+		// The driver always prints a result unless node itself failed.
+		return &fetchResult{LogTail: tailString(string(res.Stdout)+string(res.Stderr), 4000)}, false, nil
+	}
+	return fr, false, nil
+}
+
+func int64Ptr(v int64) *int64 { return &v }
+
+func tailString(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func decodeResult(stdout []byte, v any) error {
+	i := bytes.LastIndex(stdout, []byte(resultMark))
+	if i < 0 {
+		return fmt.Errorf("driver printed no result")
+	}
+	line := stdout[i+len(resultMark):]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	return json.Unmarshal(line, v)
+}
+
+// startEgressProxy starts the registry-only proxy on the default bridge and
+// the run's internal network, and waits until it listens.
+func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet, allow string) (func(), error) {
+	hc := &container.HostConfig{
+		NetworkMode:    "bridge",
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Resources:      container.Resources{Memory: 64 << 20, PidsLimit: int64Ptr(64)},
+	}
+	created, err := r.cli.ContainerCreate(ctx, &container.Config{
+		Image:        s.opts.HelperImage,
+		User:         sandboxUser,
+		Cmd:          []string{"sandbox", "egress-proxy", "--listen", ":" + egressPort, "--allow", allow},
+		Labels:       r.labels(),
+		AttachStdout: true,
+		AttachStderr: true,
+	}, hc, nil, nil, r.name("egress"))
+	if err != nil {
+		return nil, fmt.Errorf("create egress proxy: %w", err)
+	}
+	id := created.ID
+	stop := func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
+	}
+	if err := r.cli.NetworkConnect(ctx, internalNet, id, &network.EndpointSettings{Aliases: []string{egressAlias}}); err != nil {
+		stop()
+		return nil, fmt.Errorf("connect egress proxy: %w", err)
+	}
+	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("attach egress proxy: %w", err)
+	}
+	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		att.Close()
+		stop()
+		return nil, fmt.Errorf("start egress proxy: %w", err)
+	}
+	ready := make(chan error, 1)
+	stderr := &tailBuffer{max: 4096}
+	go func() {
+		pr, pw := ioPipe()
+		go func() {
+			_, err := stdcopy.StdCopy(pw, stderr, att.Reader)
+			pw.CloseWithError(err)
+		}()
+		sc := bufio.NewScanner(pr)
+		first := true
+		for sc.Scan() {
+			if first {
+				first = false
+				if strings.Contains(sc.Text(), `"listening"`) {
+					ready <- nil
+				} else {
+					ready <- fmt.Errorf("egress proxy said %q", sc.Text())
+				}
+			}
+			s.opts.Logger.Debug("egress", "event", sc.Text())
+		}
+		if first {
+			ready <- fmt.Errorf("egress proxy exited before listening: %s", stderr.String())
+		}
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			att.Close()
+			stop()
+			return nil, err
+		}
+	case <-time.After(20 * time.Second):
+		att.Close()
+		stop()
+		return nil, fmt.Errorf("egress proxy did not start within 20s")
+	case <-ctx.Done():
+		att.Close()
+		stop()
+		return nil, ctx.Err()
+	}
+	return func() { att.Close(); stop() }, nil
+}
+
+func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration) ([]scriptRun, bool, string, error) {
+	type item struct {
+		Path     string `json:"path"`
+		Event    string `json:"event"`
+		Implicit bool   `json:"implicit"`
+	}
+	items := make([]item, len(plan))
+	for i, p := range plan {
+		items[i] = item{Path: p.Path, Event: p.Event, Implicit: p.Implicit}
+	}
+	planJSON, _ := json.Marshal(items)
+	hc := hardened()
+	hc.NetworkMode = "none"
+	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
+	hc.Resources = container.Resources{Memory: 2 << 30, MemorySwap: 2 << 30, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
+	res, err := r.runStep(ctx, step{
+		Part: "scripts",
+		Config: &container.Config{
+			Image:      s.opts.Image,
+			User:       sandboxUser,
+			Env:        []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"},
+			WorkingDir: treeDir,
+			Cmd:        []string{"node", "-e", scriptsDriver, string(planJSON), fmt.Sprint(timeout.Milliseconds())},
+		},
+		Host:    hc,
+		Timeout: timeout,
+		MaxOut:  8 << 20,
+		MaxErr:  8 << 10,
+	})
+	if err != nil {
+		return nil, false, "", err
+	}
+	if res.TimedOut {
+		return nil, true, tailString(string(res.Stdout)+string(res.Stderr), 2000), nil
+	}
+	var runs []scriptRun
+	if err := decodeResult(res.Stdout, &runs); err != nil {
+		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", err, tailString(string(res.Stderr), 500))
+	}
+	return runs, false, "", nil
+}
+
+// chooseBin picks the entry point by a fixed rule, documented in the README:
+//  1. --bin, when given, must name a bin entry (or be a path inside the package);
+//  2. a single bin entry;
+//  3. the bin entry named like the package without its scope;
+//  4. the first bin entry, in byte order, whose name contains "mcp";
+//  5. the first bin entry in byte order;
+//  6. no bin: the package's "main" file, started with node.
+func chooseBin(pkg string, t *targetInfo, override string) (*evidence.Bin, error) {
+	keys := make([]string, 0, len(t.Bin))
+	for k := range t.Bin {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	binPath := func(k string) string { return treeDir + "/node_modules/.bin/" + k }
+	if override != "" {
+		if _, ok := t.Bin[override]; ok {
+			return &evidence.Bin{Name: override, Path: binPath(override), Rule: "--bin"}, nil
+		}
+		return nil, fmt.Errorf("%w: --bin %q is not a bin of %s (it declares: %s)", ErrBadBin, override, pkg, strings.Join(keys, ", "))
+	}
+	unscoped := pkg
+	if i := strings.LastIndex(pkg, "/"); i >= 0 {
+		unscoped = pkg[i+1:]
+	}
+	switch {
+	case len(keys) == 1:
+		return &evidence.Bin{Name: keys[0], Path: binPath(keys[0]), Rule: "single bin entry"}, nil
+	case len(keys) > 1:
+		if _, ok := t.Bin[unscoped]; ok {
+			return &evidence.Bin{Name: unscoped, Path: binPath(unscoped), Rule: "bin named like the package"}, nil
+		}
+		for _, k := range keys {
+			if strings.Contains(k, "mcp") {
+				return &evidence.Bin{Name: k, Path: binPath(k), Rule: "first bin containing \"mcp\""}, nil
+			}
+		}
+		return &evidence.Bin{Name: keys[0], Path: binPath(keys[0]), Rule: "first bin in byte order"}, nil
+	}
+	if t.Main != "" {
+		p := path.Join(treeDir, "node_modules", pkg, path.Clean("/"+t.Main))
+		return &evidence.Bin{Name: "main", Path: p, Rule: "package main (no bin)"}, nil
+	}
+	return nil, fmt.Errorf("%w: %s declares neither bin nor main", ErrBadBin, pkg)
+}

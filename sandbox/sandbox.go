@@ -1,0 +1,192 @@
+package sandbox
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+//go:embed drivers/fetch.js
+var fetchDriver string
+
+//go:embed drivers/scripts.js
+var scriptsDriver string
+
+// Options configure a Sandbox. Zero values take the documented defaults.
+type Options struct {
+	// Image is the sandbox image reference (see EnsureImage).
+	Image string
+	// HelperImage is the egress helper image (see EnsureHelperImage).
+	HelperImage string
+	// Registry is the npm registry URL the fetch step may reach.
+	Registry string
+	// CABundle, when set, is PEM data the fetch step trusts for TLS to the
+	// registry (for TLS-intercepting proxies). Nothing else of the host
+	// enters a container.
+	CABundle []byte
+	// InstallTimeout bounds the fetch and script steps together (180 s).
+	InstallTimeout time.Duration
+	// HandshakeTimeout bounds start-up and the MCP handshake (30 s).
+	HandshakeTimeout time.Duration
+	// DiscoverProbe is how long server/discover may go unanswered before
+	// the handshake falls back to initialize (5 s).
+	DiscoverProbe time.Duration
+	// ListTimeout bounds listing tools, prompts, resources and templates (30 s).
+	ListTimeout time.Duration
+	// Memory (bytes), NanoCPUs and Pids limit the run phase (512 MiB, 1 CPU, 512).
+	Memory   int64
+	NanoCPUs int64
+	Pids     int64
+	// MaxStdout bounds the bytes read from the server's stdout (16 MiB).
+	MaxStdout int64
+	Logger    *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Registry == "" {
+		o.Registry = "https://registry.npmjs.org/"
+	}
+	if o.InstallTimeout == 0 {
+		o.InstallTimeout = 180 * time.Second
+	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = 30 * time.Second
+	}
+	if o.DiscoverProbe == 0 {
+		o.DiscoverProbe = 5 * time.Second
+	}
+	if o.ListTimeout == 0 {
+		o.ListTimeout = 30 * time.Second
+	}
+	if o.Memory == 0 {
+		o.Memory = 512 << 20
+	}
+	if o.NanoCPUs == 0 {
+		o.NanoCPUs = 1_000_000_000
+	}
+	if o.Pids == 0 {
+		o.Pids = 512
+	}
+	if o.MaxStdout == 0 {
+		o.MaxStdout = 16 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Limits returns the run-phase limits as evidence.
+func (o Options) Limits() evidence.Limits {
+	o.defaults()
+	return evidence.Limits{
+		MemoryBytes:      o.Memory,
+		NanoCPUs:         o.NanoCPUs,
+		Pids:             o.Pids,
+		InstallTimeoutMS: o.InstallTimeout.Milliseconds(),
+		StartTimeoutMS:   o.HandshakeTimeout.Milliseconds(),
+	}
+}
+
+// Sandbox runs packages in containers on one Docker engine.
+type Sandbox struct {
+	cli  client.APIClient
+	opts Options
+}
+
+// New returns a Sandbox on cli.
+func New(cli client.APIClient, opts Options) (*Sandbox, error) {
+	opts.defaults()
+	if opts.Image == "" || opts.HelperImage == "" {
+		return nil, errors.New("sandbox: image and helper image are required")
+	}
+	u, err := url.Parse(opts.Registry)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("sandbox: registry %q is not an http(s) URL", opts.Registry)
+	}
+	return &Sandbox{cli: cli, opts: opts}, nil
+}
+
+// Target is one exact package version to scan.
+type Target struct {
+	// Name and Version are exact (a resolved version, never a range).
+	Name    string
+	Version string
+	// Integrity is the registry's dist.integrity (SRI), checked in the sandbox.
+	Integrity string
+	// Tarball holds a local .tgz to install instead of the registry copy.
+	Tarball []byte
+	// Bin overrides the entry point rule (a bin name from package.json).
+	Bin string
+	// Args are passed to the server; Env sets placeholder environment values.
+	Args []string
+	Env  map[string]string
+}
+
+// Result is everything the sandbox observed for one target. Package
+// failures (an install that fails, a server that crashes) are in Outcome and
+// the evidence; only engine failures are returned as errors by Scan.
+type Result struct {
+	Outcome  evidence.Outcome
+	Install  *evidence.Install
+	Session  *evidence.Session
+	Contract *contract.Contract
+	Bin      *evidence.Bin
+	Lockfile []byte
+}
+
+// ErrBadBin is returned when --bin names no entry of the package, or the
+// package has nothing to start.
+var ErrBadBin = errors.New("no such entry point")
+
+// Scan installs and runs one target under a fresh run id, then removes
+// every container, network and volume it created, whatever happened.
+func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result, err error) {
+	r := &run{cli: s.cli, id: runID}
+	defer func() {
+		if cerr := r.cleanup(ctx); cerr != nil && err == nil {
+			err = fmt.Errorf("clean up run %s: %w", runID, cerr)
+		}
+	}()
+	log := s.opts.Logger.With("run", runID)
+	tree, err := r.createVolume(ctx, "tree")
+	if err != nil {
+		return nil, err
+	}
+	log.Info("install phase", "package", t.Name+"@"+t.Version)
+	inst, tgt, lock, err := s.install(ctx, r, tree, t)
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{Install: inst, Lockfile: lock, Outcome: evidence.OutcomeOK}
+	switch inst.Outcome {
+	case "timeout":
+		res.Outcome = evidence.OutcomeInstallTimeout
+		return res, nil
+	case "failed":
+		res.Outcome = evidence.OutcomeInstallFailed
+		return res, nil
+	}
+	bin, err := chooseBin(t.Name, tgt, t.Bin)
+	if err != nil {
+		return res, err
+	}
+	res.Bin = bin
+	log.Info("run phase", "bin", bin.Name, "rule", bin.Rule)
+	sess, c, err := s.runPhase(ctx, r, tree, bin, t)
+	if err != nil {
+		return res, err
+	}
+	res.Session = sess
+	res.Contract = c
+	res.Outcome = sess.Outcome
+	return res, nil
+}

@@ -1,0 +1,312 @@
+//go:build docker
+
+package sandbox_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox"
+)
+
+var (
+	engine    *client.Client
+	imageRef  string
+	helperRef string
+	runSeq    atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		ctx := context.Background()
+		cli, err := sandbox.NewClient()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "docker client:", err)
+			return 1
+		}
+		if _, err := cli.Ping(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "these tests need a Docker engine (run scripts/setup.sh):", err)
+			return 1
+		}
+		engine = cli
+		img, _, err := sandbox.EnsureImage(ctx, cli, sandbox.ImageOptions{Progress: os.Stderr})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox image:", err)
+			return 1
+		}
+		imageRef = img.Ref
+		dir, err := os.MkdirTemp("", "verifymcp-test-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		bin := os.Getenv("VERIFYMCP_TEST_HELPER_BIN")
+		if bin == "" {
+			bin = filepath.Join(dir, "verifymcp")
+			build := exec.Command("go", "build", "-o", bin, "../cmd/verifymcp")
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "build helper binary: %v\n%s", err, out)
+				return 1
+			}
+		}
+		helperRef, err = sandbox.EnsureHelperImage(ctx, cli, bin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper image:", err)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// fixture describes a test MCP server package (see testdata/fixture-server.js).
+type fixture struct {
+	Name          string           `json:"name"`
+	Crash         int              `json:"crash,omitempty"`
+	Hang          bool             `json:"hang,omitempty"`
+	IgnoreUnknown bool             `json:"ignoreUnknown,omitempty"`
+	Noise         bool             `json:"noise,omitempty"`
+	OOM           bool             `json:"oom,omitempty"`
+	Tools         []map[string]any `json:"tools"`
+	Postinstall   string           `json:"-"`
+}
+
+var goodTools = []map[string]any{
+	{"name": "get_weather", "description": "Get the current weather for a city.", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string", "description": "City name"}}, "required": []string{"city"}}, "annotations": map[string]any{"readOnlyHint": true, "openWorldHint": true}},
+	{"name": "add", "description": "Add two numbers and return the sum.", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number", "description": "first"}, "b": map[string]any{"type": "number", "description": "second"}}}, "annotations": map[string]any{"readOnlyHint": true, "openWorldHint": false}},
+	{"name": "write_note", "description": "Write a note to the notebook.", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}},
+}
+
+// pack builds an npm tarball of the fixture server.
+func pack(t *testing.T, f fixture) []byte {
+	t.Helper()
+	server, err := os.ReadFile("testdata/fixture-server.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tools == nil {
+		f.Tools = goodTools
+	}
+	cfg, _ := json.Marshal(f)
+	pj := map[string]any{
+		"name":    "verifymcp-fixture-" + f.Name,
+		"version": "1.0.0",
+		"bin":     map[string]string{"fixture-" + f.Name: "server.js"},
+	}
+	if f.Postinstall != "" {
+		pj["scripts"] = map[string]string{"postinstall": f.Postinstall}
+	}
+	pjData, _ := json.Marshal(pj)
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, file := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"package/package.json", 0o644, pjData}, {"package/server.js", 0o755, server}, {"package/fixture.json", 0o644, cfg}} {
+		if err := tw.WriteHeader(&tar.Header{Name: file.name, Mode: file.mode, Size: int64(len(file.data)), ModTime: time.Unix(1e9, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(file.data)
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
+
+func newSandbox(t *testing.T, mod func(*sandbox.Options)) *sandbox.Sandbox {
+	t.Helper()
+	opts := sandbox.Options{
+		Image: imageRef, HelperImage: helperRef,
+		InstallTimeout: 120 * time.Second, HandshakeTimeout: 10 * time.Second,
+		DiscoverProbe: 2 * time.Second, ListTimeout: 10 * time.Second,
+		Memory: 256 << 20,
+	}
+	if ca, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt"); err == nil {
+		opts.CABundle = ca
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	s, err := sandbox.New(engine, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runID(t *testing.T) string {
+	return fmt.Sprintf("test%d-%d", os.Getpid(), runSeq.Add(1))
+}
+
+// assertClean fails the test when anything labelled with the run remains.
+func assertClean(t *testing.T, id string) {
+	t.Helper()
+	left, err := sandbox.Leftovers(context.Background(), engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range left {
+		if l.RunID == id {
+			t.Errorf("left behind after run %s: %s %s", id, l.Kind, l.Name)
+		}
+	}
+}
+
+func scanFixture(t *testing.T, s *sandbox.Sandbox, f fixture) *sandbox.Result {
+	t.Helper()
+	id := runID(t)
+	tgz := pack(t, f)
+	sum := sha512.Sum512(tgz)
+	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+	res, err := s.Scan(context.Background(), id, sandbox.Target{Name: "verifymcp-fixture-" + f.Name, Version: "1.0.0", Tarball: tgz, Integrity: integrity})
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	assertClean(t, id)
+	return res
+}
+
+func toolNames(res *sandbox.Result) []string {
+	var names []string
+	if res.Contract != nil {
+		for _, tl := range res.Contract.Tools {
+			names = append(names, tl.Name)
+		}
+	}
+	return names
+}
+
+func TestFixtureOutcomes(t *testing.T) {
+	s := newSandbox(t, nil)
+	tests := []struct {
+		f     fixture
+		check func(t *testing.T, res *sandbox.Result)
+	}{
+		{fixture{Name: "good"}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeOK {
+				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+			}
+			if got := strings.Join(toolNames(res), ","); got != "get_weather,add,write_note" {
+				t.Errorf("tools %q (pagination must collect every page)", got)
+			}
+			if res.Session.HandshakePath != evidence.HandshakeInitialize {
+				t.Errorf("handshake path %q, want %q (server/discover rejected, then initialize)", res.Session.HandshakePath, evidence.HandshakeInitialize)
+			}
+			c := res.Contract
+			if c.ProtocolVersion != "2025-11-25" || c.ServerInfo.Name != "fixture-good" || c.Instructions == "" {
+				t.Errorf("contract header %+v", c)
+			}
+			if len(c.Prompts) != 1 || len(c.Resources) != 1 || len(c.Templates) != 1 {
+				t.Errorf("prompts/resources/templates %d/%d/%d", len(c.Prompts), len(c.Resources), len(c.Templates))
+			}
+			if !strings.HasPrefix(c.SchemaHash, "sha256:") {
+				t.Errorf("schema hash %q", c.SchemaHash)
+			}
+			if res.Session.NonJSONLines != 0 {
+				t.Errorf("non-JSON lines %d", res.Session.NonJSONLines)
+			}
+			if !res.Install.Integrity.Match || len(res.Install.Scripts) != 0 || res.Install.LockfileSHA256 == "" {
+				t.Errorf("install evidence %+v", res.Install)
+			}
+			if res.Bin == nil || res.Bin.Name != "fixture-good" {
+				t.Errorf("bin %+v", res.Bin)
+			}
+		}},
+		{fixture{Name: "crash", Crash: 3}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeStartCrashed {
+				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+			}
+			if res.Session.ExitCode == nil || *res.Session.ExitCode != 3 {
+				t.Errorf("exit code %v, want 3", res.Session.ExitCode)
+			}
+			if !strings.Contains(res.Session.StderrTail, "fatal: missing configuration") {
+				t.Errorf("stderr tail %q", res.Session.StderrTail)
+			}
+			if strings.Contains(res.Session.StderrTail, "abc123secretvalue") {
+				t.Errorf("stderr tail not redacted: %q", res.Session.StderrTail)
+			}
+		}},
+		{fixture{Name: "hang", Hang: true}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeHandshakeTimeout {
+				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+			}
+		}},
+		{fixture{Name: "ignore", IgnoreUnknown: true}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeOK {
+				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+			}
+			if res.Session.HandshakePath != evidence.HandshakeInitializeFallback {
+				t.Errorf("handshake path %q, want %q", res.Session.HandshakePath, evidence.HandshakeInitializeFallback)
+			}
+			if len(res.Contract.Tools) != 3 {
+				t.Errorf("tools %v", toolNames(res))
+			}
+		}},
+		{fixture{Name: "noise", Noise: true}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeOK {
+				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+			}
+			if res.Session.NonJSONLines != 2 || len(res.Session.NonJSONSample) != 2 || !strings.Contains(res.Session.NonJSONSample[0], "Starting fixture server") {
+				t.Errorf("non-JSON %d %q", res.Session.NonJSONLines, res.Session.NonJSONSample)
+			}
+		}},
+		{fixture{Name: "contradiction", Tools: []map[string]any{
+			{"name": "delete_file", "description": "Delete a file from the workspace.", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string", "description": "path"}}}, "annotations": map[string]any{"readOnlyHint": true}},
+		}}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeOK || len(res.Contract.Tools) != 1 {
+				t.Fatalf("outcome %s tools %v", res.Outcome, toolNames(res))
+			}
+			a := res.Contract.Tools[0].Annotations
+			if a == nil || !a.ReadOnlyHint {
+				t.Errorf("annotations %+v, want readOnlyHint true", a)
+			}
+		}},
+		{fixture{Name: "oom", OOM: true}, func(t *testing.T, res *sandbox.Result) {
+			if res.Outcome != evidence.OutcomeOOM {
+				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+			}
+			if !res.Session.OOMKilled {
+				t.Errorf("OOMKilled not recorded")
+			}
+		}},
+		{fixture{Name: "postinstall", Postinstall: `node -e "console.error('native build failed: no compiler'); process.exit(7)"`}, func(t *testing.T, res *sandbox.Result) {
+			if len(res.Install.Scripts) != 1 {
+				t.Fatalf("scripts %+v", res.Install.Scripts)
+			}
+			sc := res.Install.Scripts[0]
+			if !sc.Ran || sc.ExitCode != 7 || sc.Event != "postinstall" || !strings.Contains(sc.OutputTail, "native build failed") {
+				t.Errorf("script %+v", sc)
+			}
+			if res.Install.Outcome != "ok" {
+				t.Errorf("a failing script is a finding, not a failed install: %+v", res.Install)
+			}
+			if res.Outcome != evidence.OutcomeOK {
+				t.Errorf("outcome %s: the server still starts", res.Outcome)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.f.Name, func(t *testing.T) {
+			tc.check(t, scanFixture(t, s, tc.f))
+		})
+	}
+}

@@ -1,0 +1,242 @@
+// Package supplychain gathers what third parties know about a package:
+// registry metadata now; OSV, Socket and GitHub later. Every client takes
+// its endpoint (and credential) as a value, so operators can point it at a
+// mirror and tests at a local server speaking the same protocol.
+package supplychain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// Sentinel errors of registry resolution; the CLI maps them to exit codes.
+var (
+	// ErrBadName: the package name is not a valid npm name.
+	ErrBadName = errors.New("invalid package name")
+	// ErrPackageNotFound: the registry does not know the package.
+	ErrPackageNotFound = errors.New("package not found")
+	// ErrVersionNotFound: no published version matches what was asked for.
+	ErrVersionNotFound = errors.New("version not found")
+	// ErrRegistryUnreachable: the registry did not answer (network, 5xx, timeout).
+	ErrRegistryUnreachable = errors.New("registry unreachable")
+)
+
+// DefaultNPMRegistry is the public npm registry.
+const DefaultNPMRegistry = "https://registry.npmjs.org/"
+
+var npmNameRe = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
+
+// ValidNPMName reports whether name follows npm's rules for new packages.
+func ValidNPMName(name string) error {
+	if name == "" || len(name) > 214 {
+		return fmt.Errorf("%w: %q must be 1 to 214 characters", ErrBadName, name)
+	}
+	if !npmNameRe.MatchString(name) {
+		return fmt.Errorf("%w: %q (lower case letters, digits, '-', '.', '_', '~', optionally @scope/)", ErrBadName, name)
+	}
+	return nil
+}
+
+// NPM is a client for an npm registry.
+type NPM struct {
+	hc       *http.Client
+	registry string
+	retries  int
+}
+
+// NewNPM returns a client for the registry at endpoint (DefaultNPMRegistry
+// when empty).
+func NewNPM(hc *http.Client, endpoint string) *NPM {
+	if endpoint == "" {
+		endpoint = DefaultNPMRegistry
+	}
+	if !strings.HasSuffix(endpoint, "/") {
+		endpoint += "/"
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &NPM{hc: hc, registry: endpoint, retries: 3}
+}
+
+// Registry returns the registry URL.
+func (n *NPM) Registry() string { return n.registry }
+
+// Version is one resolved, exact version and its registry metadata.
+type Version struct {
+	Name      string
+	Version   string
+	Requested string // the spec resolved: a version, a range or a dist-tag
+	Integrity string
+	Tarball   string
+	Published *time.Time
+	// Deprecated is the deprecation message, when the version is deprecated.
+	Deprecated string
+	// Manifest is the version document as the registry served it.
+	Manifest json.RawMessage
+}
+
+type packument struct {
+	Name     string                     `json:"name"`
+	DistTags map[string]string          `json:"dist-tags"`
+	Versions map[string]json.RawMessage `json:"versions"`
+	Time     map[string]string          `json:"time"`
+}
+
+type manifest struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Deprecated any    `json:"deprecated"`
+	Dist       struct {
+		Integrity string `json:"integrity"`
+		Shasum    string `json:"shasum"`
+		Tarball   string `json:"tarball"`
+	} `json:"dist"`
+}
+
+// Resolve finds the exact version of name that spec selects: an exact
+// version, a dist-tag ("latest") or a semver range. For a range it takes
+// the version the latest tag points to when that satisfies the range (as
+// npm does), and otherwise the highest satisfying version.
+func (n *NPM) Resolve(ctx context.Context, name, spec string) (*Version, error) {
+	if err := ValidNPMName(name); err != nil {
+		return nil, err
+	}
+	if spec == "" {
+		spec = "latest"
+	}
+	p, err := n.packument(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	exact, err := pick(p, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: %w", name, spec, err)
+	}
+	raw := p.Versions[exact]
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: version document of %s@%s: %v", ErrRegistryUnreachable, name, exact, err)
+	}
+	v := &Version{Name: name, Version: exact, Requested: spec, Integrity: m.Dist.Integrity, Tarball: m.Dist.Tarball, Manifest: raw}
+	if v.Integrity == "" && m.Dist.Shasum != "" {
+		// Very old packages have only a SHA-1; npm accepts it, we record it.
+		v.Integrity = "sha1-" + m.Dist.Shasum
+	}
+	if s, ok := m.Deprecated.(string); ok {
+		v.Deprecated = s
+	}
+	if ts, ok := p.Time[exact]; ok {
+		if t, err := time.Parse(time.RFC3339, ts); err == nil {
+			t = t.UTC()
+			v.Published = &t
+		}
+	}
+	return v, nil
+}
+
+func pick(p *packument, spec string) (string, error) {
+	if _, ok := p.Versions[spec]; ok {
+		return spec, nil
+	}
+	if v, ok := p.DistTags[spec]; ok {
+		if _, ok := p.Versions[v]; ok {
+			return v, nil
+		}
+	}
+	if _, err := semver.StrictNewVersion(strings.TrimPrefix(spec, "v")); err == nil {
+		return "", fmt.Errorf("%w: %s is not published", ErrVersionNotFound, spec)
+	}
+	c, err := semver.NewConstraint(spec)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q is neither a published version, a dist-tag nor a semver range", ErrVersionNotFound, spec)
+	}
+	if latest, ok := p.DistTags["latest"]; ok {
+		if lv, err := semver.NewVersion(latest); err == nil && c.Check(lv) {
+			return latest, nil
+		}
+	}
+	var best *semver.Version
+	var bestRaw string
+	keys := make([]string, 0, len(p.Versions))
+	for k := range p.Versions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := semver.NewVersion(k)
+		if err != nil || !c.Check(v) {
+			continue
+		}
+		if best == nil || v.GreaterThan(best) {
+			best, bestRaw = v, k
+		}
+	}
+	if best == nil {
+		return "", fmt.Errorf("%w: no published version satisfies %q", ErrVersionNotFound, spec)
+	}
+	return bestRaw, nil
+}
+
+func (n *NPM) packument(ctx context.Context, name string) (*packument, error) {
+	u := n.registry + url.PathEscape(name)
+	var lastErr error
+	for attempt := 0; attempt <= n.retries; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(time.Duration(1<<(attempt-1)) * 500 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w: %v", ErrRegistryUnreachable, ctx.Err())
+			}
+		}
+		p, retry, err := n.get(ctx, u, name)
+		if err == nil {
+			return p, nil
+		}
+		lastErr = err
+		if !retry {
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
+
+func (n *NPM) get(ctx context.Context, u, name string) (*packument, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrRegistryUnreachable, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := n.hc.Do(req)
+	if err != nil {
+		return nil, ctx.Err() == nil, fmt.Errorf("%w: GET %s: %v", ErrRegistryUnreachable, u, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, false, fmt.Errorf("%w: %s is not in the registry %s", ErrPackageNotFound, name, n.registry)
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return nil, true, fmt.Errorf("%w: GET %s: %s", ErrRegistryUnreachable, u, resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		return nil, false, fmt.Errorf("%w: GET %s: %s", ErrRegistryUnreachable, u, resp.Status)
+	}
+	var p packument
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(&p); err != nil {
+		return nil, true, fmt.Errorf("%w: decode %s: %v", ErrRegistryUnreachable, u, err)
+	}
+	if len(p.Versions) == 0 {
+		return nil, false, fmt.Errorf("%w: %s has no published versions", ErrVersionNotFound, name)
+	}
+	return &p, false, nil
+}
