@@ -194,10 +194,27 @@ type Install struct {
 	Packages int `json:"packages"`
 	// Scripts lists every lifecycle script declared in the installed tree.
 	Scripts []Script `json:"scripts"`
+	// TreeCache says whether the fetched tree came from the tree cache.
+	TreeCache *TreeCache `json:"tree_cache,omitempty"`
 	// DeclaredBins are the target's package.json bin entries.
 	DeclaredBins map[string]string `json:"declared_bins,omitempty"`
 	// DeclaredEngines is the target's package.json engines field.
 	DeclaredEngines map[string]string `json:"declared_engines,omitempty"`
+}
+
+// TreeCache describes a reuse of an install tree fetched by an earlier run.
+// The fetch step runs no package code, so the tree it leaves is a pure
+// function of the exact version, the registry, the image and the fetch
+// driver, which make up the key; lifecycle scripts always run afresh, on a
+// copy.
+type TreeCache struct {
+	Key string `json:"key"`
+	// Hit is true when this run reused the tree; false when it fetched it
+	// and stored it for later runs.
+	Hit bool `json:"hit"`
+	// FetchedBy is the run that fetched the tree, and FetchedAt when.
+	FetchedBy string    `json:"fetched_by"`
+	FetchedAt time.Time `json:"fetched_at"`
 }
 
 // Integrity records the check of the tarball against the registry.

@@ -235,6 +235,11 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 func copyFile(ctx context.Context, cli client.APIClient, id string, f fileIn) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	if dir, _ := splitDir(f.Name); dir != "" {
+		if err := tw.WriteHeader(&tar.Header{Name: dir + "/", Mode: 0o755, Uid: f.UID, Gid: f.UID, ModTime: time.Unix(0, 0), Typeflag: tar.TypeDir}); err != nil {
+			return err
+		}
+	}
 	mode := f.Mode
 	if mode == 0 {
 		mode = 0o444
@@ -307,3 +312,12 @@ func (t *tailBuffer) String() string { return string(t.Bytes()) }
 var _ io.Writer = (*tailBuffer)(nil)
 
 func ioPipe() (*io.PipeReader, *io.PipeWriter) { return io.Pipe() }
+
+func splitDir(name string) (string, string) {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '/' {
+			return name[:i], name[i+1:]
+		}
+	}
+	return "", name
+}

@@ -45,7 +45,7 @@ type fetchResult struct {
 	LogTail   string `json:"log_tail"`
 	Lockfile  string `json:"lockfile"`
 	Packages  int    `json:"packages"`
-	Target    *targetInfo
+	Target    *targetInfo  `json:"target"`
 	Scripts   []scriptInfo `json:"scripts"`
 	Integrity struct {
 		Expected  string `json:"expected"`
@@ -96,20 +96,34 @@ func hardened() *container.HostConfig {
 
 func boolPtr(b bool) *bool { return &b }
 
-func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*evidence.Install, *targetInfo, []byte, error) {
+// install runs the fetch step (or reuses a cached tree) and the script
+// step. It returns the volume the run phase mounts read-only.
+func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*evidence.Install, *targetInfo, []byte, string, error) {
 	inst := &evidence.Install{Outcome: "ok", Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 
 	started := time.Now()
-	fr, timedOut, err := s.fetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	var (
+		fr       *fetchResult
+		timedOut bool
+		err      error
+		fetched  = tree
+	)
+	if s.opts.TreeCacheDir != "" {
+		var c cachedTree
+		c, err = s.cachedFetch(ctx, r, tree, t, s.opts.InstallTimeout)
+		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
+	} else {
+		fr, timedOut, err = s.fetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	}
 	inst.FetchMS = time.Since(started).Milliseconds()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	if timedOut {
 		inst.Outcome, inst.FailedStep = "timeout", "fetch"
 		inst.Error = fmt.Sprintf("fetch step exceeded the install timeout of %s", s.opts.InstallTimeout)
-		return inst, nil, nil, nil
+		return inst, nil, nil, "", nil
 	}
 	inst.LogTail = fr.LogTail
 	if !fr.OK || fr.Target == nil {
@@ -118,7 +132,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 		if fr.NPMExit != nil {
 			inst.Error = fmt.Sprintf("npm install exited with status %d", *fr.NPMExit)
 		}
-		return inst, nil, nil, nil
+		return inst, nil, nil, "", nil
 	}
 	inst.Packages = fr.Packages
 	inst.Integrity.Lockfile = fr.Integrity.Lockfile
@@ -135,7 +149,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 	if t.Tarball == nil && (fr.Target.Name != t.Name || fr.Target.Version != t.Version) {
 		inst.Outcome, inst.FailedStep = "failed", "fetch"
 		inst.Error = fmt.Sprintf("installed %s@%s, asked for %s@%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
-		return inst, nil, lock, nil
+		return inst, nil, lock, "", nil
 	}
 
 	plan := orderScripts(fr.Scripts)
@@ -144,19 +158,25 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 	}
 	inst.LogTail = ""
 	if len(plan) == 0 {
-		return inst, fr.Target, lock, nil
+		// No package code will write to the tree: the run phase mounts the
+		// fetched tree (cached or not) read-only.
+		return inst, fr.Target, lock, fetched, nil
 	}
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
 		inst.Outcome, inst.FailedStep = "timeout", "scripts"
 		inst.Error = "no time left for the script step"
-		return inst, fr.Target, lock, nil
+		return inst, fr.Target, lock, "", nil
 	}
 	started = time.Now()
-	runs, timedOut, tail, err := s.scripts(ctx, r, tree, plan, remaining)
+	src := ""
+	if fetched != tree {
+		src = fetched
+	}
+	runs, timedOut, tail, err := s.scripts(ctx, r, tree, src, plan, remaining)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	for i := range inst.Scripts {
 		if i < len(runs) {
@@ -174,7 +194,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 	}
 	// A script that fails is a finding, not a failed install: npm would stop,
 	// but the tree is there and the server may still start.
-	return inst, fr.Target, lock, nil
+	return inst, fr.Target, lock, tree, nil
 }
 
 // orderScripts returns lifecycle scripts in the order they run: deeper
@@ -395,7 +415,10 @@ func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet, all
 	return func() { att.Close(); stop() }, nil
 }
 
-func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration) ([]scriptRun, bool, string, error) {
+// scripts runs the lifecycle scripts in the run's tree volume with no
+// network. When src names a cached tree, it is mounted read-only and copied
+// into the run's tree first, so scripts never write to the cache.
+func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []scriptInfo, timeout time.Duration) ([]scriptRun, bool, string, error) {
 	type item struct {
 		Path     string `json:"path"`
 		Event    string `json:"event"`
@@ -409,6 +432,11 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 	hc := hardened()
 	hc.NetworkMode = "none"
 	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
+	cmd := []string{"node", "-e", scriptsDriver, string(planJSON), fmt.Sprint(timeout.Milliseconds())}
+	if src != "" {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: "/work/src", ReadOnly: true})
+		cmd = append([]string{"sh", "-c", `cp -a /work/src/. ` + treeDir + `/ && exec "$@"`, "copy-tree"}, cmd...)
+	}
 	hc.Resources = container.Resources{Memory: 2 << 30, MemorySwap: 2 << 30, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
 	res, err := r.runStep(ctx, step{
 		Part: "scripts",
@@ -417,7 +445,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 			User:       sandboxUser,
 			Env:        []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"},
 			WorkingDir: treeDir,
-			Cmd:        []string{"node", "-e", scriptsDriver, string(planJSON), fmt.Sprint(timeout.Milliseconds())},
+			Cmd:        cmd,
 		},
 		Host:    hc,
 		Timeout: timeout,

@@ -23,7 +23,7 @@ func scanReal(t *testing.T, name, version string, args ...string) *sandbox.Resul
 	if err != nil {
 		t.Fatalf("resolve %s@%s: %v", name, version, err)
 	}
-	s := newSandbox(t, func(o *sandbox.Options) { o.Memory = 512 << 20; o.HandshakeTimeout = 30e9 })
+	s := newSandbox(t, func(o *sandbox.Options) { o.Memory = 512 << 20; o.HandshakeTimeout = 30e9; o.TreeCacheDir = treeCache })
 	id := runID(t)
 	res, err := s.Scan(context.Background(), id, sandbox.Target{Name: v.Name, Version: v.Version, Integrity: v.Integrity, Args: args})
 	if err != nil {

@@ -48,6 +48,9 @@ type Options struct {
 	Pids     int64
 	// MaxStdout bounds the bytes read from the server's stdout (16 MiB).
 	MaxStdout int64
+	// TreeCacheDir, when set, enables the install tree cache and holds its
+	// index (see treecache.go); empty fetches afresh on every scan.
+	TreeCacheDir string
 	Logger    *slog.Logger
 }
 
@@ -162,7 +165,7 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 		return nil, err
 	}
 	log.Info("install phase", "package", t.Name+"@"+t.Version)
-	inst, tgt, lock, err := s.install(ctx, r, tree, t)
+	inst, tgt, lock, runTree, err := s.install(ctx, r, tree, t)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +184,7 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	}
 	res.Bin = bin
 	log.Info("run phase", "bin", bin.Name, "rule", bin.Rule)
-	sess, c, err := s.runPhase(ctx, r, tree, bin, t)
+	sess, c, err := s.runPhase(ctx, r, runTree, bin, t)
 	if err != nil {
 		return res, err
 	}

@@ -26,6 +26,7 @@ import (
 )
 
 var (
+	treeCache string
 	engine    *client.Client
 	imageRef  string
 	helperRef string
@@ -57,6 +58,8 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
+		treeCache = filepath.Join(dir, "trees")
+		defer sandbox.PruneTreeCache(context.Background(), cli, treeCache)
 		bin := os.Getenv("VERIFYMCP_TEST_HELPER_BIN")
 		if bin == "" {
 			bin = filepath.Join(dir, "verifymcp")
@@ -308,5 +311,32 @@ func TestFixtureOutcomes(t *testing.T) {
 		t.Run(tc.f.Name, func(t *testing.T) {
 			tc.check(t, scanFixture(t, s, tc.f))
 		})
+	}
+}
+
+// TestTreeCache scans the same fixture twice with the tree cache on: the
+// second scan reuses the fetched tree and still runs lifecycle scripts,
+// on a copy.
+func TestTreeCache(t *testing.T) {
+	s := newSandbox(t, func(o *sandbox.Options) { o.TreeCacheDir = treeCache })
+	f := fixture{Name: "cached", Postinstall: `node -e "require('fs').writeFileSync('marker.txt', 'x'); console.log('postinstall ran')"`}
+	first := scanFixture(t, s, f)
+	second := scanFixture(t, s, f)
+	for i, res := range []*sandbox.Result{first, second} {
+		if res.Outcome != evidence.OutcomeOK || res.Install.TreeCache == nil {
+			t.Fatalf("scan %d: outcome %s tree cache %+v", i+1, res.Outcome, res.Install.TreeCache)
+		}
+		if len(res.Install.Scripts) != 1 || !res.Install.Scripts[0].Ran || res.Install.Scripts[0].ExitCode != 0 {
+			t.Errorf("scan %d: scripts %+v", i+1, res.Install.Scripts)
+		}
+	}
+	if first.Install.TreeCache.Hit || !second.Install.TreeCache.Hit {
+		t.Errorf("hits: first %v second %v, want false then true", first.Install.TreeCache.Hit, second.Install.TreeCache.Hit)
+	}
+	if second.Install.TreeCache.FetchedBy != first.Install.TreeCache.FetchedBy || first.Install.TreeCache.Key != second.Install.TreeCache.Key {
+		t.Errorf("tree cache records differ: %+v vs %+v", first.Install.TreeCache, second.Install.TreeCache)
+	}
+	if first.Install.LockfileSHA256 != second.Install.LockfileSHA256 || first.Contract.SchemaHash != second.Contract.SchemaHash {
+		t.Errorf("a cached tree must give the same evidence")
 	}
 }

@@ -59,24 +59,37 @@ if (pj) {
   result.target = { name: pj.name, version: pj.version, bin: bins || {}, engines: pj.engines || {}, main: pj.main || '' };
 }
 
-// Compute the integrity of the tarball bytes ourselves, from npm's cache
-// (no second download), instead of trusting what npm wrote down.
-if (packSpec) {
-  const dest = '/tmp/verifymcp-pack';
-  fs.mkdirSync(dest, { recursive: true });
-  const pr = spawnSync('npm', ['pack', '--prefer-offline', '--loglevel=error', '--json', '--pack-destination', dest, packSpec], { cwd: '/tmp', encoding: 'utf8', maxBuffer: 16 << 20 });
-  if (pr.status === 0) {
-    const files = fs.readdirSync(dest).filter((f) => f.endsWith('.tgz'));
-    if (files.length === 1) {
-      const data = fs.readFileSync(path.join(dest, files[0]));
-      result.integrity.computed = 'sha512-' + crypto.createHash('sha512').update(data).digest('base64');
-    }
-  } else {
-    result.integrity.pack_error = tail((pr.stdout || '') + (pr.stderr || ''), 1000);
-  }
-} else if (spec.startsWith('/')) {
-  const data = fs.readFileSync(spec);
-  result.integrity.computed = 'sha512-' + crypto.createHash('sha512').update(data).digest('base64');
+// Compute the integrity of the tarball bytes ourselves instead of trusting
+// what npm wrote down: hash the content npm's cache holds under the
+// registry's integrity (the bytes npm extracted, when the lockfile agrees).
+// If the cache does not hold it, let npm pack fetch it from the cache or the
+// registry and hash that file.
+function sri(algo, data) { return algo + '-' + crypto.createHash(algo).update(data).digest('base64'); }
+function fromCache(want) {
+  const m = /^(sha(?:1|256|384|512))-(.+)$/.exec(want || '');
+  if (!m) return '';
+  const hex = Buffer.from(m[2], 'base64').toString('hex');
+  const p = path.join(process.env.NPM_CONFIG_CACHE || '/cache/npm', '_cacache', 'content-v2', m[1], hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
+  try { return sri(m[1], fs.readFileSync(p)); } catch (e) { return ''; }
 }
+if (spec.startsWith('/')) {
+  result.integrity.computed = sri('sha512', fs.readFileSync(spec));
+} else if (packSpec) {
+  result.integrity.computed = fromCache(expected);
+  if (!result.integrity.computed) {
+    const dest = '/tmp/verifymcp-pack';
+    fs.mkdirSync(dest, { recursive: true });
+    const pr = spawnSync('npm', ['pack', '--prefer-offline', '--loglevel=error', '--pack-destination', dest, packSpec], { cwd: '/tmp', encoding: 'utf8', maxBuffer: 16 << 20 });
+    const files = pr.status === 0 ? fs.readdirSync(dest).filter((f) => f.endsWith('.tgz')) : [];
+    if (files.length === 1) {
+      const algo = (/^(sha\d+)-/.exec(expected || '') || [, 'sha512'])[1];
+      result.integrity.computed = sri(algo, fs.readFileSync(path.join(dest, files[0])));
+    } else {
+      result.integrity.pack_error = tail((pr.stdout || '') + (pr.stderr || ''), 1000);
+    }
+  }
+}
+// The CA bundle was only for this step.
+try { fs.unlinkSync(path.join(tree, '.verifymcp', 'ca.pem')); } catch (e) {}
 result.ok = true;
 emit();
