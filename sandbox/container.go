@@ -139,8 +139,8 @@ type step struct {
 	Net      *network.NetworkingConfig
 	Files    []fileIn
 	Timeout  time.Duration
-	MaxOut   int // bytes of stdout kept (head)
-	MaxErr   int // bytes of stderr kept (tail)
+	MaxOut   int      // bytes of stdout kept (head)
+	MaxErr   int      // bytes of stderr kept (tail)
 	Networks []string // extra networks to connect before start
 }
 

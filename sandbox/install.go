@@ -40,11 +40,11 @@ const (
 
 // fetchResult is the fetch driver's output (see drivers/fetch.js).
 type fetchResult struct {
-	OK        bool   `json:"ok"`
-	NPMExit   *int   `json:"npm_exit"`
-	LogTail   string `json:"log_tail"`
-	Lockfile  string `json:"lockfile"`
-	Packages  int    `json:"packages"`
+	OK        bool         `json:"ok"`
+	NPMExit   *int         `json:"npm_exit"`
+	LogTail   string       `json:"log_tail"`
+	Lockfile  string       `json:"lockfile"`
+	Packages  int          `json:"packages"`
 	Target    *targetInfo  `json:"target"`
 	Scripts   []scriptInfo `json:"scripts"`
 	Integrity struct {

@@ -8,12 +8,12 @@ import (
 
 // secretPatterns match credentials that commonly appear in server logs.
 var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`),                          // AWS access key id
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),                        // GitHub tokens
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`),                      // GitHub fine-grained
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}\b`),                            // OpenAI-style keys
-	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}\b`),                              // npm tokens
-	regexp.MustCompile(`\bxox[abpors]-[A-Za-z0-9-]{10,}\b`),                     // Slack tokens
+	regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`),                                     // AWS access key id
+	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),                                  // GitHub tokens
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`),                                // GitHub fine-grained
+	regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}\b`),                                      // OpenAI-style keys
+	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}\b`),                                        // npm tokens
+	regexp.MustCompile(`\bxox[abpors]-[A-Za-z0-9-]{10,}\b`),                               // Slack tokens
 	regexp.MustCompile(`(?i)\b(bearer|token|authorization)[=: ]+[A-Za-z0-9._\-+/=]{12,}`), // bearer tokens
 	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`),
 }

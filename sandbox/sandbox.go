@@ -51,7 +51,7 @@ type Options struct {
 	// TreeCacheDir, when set, enables the install tree cache and holds its
 	// index (see treecache.go); empty fetches afresh on every scan.
 	TreeCacheDir string
-	Logger    *slog.Logger
+	Logger       *slog.Logger
 }
 
 func (o *Options) defaults() {
