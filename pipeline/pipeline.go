@@ -74,14 +74,52 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102t150405z") + "-" + hex.EncodeToString(b[:])
 }
 
-// Scan resolves t, runs it in the sandbox and returns the evidence. Errors
-// are returned only when there is nothing to report: bad input, a registry
-// that cannot resolve the target, or an engine that failed us.
-func (p *Pipeline) Scan(ctx context.Context, t Target, o Options) (*Scanned, error) {
-	log := p.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// Resolved is a target resolved to one exact artefact, ready to scan.
+type Resolved struct {
+	Target Target
+	// Name, Version and Integrity identify the exact artefact.
+	Name, Version, Integrity string
+	// Source is "registry" or "file".
+	Source      string
+	Tarball     string
+	Published   *time.Time
+	Registry    string
+	data        []byte
+	registrySig evidence.Signal
+}
+
+// Resolve turns a parsed target into one exact artefact: a registry lookup
+// for npm targets, a read of package.json for a local tarball. It runs
+// before anything touches the engine, so a typo fails fast.
+func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
+	start := time.Now()
+	if t.File != "" {
+		name, version, integrity, data, err := tarballInfo(t.File)
+		if err != nil {
+			return nil, err
+		}
+		return &Resolved{Target: t, Name: name, Version: version, Integrity: integrity, Source: "file", data: data,
+			registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}}, nil
 	}
+	if p.Logger != nil {
+		p.Logger.Info("resolving", "target", t.Raw, "registry", p.Resolver.Registry())
+	}
+	v, err := p.Resolver.Resolve(ctx, t.Name, t.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if p.Logger != nil && v.Version != t.Spec {
+		p.Logger.Info("resolved", "requested", t.Spec, "version", v.Version)
+	}
+	return &Resolved{Target: t, Name: v.Name, Version: v.Version, Integrity: v.Integrity, Source: "registry",
+		Tarball: v.Tarball, Published: v.Published, Registry: p.Resolver.Registry(),
+		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds()}}, nil
+}
+
+// Scan runs a resolved target in the sandbox and returns the evidence.
+// Errors are returned only when there is nothing to report: bad input or an
+// engine that failed us; everything the package does is evidence.
+func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned, error) {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
@@ -90,40 +128,19 @@ func (p *Pipeline) Scan(ctx context.Context, t Target, o Options) (*Scanned, err
 	b := &evidence.Bundle{
 		SchemaVersion: evidence.SchemaVersion,
 		Run:           evidence.Run{ID: NewRunID(date), Date: date, Tool: evidence.Tool{Name: "verifymcp", Version: p.ToolVersion}},
-		Signals:       map[string]evidence.Signal{},
+		Signals:       map[string]evidence.Signal{evidence.SignalRegistry: rt.registrySig},
 		Sandbox: evidence.Sandbox{
 			Image: p.Sandbox.Image, ImageDigest: p.Sandbox.ImageDigest,
 			EngineVersion: p.Sandbox.EngineVersion, APIVersion: p.Sandbox.APIVersion,
 			Limits: p.Sandbox.Limits, CABundle: p.Sandbox.CABundle,
 		},
+		Target: evidence.Target{
+			Ecosystem: "npm", Requested: rt.Target.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env),
+			Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Source: rt.Source,
+			Tarball: rt.Tarball, PublishedAt: rt.Published, Registry: rt.Registry,
+		},
 	}
-	st := sandbox.Target{Bin: o.Bin, Args: o.Args, Env: o.Env}
-	b.Target = evidence.Target{Ecosystem: "npm", Requested: t.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env)}
-
-	regStart := time.Now()
-	if t.File != "" {
-		name, version, integrity, data, err := tarballInfo(t.File)
-		if err != nil {
-			return nil, err
-		}
-		st.Name, st.Version, st.Integrity, st.Tarball = name, version, integrity, data
-		b.Target.Name, b.Target.Version, b.Target.Integrity, b.Target.Source = name, version, integrity, "file"
-		b.Signals[evidence.SignalRegistry] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}
-	} else {
-		log.Info("resolving", "target", t.Raw, "registry", p.Resolver.Registry())
-		v, err := p.Resolver.Resolve(ctx, t.Name, t.Spec)
-		if err != nil {
-			return nil, err
-		}
-		st.Name, st.Version, st.Integrity = v.Name, v.Version, v.Integrity
-		b.Target.Name, b.Target.Version, b.Target.Integrity = v.Name, v.Version, v.Integrity
-		b.Target.Source, b.Target.Tarball, b.Target.PublishedAt = "registry", v.Tarball, v.Published
-		b.Target.Registry = p.Resolver.Registry()
-		b.Signals[evidence.SignalRegistry] = evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(regStart).Milliseconds()}
-		if v.Version != t.Spec {
-			log.Info("resolved", "requested", t.Spec, "version", v.Version)
-		}
-	}
+	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
 
 	sbStart := time.Now()

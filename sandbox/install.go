@@ -466,7 +466,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 }
 
 // chooseBin picks the entry point by a fixed rule, documented in the README:
-//  1. --bin, when given, must name a bin entry (or be a path inside the package);
+//  1. --bin, when given, must name a bin entry;
 //  2. a single bin entry;
 //  3. the bin entry named like the package without its scope;
 //  4. the first bin entry, in byte order, whose name contains "mcp";

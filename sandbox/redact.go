@@ -19,7 +19,7 @@ var secretPatterns = []*regexp.Regexp{
 }
 
 // secretAssignment matches "API_TOKEN=value", "password: value" and the like.
-var secretAssignment = regexp.MustCompile(`(?i)(\b[a-z0-9_.-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential)s?[a-z0-9_.-]*)(\s*[=:]\s*)[^\s"',;]+`)
+var secretAssignment = regexp.MustCompile(`(?i)(\b[a-z0-9_.-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential)s?[a-z0-9_.-]*)("?\s*[=:]\s*["']?)[^\s"',;]+`)
 
 // Redact removes secrets from text that leaves the sandbox as evidence:
 // every value the operator passed with --env, and anything shaped like a

@@ -165,7 +165,14 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	nonJSON, samples, truncated := filter.noise()
 	sess.NonJSONLines = nonJSON
+	// Server-controlled text that becomes evidence is redacted like stderr.
+	for i := range samples {
+		samples[i] = Redact(samples[i], envValues)
+	}
 	sess.NonJSONSample = samples
+	for m, e := range sess.ListErrors {
+		sess.ListErrors[m] = Redact(e, envValues)
+	}
 	sess.Truncated = sess.Truncated || truncated
 	sess.StdoutBytes = filter.bytes.Load()
 	sess.StderrTail = Redact(tailString(stderr.String(), 4000), envValues)

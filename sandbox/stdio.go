@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // frameFilter splits the server's stdout into lines. JSON lines are handed
@@ -58,7 +59,11 @@ func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 				if len(f.samples) < maxNoiseSamples {
 					s := string(trimmed)
 					if len(s) > maxSampleLen {
-						s = s[:maxSampleLen] + "…"
+						cut := maxSampleLen
+						for cut > 0 && !utf8.RuneStart(s[cut]) {
+							cut--
+						}
+						s = s[:cut] + "…"
 					}
 					f.samples = append(f.samples, s)
 				}
@@ -109,6 +114,12 @@ func newFrameReader(frames <-chan []byte) *frameReader {
 }
 
 func (r *frameReader) Read(p []byte) (int, error) {
+	// A closed reader must never take a frame meant for the next session.
+	select {
+	case <-r.done:
+		return 0, io.EOF
+	default:
+	}
 	if len(r.buf) == 0 {
 		select {
 		case f, ok := <-r.frames:

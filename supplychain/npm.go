@@ -155,6 +155,11 @@ func pick(p *packument, spec string) (string, error) {
 			return v, nil
 		}
 	}
+	if v := strings.TrimPrefix(spec, "v"); v != spec {
+		if _, ok := p.Versions[v]; ok {
+			return v, nil
+		}
+	}
 	if _, err := semver.StrictNewVersion(strings.TrimPrefix(spec, "v")); err == nil {
 		return "", fmt.Errorf("%w: %s is not published", ErrVersionNotFound, spec)
 	}
