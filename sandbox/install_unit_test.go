@@ -129,7 +129,6 @@ func TestChooseBinErrors(t *testing.T) {
 	}
 }
 
-
 func TestOrderScripts(t *testing.T) {
 	in := []scriptInfo{
 		{Package: "@acme/srv", Path: "node_modules/@acme/srv", Event: "postinstall"},
