@@ -1,0 +1,269 @@
+package rubric
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// State is what became of a dimension in one evaluation.
+type State string
+
+const (
+	// StateScored means every needed signal was observed and the dimension
+	// has a score.
+	StateScored State = "scored"
+	// StateZeroPoint means a needed signal was unavailable, error or
+	// missing, or the evidence it promised is absent; the dimension gets the
+	// rubric's zero point and counts in the composite.
+	StateZeroPoint State = "zero_point"
+	// StateDropped means a needed signal was deliberately not assessed, or
+	// the question does not apply (no tools listed); the dimension is left
+	// out of the composite's denominator.
+	StateDropped State = "dropped"
+)
+
+// Finding is one emitted reason code about one subject.
+type Finding struct {
+	Code      string   `json:"code"`
+	Kind      Kind     `json:"kind"`
+	Severity  Severity `json:"severity"`
+	Dimension string   `json:"dimension"`
+	// Subject is what the finding is about: a tool, a package in the
+	// installed tree, or an MCP method. Empty when it is the target itself.
+	Subject string `json:"subject"`
+	// Message is one sentence specific to this finding.
+	Message string `json:"message"`
+	// Evidence quotes what was observed, truncated to the rubric's
+	// evidence_max_chars. It may contain text written by the package.
+	Evidence string `json:"evidence"`
+	// Value is set for measurements only.
+	Value *float64 `json:"value"`
+}
+
+// DimensionScore is the outcome of one dimension.
+type DimensionScore struct {
+	ID     string  `json:"id"`
+	Weight float64 `json:"weight"`
+	State  State   `json:"state"`
+	// Score is 0..100, rounded to one decimal: the probe's score when
+	// scored, the zero point when zero_point, and 0 (not counted) when
+	// dropped.
+	Score  float64 `json:"score"`
+	Reason string  `json:"reason"`
+}
+
+// Result is the outcome of evaluating one bundle under one rubric.
+type Result struct {
+	RubricVersion string           `json:"rubric_version"`
+	RubricHash    string           `json:"rubric_hash"`
+	Findings      []Finding        `json:"findings"`
+	Dimensions    []DimensionScore `json:"dimensions"`
+	// Score is the composite, 0..100 rounded to one decimal, over the
+	// dimensions not dropped. Nil when every dimension was dropped.
+	Score *float64 `json:"score"`
+}
+
+// Evaluate scores a bundle under a rubric. It is a pure function of its
+// arguments: no I/O, no clock, no randomness, and the same inputs always
+// give the same Result, findings sorted by code, then subject.
+//
+// For each dimension, the signals it names decide whether it is scored: any
+// signal unavailable, error or missing from the bundle gives the zero
+// point; otherwise any signal not_assessed drops the dimension, except that
+// a sandbox phase that was not reached because an earlier one failed gets
+// the zero point too, since a failure is not an opt-out. Only then does the
+// dimension's probe run, and it may still find the evidence absent (zero
+// point) or the question inapplicable (dropped).
+//
+// r must come from Load or Current: Evaluate panics if a probe emits a code
+// missing from r's catalog, which validation at load rules out.
+func Evaluate(b *evidence.Bundle, r *Rubric) Result {
+	res := Result{
+		RubricVersion: r.Version,
+		RubricHash:    r.Hash,
+		Dimensions:    make([]DimensionScore, 0, len(r.Dimensions)),
+	}
+	p := &probe{b: b, r: r, p: &r.Params, findings: make([]Finding, 0, 32)}
+	var sum, weights float64
+	for _, d := range r.Dimensions {
+		v := gate(b, d)
+		if v.state == StateScored {
+			sc, ok := scorers[d.ID]
+			if !ok {
+				v = zeroPoint("no probe implements this dimension")
+			} else {
+				p.dimension = d.ID
+				v = sc.score(p)
+			}
+		}
+		ds := DimensionScore{ID: d.ID, Weight: d.Weight, State: v.state, Reason: v.reason}
+		switch v.state {
+		case StateScored:
+			ds.Score = round1(clamp(v.score))
+		case StateZeroPoint:
+			ds.Score = d.ZeroPoint
+			if d.ZeroPointReason != "" {
+				ds.Reason += "; zero point " + formatScore(d.ZeroPoint) + ": " + strings.TrimSpace(d.ZeroPointReason)
+			}
+		case StateDropped:
+			ds.Score = 0
+		}
+		if ds.State != StateDropped {
+			sum += ds.Weight * ds.Score
+			weights += ds.Weight
+		}
+		res.Dimensions = append(res.Dimensions, ds)
+	}
+	if weights > 0 {
+		s := round1(sum / weights)
+		res.Score = &s
+	}
+	slices.SortStableFunc(p.findings, func(a, b Finding) int {
+		if c := strings.Compare(a.Code, b.Code); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Subject, b.Subject); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Evidence, b.Evidence); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	res.Findings = p.findings
+	return res
+}
+
+// laterPhases are signals whose collection depends on an earlier sandbox
+// phase having succeeded.
+var laterPhases = map[string]bool{
+	evidence.SignalSession:  true,
+	evidence.SignalContract: true,
+	evidence.SignalBehavior: true,
+}
+
+// gate decides from the signal states alone whether a dimension can be
+// scored.
+func gate(b *evidence.Bundle, d Dimension) verdict {
+	var skipped []string
+	for _, name := range d.Signals {
+		s, ok := b.Signals[name]
+		if !ok {
+			return zeroPoint(fmt.Sprintf("signal %s is not recorded in the bundle", name))
+		}
+		switch s.State {
+		case evidence.StateObserved:
+		case evidence.StateUnavailable, evidence.StateError:
+			return zeroPoint(fmt.Sprintf("signal %s is %s%s", name, s.State, because(s.Reason)))
+		case evidence.StateNotAssessed:
+			if laterPhases[name] && b.Sandbox.Outcome != "" && b.Sandbox.Outcome != evidence.OutcomeOK {
+				return zeroPoint(fmt.Sprintf("signal %s was not assessed because the sandbox run ended with %s; a failed phase earns no credit", name, b.Sandbox.Outcome))
+			}
+			skipped = append(skipped, fmt.Sprintf("signal %s is not_assessed%s", name, because(s.Reason)))
+		default:
+			return zeroPoint(fmt.Sprintf("signal %s has unknown state %q", name, s.State))
+		}
+	}
+	if len(skipped) > 0 {
+		return dropped(strings.Join(skipped, "; "))
+	}
+	return verdict{state: StateScored}
+}
+
+func because(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+// verdict is what a probe concludes about its dimension.
+type verdict struct {
+	state  State
+	score  float64
+	reason string
+}
+
+func scored(score float64, reason string) verdict {
+	return verdict{state: StateScored, score: score, reason: reason}
+}
+
+func zeroPoint(reason string) verdict { return verdict{state: StateZeroPoint, reason: reason} }
+
+func dropped(reason string) verdict { return verdict{state: StateDropped, reason: reason} }
+
+// scorer is the probe of one dimension and the codes it can emit, which
+// load-time validation checks against the catalog.
+type scorer struct {
+	emits map[string]Kind
+	score func(*probe) verdict
+}
+
+// probe carries one evaluation's inputs and collects its findings.
+type probe struct {
+	b         *evidence.Bundle
+	r         *Rubric
+	p         *Parameters
+	dimension string
+	findings  []Finding
+}
+
+func (p *probe) emit(code, subject, message, ev string) {
+	def := p.def(code)
+	p.findings = append(p.findings, Finding{
+		Code: code, Kind: def.Kind, Severity: def.Severity, Dimension: def.Dimension,
+		Subject: subject, Message: message, Evidence: ev,
+	})
+}
+
+func (p *probe) measure(code, message string, value float64) {
+	def := p.def(code)
+	v := round1(value)
+	p.findings = append(p.findings, Finding{
+		Code: code, Kind: def.Kind, Severity: def.Severity, Dimension: def.Dimension,
+		Message: message, Evidence: formatScore(v) + "%", Value: &v,
+	})
+}
+
+func (p *probe) def(code string) CodeDef {
+	def, ok := p.r.Code(code)
+	if !ok {
+		panic(fmt.Sprintf("rubric %s: probe %s emitted %s, which is not in the catalog", p.r.Version, p.dimension, code))
+	}
+	return def
+}
+
+// clip quotes the start of s, at most the rubric's evidence_max_chars runes.
+func (p *probe) clip(s string) string {
+	limit := p.p.EvidenceMaxChars
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit-1]) + "…"
+}
+
+// tail quotes the end of s, for logs whose last lines explain a failure.
+func (p *probe) tail(s string) string {
+	s = strings.TrimSpace(s)
+	limit := p.p.EvidenceMaxChars
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return "…" + string(r[len(r)-limit+1:])
+}
+
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
+
+func clamp(x float64) float64 { return math.Max(0, math.Min(100, x)) }
+
+// formatScore prints a score without trailing zeros: 100, 87.5.
+func formatScore(x float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", x), "0"), ".")
+}

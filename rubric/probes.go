@@ -1,0 +1,658 @@
+package rubric
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// Reason codes emitted by the probes of rubric v1.
+const (
+	CodeInstallFailed           = "pkg.install.failed"
+	CodeInstallTimeout          = "pkg.install.timeout"
+	CodeIntegrityMismatch       = "pkg.install.integrity.mismatch"
+	CodeIntegrityUnverified     = "pkg.install.integrity.unverified"
+	CodeScriptsPresent          = "pkg.install.scripts.present"
+	CodeScriptsFailed           = "pkg.install.scripts.failed"
+	CodeSessionStartCrashed     = "pkg.session.start_crashed"
+	CodeSessionHandshakeTimeout = "pkg.session.handshake_timeout"
+	CodeSessionProtocolError    = "pkg.session.protocol_error"
+	CodeSessionOOM              = "pkg.session.oom"
+	CodeDiscoverUnanswered      = "pkg.session.discover.unanswered"
+	CodeStdoutNonJSON           = "pkg.protocol.stdout.non_json"
+	CodeListFailed              = "pkg.protocol.list.failed"
+	CodeOutputTruncated         = "pkg.protocol.output.truncated"
+	CodeSpecOutdated            = "pkg.session.spec.outdated"
+	CodeSchemaCompleteness      = "pkg.contract.schema.completeness"
+	CodeSchemaMissing           = "pkg.contract.schema.missing"
+	CodeUndescribedParameter    = "pkg.contract.schema.undescribed_parameter"
+	CodeDescriptionCoverage     = "pkg.contract.description.coverage"
+	CodeDescriptionMissing      = "pkg.contract.description.missing"
+	CodeAnnotationAbsent        = "pkg.contract.annotation.absent"
+	CodeAnnotationContradiction = "pkg.contract.annotation.contradiction"
+	CodeToolDestructive         = "pkg.contract.tool.destructive"
+)
+
+// scorers maps a dimension id to its probe. A rubric file may only name
+// dimensions listed here.
+var scorers = map[string]scorer{
+	"installability": {
+		emits: map[string]Kind{
+			CodeInstallFailed: KindFinding, CodeInstallTimeout: KindFinding,
+			CodeIntegrityMismatch: KindFinding, CodeIntegrityUnverified: KindFinding,
+		},
+		score: scoreInstallability,
+	},
+	"install_scripts": {
+		emits: map[string]Kind{CodeScriptsPresent: KindFinding, CodeScriptsFailed: KindFinding},
+		score: scoreInstallScripts,
+	},
+	"session": {
+		emits: map[string]Kind{
+			CodeSessionStartCrashed: KindFinding, CodeSessionHandshakeTimeout: KindFinding,
+			CodeSessionProtocolError: KindFinding, CodeSessionOOM: KindFinding,
+			CodeDiscoverUnanswered: KindFinding,
+		},
+		score: scoreSession,
+	},
+	"protocol_hygiene": {
+		emits: map[string]Kind{CodeStdoutNonJSON: KindFinding, CodeListFailed: KindFinding, CodeOutputTruncated: KindFinding},
+		score: scoreProtocolHygiene,
+	},
+	"spec_recency": {
+		emits: map[string]Kind{CodeSpecOutdated: KindFinding},
+		score: scoreSpecRecency,
+	},
+	"schema_completeness": {
+		emits: map[string]Kind{
+			CodeSchemaCompleteness: KindMeasurement, CodeSchemaMissing: KindFinding,
+			CodeUndescribedParameter: KindFinding,
+		},
+		score: scoreSchemaCompleteness,
+	},
+	"description_coverage": {
+		emits: map[string]Kind{CodeDescriptionCoverage: KindMeasurement, CodeDescriptionMissing: KindFinding},
+		score: scoreDescriptionCoverage,
+	},
+	"action_safety": {
+		emits: map[string]Kind{
+			CodeAnnotationAbsent: KindFinding, CodeAnnotationContradiction: KindFinding,
+			CodeToolDestructive: KindFinding,
+		},
+		score: scoreActionSafety,
+	},
+}
+
+// Install outcomes as the sandbox records them.
+const (
+	installOK      = "ok"
+	installFailed  = "failed"
+	installTimeout = "timeout"
+	stepScripts    = "scripts"
+)
+
+func scoreInstallability(p *probe) verdict {
+	in := p.b.Install
+	if in == nil {
+		return zeroPoint("install signal is observed but the bundle holds no install evidence")
+	}
+	ig := in.Integrity
+	compared := ig.Computed != "" || ig.Lockfile != ""
+	mismatch := !ig.Match && ig.Expected != "" && compared
+	if mismatch {
+		p.emit(CodeIntegrityMismatch, p.b.Target.Name,
+			"the installed tarball does not match the registry's integrity for this version",
+			p.clip(fmt.Sprintf("expected %s; computed %s; lockfile %s", orNone(ig.Expected), orNone(ig.Computed), orNone(ig.Lockfile))))
+	}
+	switch in.Outcome {
+	case installOK:
+		switch {
+		case ig.Match:
+			return scored(100, "installed; integrity matched")
+		case mismatch:
+			return scored(0, "installed, but the tarball's integrity does not match the registry")
+		default:
+			p.emit(CodeIntegrityUnverified, p.b.Target.Name,
+				"the install succeeded but the tarball's integrity was not verified",
+				p.clip(fmt.Sprintf("expected %s; computed %s; lockfile %s", orNone(ig.Expected), orNone(ig.Computed), orNone(ig.Lockfile))))
+			return scored(0, "installed, but integrity was not verified")
+		}
+	case installFailed:
+		p.emit(CodeInstallFailed, p.b.Target.Name,
+			fmt.Sprintf("the install failed at the %s step", orUnknown(in.FailedStep)), p.installEvidence(in))
+		return scored(0, fmt.Sprintf("install failed at the %s step", orUnknown(in.FailedStep)))
+	case installTimeout:
+		p.emit(CodeInstallTimeout, p.b.Target.Name,
+			fmt.Sprintf("the install timed out at the %s step", orUnknown(in.FailedStep)), p.installEvidence(in))
+		return scored(0, fmt.Sprintf("install timed out at the %s step", orUnknown(in.FailedStep)))
+	default:
+		return zeroPoint(fmt.Sprintf("install outcome %q is not one this rubric knows", in.Outcome))
+	}
+}
+
+func (p *probe) installEvidence(in *evidence.Install) string {
+	parts := []string{"step: " + orUnknown(in.FailedStep)}
+	if in.Error != "" {
+		parts = append(parts, "error: "+p.clip(in.Error))
+	}
+	if in.LogTail != "" {
+		parts = append(parts, "log: "+p.tail(in.LogTail))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func scoreInstallScripts(p *probe) verdict {
+	in := p.b.Install
+	if in == nil {
+		return zeroPoint("install signal is observed but the bundle holds no install evidence")
+	}
+	if in.Outcome != installOK && in.FailedStep != stepScripts {
+		return zeroPoint(fmt.Sprintf("the install %s at the %s step, before lifecycle scripts ran; there is no script evidence",
+			in.Outcome, orUnknown(in.FailedStep)))
+	}
+	failed, ran := 0, 0
+	for _, s := range in.Scripts {
+		if s.Ran {
+			ran++
+		}
+		p.emit(CodeScriptsPresent, s.Package,
+			fmt.Sprintf("%s declares lifecycle script %q", pkgAt(s), s.Event),
+			p.clip(s.Event+": "+s.Command))
+		switch {
+		case s.TimedOut:
+			failed++
+			p.emit(CodeScriptsFailed, s.Package,
+				fmt.Sprintf("the %s script of %s timed out", s.Event, pkgAt(s)),
+				p.scriptEvidence(s, "timed out"))
+		case s.Ran && s.ExitCode != 0:
+			failed++
+			p.emit(CodeScriptsFailed, s.Package,
+				fmt.Sprintf("the %s script of %s exited with code %d", s.Event, pkgAt(s), s.ExitCode),
+				p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
+		}
+	}
+	switch {
+	case len(in.Scripts) == 0 && in.Outcome == installOK:
+		return scored(100, "no lifecycle scripts in the installed tree")
+	case failed > 0:
+		return scored(0, fmt.Sprintf("%d of %s failed or timed out", failed, plural(len(in.Scripts), "lifecycle script")))
+	case in.Outcome != installOK:
+		return scored(0, fmt.Sprintf("the script step %s", in.Outcome))
+	case ran == len(in.Scripts):
+		return scored(50, fmt.Sprintf("%s ran and exited 0", plural(len(in.Scripts), "lifecycle script")))
+	default:
+		return scored(50, fmt.Sprintf("%s present; %d ran and exited 0, none failed", plural(len(in.Scripts), "lifecycle script"), ran))
+	}
+}
+
+func (p *probe) scriptEvidence(s evidence.Script, how string) string {
+	ev := s.Event + ": " + p.clip(s.Command) + "; " + how
+	if s.OutputTail != "" {
+		ev += "; output: " + p.tail(s.OutputTail)
+	}
+	return ev
+}
+
+func pkgAt(s evidence.Script) string {
+	if s.Version == "" {
+		return s.Package
+	}
+	return s.Package + "@" + s.Version
+}
+
+func scoreSession(p *probe) verdict {
+	s := p.b.Session
+	if s == nil {
+		return zeroPoint("session signal is observed but the bundle holds no session evidence")
+	}
+	var code, what string
+	switch s.Outcome {
+	case evidence.OutcomeOK:
+		if s.HandshakePath == evidence.HandshakeInitializeFallback {
+			p.emit(CodeDiscoverUnanswered, "",
+				"the server gave no answer to server/discover; the session was established by a fallback initialize",
+				"handshake path: "+s.HandshakePath)
+			return scored(p.p.Session.DiscoverUnansweredScore, "session established after server/discover went unanswered")
+		}
+		return scored(100, "session established via "+orUnknown(s.HandshakePath))
+	case evidence.OutcomeStartCrashed:
+		code, what = CodeSessionStartCrashed, "the server exited before the handshake completed"
+	case evidence.OutcomeHandshakeTimeout:
+		code, what = CodeSessionHandshakeTimeout, "the server did not complete the handshake in time"
+	case evidence.OutcomeProtocolError:
+		code, what = CodeSessionProtocolError, "the server broke the MCP protocol during the handshake"
+	case evidence.OutcomeOOM:
+		code, what = CodeSessionOOM, "the server was killed for exceeding the memory limit"
+	default:
+		return zeroPoint(fmt.Sprintf("session outcome %q is not one this rubric knows", s.Outcome))
+	}
+	var parts []string
+	if s.ExitCode != nil {
+		parts = append(parts, "exit code "+strconv.Itoa(*s.ExitCode))
+	}
+	if s.OOMKilled {
+		parts = append(parts, "oom killed")
+	}
+	if s.Error != "" {
+		parts = append(parts, "error: "+p.clip(s.Error))
+	}
+	if s.StderrTail != "" {
+		parts = append(parts, "stderr: "+p.tail(s.StderrTail))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "outcome: "+string(s.Outcome))
+	}
+	p.emit(code, "", what, strings.Join(parts, "; "))
+	return scored(0, "session outcome "+string(s.Outcome))
+}
+
+func scoreProtocolHygiene(p *probe) verdict {
+	s := p.b.Session
+	if s == nil {
+		return zeroPoint("session signal is observed but the bundle holds no session evidence")
+	}
+	// Findings are claims about what was observed and fire whatever the
+	// outcome; the score needs a full session to mean anything.
+	pp := p.p.ProtocolHygiene
+	score := 100.0
+	var notes []string
+	if s.NonJSONLines > 0 {
+		ev := plural(s.NonJSONLines, "line")
+		if len(s.NonJSONSample) > 0 {
+			ev += fmt.Sprintf("; first: %q", p.clip(s.NonJSONSample[0]))
+		}
+		p.emit(CodeStdoutNonJSON, "", fmt.Sprintf("the server wrote %s to stdout", plural(s.NonJSONLines, "non-JSON line")), ev)
+		score -= pp.NonJSONPenalty
+		notes = append(notes, plural(s.NonJSONLines, "non-JSON stdout line"))
+	}
+	methods := make([]string, 0, len(s.ListErrors))
+	for m := range s.ListErrors {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	for _, m := range methods {
+		p.emit(CodeListFailed, m, fmt.Sprintf("%s failed", m), p.clip(m+": "+s.ListErrors[m]))
+		score -= pp.ListFailedPenalty
+	}
+	if len(methods) > 0 {
+		notes = append(notes, plural(len(methods), "failed list call"))
+	}
+	if s.Truncated {
+		p.emit(CodeOutputTruncated, "", "the listing was cut short by the sandbox's bounds",
+			fmt.Sprintf("stdout bytes %d; list %d ms", s.StdoutBytes, s.ListMS))
+		score -= pp.TruncatedPenalty
+		notes = append(notes, "listing truncated")
+	}
+	if s.Outcome != evidence.OutcomeOK {
+		return zeroPoint(fmt.Sprintf("session outcome %s; protocol hygiene is scored only for an established session", orUnknown(string(s.Outcome))))
+	}
+	if len(notes) == 0 {
+		return scored(100, "stdout carried only JSON-RPC and every list call answered")
+	}
+	return scored(score, strings.Join(notes, "; "))
+}
+
+func scoreSpecRecency(p *probe) verdict {
+	c := p.b.Contract
+	if c == nil {
+		return zeroPoint("contract signal is observed but the bundle holds no contract")
+	}
+	v := c.ProtocolVersion
+	score, listed := p.p.SpecRecency.Scores[v]
+	if !listed {
+		score = p.p.SpecRecency.UnlistedScore
+	}
+	if score < 100 {
+		p.emit(CodeSpecOutdated, "", fmt.Sprintf("the negotiated protocol version %q is not a current revision", v),
+			p.clip(fmt.Sprintf("protocol version %q", v)))
+	}
+	return scored(score, fmt.Sprintf("protocol version %q", v))
+}
+
+// tools returns the listed tools, or a verdict when there are none to judge.
+func (p *probe) tools() ([]contract.Tool, *verdict) {
+	c := p.b.Contract
+	if c == nil {
+		v := zeroPoint("contract signal is observed but the bundle holds no contract")
+		return nil, &v
+	}
+	if len(c.Tools) == 0 {
+		v := dropped("not applicable: the server lists no tools")
+		return nil, &v
+	}
+	return c.Tools, nil
+}
+
+func scoreSchemaCompleteness(p *probe) verdict {
+	tools, v := p.tools()
+	if v != nil {
+		return *v
+	}
+	var sum float64
+	missing := 0
+	for _, t := range tools {
+		sc := checkSchema(t.InputSchema)
+		if !sc.object {
+			missing++
+			p.emit(CodeSchemaMissing, t.Name, fmt.Sprintf("tool %q has no object input schema", t.Name), p.clip(sc.problem))
+			continue
+		}
+		if len(sc.lacking) > 0 {
+			p.emit(CodeUndescribedParameter, t.Name,
+				fmt.Sprintf("tool %q has %d of %s without a type or description", t.Name, len(sc.lacking), plural(sc.total, "parameter")),
+				p.clip(strings.Join(sc.lacking, ", ")))
+		}
+		if sc.total == 0 {
+			sum++
+		} else {
+			sum += float64(sc.complete) / float64(sc.total)
+		}
+	}
+	pct := 100 * sum / float64(len(tools))
+	p.measure(CodeSchemaCompleteness, fmt.Sprintf("input schemas are %s%% complete over %s", formatScore(round1(pct)), plural(len(tools), "tool")), pct)
+	reason := "mean schema completeness over " + plural(len(tools), "tool")
+	if missing > 0 {
+		reason += fmt.Sprintf("; %d without an object schema", missing)
+	}
+	return scored(pct, reason)
+}
+
+// schemaCheck is what checkSchema learned about one input schema.
+type schemaCheck struct {
+	object          bool
+	problem         string // why the schema is not an object schema
+	total, complete int
+	lacking         []string // "name (no description)", sorted by name
+}
+
+// checkSchema inspects an input schema. It reads only the keywords it
+// needs with the validating scanner in jsonscan.go, because decoding every
+// schema into maps dominated the cost of Evaluate. Keys are matched exactly,
+// as JSON Schema keywords are case-sensitive; duplicate keys resolve as
+// encoding/json does, the last one winning.
+func checkSchema(raw json.RawMessage) schemaCheck {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return schemaCheck{problem: "no input schema"}
+	}
+	var typ, props []byte
+	it := members{d: raw}
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		switch {
+		case keyIs(key, "type"):
+			typ = val
+		case keyIs(key, "properties"):
+			props = val
+		}
+	}
+	if it.bad || skipSpace(raw, it.i) != len(raw) {
+		if vEnd, valid := valueEnd(raw, 0); valid && skipSpace(raw, vEnd) == len(raw) {
+			return schemaCheck{problem: "input schema is not a JSON object: " + string(raw)}
+		}
+		return schemaCheck{problem: "input schema is not valid JSON"}
+	}
+	if typ == nil {
+		return schemaCheck{problem: `input schema has no "type"`}
+	}
+	if !isString(typ, "object") {
+		return schemaCheck{problem: `input schema "type" is ` + string(typ) + `, not "object"`}
+	}
+	sc := schemaCheck{object: true}
+	if props == nil || string(props) == "null" {
+		return sc
+	}
+	if props[0] != '{' {
+		return schemaCheck{problem: `input schema "properties" is not an object`}
+	}
+	type property struct {
+		name             []byte
+		object           bool
+		typed, described bool
+	}
+	var backing [16]property
+	list := backing[:0]
+	pit := members{d: props}
+	for key, val, ok := pit.next(); ok; key, val, ok = pit.next() {
+		p := property{name: keyBytes(key), object: val[0] == '{'}
+		if p.object {
+			vit := members{d: val}
+			for k, v, ok := vit.next(); ok; k, v, ok = vit.next() {
+				switch {
+				case keyIs(k, "description"):
+					p.described = nonBlankString(v)
+				case keyIs(k, "type"), keyIs(k, "$ref"), keyIs(k, "anyOf"), keyIs(k, "oneOf"),
+					keyIs(k, "allOf"), keyIs(k, "enum"), keyIs(k, "const"):
+					p.typed = true
+				}
+			}
+		}
+		list = append(list, p)
+	}
+	// Sort by name, keeping the last of duplicate names.
+	slices.SortStableFunc(list, func(a, b property) int { return bytes.Compare(a.name, b.name) })
+	for i, p := range list {
+		if i+1 < len(list) && bytes.Equal(list[i+1].name, p.name) {
+			continue
+		}
+		sc.total++
+		var why string
+		switch {
+		case !p.object:
+			why = " (not a schema object)"
+		case p.typed && p.described:
+			sc.complete++
+			continue
+		case p.typed:
+			why = " (no description)"
+		case p.described:
+			why = " (no type)"
+		default:
+			why = " (no type, no description)"
+		}
+		sc.lacking = append(sc.lacking, string(p.name)+why)
+	}
+	return sc
+}
+
+func scoreDescriptionCoverage(p *probe) verdict {
+	tools, v := p.tools()
+	if v != nil {
+		return *v
+	}
+	minChars := p.p.DescriptionCoverage.MinChars
+	described := 0
+	for _, t := range tools {
+		d := strings.TrimSpace(t.Description)
+		n := utf8.RuneCountInString(d)
+		if n >= minChars {
+			described++
+			continue
+		}
+		p.emit(CodeDescriptionMissing, t.Name,
+			fmt.Sprintf("tool %q has no description of at least %d characters", t.Name, minChars),
+			p.clip(fmt.Sprintf("description (%d characters): %q", n, d)))
+	}
+	pct := 100 * float64(described) / float64(len(tools))
+	p.measure(CodeDescriptionCoverage, fmt.Sprintf("%d of %s described", described, plural(len(tools), "tool")), pct)
+	return scored(pct, fmt.Sprintf("%d of %s with a description of at least %d characters", described, plural(len(tools), "tool"), minChars))
+}
+
+func scoreActionSafety(p *probe) verdict {
+	tools, v := p.tools()
+	if v != nil {
+		return *v
+	}
+	ap := p.p.ActionSafety
+	absent, contradictions := 0, 0
+	for _, t := range tools {
+		a := t.Annotations
+		if a == nil {
+			absent++
+			p.emit(CodeAnnotationAbsent, t.Name,
+				fmt.Sprintf("tool %q declares no annotations, so by the specification's defaults it is destructive and open-world", t.Name),
+				"annotations: none")
+		}
+		if a != nil && a.ReadOnlyHint {
+			if verb, field, text := p.writeVerb(t); verb != "" {
+				contradictions++
+				p.emit(CodeAnnotationContradiction, t.Name,
+					fmt.Sprintf("tool %q claims readOnlyHint true, but its %s says %q", t.Name, field, verb),
+					p.clip(fmt.Sprintf("%s %q; readOnlyHint: true", field, text)))
+			}
+		}
+		if t.Destructive() {
+			p.emit(CodeToolDestructive, t.Name, fmt.Sprintf("tool %q is destructive by its effective annotations", t.Name), destructiveBasis(a))
+		}
+	}
+	score := 100 - ap.ContradictionPenalty*float64(contradictions) - ap.AbsentSharePenalty*float64(absent)/float64(len(tools))
+	return scored(score, fmt.Sprintf("%d of %s without annotations; %s", absent, plural(len(tools), "tool"), plural(contradictions, "read-only contradiction")))
+}
+
+// writeVerb returns the first write verb among the tokens of the tool's
+// name, title and annotation title, and where it was found.
+func (p *probe) writeVerb(t contract.Tool) (verb, field, text string) {
+	if verb = p.firstVerb(t.Name); verb != "" {
+		return verb, "name", t.Name
+	}
+	if verb = p.firstVerb(t.Title); verb != "" {
+		return verb, "title", t.Title
+	}
+	if t.Annotations != nil {
+		if verb = p.firstVerb(t.Annotations.Title); verb != "" {
+			return verb, "annotations title", t.Annotations.Title
+		}
+	}
+	return "", "", ""
+}
+
+// firstVerb returns the first token of s that is a write verb, in lower
+// case.
+func (p *probe) firstVerb(s string) string {
+	var found string
+	var buf [32]byte
+	eachToken(s, func(tok string) bool {
+		if p.r.verbs == nil || len(tok) > len(buf) || !isASCII(tok) {
+			// A rubric not built by Load, or a token no verb can match
+			// without folding: compare one by one.
+			for _, v := range p.p.ActionSafety.WriteVerbs {
+				if strings.EqualFold(tok, v) {
+					found = v
+					return false
+				}
+			}
+			return true
+		}
+		lower := buf[:len(tok)]
+		for i := 0; i < len(tok); i++ {
+			c := tok[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lower[i] = c
+		}
+		if p.r.verbs[string(lower)] {
+			found = string(lower)
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func destructiveBasis(a *contract.Annotations) string {
+	switch {
+	case a == nil:
+		return "annotations: none (specification default destructiveHint: true)"
+	case a.DestructiveHint == nil:
+		return "readOnlyHint: false; destructiveHint: absent (specification default true)"
+	default:
+		return "readOnlyHint: false; destructiveHint: true"
+	}
+}
+
+// tokens splits an identifier or title into lower-case words.
+func tokens(s string) []string {
+	var out []string
+	eachToken(s, func(tok string) bool {
+		out = append(out, strings.ToLower(tok))
+		return true
+	})
+	return out
+}
+
+// eachToken calls fn with each word of s, as a substring of s, until fn
+// returns false: snake_case, kebab-case, camelCase, PascalCase, dotted and
+// spaced names all split, and an acronym run stays one word ("HTTPRequest"
+// is "HTTP", "Request"). It allocates nothing, as Evaluate runs it on
+// every read-only tool.
+func eachToken(s string, fn func(tok string) bool) {
+	start := -1
+	var prev rune
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if start >= 0 && !fn(s[start:i-w]) {
+				return
+			}
+			start, prev = -1, r
+			continue
+		}
+		if start >= 0 && unicode.IsUpper(r) {
+			next, _ := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
+				if !fn(s[start : i-w]) {
+					return
+				}
+				start = i - w
+			}
+		}
+		if start < 0 {
+			start = i - w
+		}
+		prev = r
+	}
+	if start >= 0 {
+		fn(s[start:])
+	}
+}
+
+// plural writes a count and a noun, adding an s unless the count is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
