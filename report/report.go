@@ -1,0 +1,326 @@
+// Package report turns an evidence bundle and its rubric result into the
+// report a user reads: a versioned JSON document, validated by the JSON
+// Schema embedded here, and a terminal table.
+//
+// A report says what was found and which checks ran. It never says a
+// package is safe: no findings means nothing was found in the checks that
+// ran, and every check that did not run is listed with its state.
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+)
+
+// SchemaVersion identifies the JSON form of Report and its JSON Schema.
+const SchemaVersion = "verifymcp.report/v1"
+
+// Notice is carried by every report.
+const Notice = "No findings means that nothing was found in the checks that ran; " +
+	"the checks and their states are listed under signals, and a signal that is not observed was not checked. " +
+	"This report never says a package is safe."
+
+//go:embed schema/report.v1.schema.json
+var schema []byte
+
+// Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
+func Schema() []byte { return append([]byte(nil), schema...) }
+
+// Report is the JSON form of one scan's result. Lists are never nil, so
+// that "nothing found" ([]) and "not captured" (null) stay distinct.
+type Report struct {
+	SchemaVersion string             `json:"schema_version"`
+	Tool          Tool               `json:"tool"`
+	Run           Run                `json:"run"`
+	Target        Target             `json:"target"`
+	Rubric        Rubric             `json:"rubric"`
+	Sandbox       Sandbox            `json:"sandbox"`
+	Signals       map[string]Signal  `json:"signals"`
+	Contract      *contract.Contract `json:"contract"` // nil when not captured
+	Session       *Session           `json:"session"`  // nil when the run phase left no evidence
+	Install       *Install           `json:"install"`  // nil when the install phase left no evidence
+	Findings      []Finding          `json:"findings"`
+	Dimensions    []Dimension        `json:"dimensions"`
+	Score         *float64           `json:"score"` // nil when every dimension was dropped
+	Notice        string             `json:"notice"`
+}
+
+// Tool names the program that produced the evidence.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Run identifies the scan.
+type Run struct {
+	ID   string `json:"id"`
+	Date string `json:"date"` // UTC, RFC 3339
+}
+
+// Target is the exact artefact scanned.
+type Target struct {
+	Ecosystem string `json:"ecosystem"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Requested string `json:"requested"`
+	Integrity string `json:"integrity"`
+	Source    string `json:"source"`
+	Purl      string `json:"purl"`
+	Bin       *Bin   `json:"bin"`
+}
+
+// Bin is the entry point that was started.
+type Bin struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Rule string `json:"rule"`
+}
+
+// Rubric identifies the rubric the result was scored under.
+type Rubric struct {
+	Version string `json:"version"`
+	Hash    string `json:"hash"`
+}
+
+// Sandbox describes where the package ran.
+type Sandbox struct {
+	Image         string `json:"image"`
+	ImageDigest   string `json:"image_digest"`
+	Outcome       string `json:"outcome"`
+	EngineVersion string `json:"engine_version"`
+	APIVersion    string `json:"api_version"`
+	Limits        Limits `json:"limits"`
+}
+
+// Limits are the run phase's resource limits.
+type Limits struct {
+	MemoryBytes        int64 `json:"memory_bytes"`
+	NanoCPUs           int64 `json:"nano_cpus"`
+	Pids               int64 `json:"pids"`
+	InstallTimeoutMS   int64 `json:"install_timeout_ms"`
+	HandshakeTimeoutMS int64 `json:"handshake_timeout_ms"`
+}
+
+// Signal is the state of one evidence source during the run.
+type Signal struct {
+	State      string `json:"state"`
+	Reason     string `json:"reason"`
+	ThirdParty bool   `json:"third_party"`
+}
+
+// Session is the evidence of the run phase.
+type Session struct {
+	Outcome       string            `json:"outcome"`
+	HandshakePath string            `json:"handshake_path"`
+	Error         string            `json:"error"`
+	ExitCode      *int              `json:"exit_code"`
+	OOMKilled     bool              `json:"oom_killed"`
+	NonJSONLines  int               `json:"non_json_lines"`
+	NonJSONSample []string          `json:"non_json_sample"`
+	StderrTail    string            `json:"stderr_tail"`
+	Truncated     bool              `json:"truncated"`
+	ListErrors    map[string]string `json:"list_errors"`
+}
+
+// Install is the evidence of the install phase.
+type Install struct {
+	Outcome        string    `json:"outcome"`
+	FailedStep     string    `json:"failed_step"`
+	Error          string    `json:"error"`
+	Integrity      Integrity `json:"integrity"`
+	Scripts        []Script  `json:"scripts"`
+	Packages       int       `json:"packages"`
+	LockfileSHA256 string    `json:"lockfile_sha256"`
+}
+
+// Integrity is the check of the tarball against the registry.
+type Integrity struct {
+	Expected string `json:"expected"`
+	Lockfile string `json:"lockfile"`
+	Computed string `json:"computed"`
+	Match    bool   `json:"match"`
+}
+
+// Script is one lifecycle script of the installed tree.
+type Script struct {
+	Package    string `json:"package"`
+	Version    string `json:"version"`
+	Path       string `json:"path"`
+	Event      string `json:"event"`
+	Command    string `json:"command"`
+	Ran        bool   `json:"ran"`
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out"`
+	OutputTail string `json:"output_tail"`
+}
+
+// Finding is one reason code with its catalog remediation.
+type Finding struct {
+	Code        string   `json:"code"`
+	Kind        string   `json:"kind"`
+	Severity    string   `json:"severity"`
+	Dimension   string   `json:"dimension"`
+	Subject     string   `json:"subject"`
+	Message     string   `json:"message"`
+	Evidence    string   `json:"evidence"`
+	Value       *float64 `json:"value"`
+	Remediation string   `json:"remediation"`
+}
+
+// Dimension is one dimension's outcome. Score is nil when it was dropped,
+// so that a dropped dimension never reads as a 0.
+type Dimension struct {
+	ID     string   `json:"id"`
+	Weight float64  `json:"weight"`
+	State  string   `json:"state"`
+	Score  *float64 `json:"score"`
+	Reason string   `json:"reason"`
+}
+
+// Build assembles the report of a bundle scored under r with result res.
+// The rubric identity in the report is the result's; r supplies the
+// remediation text, and only when it is the rubric the result came from.
+func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
+	rep := Report{
+		SchemaVersion: SchemaVersion,
+		Tool:          Tool{Name: b.Run.Tool.Name, Version: b.Run.Tool.Version},
+		Run:           Run{ID: b.Run.ID, Date: b.Run.Date.UTC().Format(time.RFC3339)},
+		Target: Target{
+			Ecosystem: b.Target.Ecosystem, Name: b.Target.Name, Version: b.Target.Version,
+			Requested: b.Target.Requested, Integrity: b.Target.Integrity, Source: b.Target.Source, Purl: b.Target.Purl,
+		},
+		Rubric: Rubric{Version: res.RubricVersion, Hash: res.RubricHash},
+		Sandbox: Sandbox{
+			Image: b.Sandbox.Image, ImageDigest: b.Sandbox.ImageDigest, Outcome: string(b.Sandbox.Outcome),
+			EngineVersion: b.Sandbox.EngineVersion, APIVersion: b.Sandbox.APIVersion,
+			Limits: Limits{
+				MemoryBytes: b.Sandbox.Limits.MemoryBytes, NanoCPUs: b.Sandbox.Limits.NanoCPUs, Pids: b.Sandbox.Limits.Pids,
+				InstallTimeoutMS: b.Sandbox.Limits.InstallTimeoutMS, HandshakeTimeoutMS: b.Sandbox.Limits.StartTimeoutMS,
+			},
+		},
+		Signals:    map[string]Signal{},
+		Contract:   normalizedContract(b.Contract),
+		Findings:   make([]Finding, 0, len(res.Findings)),
+		Dimensions: make([]Dimension, 0, len(res.Dimensions)),
+		Score:      res.Score,
+		Notice:     Notice,
+	}
+	if bin := b.Target.Bin; bin != nil {
+		rep.Target.Bin = &Bin{Name: bin.Name, Path: bin.Path, Rule: bin.Rule}
+	}
+	for name, s := range b.Signals {
+		rep.Signals[name] = Signal{State: string(s.State), Reason: s.Reason, ThirdParty: s.ThirdParty}
+	}
+	// A signal the rubric needed but the bundle never recorded is listed
+	// as the error it is, not left out.
+	if r != nil {
+		for _, d := range r.Dimensions {
+			for _, name := range d.Signals {
+				if _, ok := rep.Signals[name]; !ok {
+					s := b.Signal(name)
+					rep.Signals[name] = Signal{State: string(s.State), Reason: s.Reason, ThirdParty: s.ThirdParty}
+				}
+			}
+		}
+	}
+	if s := b.Session; s != nil {
+		rep.Session = &Session{
+			Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,
+			OOMKilled: s.OOMKilled, NonJSONLines: s.NonJSONLines, NonJSONSample: nonNil(s.NonJSONSample),
+			StderrTail: s.StderrTail, Truncated: s.Truncated, ListErrors: map[string]string{},
+		}
+		for m, e := range s.ListErrors {
+			rep.Session.ListErrors[m] = e
+		}
+	}
+	if in := b.Install; in != nil {
+		rep.Install = &Install{
+			Outcome: in.Outcome, FailedStep: in.FailedStep, Error: in.Error,
+			Integrity: Integrity{Expected: in.Integrity.Expected, Lockfile: in.Integrity.Lockfile, Computed: in.Integrity.Computed, Match: in.Integrity.Match},
+			Scripts:   make([]Script, 0, len(in.Scripts)), Packages: in.Packages, LockfileSHA256: in.LockfileSHA256,
+		}
+		for _, sc := range in.Scripts {
+			rep.Install.Scripts = append(rep.Install.Scripts, Script{
+				Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command,
+				Ran: sc.Ran, ExitCode: sc.ExitCode, TimedOut: sc.TimedOut, OutputTail: sc.OutputTail,
+			})
+		}
+	}
+	sameRubric := r != nil && r.Version == res.RubricVersion && r.Hash == res.RubricHash
+	for _, f := range res.Findings {
+		rf := Finding{
+			Code: f.Code, Kind: string(f.Kind), Severity: string(f.Severity), Dimension: f.Dimension,
+			Subject: f.Subject, Message: f.Message, Evidence: f.Evidence, Value: f.Value,
+		}
+		if sameRubric {
+			if def, ok := r.Code(f.Code); ok {
+				rf.Remediation = def.Remediation
+			}
+		}
+		rep.Findings = append(rep.Findings, rf)
+	}
+	for _, d := range res.Dimensions {
+		rd := Dimension{ID: d.ID, Weight: d.Weight, State: string(d.State), Reason: d.Reason}
+		if d.State != rubric.StateDropped {
+			score := d.Score
+			rd.Score = &score
+		}
+		rep.Dimensions = append(rep.Dimensions, rd)
+	}
+	return rep
+}
+
+// normalizedContract returns a copy of c whose lists are never nil.
+func normalizedContract(c *contract.Contract) *contract.Contract {
+	if c == nil {
+		return nil
+	}
+	n := *c
+	n.Tools = nonNil(c.Tools)
+	n.Prompts = make([]contract.Prompt, len(c.Prompts))
+	for i, p := range c.Prompts {
+		p.Arguments = nonNil(p.Arguments)
+		n.Prompts[i] = p
+	}
+	n.Resources = nonNil(c.Resources)
+	n.Templates = nonNil(c.Templates)
+	return &n
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// WriteJSON writes the report as indented JSON. Characters special in
+// HTML are written as they are, since package text such as
+// "at Object.<anonymous>" reads badly escaped and the report is not HTML.
+func WriteJSON(w io.Writer, rep Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

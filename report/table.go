@@ -1,0 +1,358 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/rubric"
+)
+
+// WriteTable writes a terminal summary of the report. The output depends on
+// the report alone, so it can be snapshot-tested. Text that came from the
+// package (names, descriptions, logs) is printed with control and
+// bidirectional-formatting characters escaped, so a server cannot move the
+// cursor, recolour or retitle the terminal, or reorder what is shown.
+func WriteTable(w io.Writer, rep Report) error {
+	bw := bufio.NewWriter(w)
+	t := &table{w: bw}
+	t.header(rep)
+	t.score(rep)
+	t.signals(rep)
+	t.tools(rep)
+	t.findings(rep)
+	t.line("")
+	t.line("NOTICE")
+	t.line("  " + rep.Notice)
+	if t.err != nil {
+		return fmt.Errorf("report: write table: %w", t.err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: write table: %w", err)
+	}
+	return nil
+}
+
+type table struct {
+	w   io.Writer
+	err error
+}
+
+func (t *table) line(s string) {
+	if t.err == nil {
+		_, t.err = io.WriteString(t.w, s+"\n")
+	}
+}
+
+// grid writes rows aligned in columns, indented by two spaces. Every row
+// keeps all its cells, even empty trailing ones, because tabwriter aligns
+// a column only over consecutive lines that have it; the padding this
+// leaves at line ends is trimmed.
+func (t *table) grid(rows [][]string) {
+	if t.err != nil {
+		return
+	}
+	var buf strings.Builder
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		io.WriteString(tw, "  "+strings.Join(r, "\t")+"\n")
+	}
+	if err := tw.Flush(); err != nil {
+		t.err = err
+		return
+	}
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if l != "" {
+			t.line(strings.TrimRight(l, " \n"))
+		}
+	}
+}
+
+func (t *table) header(rep Report) {
+	t.line(fmt.Sprintf("verifymcp report (%s)", rep.SchemaVersion))
+	rows := [][]string{
+		{"run", clean(rep.Run.ID) + "  " + rep.Run.Date + "  " + clean(rep.Tool.Name) + " " + clean(rep.Tool.Version)},
+		{"target", targetLine(rep.Target)},
+		{"purl", orDash(clean(rep.Target.Purl))},
+		{"integrity", orDash(clean(rep.Target.Integrity))},
+	}
+	if b := rep.Target.Bin; b != nil {
+		rows = append(rows, []string{"bin", clean(b.Name) + " -> " + clean(b.Path) + " (" + clean(b.Rule) + ")"})
+	}
+	rows = append(rows,
+		[]string{"rubric", "v" + clean(rep.Rubric.Version) + "  " + clean(rep.Rubric.Hash)},
+		[]string{"sandbox", sandboxLine(rep.Sandbox)},
+		[]string{"install", installLine(rep.Install)},
+		[]string{"session", sessionLine(rep.Session, rep.Contract)},
+	)
+	if c := rep.Contract; c != nil {
+		server := clean(c.ServerInfo.Name) + " " + clean(c.ServerInfo.Version)
+		if c.ServerInfo.Title != "" {
+			server += " (" + clean(c.ServerInfo.Title) + ")"
+		}
+		rows = append(rows, []string{"server", server})
+	} else {
+		rows = append(rows, []string{"server", "no contract captured"})
+	}
+	t.grid(rows)
+}
+
+func targetLine(tg Target) string {
+	resolved := clean(tg.Name) + "@" + clean(tg.Version)
+	if tg.Ecosystem != "" {
+		resolved = clean(tg.Ecosystem) + ":" + resolved
+	}
+	if tg.Requested == "" || tg.Requested == resolved {
+		return resolved
+	}
+	return clean(tg.Requested) + " -> " + resolved
+}
+
+func sandboxLine(s Sandbox) string {
+	parts := []string{"outcome " + orDash(clean(s.Outcome))}
+	if s.Image != "" {
+		img := clean(s.Image)
+		if s.ImageDigest != "" {
+			img += "@" + clean(s.ImageDigest)
+		}
+		parts = append(parts, "image "+img)
+	}
+	if s.EngineVersion != "" {
+		parts = append(parts, "engine "+clean(s.EngineVersion)+" (API "+clean(s.APIVersion)+")")
+	}
+	return strings.Join(parts, "  ")
+}
+
+func installLine(in *Install) string {
+	if in == nil {
+		return "no install evidence"
+	}
+	parts := []string{clean(in.Outcome)}
+	if in.FailedStep != "" {
+		parts = append(parts, "at the "+clean(in.FailedStep)+" step")
+	}
+	parts = append(parts, plural(in.Packages, "package"), plural(len(in.Scripts), "lifecycle script"))
+	switch {
+	case in.Integrity.Match:
+		parts = append(parts, "integrity matched")
+	case in.Integrity.Expected == "":
+		parts = append(parts, "integrity not verified")
+	case in.Integrity.Computed == "" && in.Integrity.Lockfile == "":
+		parts = append(parts, "integrity not checked")
+	default:
+		parts = append(parts, "INTEGRITY MISMATCH")
+	}
+	return strings.Join(parts, "  ")
+}
+
+func sessionLine(s *Session, c *contract.Contract) string {
+	if s == nil {
+		return "no session evidence"
+	}
+	parts := []string{clean(s.Outcome)}
+	if s.HandshakePath != "" {
+		parts = append(parts, "handshake "+clean(s.HandshakePath))
+	}
+	if c != nil {
+		parts = append(parts, "protocol "+orDash(clean(c.ProtocolVersion)))
+	}
+	if s.ExitCode != nil {
+		parts = append(parts, "exit code "+strconv.Itoa(*s.ExitCode))
+	}
+	if s.NonJSONLines > 0 {
+		parts = append(parts, plural(s.NonJSONLines, "non-JSON stdout line"))
+	}
+	return strings.Join(parts, "  ")
+}
+
+func (t *table) score(rep Report) {
+	t.line("")
+	if rep.Score == nil {
+		t.line("SCORE  none: every dimension was dropped")
+	} else {
+		t.line("SCORE  " + num(*rep.Score) + " / 100, over the dimensions not dropped")
+	}
+	rows := [][]string{{"DIMENSION", "WEIGHT", "STATE", "SCORE", "REASON"}}
+	for _, d := range rep.Dimensions {
+		score := "-"
+		if d.Score != nil {
+			score = num(*d.Score)
+		}
+		rows = append(rows, []string{clean(d.ID), num(d.Weight), clean(d.State), score, clean(d.Reason)})
+	}
+	t.grid(rows)
+}
+
+func (t *table) signals(rep Report) {
+	t.line("")
+	t.line("SIGNALS")
+	rows := [][]string{{"SIGNAL", "STATE", "SOURCE", "REASON"}}
+	var unchecked []string
+	for _, name := range sortedKeys(rep.Signals) {
+		s := rep.Signals[name]
+		source := "verifymcp"
+		if s.ThirdParty {
+			source = "third party"
+		}
+		rows = append(rows, []string{clean(name), clean(s.State), source, clean(s.Reason)})
+		if s.State != "observed" {
+			unchecked = append(unchecked, clean(name)+" ("+clean(s.State)+")")
+		}
+	}
+	t.grid(rows)
+	if len(unchecked) > 0 {
+		t.line("  Not checked: " + strings.Join(unchecked, ", ") + ".")
+		t.line("  What these would have found is unknown, not clean.")
+	}
+}
+
+func (t *table) tools(rep Report) {
+	t.line("")
+	if rep.Contract == nil {
+		t.line("TOOLS  not captured")
+		return
+	}
+	tools := append([]contract.Tool(nil), rep.Contract.Tools...)
+	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	t.line(fmt.Sprintf("TOOLS (%d)  effective annotations; unannotated tools take the specification's defaults", len(tools)))
+	if len(tools) == 0 {
+		t.line("  the server lists no tools")
+		return
+	}
+	rows := [][]string{{"NAME", "READ-ONLY", "DESTRUCTIVE", "OPEN-WORLD", "ANNOTATIONS"}}
+	for _, tl := range tools {
+		annotated := "declared"
+		readOnly := false
+		if tl.Annotations == nil {
+			annotated = "none"
+		} else {
+			readOnly = tl.Annotations.ReadOnlyHint
+		}
+		rows = append(rows, []string{clean(tl.Name), yesNo(readOnly), yesNo(tl.Destructive()), yesNo(tl.OpenWorld()), annotated})
+	}
+	t.grid(rows)
+}
+
+func (t *table) findings(rep Report) {
+	t.line("")
+	bySeverity := map[string][]Finding{}
+	for _, f := range rep.Findings {
+		bySeverity[f.Severity] = append(bySeverity[f.Severity], f)
+	}
+	var severities []string
+	known := map[string]bool{}
+	for _, s := range rubric.Severities() {
+		severities = append(severities, string(s))
+		known[string(s)] = true
+	}
+	// A severity no rubric defines is still printed, never dropped.
+	for _, s := range sortedKeys(bySeverity) {
+		if !known[s] {
+			severities = append(severities, s)
+		}
+	}
+	counts := make([]string, 0, len(severities))
+	for _, s := range severities {
+		counts = append(counts, fmt.Sprintf("%s %d", s, len(bySeverity[s])))
+	}
+	t.line(fmt.Sprintf("FINDINGS (%d)  %s", len(rep.Findings), strings.Join(counts, ", ")))
+	if len(rep.Findings) == 0 {
+		t.line("  none in the checks that ran; see SIGNALS for the checks that did not")
+		return
+	}
+	for _, s := range severities {
+		fs := bySeverity[s]
+		if len(fs) == 0 {
+			continue
+		}
+		t.line("  " + strings.ToUpper(clean(s)))
+		for _, f := range fs {
+			head := "    " + clean(f.Code)
+			if f.Subject != "" {
+				head += "  " + clean(f.Subject)
+			}
+			if f.Value != nil {
+				head += "  = " + num(*f.Value)
+			}
+			t.line(head)
+			t.line("      " + clean(f.Message))
+			if f.Evidence != "" && f.Value == nil {
+				t.line("      evidence: " + clean(f.Evidence))
+			}
+		}
+	}
+}
+
+// plural writes a count and a noun, adding an s unless the count is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// num prints a number without trailing zeros: 100, 92.3.
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// clean makes untrusted text safe to print on a terminal: control
+// characters (C0, DEL, C1), bidirectional formatting characters and other
+// invisible format characters, and invalid UTF-8 are shown as escapes, so
+// one line of input stays one visible line of output.
+func clean(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += w
+	}
+	return b.String()
+}
+
+// isPlain reports whether s is printable ASCII, the common case.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
