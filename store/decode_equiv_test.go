@@ -1,0 +1,224 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// strs are awkward strings: ones json.Marshal escapes (HTML, quotes,
+// control characters, U+2028), multi-byte and astral runes, and invalid
+// UTF-8, which json.Marshal replaces.
+var strs = []string{
+	"", "x", "npm:@scope/pkg@latest", `quote " and \ backslash`, "<script>&amp;</script>",
+	"line\nbreak\ttab\r", "\x00\x01\x1f", "\u2028\u2029", "ñandú 日本語 🚀", "\xff\xfe broken", "\ufffd",
+	"sha512-" + strings.Repeat("A", 86) + "==", "observed", "not_assessed", "ok", "initialize_fallback",
+}
+
+// fill sets v to a random value of its type, reaching every field of every
+// struct, so a field added to evidence or contract is exercised without a
+// change here.
+func fill(r *rand.Rand, v reflect.Value, depth int) {
+	switch v.Type() {
+	case reflect.TypeFor[time.Time]():
+		zones := []*time.Location{time.UTC, time.FixedZone("", 5*3600+1800), time.FixedZone("", -7*3600)}
+		t := time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(zones[r.IntN(len(zones))])
+		v.Set(reflect.ValueOf(t))
+		return
+	case reflect.TypeFor[json.RawMessage]():
+		if r.IntN(4) == 0 {
+			return // omitted
+		}
+		doc := randomJSON(r, 3)
+		raw, _ := json.Marshal(doc)
+		v.SetBytes(raw)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(r, v.Field(i), depth)
+			}
+		}
+	case reflect.Pointer:
+		if depth > 6 || r.IntN(4) == 0 {
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(r, v.Elem(), depth+1)
+	case reflect.Slice:
+		switch r.IntN(5) {
+		case 0:
+			return // nil
+		case 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+			return
+		}
+		n := 1 + r.IntN(3)
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := range n {
+			fill(r, s.Index(i), depth+1)
+		}
+		v.Set(s)
+	case reflect.Map:
+		if r.IntN(5) == 0 {
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for range r.IntN(4) {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.SetString(strs[r.IntN(len(strs))])
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(r, e, depth+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.String:
+		v.SetString(strs[r.IntN(len(strs))])
+	case reflect.Bool:
+		v.SetBool(r.IntN(2) == 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		choices := []int64{0, 1, -1, 137, math.MaxInt32, math.MinInt32}
+		if v.Type().Bits() == 64 {
+			choices = append(choices, math.MaxInt64, math.MinInt64)
+		}
+		v.SetInt(choices[r.IntN(len(choices))])
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat([]float64{0, 0.1, -2.5e-7, 1e21, 100}[r.IntN(5)])
+	default:
+		panic(fmt.Sprintf("fill: unhandled kind %s of %s", v.Kind(), v.Type()))
+	}
+}
+
+func randomJSON(r *rand.Rand, depth int) any {
+	switch n := r.IntN(7); {
+	case depth == 0 || n == 0:
+		return strs[r.IntN(len(strs))]
+	case n == 1:
+		return r.Float64() * 1e6
+	case n == 2:
+		return nil
+	case n == 3:
+		return r.IntN(2) == 0
+	case n == 4:
+		a := []any{}
+		for range r.IntN(3) {
+			a = append(a, randomJSON(r, depth-1))
+		}
+		return a
+	default:
+		m := map[string]any{}
+		for range r.IntN(4) {
+			m[strs[r.IntN(len(strs))]] = randomJSON(r, depth-1)
+		}
+		return m
+	}
+}
+
+// TestFastDecodeMatchesEncodingJSON decodes random bundles, covering every
+// field, both ways. json.Marshal output must always take the fast path, or
+// rescoring silently loses its speed.
+func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		var src evidence.Bundle
+		fill(r, reflect.ValueOf(&src).Elem(), 0)
+		data, err := json.Marshal(&src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			if data, err = json.MarshalIndent(&src, "  ", "\t"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var want, got evidence.Bundle
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("bundle %d: encoding/json: %v", i, err)
+		}
+		if err := fastUnmarshal(data, &got); err != nil {
+			t.Fatalf("bundle %d: the fast path declined json.Marshal output:\n%s", i, data)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("bundle %d decodes differently (-want +got):\n%s", i, diff(want, got))
+		}
+	}
+}
+
+// TestFastDecodeDeclines checks inputs whose encoding/json semantics the
+// fast path leaves to encoding/json, a few it takes, and that DecodeBundle still matches
+// evidence.Decode on them.
+func TestFastDecodeDeclines(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("testdata", "everything.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := string(base)
+	tests := []struct {
+		name string
+		data string
+		fast bool // the fast path takes it
+	}{
+		{"duplicate_key", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "x", "schema_version": "verifymcp.evidence/v1",`, 1), false},
+		{"key_in_other_case", strings.Replace(b, `"packages": 112`, `"Packages": 112`, 1), false},
+		{"escaped_key", strings.Replace(b, `"packages": 112`, `"p\u0061ckages": 112`, 1), false},
+		{"invalid_utf8", strings.Replace(b, `Starting default`, "Starting \xff default", 1), false},
+		{"lone_surrogate", strings.Replace(b, `Starting default`, `Starting \ud800 default`, 1), false},
+		{"float_into_int", strings.Replace(b, `"packages": 112`, `"packages": 112.0`, 1), false},
+		{"null_raw_message", strings.Replace(b, `"capabilities": {`, `"capabilities": null, "x": {`, 1), true},
+		{"trailing_data", b + "{}", false},
+		{"deep_nesting", strings.Replace(b, `"packages": 112`, `"packages": 112, "x": `+strings.Repeat("[", 2000)+strings.Repeat("]", 2000), 1), false},
+		{"syntax_error", strings.Replace(b, `"packages": 112`, `"packages": 112,,`, 1), false},
+		{"invalid_state", strings.Replace(b, `"state": "observed"`, `"state": "clean"`, 1), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fb evidence.Bundle
+			if err := fastUnmarshal([]byte(tt.data), &fb); (err == nil) != tt.fast {
+				t.Errorf("fast path error %v, want it to take the input: %v", err, tt.fast)
+			}
+			want, wantErr := evidence.Decode([]byte(tt.data))
+			got, gotErr := DecodeBundle([]byte(tt.data))
+			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+				t.Fatalf("DecodeBundle error %v, evidence.Decode error %v", gotErr, wantErr)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("DecodeBundle differs from evidence.Decode (-want +got):\n%s", diff(want, got))
+			}
+		})
+	}
+}
+
+func FuzzFastDecode(f *testing.F) {
+	base, err := os.ReadFile(filepath.Join("testdata", "everything.bundle.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(base)
+	f.Add([]byte(`{"signals":{"a":{"state":"observed"},"a":{"reason":"x"}},"install":{"scripts":[{"exit_code":-0}]}}`))
+	f.Add([]byte(`{"session":{"exit_code":null,"list_errors":{}},"contract":{"tools":[{"input_schema":{"type":"object"}}]}}`))
+	f.Add([]byte(`{"run":{"date":"2026-05-04T09:30:12.5+05:30"},"target":{"published_at":null,"args":[]}}`))
+	f.Add([]byte(`{"target":{"name":"\u00e9\ud83d\ude80\n"}} `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got, want evidence.Bundle
+		if fastUnmarshal(data, &got) != nil {
+			return
+		}
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("decodes differently for %q (-want +got):\n%s", data, diff(want, got))
+		}
+	})
+}

@@ -1,0 +1,549 @@
+// Package store keeps run records in a SQLite file: each run's evidence
+// bundle, exactly as it was written and never changed afterwards; the
+// result of scoring it under each rubric version; and content-addressed
+// artefacts such as lockfiles. It uses the pure-Go modernc.org/sqlite
+// driver, so it needs no cgo and no server.
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "verifymcp.db"
+
+var (
+	// ErrNotFound is returned when a run, result or artefact is not stored.
+	ErrNotFound = errors.New("store: not found")
+	// ErrRunExists is returned by SaveRun for a run id already saved:
+	// evidence is immutable, so a run is saved once.
+	ErrRunExists = errors.New("store: run already saved")
+	// ErrDigestMismatch is returned by SaveArtifact when the data does not
+	// hash to the given digest.
+	ErrDigestMismatch = errors.New("store: artifact digest mismatch")
+	// ErrSchemaTooNew is returned by Open for a database written by a newer
+	// program, whose schema this one does not know.
+	ErrSchemaTooNew = errors.New("store: database schema is newer than this program")
+)
+
+// Store is an open run store. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// DefaultDir returns the data directory: $VERIFYMCP_DATA_DIR, else
+// $XDG_DATA_HOME/verifymcp, else $HOME/.local/share/verifymcp. A relative
+// XDG_DATA_HOME is ignored, as the XDG base directory specification asks.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("VERIFYMCP_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "verifymcp"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("store: find data directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "verifymcp"), nil
+}
+
+// Open creates dir (mode 0700) if needed, opens or creates the database in
+// it, and migrates its schema to the current version.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("store: open: empty data directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: create data directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// A file: URI, so that any character in the path is escaped rather than
+	// read as the start of the parameters. WAL lets readers run beside the
+	// writer; the busy timeout makes concurrent writers wait instead of
+	// failing; immediate transactions take the write lock up front, so two
+	// writers never deadlock upgrading a read lock. Bundles are blobs of
+	// ten kilobytes and more: 16 KiB pages (set when the file is created)
+	// and memory-mapped reads halve the cost of reading one back, which
+	// dominates a rescoring pass over the store.
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() +
+		"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate" +
+		"&_pragma=page_size(16384)&_pragma=mmap_size(1073741824)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrations are the schema versions in order; migrations[i] takes the
+// schema from version i to i+1. The applied version is kept in SQLite's
+// user_version, changed in the same transaction as the migration. Never edit
+// a released migration: append a new one.
+var migrations = []string{
+	`
+CREATE TABLE runs (
+	run_id         TEXT PRIMARY KEY,
+	schema_version TEXT NOT NULL,  -- evidence.SchemaVersion of the bundle
+	ecosystem      TEXT NOT NULL,
+	target_name    TEXT NOT NULL,
+	target_version TEXT NOT NULL,
+	run_date       INTEGER NOT NULL, -- Unix nanoseconds, so that it sorts
+	tool_name      TEXT NOT NULL,
+	tool_version   TEXT NOT NULL,
+	outcome        TEXT NOT NULL,
+	bundle_sha256  TEXT NOT NULL,
+	bundle         BLOB NOT NULL   -- the bundle JSON exactly as given
+) STRICT;
+CREATE INDEX runs_by_target ON runs (target_name, target_version, run_date);
+CREATE INDEX runs_by_date ON runs (run_date);
+CREATE TRIGGER runs_no_update BEFORE UPDATE ON runs
+	BEGIN SELECT RAISE(ABORT, 'runs are immutable evidence'); END;
+CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs
+	BEGIN SELECT RAISE(ABORT, 'runs are immutable evidence'); END;
+
+CREATE TABLE results (
+	run_id         TEXT NOT NULL REFERENCES runs (run_id),
+	rubric_version TEXT NOT NULL,
+	rubric_hash    TEXT NOT NULL,
+	score          REAL,            -- NULL when every dimension was dropped
+	result         BLOB NOT NULL,   -- rubric.Result as JSON
+	PRIMARY KEY (run_id, rubric_version)
+) STRICT;
+
+CREATE TABLE artifacts (
+	sha256 TEXT PRIMARY KEY,
+	size   INTEGER NOT NULL,
+	data   BLOB NOT NULL
+) STRICT;
+CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
+	BEGIN SELECT RAISE(ABORT, 'artifacts are content-addressed and immutable'); END;
+`,
+}
+
+// SchemaVersion is the database schema version this program writes.
+func SchemaVersion() int { return len(migrations) }
+
+func (s *Store) migrate(ctx context.Context) error {
+	for {
+		done, err := s.migrateOne(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// migrateOne applies the next migration, if any, in its own transaction,
+// re-reading the version under the write lock so that two processes
+// opening the same file do not both apply it.
+func (s *Store) migrateOne(ctx context.Context) (done bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("store: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("store: read schema version: %w", err)
+	}
+	switch {
+	case v > len(migrations):
+		return false, fmt.Errorf("%w: %s has version %d, this program knows %d", ErrSchemaTooNew, s.path, v, len(migrations))
+	case v == len(migrations):
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("store: migrate to schema version %d: %w", v+1, err)
+	}
+	// PRAGMA takes no bound parameters; v+1 is an int from this program.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return false, fmt.Errorf("store: set schema version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("store: commit schema version %d: %w", v+1, err)
+	}
+	return false, nil
+}
+
+// identity is the part of a bundle SaveRun checks against the decoded
+// bundle it is given, so that bytes and metadata cannot come from
+// different runs.
+type identity struct {
+	SchemaVersion string `json:"schema_version"`
+	Run           struct {
+		ID   string    `json:"id"`
+		Date time.Time `json:"date"`
+	} `json:"run"`
+	Target struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"target"`
+}
+
+// SaveRun stores a run: the bundle bytes exactly as given, which are
+// immutable from then on, and the result of scoring them. b must be the
+// decoded form of bundleJSON; its identity is checked against the bytes.
+// Saving a run id a second time returns ErrRunExists and changes nothing.
+// Both rows are written in one transaction.
+func (s *Store) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+	if b == nil {
+		return errors.New("store: save run: nil bundle")
+	}
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+	}
+	if err := checkResult(res); err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+	}
+	var id identity
+	if err := unmarshal(bundleJSON, &id); err != nil {
+		return fmt.Errorf("store: save run %s: bundle bytes: %w", b.Run.ID, err)
+	}
+	if id.SchemaVersion != b.SchemaVersion || id.Run.ID != b.Run.ID || !id.Run.Date.Equal(b.Run.Date) ||
+		id.Target.Name != b.Target.Name || id.Target.Version != b.Target.Version {
+		return fmt.Errorf("store: save run %s: the bundle bytes are of run %s (%s@%s), not of the bundle given",
+			b.Run.ID, id.Run.ID, id.Target.Name, id.Target.Version)
+	}
+	resultJSON, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("store: save run %s: encode result: %w", b.Run.ID, err)
+	}
+	sum := sha256.Sum256(bundleJSON)
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+	}
+	defer tx.Rollback()
+	r, err := tx.ExecContext(ctx, `
+INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
+	tool_name, tool_version, outcome, bundle_sha256, bundle)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id) DO NOTHING`,
+		b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
+		b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), bundleJSON)
+	if err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+	}
+	if n, err := r.RowsAffected(); err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("%w: %s", ErrRunExists, b.Run.ID)
+	}
+	if err := insertResult(ctx, tx, b.Run.ID, res, resultJSON); err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: save run %s: commit: %w", b.Run.ID, err)
+	}
+	return nil
+}
+
+// SaveResult stores the result of rescoring a saved run, replacing an
+// earlier result under the same rubric version: results are derived from
+// the immutable bundle and can always be recomputed.
+func (s *Store) SaveResult(ctx context.Context, runID string, res rubric.Result) error {
+	if err := checkResult(res); err != nil {
+		return fmt.Errorf("store: save result %s: %w", runID, err)
+	}
+	resultJSON, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("store: save result %s: encode: %w", runID, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: save result %s: %w", runID, err)
+	}
+	defer tx.Rollback()
+	var one int
+	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE run_id = ?`, runID).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: save result: run %s: %w", runID, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("store: save result %s: %w", runID, err)
+	}
+	if err := insertResult(ctx, tx, runID, res, resultJSON); err != nil {
+		return fmt.Errorf("store: save result %s: %w", runID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: save result %s: commit: %w", runID, err)
+	}
+	return nil
+}
+
+func checkResult(res rubric.Result) error {
+	if res.RubricVersion == "" || res.RubricHash == "" {
+		return errors.New("result has no rubric version or hash")
+	}
+	return nil
+}
+
+func insertResult(ctx context.Context, tx *sql.Tx, runID string, res rubric.Result, resultJSON []byte) error {
+	var score any // NULL when every dimension was dropped
+	if res.Score != nil {
+		score = *res.Score
+	}
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (run_id, rubric_version) DO UPDATE SET
+	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`,
+		runID, res.RubricVersion, res.RubricHash, score, resultJSON)
+	return err
+}
+
+// Bundle returns the stored bundle bytes of a run, exactly as saved.
+func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
+	var data []byte
+	err := s.db.QueryRowContext(ctx, `SELECT bundle FROM runs WHERE run_id = ?`, runID).Scan(&data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("store: bundle of run %s: %w", runID, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: bundle of run %s: %w", runID, err)
+	}
+	return data, nil
+}
+
+// Result returns the stored result of a run under a rubric version.
+func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (rubric.Result, error) {
+	var data []byte
+	err := s.db.QueryRowContext(ctx, `SELECT result FROM results WHERE run_id = ? AND rubric_version = ?`,
+		runID, rubricVersion).Scan(&data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, ErrNotFound)
+	case err != nil:
+		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
+	}
+	var res rubric.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: decode: %w", runID, rubricVersion, err)
+	}
+	return res, nil
+}
+
+// EachBundle streams the stored bundles matching f (Filter.RubricVersion
+// and Limit apply as in Runs), oldest first, calling fn with each run id
+// and its bundle bytes. The bytes are valid only until fn returns: copy
+// them to keep them. EachBundle stops at the first error fn returns and
+// returns it. Rescoring jobs use it to read a large store in one pass
+// without holding it in memory.
+func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, bundle []byte) error) error {
+	where, args := f.where(false)
+	q := `SELECT r.run_id, r.bundle FROM runs r` + where + ` ORDER BY r.run_date, r.run_id` + f.limit()
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("store: read bundles: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		// RawBytes saves a copy of every bundle; it is why the bytes are
+		// only lent to fn.
+		var data sql.RawBytes
+		if err := rows.Scan(&id, &data); err != nil {
+			return fmt.Errorf("store: read bundles: %w", err)
+		}
+		if err := fn(id, data); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: read bundles: %w", err)
+	}
+	return nil
+}
+
+// Filter selects runs. Zero fields select everything.
+type Filter struct {
+	Ecosystem string
+	Name      string // exact target name
+	Version   string // exact target version
+	// RubricVersion keeps only runs with a result under that version.
+	RubricVersion string
+	// Since and Until bound the run date: Since <= date < Until.
+	Since, Until time.Time
+	Limit        int // 0 means no limit
+}
+
+// where returns the WHERE clause over runs r selecting f. joined says the
+// query already joins results as res, so the rubric version is matched on
+// the joined row rather than by a subquery.
+func (f Filter) where(joined bool) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, arg any) {
+		conds = append(conds, cond)
+		args = append(args, arg)
+	}
+	if f.Ecosystem != "" {
+		add("r.ecosystem = ?", f.Ecosystem)
+	}
+	if f.Name != "" {
+		add("r.target_name = ?", f.Name)
+	}
+	if f.Version != "" {
+		add("r.target_version = ?", f.Version)
+	}
+	if !f.Since.IsZero() {
+		add("r.run_date >= ?", f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		add("r.run_date < ?", f.Until.UnixNano())
+	}
+	switch {
+	case f.RubricVersion != "" && joined:
+		add("res.rubric_version = ?", f.RubricVersion)
+	case f.RubricVersion != "":
+		add("EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.run_id AND x.rubric_version = ?)", f.RubricVersion)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+func (f Filter) limit() string {
+	if f.Limit > 0 {
+		return fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	return ""
+}
+
+// RunSummary is one row of Runs: a run and one of its results.
+type RunSummary struct {
+	RunID       string
+	Ecosystem   string
+	Name        string
+	Version     string
+	Date        time.Time // UTC
+	ToolVersion string
+	Outcome     evidence.Outcome
+	// RubricVersion and RubricHash are empty for a run with no result.
+	RubricVersion string
+	RubricHash    string
+	Score         *float64 // nil when every dimension was dropped
+}
+
+// Runs lists runs matching f, newest first, one row per run and rubric
+// version it was scored under.
+func (s *Store) Runs(ctx context.Context, f Filter) ([]RunSummary, error) {
+	where, args := f.where(true)
+	q := `
+SELECT r.run_id, r.ecosystem, r.target_name, r.target_version, r.run_date, r.tool_version, r.outcome,
+	COALESCE(res.rubric_version, ''), COALESCE(res.rubric_hash, ''), res.score
+FROM runs r LEFT JOIN results res ON res.run_id = r.run_id` + where + `
+ORDER BY r.run_date DESC, r.run_id, res.rubric_version` + f.limit()
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	defer rows.Close()
+	out := []RunSummary{}
+	for rows.Next() {
+		var rs RunSummary
+		var date int64
+		var outcome string
+		var score sql.NullFloat64
+		if err := rows.Scan(&rs.RunID, &rs.Ecosystem, &rs.Name, &rs.Version, &date, &rs.ToolVersion, &outcome,
+			&rs.RubricVersion, &rs.RubricHash, &score); err != nil {
+			return nil, fmt.Errorf("store: list runs: %w", err)
+		}
+		rs.Date = time.Unix(0, date).UTC()
+		rs.Outcome = evidence.Outcome(outcome)
+		if score.Valid {
+			v := score.Float64
+			rs.Score = &v
+		}
+		out = append(out, rs)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	return out, nil
+}
+
+// SaveArtifact stores data under its SHA-256, given in lower-case hex. The
+// digest is verified; saving the same artefact again is a no-op.
+func (s *Store) SaveArtifact(ctx context.Context, sha256hex string, data []byte) error {
+	if !isDigest(sha256hex) {
+		return fmt.Errorf("store: save artifact: %q is not a lower-case hex SHA-256", sha256hex)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != sha256hex {
+		return fmt.Errorf("%w: named %s, data hashes to %s", ErrDigestMismatch, sha256hex, got)
+	}
+	if data == nil {
+		data = []byte{} // NOT NULL: an empty artefact is still an artefact
+	}
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO artifacts (sha256, size, data) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING`,
+		sha256hex, len(data), data)
+	if err != nil {
+		return fmt.Errorf("store: save artifact %s: %w", sha256hex, err)
+	}
+	return nil
+}
+
+// Artifact returns the artefact stored under a SHA-256.
+func (s *Store) Artifact(ctx context.Context, sha256hex string) ([]byte, error) {
+	var data []byte
+	err := s.db.QueryRowContext(ctx, `SELECT data FROM artifacts WHERE sha256 = ?`, sha256hex).Scan(&data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("store: artifact %s: %w", sha256hex, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: artifact %s: %w", sha256hex, err)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+func isDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
