@@ -1,0 +1,46 @@
+# verifymcp: see README.md. `make scan PKG=...` sets everything up and scans;
+# `make test` sets everything up and runs the whole test suite.
+
+export PATH := /usr/local/go/bin:$(PATH)
+export CGO_ENABLED := 0
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/verifymcp/verifymcp/cmd/verifymcp/cli.Version=$(VERSION)
+
+# The host's CA bundle is what containers must trust to reach the npm
+# registry through a TLS-intercepting proxy; it holds public certificates only.
+# Set CA_BUNDLE= (empty) to pass none.
+CA_BUNDLE ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
+export VERIFYMCP_CA_BUNDLE ?= $(CA_BUNDLE)
+
+PKG ?= npm:@modelcontextprotocol/server-everything@2026.8.31
+ARGS ?=
+FORMAT ?= table
+
+.PHONY: build setup scan test unit bench clean
+
+build:
+	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/verifymcp ./cmd/verifymcp
+
+setup:
+	./scripts/setup.sh
+
+scan: setup
+	./bin/verifymcp scan --format $(FORMAT) $(ARGS) $(PKG)
+
+# The whole suite: unit tests and the Docker integration tests (build tag
+# "docker"), which use the real engine, the real npm registry and pinned
+# real MCP servers.
+test: setup
+	go vet -tags docker ./...
+	go test -tags docker -count=1 -timeout 30m ./...
+
+# Unit tests only: no engine, no network.
+unit:
+	go test -count=1 ./...
+
+bench: setup
+	./bench/run.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,196 @@
+// Command scanbench measures the wall time of each phase of a cold and a
+// warm sandboxed scan, beside the unsandboxed baseline the issue names:
+// `npx @modelcontextprotocol/inspector --cli node <entry> --method tools/list`
+// on the same machine. It drives the real verifymcp binary, reads the phase
+// timings from the evidence bundles the scans saved, and prints medians.
+//
+//	go run ./bench/scanbench -bin bin/verifymcp -runs 5
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+type bundle struct {
+	Run struct {
+		ID string `json:"id"`
+	} `json:"run"`
+	Signals map[string]struct {
+		DurationMS int64 `json:"duration_ms"`
+	} `json:"signals"`
+	Sandbox struct {
+		Outcome string `json:"outcome"`
+	} `json:"sandbox"`
+	Install struct {
+		FetchMS   int64 `json:"fetch_ms"`
+		ScriptsMS int64 `json:"scripts_ms"`
+		TreeCache *struct {
+			Hit bool `json:"hit"`
+		} `json:"tree_cache"`
+	} `json:"install"`
+	Session struct {
+		StartMS     int64 `json:"start_ms"`
+		HandshakeMS int64 `json:"handshake_ms"`
+		ListMS      int64 `json:"list_ms"`
+	} `json:"session"`
+}
+
+type sample struct {
+	wall                                     time.Duration
+	resolve, fetch, scripts, start, hs, list int64
+	outcome                                  string
+	treeHit                                  bool
+}
+
+func main() {
+	bin := flag.String("bin", "bin/verifymcp", "verifymcp binary")
+	pkg := flag.String("pkg", "@modelcontextprotocol/server-everything", "npm package")
+	version := flag.String("version", "2026.8.31", "exact version")
+	entry := flag.String("entry", "dist/index.js", "entry file inside the package, for the baseline")
+	runs := flag.Int("runs", 5, "warm scans and baseline runs")
+	colds := flag.Int("cold", 1, "cold scans (caches removed before each)")
+	flag.Parse()
+
+	abs, err := filepath.Abs(*bin)
+	check(err)
+	data, err := os.MkdirTemp("", "scanbench-data")
+	check(err)
+	defer os.RemoveAll(data)
+	target := "npm:" + *pkg + "@" + *version
+
+	scan := func() sample {
+		start := time.Now()
+		cmd := exec.Command(abs, "scan", "--quiet", "--format", "json", "--data-dir", data, target)
+		cmd.Stdout = nil
+		out, err := cmd.CombinedOutput()
+		wall := time.Since(start)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scan failed: %v\n%s\n", err, out)
+			os.Exit(1)
+		}
+		return lastBundle(data, wall)
+	}
+
+	fmt.Printf("scanbench: %s, %d cold and %d warm scans, %d baseline runs (%s)\n", target, *colds, *runs, *runs, time.Now().UTC().Format(time.RFC3339))
+	var cold, warm []sample
+	for i := 0; i < *colds; i++ {
+		prune := exec.Command(abs, "sandbox", "prune", "--cache", "--data-dir", data)
+		if out, err := prune.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "prune: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		cold = append(cold, scan())
+	}
+	for i := 0; i < *runs; i++ {
+		warm = append(warm, scan())
+	}
+
+	// The baseline: the package installed on the host, listed by the
+	// inspector CLI, unsandboxed.
+	base, err := os.MkdirTemp("", "scanbench-baseline")
+	check(err)
+	defer os.RemoveAll(base)
+	run(base, "npm", "init", "-y")
+	run(base, "npm", "install", "--no-audit", "--no-fund", *pkg+"@"+*version, "@modelcontextprotocol/inspector")
+	entryPath := filepath.Join(base, "node_modules", *pkg, *entry)
+	run(base, "npx", "-y", "@modelcontextprotocol/inspector", "--cli", "node", entryPath, "--method", "tools/list") // warm npx
+	var baseline []time.Duration
+	for i := 0; i < *runs; i++ {
+		start := time.Now()
+		run(base, "npx", "-y", "@modelcontextprotocol/inspector", "--cli", "node", entryPath, "--method", "tools/list")
+		baseline = append(baseline, time.Since(start))
+	}
+
+	fmt.Println()
+	fmt.Printf("%-6s %8s %8s %8s %8s %8s %9s %6s %8s\n", "scan", "wall", "resolve", "fetch", "scripts", "start", "handshake", "list", "tree")
+	show := func(name string, ss []sample) {
+		for _, s := range ss {
+			fmt.Printf("%-6s %7.2fs %6dms %6dms %6dms %6dms %7dms %4dms %8v  (%s)\n", name, s.wall.Seconds(), s.resolve, s.fetch, s.scripts, s.start, s.hs, s.list, hitStr(s.treeHit), s.outcome)
+		}
+	}
+	show("cold", cold)
+	show("warm", warm)
+	wm := median(walls(warm))
+	bm := median(baseline)
+	fmt.Println()
+	fmt.Printf("cold scan (median):                 %.2fs\n", median(walls(cold)).Seconds())
+	fmt.Printf("warm scan (median):                 %.2fs\n", wm.Seconds())
+	fmt.Printf("unsandboxed inspector tools/list:   %.2fs (median of %s)\n", bm.Seconds(), durs(baseline))
+	fmt.Printf("warm scan / baseline:               %.2fx (target: at most 2x)\n", wm.Seconds()/bm.Seconds())
+}
+
+func hitStr(b bool) string {
+	if b {
+		return "hit"
+	}
+	return "miss"
+}
+
+func lastBundle(data string, wall time.Duration) sample {
+	files, err := filepath.Glob(filepath.Join(data, "bundles", "*.json"))
+	check(err)
+	sort.Slice(files, func(i, j int) bool {
+		a, _ := os.Stat(files[i])
+		b, _ := os.Stat(files[j])
+		return a.ModTime().Before(b.ModTime())
+	})
+	raw, err := os.ReadFile(files[len(files)-1])
+	check(err)
+	var b bundle
+	check(json.Unmarshal(raw, &b))
+	s := sample{wall: wall, resolve: b.Signals["registry"].DurationMS, fetch: b.Install.FetchMS, scripts: b.Install.ScriptsMS,
+		start: b.Session.StartMS, hs: b.Session.HandshakeMS, list: b.Session.ListMS, outcome: b.Sandbox.Outcome}
+	if b.Install.TreeCache != nil {
+		s.treeHit = b.Install.TreeCache.Hit
+	}
+	return s
+}
+
+func walls(ss []sample) []time.Duration {
+	var out []time.Duration
+	for _, s := range ss {
+		out = append(out, s.wall)
+	}
+	return out
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	c := append([]time.Duration(nil), d...)
+	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
+	return c[len(c)/2]
+}
+
+func durs(d []time.Duration) string {
+	var s []string
+	for _, x := range d {
+		s = append(s, fmt.Sprintf("%.2fs", x.Seconds()))
+	}
+	return strings.Join(s, " ")
+}
+
+func run(dir string, name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		os.Exit(1)
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

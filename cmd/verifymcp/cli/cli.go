@@ -1,0 +1,147 @@
+// Package cli is the verifymcp command line: flags, subcommands, exit codes
+// and wiring. main calls Run; tests call it in-process with their own
+// writers.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/verifymcp/verifymcp/store"
+)
+
+// Version is the tool version, set at build time with
+// -ldflags "-X github.com/verifymcp/verifymcp/cmd/verifymcp/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// globals are the flags every command shares.
+type globals struct {
+	dataDir string
+	verbose bool
+	quiet   bool
+	stdout  io.Writer
+	stderr  io.Writer
+	log     *slog.Logger
+}
+
+// Run executes the command line args and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("%w: %v", context.Canceled, err)
+	}
+	code := exitCode(err)
+	if code == ExitInterrupted {
+		fmt.Fprintln(stderr, "verifymcp: interrupted; sandbox containers, networks and volumes were removed")
+	} else {
+		fmt.Fprintln(stderr, "verifymcp: "+oneLine(err.Error()))
+	}
+	return code
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "verifymcp",
+		Short: "Scan an MCP server package in a hardened sandbox and report what it declares and does",
+		Long: `verifymcp takes one exact published MCP server package (npm), installs and starts it
+in hardened Docker containers, captures its MCP contract over stdio, and reports
+reason codes, dimension scores and a composite score under a versioned rubric.
+
+It reports what it found in the checks that ran and says which ran. It never
+says a package is safe: no findings means nothing was found by those checks.
+
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for verifymcp (see verifymcp --help)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			level := slog.LevelInfo
+			switch {
+			case g.verbose:
+				level = slog.LevelDebug
+			case g.quiet:
+				level = slog.LevelWarn
+			}
+			g.log = slog.New(newProgressHandler(g.stderr, level))
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&g.dataDir, "data-dir", "", "directory of the run store and saved bundles (env VERIFYMCP_DATA_DIR; default $XDG_DATA_HOME/verifymcp or ~/.local/share/verifymcp)")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "show debug progress on stderr")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "show only warnings and errors on stderr")
+	root.AddCommand(newScanCmd(g), newScoreCmd(g), newRubricCmd(g), newSandboxCmd(g), newVersionCmd(g))
+	root.SetHelpCommand(&cobra.Command{Hidden: true})
+	return root
+}
+
+// resolveDataDir returns the data directory from the flag, the environment
+// or the default.
+func (g *globals) resolveDataDir() (string, error) {
+	if g.dataDir != "" {
+		return filepath.Abs(g.dataDir)
+	}
+	return store.DefaultDir()
+}
+
+func (g *globals) openStore(ctx context.Context) (*store.Store, string, error) {
+	dir, err := g.resolveDataDir()
+	if err != nil {
+		return nil, "", fmt.Errorf("data directory: %w", err)
+	}
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("open store in %s: %w", dir, err)
+	}
+	return st, dir, nil
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments (got %q)", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s needs %s (see --help)", cmd.CommandPath(), what)
+		}
+		return nil
+	}
+}

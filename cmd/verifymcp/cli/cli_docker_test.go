@@ -1,0 +1,357 @@
+//go:build docker
+
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/verifymcp/verifymcp/report"
+	"github.com/verifymcp/verifymcp/sandbox"
+)
+
+// These tests run the real binary the way a user does, against the real
+// engine and the real npm registry.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "verifymcp-cli-test")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, "verifymcp")
+		build := exec.Command("go", "build", "-o", binary, "..")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func verifymcp(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	if _, ok := os.LookupEnv("VERIFYMCP_CA_BUNDLE"); !ok {
+		cmd.Env = append(cmd.Env, "VERIFYMCP_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt")
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("report.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type reportJSON struct {
+	Run struct {
+		ID string `json:"id"`
+	} `json:"run"`
+	Target struct {
+		Name, Version, Requested, Integrity string
+	} `json:"target"`
+	Sandbox struct {
+		Outcome     string `json:"outcome"`
+		ImageDigest string `json:"image_digest"`
+	} `json:"sandbox"`
+	Rubric struct {
+		Version, Hash string
+	} `json:"rubric"`
+	Signals  map[string]struct{ State string } `json:"signals"`
+	Findings []struct {
+		Code    string `json:"code"`
+		Subject string `json:"subject"`
+	} `json:"findings"`
+	Score *float64 `json:"score"`
+}
+
+func codes(r reportJSON) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range r.Findings {
+		m[f.Code] = true
+	}
+	return m
+}
+
+// TestScanThenScore is the README's first command: a real scored report for
+// a real published server; then `score` of the stored bundle gives exactly
+// what the scan gave.
+func TestScanThenScore(t *testing.T) {
+	data := t.TempDir()
+	res := verifymcp(t, nil, "scan", "--format", "json", "--data-dir", data, "npm:@modelcontextprotocol/server-everything@2026.8.31")
+	if res.code != 0 {
+		t.Fatalf("scan exit %d\n%s", res.code, res.stderr)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compileSchema(t).Validate(v); err != nil {
+		t.Errorf("report does not validate against the schema: %v", err)
+	}
+	var r reportJSON
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Target.Name != "@modelcontextprotocol/server-everything" || r.Target.Version != "2026.8.31" || r.Sandbox.Outcome != "ok" || r.Score == nil {
+		t.Errorf("report header %+v outcome %s score %v", r.Target, r.Sandbox.Outcome, r.Score)
+	}
+	if !strings.HasPrefix(r.Sandbox.ImageDigest, "sha256:") || r.Rubric.Version == "" || !strings.HasPrefix(r.Rubric.Hash, "sha256:") {
+		t.Errorf("provenance: image digest %q rubric %+v", r.Sandbox.ImageDigest, r.Rubric)
+	}
+	for _, s := range []string{"sandbox.install", "sandbox.session", "contract", "registry"} {
+		if r.Signals[s].State != "observed" {
+			t.Errorf("signal %s is %q", s, r.Signals[s].State)
+		}
+	}
+	for _, s := range []string{"osv", "socket", "github", "judge"} {
+		if r.Signals[s].State != "not_assessed" {
+			t.Errorf("signal %s is %q; what did not run must say so", s, r.Signals[s].State)
+		}
+	}
+	if c := codes(r); !c["pkg.contract.schema.completeness"] || !c["pkg.contract.description.coverage"] {
+		t.Errorf("measurement codes missing: %v", c)
+	}
+	if strings.Contains(strings.ToLower(res.stdout), `"safe"`) {
+		t.Error("the report calls something safe")
+	}
+
+	bundle := filepath.Join(data, "bundles", r.Run.ID+".json")
+	again := verifymcp(t, nil, "score", "--format", "json", bundle)
+	if again.code != 0 || again.stdout != res.stdout {
+		t.Errorf("score of the bundle file differs from the scan (exit %d)", again.code)
+	}
+	byID := verifymcp(t, nil, "score", "--format", "json", "--data-dir", data, r.Run.ID)
+	if byID.code != 0 || byID.stdout != res.stdout {
+		t.Errorf("score of the stored run differs from the scan (exit %d) %s", byID.code, byID.stderr)
+	}
+	table := verifymcp(t, nil, "score", bundle)
+	if table.code != 0 || !strings.Contains(table.stdout, "mcp-servers/everything") {
+		t.Errorf("table: exit %d", table.code)
+	}
+}
+
+// TestScanResolvesRange: a range resolves to one exact version, and the
+// report keeps both.
+func TestScanResolvesRange(t *testing.T) {
+	data := t.TempDir()
+	res := verifymcp(t, nil, "scan", "--format", "json", "--data-dir", data, "pkg:npm/%40modelcontextprotocol/server-filesystem@^2026.8.0", "--arg", "/tmp")
+	if res.code != 0 {
+		t.Fatalf("scan exit %d\n%s", res.code, res.stderr)
+	}
+	var r reportJSON
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	v, err := semver.StrictNewVersion(r.Target.Version)
+	c, _ := semver.NewConstraint("^2026.8.0")
+	if err != nil || !c.Check(v) {
+		t.Errorf("resolved version %q does not satisfy the range", r.Target.Version)
+	}
+	if r.Target.Requested != "pkg:npm/%40modelcontextprotocol/server-filesystem@^2026.8.0" {
+		t.Errorf("requested %q", r.Target.Requested)
+	}
+	if r.Sandbox.Outcome != "ok" {
+		t.Errorf("outcome %s", r.Sandbox.Outcome)
+	}
+}
+
+// TestBadTargetsLeaveNothing: typos and missing versions fail fast with
+// their own exit codes and create nothing on the engine.
+func TestBadTargetsLeaveNothing(t *testing.T) {
+	before := leftovers(t)
+	for _, tc := range []struct {
+		target string
+		code   int
+	}{
+		{"npm:@modelcontextprotocol/server-everythingg@2026.8.31", 3},
+		{"npm:@modelcontextprotocol/server-everything@1999.1.1", 3},
+		{"npm:@modelcontextprotocol/Server-Everything@1", 2},
+	} {
+		start := time.Now()
+		res := verifymcp(t, nil, "scan", "--data-dir", t.TempDir(), tc.target)
+		if res.code != tc.code {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.target, res.code, tc.code, res.stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+		if n := strings.Count(res.stderr, "verifymcp: "); n != 1 || !strings.HasPrefix(lines[len(lines)-1], "verifymcp: ") {
+			t.Errorf("%s: want one error line, last on stderr; got %q", tc.target, res.stderr)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%s: took %s to fail", tc.target, d)
+		}
+	}
+	res := verifymcp(t, []string{"VERIFYMCP_NPM_REGISTRY=http://127.0.0.1:9/"}, "scan", "--data-dir", t.TempDir(), "npm:left-pad@1.3.0")
+	if res.code != 4 {
+		t.Errorf("unreachable registry: exit %d (%s)", res.code, res.stderr)
+	}
+	if after := leftovers(t); after != before {
+		t.Errorf("sandbox objects before %d, after %d", before, after)
+	}
+}
+
+func leftovers(t *testing.T) int {
+	t.Helper()
+	cli, err := sandbox.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	l, err := sandbox.Leftovers(context.Background(), cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(l)
+}
+
+// TestEngineMissing: no engine is an infrastructure failure with its own
+// exit code, for scan and doctor alike.
+func TestEngineMissing(t *testing.T) {
+	env := []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}
+	for _, args := range [][]string{
+		{"scan", "--data-dir", t.TempDir(), "npm:@modelcontextprotocol/server-everything@2026.8.31"},
+		{"sandbox", "doctor"},
+		{"sandbox", "prune"},
+	} {
+		res := verifymcp(t, env, args...)
+		if res.code != 5 || !strings.Contains(res.stderr, "Docker engine not reachable") {
+			t.Errorf("%v: exit %d %q", args, res.code, res.stderr)
+		}
+	}
+}
+
+func TestDoctorAndPrune(t *testing.T) {
+	res := verifymcp(t, nil, "sandbox", "doctor")
+	if res.code != 0 {
+		t.Fatalf("doctor exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, w := range []string{"engine:", "api version:", "image:", sandbox.ImageRef(), "ca bundle:", "ca-certificates.crt", "leftovers:"} {
+		if !strings.Contains(res.stdout, w) {
+			t.Errorf("doctor output lacks %q:\n%s", w, res.stdout)
+		}
+	}
+	// A leftover of a crashed run (its owner process is gone) and an object
+	// of a live run (this test process).
+	cli, err := sandbox.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	host, _ := os.Hostname()
+	dead := fmt.Sprintf("test-dead-%d", time.Now().UnixNano())
+	live := fmt.Sprintf("test-live-%d", time.Now().UnixNano())
+	mk := func(run, owner string) {
+		_, err := cli.VolumeCreate(context.Background(), volumeOpts("verifymcp-"+run, map[string]string{sandbox.LabelRun: run, sandbox.LabelOwner: owner}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(dead, host+"/999999999")
+	mk(live, fmt.Sprintf("%s/%d", host, os.Getpid()))
+	defer cli.VolumeRemove(context.Background(), "verifymcp-"+live, true)
+	res = verifymcp(t, nil, "sandbox", "doctor")
+	if !strings.Contains(res.stdout, "verifymcp-"+dead) || !strings.Contains(res.stdout, "leftover (owner gone)") {
+		t.Errorf("doctor does not list the leftover:\n%s", res.stdout)
+	}
+	res = verifymcp(t, nil, "sandbox", "prune")
+	if res.code != 0 {
+		t.Fatalf("prune exit %d %s", res.code, res.stderr)
+	}
+	if _, err := cli.VolumeInspect(context.Background(), "verifymcp-"+dead); err == nil {
+		t.Error("prune left the dead run's volume")
+	}
+	if _, err := cli.VolumeInspect(context.Background(), "verifymcp-"+live); err != nil {
+		t.Error("prune removed a live run's volume")
+	}
+}
+
+// TestInterruptCleansUp sends SIGINT while a server hangs in its handshake:
+// the scan stops with exit 130 and leaves nothing on the engine.
+func TestInterruptCleansUp(t *testing.T) {
+	tgz := filepath.Join(t.TempDir(), "hang.tgz")
+	writeHangFixture(t, tgz)
+	cmd := exec.Command(binary, "scan", "--data-dir", t.TempDir(), "--handshake-timeout", "120s", "--discover-probe", "60s", tgz)
+	cmd.Env = append(os.Environ(), "VERIFYMCP_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := sandbox.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	runID := ""
+	deadline := time.Now().Add(90 * time.Second)
+	for runID == "" && time.Now().Before(deadline) {
+		l, _ := sandbox.Leftovers(context.Background(), cli)
+		for _, o := range l {
+			if o.Kind == "container" && strings.HasSuffix(o.Name, "-run") && strings.HasSuffix(o.Owner, fmt.Sprintf("/%d", cmd.Process.Pid)) {
+				runID = o.RunID
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if runID == "" {
+		cmd.Process.Kill()
+		t.Fatalf("the run container never appeared; stderr: %s", errb.String())
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit after SIGINT: %v (stderr %s)", err, errb.String())
+	}
+	l, _ := sandbox.Leftovers(context.Background(), cli)
+	for _, o := range l {
+		if o.RunID == runID {
+			t.Errorf("left behind: %s %s", o.Kind, o.Name)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/store"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// Exit codes, documented in the README and in `verifymcp --help`.
+const (
+	// ExitOK: the command completed. For scan, a report was produced; what
+	// the report found does not change the exit code.
+	ExitOK = 0
+	// ExitInternal: an unexpected error in verifymcp itself.
+	ExitInternal = 1
+	// ExitUsage: bad input: unknown flag, malformed target or package name,
+	// unreadable or malformed file, unknown reason code or rubric version.
+	ExitUsage = 2
+	// ExitNotFound: the package, or the version asked for, is not in the registry.
+	ExitNotFound = 3
+	// ExitRegistry: the registry could not be reached or answered with an error.
+	ExitRegistry = 4
+	// ExitEngine: the Docker engine is missing, unreachable or failed a request.
+	ExitEngine = 5
+	// ExitImage: the sandbox image is missing and could not be built.
+	ExitImage = 6
+	// ExitInterrupted: stopped by SIGINT or SIGTERM (after cleaning up).
+	ExitInterrupted = 130
+)
+
+const exitCodesHelp = `Exit codes:
+  0    the command completed (scan: a report was produced, whatever it found)
+  1    internal error in verifymcp
+  2    bad input: flag, target, package name, file, reason code or rubric version
+  3    package or version not found in the registry
+  4    registry unreachable or failing
+  5    Docker engine missing, unreachable or failing
+  6    sandbox image missing and could not be built
+  130  interrupted by SIGINT/SIGTERM (containers, networks and volumes removed)`
+
+// usageError marks errors caused by what the user typed.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// engineError and imageError mark infrastructure failures.
+type engineError struct{ err error }
+
+func (e engineError) Error() string { return e.err.Error() }
+func (e engineError) Unwrap() error { return e.err }
+
+type imageError struct{ err error }
+
+func (e imageError) Error() string { return e.err.Error() }
+func (e imageError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ue usageError
+	var ee engineError
+	var ie imageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.As(err, &ue),
+		errors.Is(err, pipeline.ErrBadTarget),
+		errors.Is(err, pipeline.ErrUnsupported),
+		errors.Is(err, supplychain.ErrBadName),
+		errors.Is(err, sandbox.ErrBadBin),
+		errors.Is(err, store.ErrNotFound):
+		return ExitUsage
+	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound):
+		return ExitNotFound
+	case errors.Is(err, supplychain.ErrRegistryUnreachable):
+		return ExitRegistry
+	case errors.As(err, &ie):
+		return ExitImage
+	case errors.As(err, &ee), errors.Is(err, pipeline.ErrSandbox):
+		return ExitEngine
+	default:
+		return ExitInternal
+	}
+}
+
+var _ = evidence.StateObserved

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// progressHandler prints slog records as short progress lines on stderr:
+// "verifymcp: message key=value ...". Stdout stays reserved for the report.
+type progressHandler struct {
+	mu    *sync.Mutex
+	w     io.Writer
+	level slog.Level
+	attrs []slog.Attr
+	start time.Time
+}
+
+func newProgressHandler(w io.Writer, level slog.Level) *progressHandler {
+	return &progressHandler{mu: &sync.Mutex{}, w: w, level: level, start: time.Now()}
+}
+
+func (h *progressHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+
+func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%5.1fs] ", time.Since(h.start).Seconds())
+	if r.Level >= slog.LevelWarn {
+		b.WriteString(strings.ToLower(r.Level.String()) + ": ")
+	}
+	b.WriteString(r.Message)
+	write := func(a slog.Attr) bool {
+		if a.Key == "run" && r.Level < slog.LevelWarn && h.level > slog.LevelDebug {
+			return true
+		}
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *progressHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &c
+}
+
+func (h *progressHandler) WithGroup(string) slog.Handler { return h }
+
+// lineWriter turns writes into progress log lines (for image build output).
+type lineWriter struct {
+	log *slog.Logger
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
+			l.log.Info(line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+	return len(p), nil
+}

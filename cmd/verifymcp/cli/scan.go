@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/spf13/cobra"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/report"
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+type scanFlags struct {
+	bin              string
+	args             []string
+	env              []string
+	format           string
+	output           string
+	registry         string
+	caBundle         string
+	installTimeout   time.Duration
+	handshakeTimeout time.Duration
+	discoverProbe    time.Duration
+	memory           string
+	cpus             float64
+	pids             int64
+}
+
+func newScanCmd(g *globals) *cobra.Command {
+	f := &scanFlags{}
+	cmd := &cobra.Command{
+		Use:   "scan TARGET",
+		Short: "Install and start one package in the sandbox, capture its MCP contract, score it",
+		Long: `Scan one exact package version.
+
+TARGET is one of:
+  npm:NAME@VERSION          e.g. npm:@modelcontextprotocol/server-everything@2026.8.31
+  npm:NAME@RANGE|TAG        resolved to one exact version (the report shows both)
+  pkg:npm/NAME@VERSION      a package URL; the scope may be written %40scope or @scope
+  ./path/to/package.tgz     a local npm tarball
+
+The scan resolves the version on the registry, then installs it in two steps:
+a fetch step (npm install --ignore-scripts; egress only to the registry,
+through a proxy) and a script step (lifecycle scripts, no network, uid 65534).
+It then starts the server's entry point with no network, a read-only root,
+no capabilities and memory, CPU and pid limits, performs the MCP handshake
+over stdio and lists tools, prompts, resources and templates. It never calls
+a tool. The evidence bundle and the run are saved in the data directory; the
+report goes to stdout (or --output).
+
+Entry point rule: --bin NAME if given; else the only bin entry; else the
+bin named like the package without its scope; else the first bin (byte
+order) containing "mcp"; else the first bin; else package.json "main".
+
+` + exitCodesHelp,
+		Args: exactArgs(1, "exactly one TARGET"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.runScan(cmd.Context(), args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.bin, "bin", "", "bin entry of package.json to start (overrides the entry point rule)")
+	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to the server (repeatable, in order)")
+	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE placeholder environment for the server (repeatable); values are never logged, stored or reported")
+	fl.StringVar(&f.format, "format", "table", "report format: table or json")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVar(&f.registry, "registry", "", "npm registry URL (env VERIFYMCP_NPM_REGISTRY; default "+supplychain.DefaultNPMRegistry+")")
+	fl.StringVar(&f.caBundle, "ca-bundle", "", "PEM CA bundle the fetch step trusts, for TLS-intercepting proxies (env VERIFYMCP_CA_BUNDLE; default none)")
+	fl.DurationVar(&f.installTimeout, "install-timeout", 180*time.Second, "time limit of the install phase (fetch and scripts)")
+	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "time limit of server start-up and the MCP handshake")
+	fl.DurationVar(&f.discoverProbe, "discover-probe", 5*time.Second, "how long server/discover may go unanswered before falling back to initialize")
+	fl.StringVar(&f.memory, "memory", "512MiB", "memory limit of the server container")
+	fl.Float64Var(&f.cpus, "cpus", 1, "CPU limit of the server container")
+	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
+	return cmd
+}
+
+func parseEnv(kvs []string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+			// Never echo the value: it may be a secret.
+			return nil, usagef("--env wants NAME=VALUE (got an entry named %q)", k)
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
+	if f.format != "table" && f.format != "json" {
+		return usagef("--format must be table or json, not %q", f.format)
+	}
+	target, err := pipeline.ParseTarget(raw)
+	if err != nil {
+		return err
+	}
+	env, err := parseEnv(f.env)
+	if err != nil {
+		return err
+	}
+	mem, err := units.RAMInBytes(f.memory)
+	if err != nil || mem < 32<<20 {
+		return usagef("--memory %q: want a size of at least 32MiB, like 512MiB", f.memory)
+	}
+	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 {
+		return usagef("--cpus, --pids (>= 32) and timeouts must be positive")
+	}
+	registry := f.registry
+	if registry == "" {
+		registry = os.Getenv("VERIFYMCP_NPM_REGISTRY")
+	}
+	if registry == "" {
+		registry = supplychain.DefaultNPMRegistry
+	}
+	ca, err := loadCABundle(f.caBundle)
+	if err != nil {
+		return err
+	}
+	rb := rubric.Current()
+	p := &pipeline.Pipeline{
+		Resolver:    supplychain.NewNPM(httpClient(ca, 60*time.Second), registry),
+		ToolVersion: Version,
+		Logger:      g.log,
+	}
+	// Resolve before touching the engine, so that a typo or a missing
+	// version fails in a second, with nothing created.
+	resolved, err := p.Resolve(ctx, target)
+	if err != nil {
+		return err
+	}
+
+	st, dataDir, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	e, err := connectEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.cli.Close()
+	if n, err := sandbox.Reap(ctx, e.cli); err != nil {
+		g.log.Warn("could not remove leftovers of earlier runs", "err", err)
+	} else if n > 0 {
+		g.log.Info("removed leftovers of crashed runs", "objects", n)
+	}
+	img, helper, err := g.ensureImages(ctx, e, registry, ca)
+	if err != nil {
+		return err
+	}
+	opts := sandbox.Options{
+		Image: img.Ref, HelperImage: helper, Registry: registry,
+		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
+		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
+		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
+	}
+	p.Sandbox = pipeline.SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.engineVersion, APIVersion: e.apiVersion, Limits: opts.Limits()}
+	if ca != nil {
+		opts.CABundle = ca.Data
+		p.Sandbox.CABundle = ca.SHA256
+	}
+	sb, err := sandbox.New(e.cli, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	p.Scanner = sb
+	sandbox.ToolVersion = Version
+	scanned, err := p.Scan(ctx, resolved, pipeline.Options{Bin: f.bin, Args: f.args, Env: env})
+	if err != nil {
+		return err
+	}
+	res := rubric.Evaluate(scanned.Bundle, rb)
+
+	// Save before printing: nothing observed is lost if the output fails.
+	if len(scanned.Lockfile) > 0 {
+		sum := sha256.Sum256(scanned.Lockfile)
+		if err := st.SaveArtifact(ctx, hex.EncodeToString(sum[:]), scanned.Lockfile); err != nil {
+			return fmt.Errorf("save lockfile: %w", err)
+		}
+	}
+	if err := st.SaveRun(ctx, scanned.BundleJSON, scanned.Bundle, res); err != nil {
+		return fmt.Errorf("save run: %w", err)
+	}
+	bundlePath := filepath.Join(dataDir, "bundles", scanned.Bundle.Run.ID+".json")
+	if err := writeFileAtomic(bundlePath, scanned.BundleJSON); err != nil {
+		return fmt.Errorf("save bundle file: %w", err)
+	}
+	g.log.Info("scan complete", "outcome", scanned.Bundle.Sandbox.Outcome, "run", scanned.Bundle.Run.ID, "bundle", bundlePath)
+	return g.writeReport(report.Build(scanned.Bundle, rb, res), f.format, f.output)
+}
+
+func buildReport(b *evidence.Bundle, rb *rubric.Rubric) report.Report {
+	return report.Build(b, rb, rubric.Evaluate(b, rb))
+}
+
+func (g *globals) writeReport(rep report.Report, format, output string) error {
+	var w io.Writer = g.stdout
+	var f *os.File
+	if output != "" {
+		var err error
+		f, err = os.Create(output)
+		if err != nil {
+			return usagef("--output: %v", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	var err error
+	switch format {
+	case "json":
+		err = report.WriteJSON(w, rep)
+	default:
+		err = report.WriteTable(w, rep)
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if f != nil {
+		return f.Close()
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
