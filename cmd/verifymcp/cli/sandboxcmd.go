@@ -235,4 +235,3 @@ func newEgressProxyCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringArrayVar(&allow, "allow", nil, "host:port that CONNECT may reach (repeatable)")
 	return cmd
 }
-
