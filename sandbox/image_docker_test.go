@@ -150,7 +150,7 @@ func imgRun(t *testing.T, cli client.APIClient, ref, user string, cmd ...string)
 	t.Helper()
 	ctx := t.Context()
 	created, err := cli.ContainerCreate(ctx,
-		&container.Config{Image: ref, Cmd: cmd, User: user, Labels: map[string]string{LabelRun: "image-test"}},
+		&container.Config{Image: ref, Cmd: cmd, User: user, Labels: map[string]string{LabelRun: "image-test", LabelOwner: ownerLabel()}},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		t.Fatalf("create container: %v", err)
