@@ -165,12 +165,21 @@ type Sandbox struct {
 
 // Limits are the resource limits of the run phase.
 type Limits struct {
-	MemoryBytes      int64 `json:"memory_bytes"`
-	NanoCPUs         int64 `json:"nano_cpus"`
-	Pids             int64 `json:"pids"`
-	InstallTimeoutMS int64 `json:"install_timeout_ms"`
-	StartTimeoutMS   int64 `json:"handshake_timeout_ms"`
+	MemoryBytes        int64 `json:"memory_bytes"`
+	NanoCPUs           int64 `json:"nano_cpus"`
+	Pids               int64 `json:"pids"`
+	InstallTimeoutMS   int64 `json:"install_timeout_ms"`
+	HandshakeTimeoutMS int64 `json:"handshake_timeout_ms"`
 }
+
+// Install outcomes and steps (Install.Outcome, Install.FailedStep).
+const (
+	InstallOK      = "ok"
+	InstallFailed  = "failed"
+	InstallTimeout = "timeout"
+	StepFetch      = "fetch"
+	StepScripts    = "scripts"
+)
 
 // Install is the evidence of the install phase: the fetch step (network to
 // the registry only, no package code) and the script step (lifecycle

@@ -203,7 +203,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			EngineVersion: b.Sandbox.EngineVersion, APIVersion: b.Sandbox.APIVersion,
 			Limits: Limits{
 				MemoryBytes: b.Sandbox.Limits.MemoryBytes, NanoCPUs: b.Sandbox.Limits.NanoCPUs, Pids: b.Sandbox.Limits.Pids,
-				InstallTimeoutMS: b.Sandbox.Limits.InstallTimeoutMS, HandshakeTimeoutMS: b.Sandbox.Limits.StartTimeoutMS,
+				InstallTimeoutMS: b.Sandbox.Limits.InstallTimeoutMS, HandshakeTimeoutMS: b.Sandbox.Limits.HandshakeTimeoutMS,
 			},
 		},
 		Signals:    map[string]Signal{},

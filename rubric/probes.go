@@ -94,10 +94,10 @@ var scorers = map[string]scorer{
 
 // Install outcomes as the sandbox records them.
 const (
-	installOK      = "ok"
-	installFailed  = "failed"
-	installTimeout = "timeout"
-	stepScripts    = "scripts"
+	installOK      = evidence.InstallOK
+	installFailed  = evidence.InstallFailed
+	installTimeout = evidence.InstallTimeout
+	stepScripts    = evidence.StepScripts
 )
 
 func scoreInstallability(p *probe) verdict {

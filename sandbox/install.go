@@ -99,7 +99,7 @@ func boolPtr(b bool) *bool { return &b }
 // install runs the fetch step (or reuses a cached tree) and the script
 // step. It returns the volume the run phase mounts read-only.
 func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*evidence.Install, *targetInfo, []byte, string, error) {
-	inst := &evidence.Install{Outcome: "ok", Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
+	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 
 	started := time.Now()
@@ -121,13 +121,13 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 		return nil, nil, nil, "", err
 	}
 	if timedOut {
-		inst.Outcome, inst.FailedStep = "timeout", "fetch"
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepFetch
 		inst.Error = fmt.Sprintf("fetch step exceeded the install timeout of %s", s.opts.InstallTimeout)
 		return inst, nil, nil, "", nil
 	}
 	inst.LogTail = fr.LogTail
 	if !fr.OK || fr.Target == nil {
-		inst.Outcome, inst.FailedStep = "failed", "fetch"
+		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
 		inst.Error = "npm install failed"
 		if fr.NPMExit != nil {
 			inst.Error = fmt.Sprintf("npm install exited with status %d", *fr.NPMExit)
@@ -147,7 +147,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 		inst.LockfileSHA256 = hex.EncodeToString(sum[:])
 	}
 	if t.Tarball == nil && (fr.Target.Name != t.Name || fr.Target.Version != t.Version) {
-		inst.Outcome, inst.FailedStep = "failed", "fetch"
+		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
 		inst.Error = fmt.Sprintf("installed %s@%s, asked for %s@%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
 		return inst, nil, lock, "", nil
 	}
@@ -164,7 +164,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 	}
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
-		inst.Outcome, inst.FailedStep = "timeout", "scripts"
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
 		inst.Error = "no time left for the script step"
 		return inst, fr.Target, lock, "", nil
 	}
@@ -188,7 +188,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 		}
 	}
 	if timedOut {
-		inst.Outcome, inst.FailedStep = "timeout", "scripts"
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
 		inst.Error = fmt.Sprintf("script step exceeded the install timeout of %s", s.opts.InstallTimeout)
 		inst.LogTail = tail
 	}

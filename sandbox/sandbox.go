@@ -91,11 +91,11 @@ func (o *Options) defaults() {
 func (o Options) Limits() evidence.Limits {
 	o.defaults()
 	return evidence.Limits{
-		MemoryBytes:      o.Memory,
-		NanoCPUs:         o.NanoCPUs,
-		Pids:             o.Pids,
-		InstallTimeoutMS: o.InstallTimeout.Milliseconds(),
-		StartTimeoutMS:   o.HandshakeTimeout.Milliseconds(),
+		MemoryBytes:        o.Memory,
+		NanoCPUs:           o.NanoCPUs,
+		Pids:               o.Pids,
+		InstallTimeoutMS:   o.InstallTimeout.Milliseconds(),
+		HandshakeTimeoutMS: o.HandshakeTimeout.Milliseconds(),
 	}
 }
 
@@ -171,10 +171,10 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	}
 	res = &Result{Install: inst, Lockfile: lock, Outcome: evidence.OutcomeOK}
 	switch inst.Outcome {
-	case "timeout":
+	case evidence.InstallTimeout:
 		res.Outcome = evidence.OutcomeInstallTimeout
 		return res, nil
-	case "failed":
+	case evidence.InstallFailed:
 		res.Outcome = evidence.OutcomeInstallFailed
 		return res, nil
 	}

@@ -7,13 +7,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha512"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +21,8 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
 
@@ -174,21 +175,36 @@ func assertClean(t *testing.T, id string) {
 	}
 }
 
-func scanFixture(t *testing.T, s *sandbox.Sandbox, f fixture) *sandbox.Result {
+// scanFixture scans a packed fixture through the pipeline (as a local
+// tarball target) and scores it, returning the bundle and the codes.
+func scanFixture(t *testing.T, s *sandbox.Sandbox, f fixture) (*evidence.Bundle, map[string]bool) {
 	t.Helper()
-	id := runID(t)
-	tgz := pack(t, f)
-	sum := sha512.Sum512(tgz)
-	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
-	res, err := s.Scan(context.Background(), id, sandbox.Target{Name: "verifymcp-fixture-" + f.Name, Version: "1.0.0", Tarball: tgz, Integrity: integrity})
+	path := filepath.Join(t.TempDir(), "fixture-"+f.Name+".tgz")
+	if err := os.WriteFile(path, pack(t, f), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target, err := pipeline.ParseTarget(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
+	rt, err := p.Resolve(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned, err := p.Scan(context.Background(), rt, pipeline.Options{})
 	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	assertClean(t, id)
-	return res
+	assertClean(t, scanned.Bundle.Run.ID)
+	codes := map[string]bool{}
+	for _, f := range rubric.Evaluate(scanned.Bundle, rubric.Current()).Findings {
+		codes[f.Code] = true
+	}
+	return scanned.Bundle, codes
 }
 
-func toolNames(res *sandbox.Result) []string {
+func toolNames(res *evidence.Bundle) []string {
 	var names []string
 	if res.Contract != nil {
 		for _, tl := range res.Contract.Tools {
@@ -202,11 +218,13 @@ func TestFixtureOutcomes(t *testing.T) {
 	s := newSandbox(t, nil)
 	tests := []struct {
 		f     fixture
-		check func(t *testing.T, res *sandbox.Result)
+		codes []string // must be emitted
+		not   []string // must not be emitted
+		check func(t *testing.T, res *evidence.Bundle)
 	}{
-		{fixture{Name: "good"}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeOK {
-				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+		{fixture{Name: "good"}, []string{"pkg.contract.annotation.absent", "pkg.contract.tool.destructive", "pkg.contract.schema.completeness", "pkg.contract.description.coverage", "pkg.contract.schema.undescribed_parameter"}, []string{"pkg.session.start_crashed", "pkg.protocol.stdout.non_json", "pkg.install.scripts.present", "pkg.contract.annotation.contradiction", "pkg.session.discover.unanswered"}, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeOK {
+				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 			if got := strings.Join(toolNames(res), ","); got != "get_weather,add,write_note" {
 				t.Errorf("tools %q (pagination must collect every page)", got)
@@ -230,13 +248,13 @@ func TestFixtureOutcomes(t *testing.T) {
 			if !res.Install.Integrity.Match || len(res.Install.Scripts) != 0 || res.Install.LockfileSHA256 == "" {
 				t.Errorf("install evidence %+v", res.Install)
 			}
-			if res.Bin == nil || res.Bin.Name != "fixture-good" {
-				t.Errorf("bin %+v", res.Bin)
+			if res.Target.Bin == nil || res.Target.Bin.Name != "fixture-good" {
+				t.Errorf("bin %+v", res.Target.Bin)
 			}
 		}},
-		{fixture{Name: "crash", Crash: 3}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeStartCrashed {
-				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+		{fixture{Name: "crash", Crash: 3}, []string{"pkg.session.start_crashed"}, []string{"pkg.session.oom", "pkg.session.handshake_timeout"}, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeStartCrashed {
+				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 			if res.Session.ExitCode == nil || *res.Session.ExitCode != 3 {
 				t.Errorf("exit code %v, want 3", res.Session.ExitCode)
@@ -248,14 +266,14 @@ func TestFixtureOutcomes(t *testing.T) {
 				t.Errorf("stderr tail not redacted: %q", res.Session.StderrTail)
 			}
 		}},
-		{fixture{Name: "hang", Hang: true}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeHandshakeTimeout {
-				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+		{fixture{Name: "hang", Hang: true}, []string{"pkg.session.handshake_timeout"}, []string{"pkg.session.start_crashed"}, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeHandshakeTimeout {
+				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 		}},
-		{fixture{Name: "ignore", IgnoreUnknown: true}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeOK {
-				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+		{fixture{Name: "ignore", IgnoreUnknown: true}, []string{"pkg.session.discover.unanswered"}, []string{"pkg.session.handshake_timeout"}, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeOK {
+				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 			if res.Session.HandshakePath != evidence.HandshakeInitializeFallback {
 				t.Errorf("handshake path %q, want %q", res.Session.HandshakePath, evidence.HandshakeInitializeFallback)
@@ -264,9 +282,9 @@ func TestFixtureOutcomes(t *testing.T) {
 				t.Errorf("tools %v", toolNames(res))
 			}
 		}},
-		{fixture{Name: "noise", Noise: true}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeOK {
-				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+		{fixture{Name: "noise", Noise: true}, []string{"pkg.protocol.stdout.non_json"}, nil, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeOK {
+				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 			if res.Session.NonJSONLines != 2 || len(res.Session.NonJSONSample) != 2 || !strings.Contains(res.Session.NonJSONSample[0], "Starting fixture server") {
 				t.Errorf("non-JSON %d %q", res.Session.NonJSONLines, res.Session.NonJSONSample)
@@ -274,24 +292,24 @@ func TestFixtureOutcomes(t *testing.T) {
 		}},
 		{fixture{Name: "contradiction", Tools: []map[string]any{
 			{"name": "delete_file", "description": "Delete a file from the workspace.", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string", "description": "path"}}}, "annotations": map[string]any{"readOnlyHint": true}},
-		}}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeOK || len(res.Contract.Tools) != 1 {
-				t.Fatalf("outcome %s tools %v", res.Outcome, toolNames(res))
+		}}, []string{"pkg.contract.annotation.contradiction"}, nil, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeOK || len(res.Contract.Tools) != 1 {
+				t.Fatalf("outcome %s tools %v", res.Sandbox.Outcome, toolNames(res))
 			}
 			a := res.Contract.Tools[0].Annotations
 			if a == nil || !a.ReadOnlyHint {
 				t.Errorf("annotations %+v, want readOnlyHint true", a)
 			}
 		}},
-		{fixture{Name: "oom", OOM: true}, func(t *testing.T, res *sandbox.Result) {
-			if res.Outcome != evidence.OutcomeOOM {
-				t.Fatalf("outcome %s (%+v)", res.Outcome, res.Session)
+		{fixture{Name: "oom", OOM: true}, []string{"pkg.session.oom"}, []string{"pkg.session.start_crashed"}, func(t *testing.T, res *evidence.Bundle) {
+			if res.Sandbox.Outcome != evidence.OutcomeOOM {
+				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 			if !res.Session.OOMKilled {
 				t.Errorf("OOMKilled not recorded")
 			}
 		}},
-		{fixture{Name: "postinstall", Postinstall: `node -e "console.error('native build failed: no compiler'); process.exit(7)"`}, func(t *testing.T, res *sandbox.Result) {
+		{fixture{Name: "postinstall", Postinstall: `node -e "console.error('native build failed: no compiler'); process.exit(7)"`}, []string{"pkg.install.scripts.present", "pkg.install.scripts.failed"}, nil, func(t *testing.T, res *evidence.Bundle) {
 			if len(res.Install.Scripts) != 1 {
 				t.Fatalf("scripts %+v", res.Install.Scripts)
 			}
@@ -302,14 +320,25 @@ func TestFixtureOutcomes(t *testing.T) {
 			if res.Install.Outcome != "ok" {
 				t.Errorf("a failing script is a finding, not a failed install: %+v", res.Install)
 			}
-			if res.Outcome != evidence.OutcomeOK {
-				t.Errorf("outcome %s: the server still starts", res.Outcome)
+			if res.Sandbox.Outcome != evidence.OutcomeOK {
+				t.Errorf("outcome %s: the server still starts", res.Sandbox.Outcome)
 			}
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.f.Name, func(t *testing.T) {
-			tc.check(t, scanFixture(t, s, tc.f))
+			res, codes := scanFixture(t, s, tc.f)
+			tc.check(t, res)
+			for _, c := range tc.codes {
+				if !codes[c] {
+					t.Errorf("code %s not emitted (got %v)", c, keys(codes))
+				}
+			}
+			for _, c := range tc.not {
+				if codes[c] {
+					t.Errorf("code %s emitted", c)
+				}
+			}
 		})
 	}
 }
@@ -320,11 +349,11 @@ func TestFixtureOutcomes(t *testing.T) {
 func TestTreeCache(t *testing.T) {
 	s := newSandbox(t, func(o *sandbox.Options) { o.TreeCacheDir = treeCache })
 	f := fixture{Name: "cached", Postinstall: `node -e "require('fs').writeFileSync('marker.txt', 'x'); console.log('postinstall ran')"`}
-	first := scanFixture(t, s, f)
-	second := scanFixture(t, s, f)
-	for i, res := range []*sandbox.Result{first, second} {
-		if res.Outcome != evidence.OutcomeOK || res.Install.TreeCache == nil {
-			t.Fatalf("scan %d: outcome %s tree cache %+v", i+1, res.Outcome, res.Install.TreeCache)
+	first, _ := scanFixture(t, s, f)
+	second, _ := scanFixture(t, s, f)
+	for i, res := range []*evidence.Bundle{first, second} {
+		if res.Sandbox.Outcome != evidence.OutcomeOK || res.Install.TreeCache == nil {
+			t.Fatalf("scan %d: outcome %s tree cache %+v", i+1, res.Sandbox.Outcome, res.Install.TreeCache)
 		}
 		if len(res.Install.Scripts) != 1 || !res.Install.Scripts[0].Ran || res.Install.Scripts[0].ExitCode != 0 {
 			t.Errorf("scan %d: scripts %+v", i+1, res.Install.Scripts)
@@ -338,5 +367,31 @@ func TestTreeCache(t *testing.T) {
 	}
 	if first.Install.LockfileSHA256 != second.Install.LockfileSHA256 || first.Contract.SchemaHash != second.Contract.SchemaHash {
 		t.Errorf("a cached tree must give the same evidence")
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestInstallTimeout: a lifecycle script that outlives the install timeout
+// ends the install phase with its own outcome and code, and the killed
+// container is removed.
+func TestInstallTimeout(t *testing.T) {
+	s := newSandbox(t, func(o *sandbox.Options) { o.InstallTimeout = 12 * time.Second })
+	res, codes := scanFixture(t, s, fixture{Name: "slowinstall", Postinstall: `node -e "setTimeout(() => {}, 120000)"`})
+	if res.Sandbox.Outcome != evidence.OutcomeInstallTimeout || res.Install.Outcome != "timeout" || res.Install.FailedStep != "scripts" {
+		t.Fatalf("outcome %s install %+v", res.Sandbox.Outcome, res.Install)
+	}
+	if !codes["pkg.install.timeout"] {
+		t.Errorf("codes %v lack pkg.install.timeout", keys(codes))
+	}
+	if res.Session != nil || res.Signals["sandbox.session"].State == evidence.StateObserved {
+		t.Errorf("the run phase must not have run: %+v %+v", res.Session, res.Signals["sandbox.session"])
 	}
 }
