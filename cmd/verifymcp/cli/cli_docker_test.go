@@ -197,7 +197,11 @@ func TestScanResolvesRange(t *testing.T) {
 		t.Errorf("requested %q", r.Target.Requested)
 	}
 	if r.Sandbox.Outcome != "ok" {
-		t.Errorf("outcome %s", r.Sandbox.Outcome)
+		var full struct {
+			Session any `json:"session"`
+		}
+		json.Unmarshal([]byte(res.stdout), &full)
+		t.Errorf("outcome %s, session %+v", r.Sandbox.Outcome, full.Session)
 	}
 }
 
