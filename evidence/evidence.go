@@ -319,3 +319,120 @@ func Decode(data []byte) (*Bundle, error) {
 	}
 	return &b, nil
 }
+
+// Phases a behaviour event can belong to.
+const (
+	PhaseScripts = "scripts" // the script step of the install phase
+	PhaseRun     = "run"     // the run phase: start-up, handshake, listing, idle
+)
+
+// Behavior is what a package did in the phases it was watched: network
+// attempts seen by the sink, files changed in the home directory, processes
+// spawned, and canary credentials seen leaving. Absence of events means
+// nothing was seen in the time watched (Watches), never that nothing happened.
+type Behavior struct {
+	// Watches says, per phase, how long it was watched and whether each
+	// observer worked for the whole phase.
+	Watches []Watch `json:"watches"`
+	// Canaries names the planted canary credentials (kind and where), never
+	// their values.
+	Canaries  []Canary       `json:"canaries"`
+	Network   []NetEvent     `json:"network"`
+	Files     []FileEvent    `json:"files"`
+	Processes []ProcessEvent `json:"processes"`
+	// Exfiltration lists canary values (or encodings of them) seen in
+	// captured traffic or process arguments.
+	Exfiltration []CanaryHit `json:"exfiltration"`
+}
+
+// Watch describes one watched phase.
+type Watch struct {
+	Phase string `json:"phase"`
+	// WatchedMS is how long the phase was watched.
+	WatchedMS int64 `json:"watched_ms"`
+	// IdleMS is the part of the run phase watched after the listing ended,
+	// with no request from us in flight.
+	IdleMS int64 `json:"idle_ms"`
+	// Sink, Tracer and Files say whether each observer covered the phase:
+	// "ok", or why not ("died", "error: ...", "not_run").
+	Sink   string `json:"sink"`
+	Tracer string `json:"tracer"`
+	Files  string `json:"files"`
+}
+
+// Canary is one planted credential, described without its value.
+type Canary struct {
+	Kind string `json:"kind"` // e.g. aws_secret_access_key, github_token
+	// Where is "env:NAME" or "file:~/.aws/credentials".
+	Where string `json:"where"`
+}
+
+// NetEvent is one network attempt seen by the sink.
+type NetEvent struct {
+	Phase string `json:"phase"`
+	// Package is the package whose lifecycle script was running (script step).
+	Package string    `json:"package,omitempty"`
+	Time    time.Time `json:"time"`
+	// AfterHandshake is set for run-phase events after the MCP listing ended.
+	AfterHandshake bool   `json:"after_handshake"`
+	Kind           string `json:"kind"` // dns, tcp, udp
+	DstIP          string `json:"dst_ip,omitempty"`
+	DstPort        int    `json:"dst_port,omitempty"`
+	// LiteralIP is true for a connection to an address no DNS answer of the
+	// sink gave out (the package used a literal IP).
+	LiteralIP bool   `json:"literal_ip"`
+	DNSName   string `json:"dns_name,omitempty"`
+	DNSType   string `json:"dns_type,omitempty"`
+	SNI       string `json:"sni,omitempty"`
+	// HTTP request line and Host, for plain HTTP.
+	HTTPMethod string `json:"http_method,omitempty"`
+	HTTPTarget string `json:"http_target,omitempty"`
+	HTTPHost   string `json:"http_host,omitempty"`
+	// Preview is the start of what was sent (body or raw bytes), with canary
+	// values masked and secrets redacted.
+	Preview string `json:"preview,omitempty"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// FileEvent is a file created, modified or deleted outside the scratch and
+// install areas.
+type FileEvent struct {
+	Phase     string `json:"phase"`
+	Package   string `json:"package,omitempty"`
+	Path      string `json:"path"`
+	Op        string `json:"op"` // created, modified, deleted
+	Sensitive bool   `json:"sensitive"`
+	// Why names the sensitive class (ssh, npmrc, aws, shell_profile, ...).
+	Why string `json:"why,omitempty"`
+}
+
+// ProcessEvent is one program executed during a phase.
+type ProcessEvent struct {
+	Phase   string    `json:"phase"`
+	Package string    `json:"package,omitempty"`
+	Time    time.Time `json:"time"`
+	PID     int       `json:"pid"`
+	PPID    int       `json:"ppid"`
+	Exe     string    `json:"exe"`
+	// Argv is the command line, redacted and with canary values masked.
+	Argv []string `json:"argv"`
+	// Expected marks processes the sandbox itself started (the entry point,
+	// the script driver, npm running a declared script); the others were
+	// spawned by package code.
+	Expected bool `json:"expected"`
+}
+
+// CanaryHit is a canary credential seen leaving.
+type CanaryHit struct {
+	Canary  Canary `json:"canary"`
+	Phase   string `json:"phase"`
+	Package string `json:"package,omitempty"`
+	// Channel is where it was seen: dns, tls_sni, http_header, http_body,
+	// http_target, tcp, udp, process_argv.
+	Channel string `json:"channel"`
+	// Encoding is how it was written: raw, hex, base64, url, dns_labels.
+	Encoding    string `json:"encoding"`
+	Destination string `json:"destination,omitempty"`
+	// Masked shows the start of the value only.
+	Masked string `json:"masked"`
+}
