@@ -79,6 +79,9 @@ type Bundle struct {
 	Install       *Install           `json:"install"`
 	Session       *Session           `json:"session"`
 	Contract      *contract.Contract `json:"contract"`
+	// Behavior is what the package did while it was watched; nil when the
+	// behaviour signal was not observed.
+	Behavior *Behavior `json:"behavior,omitempty"`
 }
 
 // Signal returns the named signal. A signal that was never recorded comes
