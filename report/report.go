@@ -21,14 +21,21 @@ import (
 )
 
 // SchemaVersion identifies the JSON form of Report and its JSON Schema.
-const SchemaVersion = "verifymcp.report/v1"
+//
+// Version 2 added the required behavior member. It is required, null when
+// behaviour was not captured, because every member of a report is present
+// so that "not captured" (null) and "nothing seen" (empty lists) differ;
+// and version 1's schema forbids unknown members, so a report carrying
+// behavior would not validate against it.
+const SchemaVersion = "verifymcp.report/v2"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
 	"the checks and their states are listed under signals, and a signal that is not observed was not checked. " +
+	"Behaviour was watched only for the time listed under behavior.watches: nothing seen means nothing seen in that time. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v1.schema.json
+//go:embed schema/report.v2.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -47,6 +54,7 @@ type Report struct {
 	Contract      *contract.Contract `json:"contract"` // nil when not captured
 	Session       *Session           `json:"session"`  // nil when the run phase left no evidence
 	Install       *Install           `json:"install"`  // nil when the install phase left no evidence
+	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
 	Findings      []Finding          `json:"findings"`
 	Dimensions    []Dimension        `json:"dimensions"`
 	Score         *float64           `json:"score"` // nil when every dimension was dropped
@@ -162,6 +170,88 @@ type Script struct {
 	OutputTail string `json:"output_tail"`
 }
 
+// Behavior is what the package did in the phases it was watched, as the
+// sandbox recorded it. Canaries are named by kind and place, never by
+// value; the events carry only masked and redacted text.
+type Behavior struct {
+	Watches      []Watch        `json:"watches"`
+	Canaries     []Canary       `json:"canaries"`
+	Network      []NetEvent     `json:"network"`
+	Files        []FileEvent    `json:"files"`
+	Processes    []ProcessEvent `json:"processes"`
+	Exfiltration []CanaryHit    `json:"exfiltration"`
+}
+
+// Watch is one watched phase: how long, and whether each observer (the
+// network sink, the process tracer, the file check) covered all of it.
+type Watch struct {
+	Phase     string `json:"phase"`
+	WatchedMS int64  `json:"watched_ms"`
+	IdleMS    int64  `json:"idle_ms"`
+	Sink      string `json:"sink"`
+	Tracer    string `json:"tracer"`
+	Files     string `json:"files"`
+}
+
+// Canary is one planted canary credential, by kind and place.
+type Canary struct {
+	Kind  string `json:"kind"`
+	Where string `json:"where"`
+}
+
+// NetEvent is one network attempt seen by the sink.
+type NetEvent struct {
+	Phase          string `json:"phase"`
+	Package        string `json:"package"`
+	Time           string `json:"time"` // UTC, RFC 3339; "" when not recorded
+	AfterHandshake bool   `json:"after_handshake"`
+	Kind           string `json:"kind"`
+	DstIP          string `json:"dst_ip"`
+	DstPort        int    `json:"dst_port"`
+	LiteralIP      bool   `json:"literal_ip"`
+	DNSName        string `json:"dns_name"`
+	DNSType        string `json:"dns_type"`
+	SNI            string `json:"sni"`
+	HTTPMethod     string `json:"http_method"`
+	HTTPTarget     string `json:"http_target"`
+	HTTPHost       string `json:"http_host"`
+	Preview        string `json:"preview"`
+	Bytes          int64  `json:"bytes"`
+}
+
+// FileEvent is one file created, modified or deleted.
+type FileEvent struct {
+	Phase     string `json:"phase"`
+	Package   string `json:"package"`
+	Path      string `json:"path"`
+	Op        string `json:"op"`
+	Sensitive bool   `json:"sensitive"`
+	Why       string `json:"why"`
+}
+
+// ProcessEvent is one program executed.
+type ProcessEvent struct {
+	Phase    string   `json:"phase"`
+	Package  string   `json:"package"`
+	Time     string   `json:"time"` // UTC, RFC 3339; "" when not recorded
+	PID      int      `json:"pid"`
+	PPID     int      `json:"ppid"`
+	Exe      string   `json:"exe"`
+	Argv     []string `json:"argv"`
+	Expected bool     `json:"expected"`
+}
+
+// CanaryHit is a canary credential seen leaving, with its value masked.
+type CanaryHit struct {
+	Canary      Canary `json:"canary"`
+	Phase       string `json:"phase"`
+	Package     string `json:"package"`
+	Channel     string `json:"channel"`
+	Encoding    string `json:"encoding"`
+	Destination string `json:"destination"`
+	Masked      string `json:"masked"`
+}
+
 // Finding is one reason code with its catalog remediation.
 type Finding struct {
 	Code        string   `json:"code"`
@@ -254,6 +344,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			})
 		}
 	}
+	rep.Behavior = buildBehavior(b.Behavior)
 	sameRubric := r != nil && r.Version == res.RubricVersion && r.Hash == res.RubricHash
 	for _, f := range res.Findings {
 		rf := Finding{
@@ -276,6 +367,58 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		rep.Dimensions = append(rep.Dimensions, rd)
 	}
 	return rep
+}
+
+// buildBehavior copies the behaviour evidence, in the order recorded.
+func buildBehavior(bh *evidence.Behavior) *Behavior {
+	if bh == nil {
+		return nil
+	}
+	out := &Behavior{
+		Watches:      make([]Watch, 0, len(bh.Watches)),
+		Canaries:     make([]Canary, 0, len(bh.Canaries)),
+		Network:      make([]NetEvent, 0, len(bh.Network)),
+		Files:        make([]FileEvent, 0, len(bh.Files)),
+		Processes:    make([]ProcessEvent, 0, len(bh.Processes)),
+		Exfiltration: make([]CanaryHit, 0, len(bh.Exfiltration)),
+	}
+	for _, w := range bh.Watches {
+		out.Watches = append(out.Watches, Watch{Phase: w.Phase, WatchedMS: w.WatchedMS, IdleMS: w.IdleMS, Sink: w.Sink, Tracer: w.Tracer, Files: w.Files})
+	}
+	for _, c := range bh.Canaries {
+		out.Canaries = append(out.Canaries, Canary{Kind: c.Kind, Where: c.Where})
+	}
+	for _, e := range bh.Network {
+		out.Network = append(out.Network, NetEvent{
+			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake,
+			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, DNSName: e.DNSName, DNSType: e.DNSType,
+			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
+		})
+	}
+	for _, f := range bh.Files {
+		out.Files = append(out.Files, FileEvent{Phase: f.Phase, Package: f.Package, Path: f.Path, Op: f.Op, Sensitive: f.Sensitive, Why: f.Why})
+	}
+	for _, p := range bh.Processes {
+		out.Processes = append(out.Processes, ProcessEvent{
+			Phase: p.Phase, Package: p.Package, Time: eventTime(p.Time), PID: p.PID, PPID: p.PPID,
+			Exe: p.Exe, Argv: nonNil(p.Argv), Expected: p.Expected,
+		})
+	}
+	for _, h := range bh.Exfiltration {
+		out.Exfiltration = append(out.Exfiltration, CanaryHit{
+			Canary: Canary{Kind: h.Canary.Kind, Where: h.Canary.Where}, Phase: h.Phase, Package: h.Package,
+			Channel: h.Channel, Encoding: h.Encoding, Destination: h.Destination, Masked: h.Masked,
+		})
+	}
+	return out
+}
+
+// eventTime formats an event's time in UTC, or "" when it was not recorded.
+func eventTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // normalizedContract returns a copy of c whose lists are never nil.

@@ -20,19 +20,28 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixtures are the bundles under testdata/, each with a golden report.
-var fixtures = []string{"everything", "install_failed", "crashed", "hostile"}
+var fixtures = []string{"everything", "install_failed", "crashed", "hostile", "behavior"}
+
+// v1Fixtures are the fixtures whose reports under rubric v1 (report schema
+// v1) are kept under testdata/rubric_v1, exactly as released.
+var v1Fixtures = []string{"everything", "install_failed", "crashed", "hostile"}
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema()))
+	return compileSchemaBytes(t, "report.v2.schema.json", Schema())
+}
+
+func compileSchemaBytes(t *testing.T, name string, data []byte) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("schema is not JSON: %v", err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("report.v1.schema.json", doc); err != nil {
+	if err := c.AddResource(name, doc); err != nil {
 		t.Fatal(err)
 	}
-	sch, err := c.Compile("report.v1.schema.json")
+	sch, err := c.Compile(name)
 	if err != nil {
 		t.Fatalf("compile schema: %v", err)
 	}
@@ -153,7 +162,8 @@ func TestSchemaRejects(t *testing.T) {
 			m["signals"].(map[string]any)["osv"].(map[string]any)["state"] = "clean"
 		}},
 		{"rubric_version_missing", func(m map[string]any) { delete(m["rubric"].(map[string]any), "version") }},
-		{"schema_version_other", func(m map[string]any) { m["schema_version"] = "verifymcp.report/v2" }},
+		{"schema_version_other", func(m map[string]any) { m["schema_version"] = "verifymcp.report/v1" }},
+		{"behavior_omitted", func(m map[string]any) { delete(m, "behavior") }},
 		{"score_as_string", func(m map[string]any) { m["score"] = "47.4" }},
 		{"score_above_100", func(m map[string]any) { m["score"] = 101.0 }},
 		{"extra_top_level_key", func(m map[string]any) { m["verdict"] = "safe" }},
@@ -211,7 +221,7 @@ func TestEmptyListsArePresent(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]string{"findings": "[]", "dimensions": "[]", "session": "null", "install": "null", "score": "null"} {
+	for key, want := range map[string]string{"findings": "[]", "dimensions": "[]", "session": "null", "install": "null", "behavior": "null", "score": "null"} {
 		if got := string(m[key]); got != want {
 			t.Errorf("%s = %s, want %s", key, got, want)
 		}

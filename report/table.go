@@ -27,6 +27,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	t.score(rep)
 	t.signals(rep)
 	t.tools(rep)
+	t.behavior(rep)
 	t.findings(rep)
 	t.line("")
 	t.line("NOTICE")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -88,10 +89,17 @@ func Evaluate(b *evidence.Bundle, r *Rubric) Result {
 		RubricHash:    r.Hash,
 		Dimensions:    make([]DimensionScore, 0, len(r.Dimensions)),
 	}
-	p := &probe{b: b, r: r, p: &r.Params, findings: make([]Finding, 0, 32)}
+	p := &probe{b: b, r: r, p: &r.Params, findings: make([]Finding, 0, 16)}
 	var sum, weights float64
-	for _, d := range r.Dimensions {
-		v := gate(b, d)
+	// The gate depends on the signals alone, and dimensions that share
+	// their signals are listed together, so one gate serves a run of them.
+	var lastSignals []string
+	var lastGate verdict
+	for i, d := range r.Dimensions {
+		if i == 0 || !slices.Equal(lastSignals, d.Signals) {
+			lastSignals, lastGate = d.Signals, gate(b, d)
+		}
+		v := lastGate
 		if v.state == StateScored {
 			sc, ok := scorers[d.ID]
 			if !ok {
@@ -148,9 +156,11 @@ var laterPhases = map[string]bool{
 }
 
 // gate decides from the signal states alone whether a dimension can be
-// scored.
+// scored. Rescoring a store runs it for every dimension of every bundle,
+// so the common reasons are built by concatenation, without fmt.
 func gate(b *evidence.Bundle, d Dimension) verdict {
 	var skipped []string
+	var onlySkip string // the reason when exactly one signal is not_assessed
 	for _, name := range d.Signals {
 		s, ok := b.Signals[name]
 		if !ok {
@@ -164,13 +174,27 @@ func gate(b *evidence.Bundle, d Dimension) verdict {
 			if laterPhases[name] && b.Sandbox.Outcome != "" && b.Sandbox.Outcome != evidence.OutcomeOK {
 				return zeroPoint(fmt.Sprintf("signal %s was not assessed because the sandbox run ended with %s; a failed phase earns no credit", name, b.Sandbox.Outcome))
 			}
-			skipped = append(skipped, fmt.Sprintf("signal %s is not_assessed%s", name, because(s.Reason)))
+			why := "signal " + name + " is not_assessed"
+			if s.Reason != "" {
+				why = "signal " + name + " is not_assessed: " + s.Reason
+			}
+			if onlySkip == "" && skipped == nil {
+				onlySkip = why
+				continue
+			}
+			if skipped == nil {
+				skipped = []string{onlySkip}
+			}
+			skipped = append(skipped, why)
 		default:
 			return zeroPoint(fmt.Sprintf("signal %s has unknown state %q", name, s.State))
 		}
 	}
-	if len(skipped) > 0 {
+	switch {
+	case len(skipped) > 0:
 		return dropped(strings.Join(skipped, "; "))
+	case onlySkip != "":
+		return dropped(onlySkip)
 	}
 	return verdict{state: StateScored}
 }
@@ -265,5 +289,10 @@ func clamp(x float64) float64 { return math.Max(0, math.Min(100, x)) }
 
 // formatScore prints a score without trailing zeros: 100, 87.5.
 func formatScore(x float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", x), "0"), ".")
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], x, 'f', 1, 64)
+	if i := len(b) - 1; b[i] == '0' && b[i-1] == '.' {
+		b = b[:i-1]
+	}
+	return string(b)
 }

@@ -3,9 +3,11 @@ package rubric
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,22 +99,47 @@ type probeCase struct {
 	want   outcome
 }
 
+// mustLoad loads an embedded rubric version.
+func mustLoad(t testing.TB, version string) *Rubric {
+	t.Helper()
+	r, err := Load(version)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", version, err)
+	}
+	return r
+}
+
+// runProbeCases runs each case under every rubric version that has the
+// dimension: a probe shared by versions must give the same outcome in
+// each (only the weights differ).
 func runProbeCases(t *testing.T, dimension string, tests []probeCase) {
 	t.Helper()
+	var rubrics []*Rubric
+	for _, v := range Versions() {
+		r := mustLoad(t, v)
+		if _, ok := r.Dimension(dimension); ok {
+			rubrics = append(rubrics, r)
+		}
+	}
+	if len(rubrics) == 0 {
+		t.Fatalf("no rubric version has dimension %s", dimension)
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := okBundle()
-			if tt.modify != nil {
-				tt.modify(b)
-			}
-			got := outcomeOf(Evaluate(b, Current()), dimension)
-			if tt.want.Findings == nil {
-				tt.want.Findings = []string{}
-			}
-			if d := diff(tt.want, got); d != "" {
-				t.Errorf("%s (-want +got):\n%s", dimension, d)
-			}
-		})
+		for _, r := range rubrics {
+			t.Run(tt.name+"/v"+r.Version, func(t *testing.T) {
+				b := okBundle()
+				if tt.modify != nil {
+					tt.modify(b)
+				}
+				got := outcomeOf(Evaluate(b, r), dimension)
+				if tt.want.Findings == nil {
+					tt.want.Findings = []string{}
+				}
+				if d := diff(tt.want, got); d != "" {
+					t.Errorf("%s (-want +got):\n%s", dimension, d)
+				}
+			})
+		}
 	}
 }
 
@@ -606,6 +633,8 @@ func TestContradictionEvidence(t *testing.T) {
 	}
 }
 
+// TestComposite pins composites under rubric v1, whose weights the comments
+// spell out; TestCompositeV2 does the same for v2.
 func TestComposite(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -671,7 +700,7 @@ func TestComposite(t *testing.T) {
 			if tt.modify != nil {
 				tt.modify(b)
 			}
-			res := Evaluate(b, Current())
+			res := Evaluate(b, mustLoad(t, "1"))
 			if d := diff(tt.want, res.Score); d != "" {
 				t.Errorf("Score (-want +got):\n%s\ndimensions: %+v", d, res.Dimensions)
 			}
@@ -680,10 +709,11 @@ func TestComposite(t *testing.T) {
 }
 
 func TestGateReasons(t *testing.T) {
+	v1 := mustLoad(t, "1")
 	b := okBundle()
 	b.Signals[evidence.SignalSession] = sig("not_assessed", "--install-only")
 	b.Signals[evidence.SignalContract] = sig("error", "listing panicked")
-	res := Evaluate(b, Current())
+	res := Evaluate(b, v1)
 	got := dim(res, "spec_recency")
 	want := DimensionScore{ID: "spec_recency", Weight: 10, State: StateZeroPoint, Score: 0,
 		Reason: "signal contract is error: listing panicked"}
@@ -697,7 +727,7 @@ func TestGateReasons(t *testing.T) {
 		t.Errorf("session (-want +got):\n%s", d)
 	}
 	delete(b.Signals, evidence.SignalInstall)
-	got = dim(Evaluate(b, Current()), "installability")
+	got = dim(Evaluate(b, v1), "installability")
 	want = DimensionScore{ID: "installability", Weight: 15, State: StateZeroPoint, Score: 0,
 		Reason: "signal sandbox.install is not recorded in the bundle"}
 	if d := diff(want, got); d != "" {
@@ -720,6 +750,7 @@ func loadBundle(t testing.TB, name string) *evidence.Bundle {
 
 func TestEvaluateDeterministic(t *testing.T) {
 	b := loadBundle(t, "everything.bundle.json")
+	watched(func(bh *evidence.Behavior) { *bh = *richBehavior() })(b)
 	b.Session.ListErrors = map[string]string{"prompts/list": "a", "resources/list": "b", "resources/templates/list": "c"}
 	b.Install.Scripts = []evidence.Script{
 		{Package: "z", Event: "postinstall", Ran: true, ExitCode: 1},
@@ -739,6 +770,17 @@ func TestEvaluateDeterministic(t *testing.T) {
 			ct.Tools[l], ct.Tools[r] = ct.Tools[r], ct.Tools[l]
 		}
 		c.Contract = &ct
+		// And the behaviour events.
+		bh := *b.Behavior
+		bh.Network = slices.Clone(bh.Network)
+		slices.Reverse(bh.Network)
+		bh.Processes = slices.Clone(bh.Processes)
+		slices.Reverse(bh.Processes)
+		bh.Files = slices.Clone(bh.Files)
+		slices.Reverse(bh.Files)
+		bh.Exfiltration = slices.Clone(bh.Exfiltration)
+		slices.Reverse(bh.Exfiltration)
+		c.Behavior = &bh
 		if i%2 == 1 {
 			c = *b
 		}
@@ -753,9 +795,10 @@ func TestEvaluateDeterministic(t *testing.T) {
 }
 
 // TestEverything pins the score of the realistic fixture, whose tools
-// mirror @modelcontextprotocol/server-everything.
+// mirror @modelcontextprotocol/server-everything, under rubric v1.
 func TestEverything(t *testing.T) {
-	res := Evaluate(loadBundle(t, "everything.bundle.json"), Current())
+	v1 := mustLoad(t, "1")
+	res := Evaluate(loadBundle(t, "everything.bundle.json"), v1)
 	var codes []string
 	for _, f := range res.Findings {
 		codes = append(codes, strings.TrimSpace(f.Code+" "+f.Subject))
@@ -777,8 +820,8 @@ func TestEverything(t *testing.T) {
 	if d := diff(ptr(95.1), res.Score); d != "" {
 		t.Errorf("Score (-want +got):\n%s", d)
 	}
-	if res.RubricVersion != "1" || res.RubricHash != Current().Hash {
-		t.Errorf("result carries rubric %s %s, want 1 %s", res.RubricVersion, res.RubricHash, Current().Hash)
+	if res.RubricVersion != "1" || res.RubricHash != v1.Hash {
+		t.Errorf("result carries rubric %s %s, want 1 %s", res.RubricVersion, res.RubricHash, v1.Hash)
 	}
 	for _, f := range res.Findings {
 		if f.Kind == KindMeasurement && f.Value == nil {
@@ -798,6 +841,7 @@ func TestFindingsMatchCatalog(t *testing.T) {
 	b.Session.ListErrors = map[string]string{"prompts/list": "x"}
 	b.Install.Scripts = []evidence.Script{{Package: "a", Event: "install", Ran: true, ExitCode: 2}}
 	b.Contract.Tools = append(b.Contract.Tools, contract.Tool{Name: "rm", Annotations: &contract.Annotations{ReadOnlyHint: true, Title: "Delete"}})
+	watched(func(bh *evidence.Behavior) { *bh = *richBehavior() })(b)
 	res := Evaluate(b, Current())
 	seen := map[string]bool{}
 	for _, f := range res.Findings {
@@ -817,8 +861,13 @@ func TestFindingsMatchCatalog(t *testing.T) {
 		}
 		seen[f.Code] = true
 	}
-	if len(seen) < 10 {
+	if len(seen) < 22 {
 		t.Errorf("only %d distinct codes fired; the fixture should exercise most probes", len(seen))
+	}
+	for _, c := range Current().Codes {
+		if strings.HasPrefix(c.Code, "pkg.behavior.") && !seen[c.Code] {
+			t.Errorf("%s did not fire; the rich behaviour should exercise every behaviour code", c.Code)
+		}
 	}
 }
 
@@ -828,5 +877,30 @@ func BenchmarkEvaluate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Evaluate(bundle, r)
+	}
+}
+
+// BenchmarkEvaluateBehavior evaluates the fixture with rich behaviour
+// evidence, every behaviour probe firing.
+func BenchmarkEvaluateBehavior(b *testing.B) {
+	bundle := loadBundle(b, "everything.bundle.json")
+	watched(func(bh *evidence.Behavior) { *bh = *richBehavior() })(bundle)
+	r := Current()
+	b.ReportAllocs()
+	for b.Loop() {
+		Evaluate(bundle, r)
+	}
+}
+
+func TestFormatScore(t *testing.T) {
+	// The reference is the formula formatScore replaced, which results
+	// stored under rubric v1 were written with.
+	ref := func(x float64) string {
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", x), "0"), ".")
+	}
+	for _, x := range []float64{0, 100, 87.5, 92.3, 66.66666, 0.04, 0.05, -0.0, 99.95, 1e21, -3, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got, want := formatScore(x), ref(x); got != want {
+			t.Errorf("formatScore(%v) = %q, want %q", x, got, want)
+		}
 	}
 }

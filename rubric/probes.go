@@ -15,7 +15,7 @@ import (
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
-// Reason codes emitted by the probes of rubric v1.
+// Reason codes emitted by the probes of rubric v1 (and kept by v2).
 const (
 	CodeInstallFailed           = "pkg.install.failed"
 	CodeInstallTimeout          = "pkg.install.timeout"
@@ -89,6 +89,29 @@ var scorers = map[string]scorer{
 			CodeToolDestructive: KindFinding,
 		},
 		score: scoreActionSafety,
+	},
+	DimensionEgress: {
+		emits: map[string]Kind{
+			CodeDNSLookup: KindFinding, CodeEgressAttempt: KindFinding,
+			CodeEgressLiteralIP: KindFinding, CodeBeacon: KindFinding,
+		},
+		score: scoreEgress,
+	},
+	DimensionExfiltration: {
+		emits: map[string]Kind{CodeCanaryExfiltration: KindFinding},
+		score: scoreExfiltration,
+	},
+	DimensionSecretHandling: {
+		emits: map[string]Kind{CodeFileSensitiveWrite: KindFinding},
+		score: scoreSecretHandling,
+	},
+	DimensionExecutionSafety: {
+		emits: map[string]Kind{
+			CodeFileWrite: KindFinding, CodeProcessSpawn: KindFinding, CodeProcessShell: KindFinding,
+			CodeProcessNetworkTool: KindFinding, CodeProcessPackageManager: KindFinding,
+			CodeObserverIncomplete: KindFinding,
+		},
+		score: scoreExecutionSafety,
 	},
 }
 
@@ -312,10 +335,10 @@ func scoreSpecRecency(p *probe) verdict {
 		score = p.p.SpecRecency.UnlistedScore
 	}
 	if score < 100 {
-		p.emit(CodeSpecOutdated, "", fmt.Sprintf("the negotiated protocol version %q is not a current revision", v),
-			p.clip(fmt.Sprintf("protocol version %q", v)))
+		p.emit(CodeSpecOutdated, "", "the negotiated protocol version "+strconv.Quote(v)+" is not a current revision",
+			p.clip("protocol version "+strconv.Quote(v)))
 	}
-	return scored(score, fmt.Sprintf("protocol version %q", v))
+	return scored(score, "protocol version "+strconv.Quote(v))
 }
 
 // tools returns the listed tools, or a verdict when there are none to judge.
@@ -358,7 +381,7 @@ func scoreSchemaCompleteness(p *probe) verdict {
 		}
 	}
 	pct := 100 * sum / float64(len(tools))
-	p.measure(CodeSchemaCompleteness, fmt.Sprintf("input schemas are %s%% complete over %s", formatScore(round1(pct)), plural(len(tools), "tool")), pct)
+	p.measure(CodeSchemaCompleteness, "input schemas are "+formatScore(round1(pct))+"% complete over "+plural(len(tools), "tool"), pct)
 	reason := "mean schema completeness over " + plural(len(tools), "tool")
 	if missing > 0 {
 		reason += fmt.Sprintf("; %d without an object schema", missing)
@@ -482,8 +505,8 @@ func scoreDescriptionCoverage(p *probe) verdict {
 			p.clip(fmt.Sprintf("description (%d characters): %q", n, d)))
 	}
 	pct := 100 * float64(described) / float64(len(tools))
-	p.measure(CodeDescriptionCoverage, fmt.Sprintf("%d of %s described", described, plural(len(tools), "tool")), pct)
-	return scored(pct, fmt.Sprintf("%d of %s with a description of at least %d characters", described, plural(len(tools), "tool"), minChars))
+	p.measure(CodeDescriptionCoverage, strconv.Itoa(described)+" of "+plural(len(tools), "tool")+" described", pct)
+	return scored(pct, strconv.Itoa(described)+" of "+plural(len(tools), "tool")+" with a description of at least "+strconv.Itoa(minChars)+" characters")
 }
 
 func scoreActionSafety(p *probe) verdict {
@@ -498,7 +521,7 @@ func scoreActionSafety(p *probe) verdict {
 		if a == nil {
 			absent++
 			p.emit(CodeAnnotationAbsent, t.Name,
-				fmt.Sprintf("tool %q declares no annotations, so by the specification's defaults it is destructive and open-world", t.Name),
+				"tool "+strconv.Quote(t.Name)+" declares no annotations, so by the specification's defaults it is destructive and open-world",
 				"annotations: none")
 		}
 		if a != nil && a.ReadOnlyHint {
@@ -510,11 +533,11 @@ func scoreActionSafety(p *probe) verdict {
 			}
 		}
 		if t.Destructive() {
-			p.emit(CodeToolDestructive, t.Name, fmt.Sprintf("tool %q is destructive by its effective annotations", t.Name), destructiveBasis(a))
+			p.emit(CodeToolDestructive, t.Name, "tool "+strconv.Quote(t.Name)+" is destructive by its effective annotations", destructiveBasis(a))
 		}
 	}
 	score := 100 - ap.ContradictionPenalty*float64(contradictions) - ap.AbsentSharePenalty*float64(absent)/float64(len(tools))
-	return scored(score, fmt.Sprintf("%d of %s without annotations; %s", absent, plural(len(tools), "tool"), plural(contradictions, "read-only contradiction")))
+	return scored(score, strconv.Itoa(absent)+" of "+plural(len(tools), "tool")+" without annotations; "+plural(contradictions, "read-only contradiction"))
 }
 
 // writeVerb returns the first write verb among the tokens of the tool's

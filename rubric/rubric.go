@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "1"
+const CurrentVersion = "2"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -126,6 +126,9 @@ type Parameters struct {
 	SpecRecency         SpecRecencyParams         `yaml:"spec_recency"`
 	DescriptionCoverage DescriptionCoverageParams `yaml:"description_coverage"`
 	ActionSafety        ActionSafetyParams        `yaml:"action_safety"`
+	// Behavior parameterises the behaviour dimensions. It is required by a
+	// rubric that has any of them, and absent from rubric v1.
+	Behavior *BehaviorParams `yaml:"behavior"`
 }
 
 // SessionParams parameterise the session dimension.
@@ -156,6 +159,35 @@ type ActionSafetyParams struct {
 	ContradictionPenalty float64  `yaml:"contradiction_penalty"`
 	AbsentSharePenalty   float64  `yaml:"absent_share_penalty"`
 	WriteVerbs           []string `yaml:"write_verbs"`
+}
+
+// BehaviorParams parameterise the behaviour dimensions (rubric v2 on).
+type BehaviorParams struct {
+	Egress          EgressParams          `yaml:"egress"`
+	ExecutionSafety ExecutionSafetyParams `yaml:"execution_safety"`
+}
+
+// EgressParams parameterise the egress_resilience dimension.
+type EgressParams struct {
+	DNSOnlyScore float64 `yaml:"dns_only_score"`
+	AttemptScore float64 `yaml:"attempt_score"`
+	// BeaconBurstGapMS: run-phase network events after the listing that
+	// follow the previous one by less than this belong to one attempt.
+	BeaconBurstGapMS int64 `yaml:"beacon_burst_gap_ms"`
+}
+
+// ExecutionSafetyParams parameterise the execution_safety dimension.
+type ExecutionSafetyParams struct {
+	SpawnPenalty     float64 `yaml:"spawn_penalty"`
+	FileWritePenalty float64 `yaml:"file_write_penalty"`
+	// Program names, matched against the base name of a process's
+	// executable and of its argv[0].
+	Shells          []string `yaml:"shells"`
+	NetworkTools    []string `yaml:"network_tools"`
+	PackageManagers []string `yaml:"package_managers"`
+	// MultiCall names binaries (busybox) that run the applet named by
+	// their first argument.
+	MultiCall []string `yaml:"multi_call"`
 }
 
 // file is the YAML layout of a rubric file.
@@ -400,7 +432,64 @@ func (r *Rubric) validate() error {
 	}
 
 	errs = append(errs, r.Params.validate()...)
+	if r.usesBehavior() {
+		errs = append(errs, r.Params.Behavior.validate()...)
+	}
 	return errors.Join(errs...)
+}
+
+// usesBehavior reports whether any dimension of r is a behaviour dimension,
+// whose probe reads parameters.behavior.
+func (r *Rubric) usesBehavior() bool {
+	for _, d := range r.Dimensions {
+		if behaviorDimensions[d.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *BehaviorParams) validate() []error {
+	if p == nil {
+		return []error{errors.New("parameters.behavior: missing, and the rubric has behaviour dimensions")}
+	}
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("parameters.behavior."+format, args...))
+	}
+	score := func(name string, v float64) {
+		if v < 0 || v > 100 || math.IsNaN(v) {
+			add("%s: %v outside 0..100", name, v)
+		}
+	}
+	penalty := func(name string, v float64) {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			add("%s: %v must be 0 or more", name, v)
+		}
+	}
+	programs := func(name string, names []string) {
+		if len(names) == 0 {
+			add("%s: empty", name)
+		}
+		for _, n := range names {
+			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/ \t\n") {
+				add("%s: %q is not a program's base name", name, n)
+			}
+		}
+	}
+	score("egress.dns_only_score", p.Egress.DNSOnlyScore)
+	score("egress.attempt_score", p.Egress.AttemptScore)
+	if p.Egress.BeaconBurstGapMS < 0 {
+		add("egress.beacon_burst_gap_ms: %d must be 0 or more", p.Egress.BeaconBurstGapMS)
+	}
+	es := p.ExecutionSafety
+	penalty("execution_safety.spawn_penalty", es.SpawnPenalty)
+	penalty("execution_safety.file_write_penalty", es.FileWritePenalty)
+	programs("execution_safety.shells", es.Shells)
+	programs("execution_safety.network_tools", es.NetworkTools)
+	programs("execution_safety.package_managers", es.PackageManagers)
+	programs("execution_safety.multi_call", es.MultiCall)
+	return errs
 }
 
 func (p Parameters) validate() []error {

@@ -25,7 +25,10 @@ import (
 // invalid UTF-8, a number that does not fit, a type it does not know) it
 // gives up and evidence.Decode decodes the bytes instead, so correctness
 // never depends on the fast path covering every case. The equivalence is
-// tested, including by fuzzing, against evidence.Decode.
+// tested, including by fuzzing, against evidence.Decode, for bundles with
+// and without behaviour evidence: the fast path derives its decoders from
+// the evidence types by reflection, so a field added there (as behavior
+// was) is decoded natively, and any type it cannot reproduce falls back.
 func DecodeBundle(data []byte) (*evidence.Bundle, error) {
 	var b evidence.Bundle
 	if err := fastUnmarshal(data, &b); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -130,9 +131,16 @@ func randomJSON(r *rand.Rand, depth int) any {
 // rescoring silently loses its speed.
 func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	// withBehavior counts bundles whose behaviour holds events of every
+	// kind, so that the test fails if behaviour stops being exercised.
+	withBehavior := 0
 	for i := range 2000 {
 		var src evidence.Bundle
 		fill(r, reflect.ValueOf(&src).Elem(), 0)
+		if bh := src.Behavior; bh != nil && len(bh.Watches) > 0 && len(bh.Network) > 0 && len(bh.Files) > 0 &&
+			len(bh.Processes) > 0 && len(bh.Exfiltration) > 0 {
+			withBehavior++
+		}
 		data, err := json.Marshal(&src)
 		if err != nil {
 			t.Fatal(err)
@@ -153,6 +161,51 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("bundle %d decodes differently (-want +got):\n%s", i, diff(want, got))
 		}
 	}
+	if withBehavior < 100 {
+		t.Errorf("only %d of 2000 random bundles carried behaviour events of every kind", withBehavior)
+	}
+}
+
+// TestDecodeBehaviorFixture decodes a bundle with rich behaviour evidence
+// (canary-derived DNS lookups, a literal-IP beacon, shell and curl
+// processes, canary hits) both ways, indented as written and compacted as
+// the store holds it, and checks that the fast path takes it.
+func TestDecodeBehaviorFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "behavior.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		t.Fatal(err)
+	}
+	for name, input := range map[string][]byte{"indented": data, "compact": compact.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			var fast evidence.Bundle
+			if err := fastUnmarshal(input, &fast); err != nil {
+				t.Fatalf("the fast path declined the behaviour fixture: %v", err)
+			}
+			want, err := evidence.Decode(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeBundle(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("DecodeBundle differs from evidence.Decode (-want +got):\n%s", diff(want, got))
+			}
+			bh := got.Behavior
+			if bh == nil || len(bh.Watches) != 2 || len(bh.Canaries) != 6 || len(bh.Network) != 8 || len(bh.Files) != 2 ||
+				len(bh.Processes) != 5 || len(bh.Exfiltration) != 3 {
+				t.Fatalf("behaviour not decoded in full: %+v", bh)
+			}
+			if e := bh.Network[5]; !e.LiteralIP || !e.AfterHandshake || e.DstPort != 8080 || e.Time.Nanosecond() != 118e6 {
+				t.Errorf("network[5] = %+v", e)
+			}
+		})
+	}
 }
 
 // TestFastDecodeDeclines checks inputs whose encoding/json semantics the
@@ -164,11 +217,29 @@ func TestFastDecodeDeclines(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := string(base)
+	bdata, err := os.ReadFile(filepath.Join("testdata", "behavior.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := string(bdata)
 	tests := []struct {
 		name string
 		data string
 		fast bool // the fast path takes it
 	}{
+		{"behavior_null", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "verifymcp.evidence/v1", "behavior": null,`, 1), true},
+		{"behavior_wrong_type", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "verifymcp.evidence/v1", "behavior": [],`, 1), false},
+		{"behavior_duplicate_key", strings.Replace(bb, `"sink": "ok",`, `"sink": "died", "sink": "ok",`, 1), false},
+		{"behavior_key_in_other_case", strings.Replace(bb, `"literal_ip": true`, `"Literal_IP": true`, 1), false},
+		{"behavior_bad_time", strings.Replace(bb, `"2026-11-28T10:15:21.412Z"`, `"yesterday"`, 1), false},
+		{"behavior_time_offset", strings.Replace(bb, `"2026-11-28T10:15:21.412Z"`, `"2026-11-28T11:15:21.412+01:00"`, 1), true},
+		{"behavior_bool_as_string", strings.Replace(bb, `"after_handshake": true`, `"after_handshake": "true"`, 1), false},
+		{"behavior_port_as_float", strings.Replace(bb, `"dst_port": 8080`, `"dst_port": 8080.0`, 1), false},
+		{"behavior_argv_null", strings.Replace(bb, `"argv": [
+          "node",
+          "scripts/setup.js"
+        ]`, `"argv": null`, 1), true},
+		{"behavior_escaped_masked_value", strings.Replace(bb, `"masked": "ghp_Zk…"`, `"masked": "ghp_Zk\u2026\ud83d\ude80"`, 1), true},
 		{"duplicate_key", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "x", "schema_version": "verifymcp.evidence/v1",`, 1), false},
 		{"key_in_other_case", strings.Replace(b, `"packages": 112`, `"Packages": 112`, 1), false},
 		{"escaped_key", strings.Replace(b, `"packages": 112`, `"p\u0061ckages": 112`, 1), false},
@@ -183,6 +254,9 @@ func TestFastDecodeDeclines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.data == b || tt.data == bb {
+				t.Fatal("the mutation changed nothing")
+			}
 			var fb evidence.Bundle
 			if err := fastUnmarshal([]byte(tt.data), &fb); (err == nil) != tt.fast {
 				t.Errorf("fast path error %v, want it to take the input: %v", err, tt.fast)
@@ -209,6 +283,14 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"session":{"exit_code":null,"list_errors":{}},"contract":{"tools":[{"input_schema":{"type":"object"}}]}}`))
 	f.Add([]byte(`{"run":{"date":"2026-05-04T09:30:12.5+05:30"},"target":{"published_at":null,"args":[]}}`))
 	f.Add([]byte(`{"target":{"name":"\u00e9\ud83d\ude80\n"}} `))
+	if bdata, err := os.ReadFile(filepath.Join("testdata", "behavior.bundle.json")); err != nil {
+		f.Fatal(err)
+	} else {
+		f.Add(bdata)
+	}
+	f.Add([]byte(`{"behavior":{"watches":[{"phase":"run","watched_ms":45300,"sink":"ok","sink":"died"}],"network":[{"time":"2026-11-28T10:15:39.118Z","after_handshake":true,"dst_port":8080,"literal_ip":true}]}}`))
+	f.Add([]byte(`{"behavior":{"processes":[{"argv":null,"pid":-1,"time":null}],"exfiltration":[{"canary":{"kind":"x"},"masked":"\u0077J…"}],"files":[]}}`))
+	f.Add([]byte(`{"behavior":null,"Behavior":{"canaries":[{"Kind":"a","kind":"b"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got, want evidence.Bundle
 		if fastUnmarshal(data, &got) != nil {

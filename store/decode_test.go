@@ -10,8 +10,16 @@ import (
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
-func BenchmarkDecode(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("testdata", "everything.bundle.json"))
+// BenchmarkDecode decodes the server-everything fixture (no behaviour
+// evidence, like most stored bundles) and, as BenchmarkDecodeBehavior,
+// the fixture with rich behaviour evidence, both ways.
+func BenchmarkDecode(b *testing.B) { benchmarkDecode(b, "everything.bundle.json") }
+
+// BenchmarkDecodeBehavior decodes a bundle with rich behaviour evidence.
+func BenchmarkDecodeBehavior(b *testing.B) { benchmarkDecode(b, "behavior.bundle.json") }
+
+func benchmarkDecode(b *testing.B, fixture string) {
+	data, err := os.ReadFile(filepath.Join("testdata", fixture))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,12 +48,14 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func TestFastPathTakenForFixture(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "everything.bundle.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b evidence.Bundle
-	if err := fastUnmarshal(data, &b); err != nil {
-		t.Fatalf("fast path declined the fixture: %v", err)
+	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b evidence.Bundle
+		if err := fastUnmarshal(data, &b); err != nil {
+			t.Fatalf("fast path declined %s: %v", name, err)
+		}
 	}
 }

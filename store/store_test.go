@@ -31,7 +31,9 @@ func openTemp(t *testing.T) *Store {
 }
 
 // run returns the fixture as run id, with its bytes (indented, as a user
-// might have written them) and its result under the current rubric.
+// might have written them) and its result under rubric v1. The tests save
+// runs scored under "1" and rescore or filter under "2", so they pin the
+// version rather than follow rubric.Current.
 func run(t *testing.T, id string, date time.Time) ([]byte, *evidence.Bundle, rubric.Result) {
 	t.Helper()
 	b := loadFixture(t, "everything.bundle.json")
@@ -41,7 +43,11 @@ func run(t *testing.T, id string, date time.Time) ([]byte, *evidence.Bundle, rub
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data, b, rubric.Evaluate(b, rubric.Current())
+	v1, err := rubric.Load("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, b, rubric.Evaluate(b, v1)
 }
 
 var day = time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)

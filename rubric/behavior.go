@@ -1,0 +1,697 @@
+package rubric
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// Reason codes emitted by the behaviour probes of rubric v2. All of them
+// come from the sandbox.behavior signal, so a benchmark case can scope
+// itself to behaviour with the prefix pkg.behavior.
+const (
+	CodeDNSLookup             = "pkg.behavior.dns.lookup"
+	CodeEgressAttempt         = "pkg.behavior.egress.attempt"
+	CodeEgressLiteralIP       = "pkg.behavior.egress.literal_ip"
+	CodeBeacon                = "pkg.behavior.beacon"
+	CodeCanaryExfiltration    = "pkg.behavior.canary_exfiltration"
+	CodeFileSensitiveWrite    = "pkg.behavior.file.sensitive_write"
+	CodeFileWrite             = "pkg.behavior.file.write"
+	CodeProcessSpawn          = "pkg.behavior.process.spawn"
+	CodeProcessShell          = "pkg.behavior.process.shell"
+	CodeProcessNetworkTool    = "pkg.behavior.process.network_tool"
+	CodeProcessPackageManager = "pkg.behavior.process.package_manager"
+	CodeObserverIncomplete    = "pkg.behavior.observer.incomplete"
+)
+
+// Behaviour dimensions.
+const (
+	DimensionEgress          = "egress_resilience"
+	DimensionExfiltration    = "exfiltration_resilience"
+	DimensionSecretHandling  = "secret_handling"
+	DimensionExecutionSafety = "execution_safety"
+)
+
+// behaviorDimensions are the dimensions whose probes read
+// parameters.behavior.
+var behaviorDimensions = map[string]bool{
+	DimensionEgress: true, DimensionExfiltration: true, DimensionSecretHandling: true, DimensionExecutionSafety: true,
+}
+
+// observer is one of the three behaviour observers a Watch reports on.
+type observer int
+
+const (
+	observerSink   observer = iota // network: the sink
+	observerTracer                 // processes: the exec tracer
+	observerFiles                  // files: the home-directory comparison
+)
+
+func (o observer) name() string {
+	switch o {
+	case observerSink:
+		return "sink"
+	case observerTracer:
+		return "tracer"
+	default:
+		return "file check"
+	}
+}
+
+// what says which evidence an observer provides.
+func (o observer) what() string {
+	switch o {
+	case observerSink:
+		return "network"
+	case observerTracer:
+		return "process"
+	default:
+		return "file"
+	}
+}
+
+func (o observer) status(w evidence.Watch) string {
+	switch o {
+	case observerSink:
+		return w.Sink
+	case observerTracer:
+		return w.Tracer
+	default:
+		return w.Files
+	}
+}
+
+// observerOK is the status of an observer that covered its whole phase.
+const observerOK = "ok"
+
+// behavior returns the bundle's behaviour evidence and, in gap, why it is
+// incomplete for a dimension that needs the given observers: an observer
+// that did not cover a watched phase, or a run phase never watched because
+// the sandbox run failed. A probe still emits findings for what was seen
+// and then gives the zero point with gap as the reason. When there is no
+// behaviour evidence at all, v is the verdict to return at once.
+func (p *probe) behavior(need ...observer) (beh *evidence.Behavior, gap string, v *verdict) {
+	beh = p.b.Behavior
+	if beh == nil {
+		z := zeroPoint("behaviour signal is observed but the bundle holds no behaviour evidence")
+		return nil, "", &z
+	}
+	if len(beh.Watches) == 0 {
+		z := zeroPoint("behaviour signal is observed but no phase was watched")
+		return nil, "", &z
+	}
+	var gaps []string
+	runWatched := false
+	for _, w := range beh.Watches {
+		if w.Phase == evidence.PhaseRun {
+			runWatched = true
+		}
+		for _, o := range need {
+			if st := o.status(w); st != observerOK {
+				gaps = append(gaps, fmt.Sprintf("the %s did not cover the %s phase (%s), so that phase's %s evidence is incomplete",
+					o.name(), orUnknown(w.Phase), orUnknown(st), o.what()))
+			}
+		}
+	}
+	if out := p.b.Sandbox.Outcome; !runWatched && out != "" && out != evidence.OutcomeOK {
+		gaps = append(gaps, fmt.Sprintf("the run phase was not watched because the sandbox run ended with %s; a failed phase earns no credit", out))
+	}
+	return beh, strings.Join(gaps, "; "), nil
+}
+
+// watchedFor describes how long the phases were watched: "46.2s (scripts
+// 4.2s, run 42s)".
+func watchedFor(ws []evidence.Watch) string {
+	var total int64
+	parts := make([]string, 0, len(ws))
+	for _, w := range ws {
+		total += w.WatchedMS
+		parts = append(parts, orUnknown(w.Phase)+" "+seconds(w.WatchedMS))
+	}
+	return seconds(total) + " watched (" + strings.Join(parts, ", ") + ")"
+}
+
+// seconds prints milliseconds as seconds, without trailing zeros: "4.2s",
+// "52.14s".
+func seconds(ms int64) string {
+	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + "s"
+}
+
+// behaviorSubject is a behaviour finding's subject: the phase, and for the
+// script step the package whose lifecycle script was running.
+func behaviorSubject(phase, pkg string) string {
+	if phase == evidence.PhaseScripts && pkg != "" {
+		return phase + ":" + pkg
+	}
+	return orUnknown(phase)
+}
+
+// actor names who acted in a phase, for messages.
+func actor(phase, pkg string) string {
+	switch {
+	case phase == evidence.PhaseScripts && pkg != "":
+		return "the lifecycle script of " + pkg
+	case phase == evidence.PhaseScripts:
+		return "a lifecycle script"
+	case phase == evidence.PhaseRun:
+		return "the server"
+	default:
+		return "package code"
+	}
+}
+
+// during names a phase, for messages.
+func during(phase string) string {
+	switch phase {
+	case evidence.PhaseScripts:
+		return "during the script step"
+	case evidence.PhaseRun:
+		return "in the run phase"
+	default:
+		return "in phase " + strconv.Quote(phase)
+	}
+}
+
+// netKey groups network events by phase, package and one more value.
+type netKey struct{ phase, pkg, what string }
+
+// netGroup collects the events of one distinct name or destination, in
+// the order first seen.
+type netGroup struct {
+	key netKey
+	// display is the name or destination as first recorded; the key may
+	// be folded (DNS names compare without case).
+	display string
+	kinds   []string
+	types   []string
+	ips     []string
+	detail  []string // SNI and HTTP request lines
+	count   int
+	bytes   int64
+}
+
+func (g *netGroup) add(e evidence.NetEvent) {
+	g.count++
+	g.bytes += e.Bytes
+	addUnique(&g.kinds, e.Kind)
+	addUnique(&g.types, e.DNSType)
+	addUnique(&g.ips, e.DstIP)
+	if e.SNI != "" {
+		addUnique(&g.detail, "sni "+e.SNI)
+	}
+	if e.HTTPMethod != "" || e.HTTPTarget != "" {
+		line := strings.TrimSpace(e.HTTPMethod + " " + e.HTTPTarget)
+		if e.HTTPHost != "" {
+			line += " (Host " + e.HTTPHost + ")"
+		}
+		addUnique(&g.detail, line)
+	}
+}
+
+func addUnique(list *[]string, s string) {
+	if s != "" && !slices.Contains(*list, s) {
+		*list = append(*list, s)
+	}
+}
+
+// sortedCopy returns s sorted, so that evidence does not depend on the
+// order events were recorded in.
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	sort.Strings(c)
+	return c
+}
+
+// groups collects events into groups by key, keeping first-seen order;
+// findings are sorted by Evaluate, so the order only needs to be stable.
+type groups struct {
+	byKey map[netKey]*netGroup
+	list  []*netGroup
+}
+
+func (gs *groups) add(k netKey, display string, e evidence.NetEvent) {
+	if gs.byKey == nil {
+		gs.byKey = map[netKey]*netGroup{}
+	}
+	g, ok := gs.byKey[k]
+	if !ok {
+		g = &netGroup{key: k, display: display}
+		gs.byKey[k] = g
+		gs.list = append(gs.list, g)
+	}
+	g.add(e)
+}
+
+// destination names where a connection went: the host the package asked
+// for (HTTP Host, TLS SNI or the DNS name that led to the address) or,
+// failing that, the address, with the port.
+func destination(e evidence.NetEvent) string {
+	host := hostOnly(e.HTTPHost)
+	if host == "" {
+		host = e.SNI
+	}
+	if host == "" {
+		host = e.DNSName
+	}
+	if host == "" || e.LiteralIP {
+		host = e.DstIP
+	}
+	return joinHostPort(strings.TrimSuffix(host, "."), e.DstPort)
+}
+
+// ipDestination is the address and port of a connection.
+func ipDestination(e evidence.NetEvent) string { return joinHostPort(e.DstIP, e.DstPort) }
+
+func joinHostPort(host string, port int) string {
+	host = orUnknown(host)
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == 0 {
+		return host
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+// hostOnly strips a port from an HTTP Host value.
+func hostOnly(h string) string {
+	if strings.HasPrefix(h, "[") {
+		if i := strings.IndexByte(h, ']'); i > 0 {
+			return h[1:i]
+		}
+		return h
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.IndexByte(h, ':') == i {
+		return h[:i]
+	}
+	return h
+}
+
+func isDNS(e evidence.NetEvent) bool { return e.Kind == "dns" }
+
+func scoreEgress(p *probe) verdict {
+	beh, gap, v := p.behavior(observerSink)
+	if v != nil {
+		return *v
+	}
+	var lookups, attempts, literals groups
+	var beacon []evidence.NetEvent
+	for _, e := range beh.Network {
+		switch {
+		case isDNS(e):
+			name := strings.TrimSuffix(e.DNSName, ".")
+			lookups.add(netKey{e.Phase, e.Package, strings.ToLower(name)}, name, e)
+		default:
+			dst := destination(e)
+			attempts.add(netKey{e.Phase, e.Package, dst}, dst, e)
+		}
+		if e.LiteralIP {
+			dst := ipDestination(e)
+			literals.add(netKey{e.Phase, e.Package, dst}, dst, e)
+		}
+		if e.Phase == evidence.PhaseRun && e.AfterHandshake {
+			beacon = append(beacon, e)
+		}
+	}
+	for _, g := range lookups.list {
+		k := g.key
+		ev := "dns " + strings.Join(sortedCopy(g.types), ",") + " " + orUnknown(g.display)
+		if g.count > 1 {
+			ev += fmt.Sprintf("; %d queries", g.count)
+		}
+		p.emit(CodeDNSLookup, behaviorSubject(k.phase, k.pkg),
+			fmt.Sprintf("%s looked up %q %s", actor(k.phase, k.pkg), g.display, during(k.phase)), p.clip(ev))
+	}
+	for _, g := range attempts.list {
+		k := g.key
+		kinds := strings.Join(sortedCopy(g.kinds), "/")
+		parts := []string{orUnknown(kinds) + " " + k.what}
+		if ips := sortedCopy(g.ips); len(ips) > 0 {
+			parts = append(parts, "address "+strings.Join(ips, ", "))
+		}
+		parts = append(parts, sortedCopy(g.detail)...)
+		parts = append(parts, plural(g.count, "attempt"), fmt.Sprintf("%d bytes sent", g.bytes))
+		p.emit(CodeEgressAttempt, behaviorSubject(k.phase, k.pkg),
+			fmt.Sprintf("%s attempted a %s connection to %s %s", actor(k.phase, k.pkg), orUnknown(kinds), k.what, during(k.phase)),
+			p.clip(strings.Join(parts, "; ")))
+	}
+	for _, g := range literals.list {
+		k := g.key
+		p.emit(CodeEgressLiteralIP, behaviorSubject(k.phase, k.pkg),
+			fmt.Sprintf("%s connected to %s, an address no DNS answer gave out, %s", actor(k.phase, k.pkg), k.what, during(k.phase)),
+			p.clip(fmt.Sprintf("%s %s; %s", strings.Join(sortedCopy(g.kinds), "/"), k.what, plural(g.count, "attempt"))))
+	}
+	if len(beacon) > 0 {
+		p.emitBeacon(beacon)
+	}
+
+	watched := watchedFor(beh.Watches)
+	if gap != "" {
+		return zeroPoint(gap)
+	}
+	eg := p.p.Behavior.Egress
+	switch {
+	case len(literals.list) > 0 || len(beacon) > 0:
+		var why []string
+		if len(literals.list) > 0 {
+			why = append(why, plural(len(literals.list), "literal-IP destination"))
+		}
+		if len(beacon) > 0 {
+			why = append(why, "network activity after the MCP listing ended")
+		}
+		return scored(0, strings.Join(why, "; ")+"; "+watched)
+	case len(attempts.list) > 0:
+		return scored(eg.AttemptScore, fmt.Sprintf("connection attempts to %s; %s", plural(len(attempts.list), "destination"), watched))
+	case len(lookups.list) > 0:
+		return scored(eg.DNSOnlyScore, fmt.Sprintf("DNS lookups only, of %s; %s", plural(len(lookups.list), "name"), watched))
+	default:
+		return scored(100, "no network activity seen in "+watched)
+	}
+}
+
+// emitBeacon reports network activity in the run phase after the MCP
+// listing ended, with the number of attempts and the interval between
+// them. Events closer together than beacon_burst_gap_ms (a DNS lookup and
+// the connection it leads to) make one attempt.
+func (p *probe) emitBeacon(events []evidence.NetEvent) {
+	times := make([]time.Time, 0, len(events))
+	timed := true
+	var dests []string
+	for _, e := range events {
+		if e.Time.IsZero() {
+			timed = false
+		}
+		times = append(times, e.Time)
+		if isDNS(e) {
+			addUnique(&dests, "dns "+orUnknown(strings.TrimSuffix(e.DNSName, ".")))
+		} else {
+			addUnique(&dests, orUnknown(e.Kind)+" "+destination(e))
+		}
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	gap := time.Duration(p.p.Behavior.Egress.BeaconBurstGapMS) * time.Millisecond
+	starts := []time.Time{times[0]}
+	for i := 1; i < len(times); i++ {
+		if times[i].Sub(times[i-1]) >= gap {
+			starts = append(starts, times[i])
+		}
+	}
+	msg := fmt.Sprintf("the server made %s in the run phase after the MCP listing ended", plural(len(starts), "network attempt"))
+	switch {
+	case !timed:
+		msg += "; the times of the attempts were not recorded"
+		starts = nil
+	case len(starts) > 1:
+		intervals := make([]time.Duration, 0, len(starts)-1)
+		for i := 1; i < len(starts); i++ {
+			intervals = append(intervals, starts[i].Sub(starts[i-1]))
+		}
+		slices.Sort(intervals)
+		median := intervals[len(intervals)/2]
+		if len(intervals)%2 == 0 {
+			median = (intervals[len(intervals)/2-1] + median) / 2
+		}
+		lo, hi := intervals[0], intervals[len(intervals)-1]
+		msg += ", one every " + dur(median)
+		if dur(lo) != dur(hi) {
+			msg += " (median; intervals " + dur(lo) + " to " + dur(hi) + ")"
+		}
+	}
+	ev := fmt.Sprintf("%s to %s", plural(len(events), "event"), strings.Join(sortedCopy(dests), ", "))
+	if len(starts) > 0 {
+		ev += "; first " + starts[0].UTC().Format(time.RFC3339Nano) + ", last " + starts[len(starts)-1].UTC().Format(time.RFC3339Nano)
+	}
+	p.emit(CodeBeacon, evidence.PhaseRun, msg, p.clip(ev))
+}
+
+// dur prints a duration as seconds with at most one decimal: "5s", "4.9s".
+func dur(d time.Duration) string {
+	return formatScore(round1(d.Seconds())) + "s"
+}
+
+func scoreExfiltration(p *probe) verdict {
+	beh, gap, v := p.behavior(observerSink)
+	if v != nil {
+		return *v
+	}
+	for _, h := range beh.Exfiltration {
+		msg := fmt.Sprintf("the %s canary (planted at %s) left %s by %s, encoded as %s", orUnknown(h.Canary.Kind), orUnknown(h.Canary.Where),
+			during(h.Phase), orUnknown(h.Channel), orUnknown(h.Encoding))
+		if h.Destination != "" {
+			msg += ", to " + h.Destination
+		}
+		if h.Phase == evidence.PhaseScripts && h.Package != "" {
+			msg += ", while the lifecycle script of " + h.Package + " ran"
+		}
+		masked := h.Masked
+		if masked == "" {
+			masked = "(masked value not recorded)"
+		}
+		p.emit(CodeCanaryExfiltration, behaviorSubject(h.Phase, h.Package), msg, p.clip(masked))
+	}
+	if gap != "" {
+		return zeroPoint(gap)
+	}
+	if n := len(beh.Exfiltration); n > 0 {
+		return scored(0, fmt.Sprintf("canary credentials seen leaving %s", plural(n, "time")))
+	}
+	return scored(100, "no canary credential seen leaving in "+watchedFor(beh.Watches))
+}
+
+func scoreSecretHandling(p *probe) verdict {
+	beh, gap, v := p.behavior(observerFiles)
+	if v != nil {
+		return *v
+	}
+	n := 0
+	for _, f := range beh.Files {
+		if !f.Sensitive {
+			continue
+		}
+		n++
+		p.emit(CodeFileSensitiveWrite, behaviorSubject(f.Phase, f.Package),
+			fmt.Sprintf("%s %s %s, a sensitive file (%s), %s", actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, orUnknown(f.Why), during(f.Phase)),
+			p.clip(orUnknown(f.Op)+" "+f.Path+" ("+orUnknown(f.Why)+")"))
+	}
+	if gap != "" {
+		return zeroPoint(gap)
+	}
+	if n > 0 {
+		return scored(0, plural(n, "sensitive file")+" created, modified or deleted")
+	}
+	return scored(100, "no sensitive file changed in "+watchedFor(beh.Watches))
+}
+
+func scoreExecutionSafety(p *probe) verdict {
+	beh, gap, v := p.behavior(observerTracer, observerFiles)
+	if v != nil {
+		return *v
+	}
+	for _, w := range beh.Watches {
+		var bad, all []string
+		for _, o := range []observer{observerSink, observerTracer, observerFiles} {
+			st := o.status(w)
+			all = append(all, o.name()+": "+orUnknown(st))
+			if st != observerOK {
+				bad = append(bad, o.name())
+			}
+		}
+		if len(bad) > 0 {
+			p.emit(CodeObserverIncomplete, orUnknown(w.Phase),
+				fmt.Sprintf("the %s did not cover the %s phase; what it would have recorded is unknown, and the evidence may have been tampered with",
+					strings.Join(bad, " and "), orUnknown(w.Phase)),
+				p.clip(strings.Join(all, "; ")))
+		}
+	}
+	writes := 0
+	for _, f := range beh.Files {
+		if f.Sensitive {
+			continue // scored under secret_handling
+		}
+		writes++
+		p.emit(CodeFileWrite, behaviorSubject(f.Phase, f.Package),
+			fmt.Sprintf("%s %s %s %s", actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, during(f.Phase)),
+			p.clip(orUnknown(f.Op)+" "+f.Path))
+	}
+	spawns, shells, tools := p.processes(beh.Processes)
+	if gap != "" {
+		return zeroPoint(gap)
+	}
+	es := p.p.Behavior.ExecutionSafety
+	var notes []string
+	if spawns == 1 {
+		notes = append(notes, "1 unexpected process")
+	} else if spawns > 1 {
+		notes = append(notes, strconv.Itoa(spawns)+" unexpected processes")
+	}
+	if writes > 0 {
+		notes = append(notes, plural(writes, "file")+" changed")
+	}
+	switch {
+	case shells > 0 || tools > 0:
+		var why []string
+		if shells > 0 {
+			why = append(why, plural(shells, "shell command"))
+		}
+		if tools > 0 {
+			why = append(why, plural(tools, "network tool"))
+		}
+		return scored(0, strings.Join(append(why, notes...), "; "))
+	case len(notes) > 0:
+		return scored(100-es.SpawnPenalty*float64(spawns)-es.FileWritePenalty*float64(writes), strings.Join(notes, "; "))
+	default:
+		return scored(100, "no unexpected process and no file changed in "+watchedFor(beh.Watches))
+	}
+}
+
+// spawn is one distinct unexpected command line in one phase.
+type spawn struct {
+	ev    evidence.ProcessEvent
+	count int
+}
+
+// processes emits the findings of unexpected processes, one per distinct
+// command line in each phase and package, and returns how many distinct
+// spawns, shell commands and network tools there were.
+func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools int) {
+	type key struct{ phase, pkg, exe, argv string }
+	byKey := map[key]*spawn{}
+	var list []*spawn
+	for _, e := range events {
+		if e.Expected {
+			continue
+		}
+		k := key{e.Phase, e.Package, e.Exe, strings.Join(e.Argv, "\x00")}
+		if s, ok := byKey[k]; ok {
+			s.count++
+			continue
+		}
+		s := &spawn{ev: e, count: 1}
+		byKey[k] = s
+		list = append(list, s)
+	}
+	es := p.p.Behavior.ExecutionSafety
+	for _, s := range list {
+		e := s.ev
+		subject := behaviorSubject(e.Phase, e.Package)
+		names, args := programOf(e, es.MultiCall)
+		cmd := commandLine(e)
+		times := ""
+		if s.count > 1 {
+			times = fmt.Sprintf(" (%d times)", s.count)
+		}
+		ev := p.clip(cmd)
+		spawns++
+		p.emit(CodeProcessSpawn, subject,
+			fmt.Sprintf("%s started %s %s%s", actor(e.Phase, e.Package), displayName(names), during(e.Phase), times), ev)
+		if name, ok := match(names, es.Shells); ok && hasCommandFlag(args) {
+			shells++
+			p.emit(CodeProcessShell, subject,
+				fmt.Sprintf("%s ran a shell command with %s -c %s%s", actor(e.Phase, e.Package), name, during(e.Phase), times), ev)
+		}
+		if name, ok := match(names, es.NetworkTools); ok {
+			tools++
+			p.emit(CodeProcessNetworkTool, subject,
+				fmt.Sprintf("%s ran the network tool %s %s%s", actor(e.Phase, e.Package), name, during(e.Phase), times), ev)
+		}
+		if name, ok := match(names, es.PackageManagers); ok {
+			p.emit(CodeProcessPackageManager, subject,
+				fmt.Sprintf("%s ran the package manager %s %s%s", actor(e.Phase, e.Package), name, during(e.Phase), times), ev)
+		}
+	}
+	return spawns, shells, tools
+}
+
+// programOf returns the names a process ran under, the base names of its
+// executable and of argv[0] and, for a multi-call binary invoked by its
+// own name (busybox sh -c ...), the applet named by the next argument;
+// and the arguments that follow the program.
+func programOf(e evidence.ProcessEvent, multiCall []string) (names, args []string) {
+	if e.Exe != "" {
+		names = append(names, path.Base(e.Exe))
+	}
+	if len(e.Argv) > 0 {
+		if e.Argv[0] != "" {
+			addUnique(&names, path.Base(e.Argv[0]))
+		}
+		args = e.Argv[1:]
+	}
+	if len(e.Argv) > 0 && slices.Contains(multiCall, path.Base(e.Argv[0])) && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		addUnique(&names, path.Base(args[0]))
+		args = args[1:]
+	}
+	return names, args
+}
+
+// displayName is the most telling of a process's names: the applet or
+// argv[0] rather than the executable it resolved to.
+func displayName(names []string) string {
+	if len(names) == 0 {
+		return "a program with no name recorded"
+	}
+	return names[len(names)-1]
+}
+
+// match returns the most telling of names found in list: the applet, then
+// argv[0], then the executable.
+func match(names, list []string) (string, bool) {
+	for i := len(names) - 1; i >= 0; i-- {
+		if slices.Contains(list, names[i]) {
+			return names[i], true
+		}
+	}
+	return "", false
+}
+
+// hasCommandFlag reports whether a shell's options include -c, alone or
+// in a cluster (-c, -ec, -lc), before the first operand.
+func hasCommandFlag(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || (!strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+")) {
+			return false
+		}
+		if strings.HasPrefix(a, "--") {
+			continue // long options: --norc, --login
+		}
+		flags := a[1:]
+		if a[0] == '-' && strings.ContainsRune(flags, 'c') {
+			return true
+		}
+		if strings.HasSuffix(flags, "o") || strings.HasSuffix(flags, "O") {
+			i++ // -o pipefail: the option takes the next argument
+		}
+	}
+	return false
+}
+
+// commandLine quotes a process's argv as a shell would read it.
+func commandLine(e evidence.ProcessEvent) string {
+	argv := e.Argv
+	if len(argv) == 0 {
+		return orUnknown(e.Exe) + " (no argv recorded)"
+	}
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = shellQuote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
