@@ -48,6 +48,9 @@ type Pipeline struct {
 	Sandbox     SandboxInfo
 	ToolVersion string
 	Logger      *slog.Logger
+	// Behavior says whether the Scanner was asked to watch behaviour; a
+	// Scanner that watched returns the evidence either way.
+	Behavior bool
 	// Now returns the run date; tests fix it.
 	Now func() time.Time
 }
@@ -173,13 +176,29 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	default:
 		b.Signals[evidence.SignalContract] = evidence.Signal{State: evidence.StateError, Reason: "not captured: the scan ended with " + string(res.Outcome)}
 	}
+	b.Behavior = res.Behavior
+	switch {
+	case res.Behavior != nil && len(res.Behavior.Watches) > 0:
+		var ms int64
+		for _, w := range res.Behavior.Watches {
+			ms += w.WatchedMS
+		}
+		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateObserved, DurationMS: ms}
+	case res.Behavior != nil:
+		b.Behavior = nil
+		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateError, Reason: "not watched: no package code ran (the scan ended with " + string(res.Outcome) + ")"}
+	case p.Behavior:
+		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateError, Reason: "behaviour capture was on but returned nothing"}
+	default:
+		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
+	}
 	notYet := "not implemented in this tool version; nothing was checked"
 	for _, s := range []struct {
 		name  string
 		third bool
 	}{
 		{evidence.SignalOSV, true}, {evidence.SignalSocket, true}, {evidence.SignalGitHub, true},
-		{evidence.SignalDNSSEC, true}, {evidence.SignalJudge, true}, {evidence.SignalBehavior, false},
+		{evidence.SignalDNSSEC, true}, {evidence.SignalJudge, true},
 	} {
 		b.Signals[s.name] = evidence.Signal{State: evidence.StateNotAssessed, Reason: notYet, ThirdParty: s.third}
 	}

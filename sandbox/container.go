@@ -142,6 +142,13 @@ type step struct {
 	MaxOut   int      // bytes of stdout kept (head)
 	MaxErr   int      // bytes of stderr kept (tail)
 	Networks []string // extra networks to connect before start
+	// Hooks of a watched step. OnCreated runs before start (seed the home
+	// volume); OnStarted runs once the container runs, with its stdin (start
+	// the tracer, then release the wrapper); OnExited runs after it stopped,
+	// before it is removed (compare the home volume).
+	OnCreated func(ctx context.Context, id string) error
+	OnStarted func(ctx context.Context, id string, stdin io.Writer) error
+	OnExited  func(ctx context.Context, id string)
 }
 
 type stepResult struct {
@@ -162,6 +169,9 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 	s.Config.Labels = r.labels()
 	s.Config.AttachStdout = true
 	s.Config.AttachStderr = true
+	if s.OnStarted != nil {
+		s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = true, true, true
+	}
 	created, err := r.cli.ContainerCreate(ctx, s.Config, s.Host, s.Net, nil, r.name(s.Part))
 	if err != nil {
 		return res, fmt.Errorf("create %s container: %w", s.Part, err)
@@ -182,7 +192,13 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 			return res, fmt.Errorf("connect %s container: %w", s.Part, err)
 		}
 	}
-	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	if s.OnCreated != nil {
+		if err := s.OnCreated(ctx, id); err != nil {
+			return res, err
+		}
+	}
+	watched := s.OnStarted != nil
+	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: watched, Stdout: true, Stderr: true})
 	if err != nil {
 		return res, fmt.Errorf("attach %s container: %w", s.Part, err)
 	}
@@ -198,6 +214,11 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 	start := time.Now()
 	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return res, fmt.Errorf("start %s container: %w", s.Part, err)
+	}
+	if watched {
+		if err := s.OnStarted(ctx, id, att.Conn); err != nil {
+			return res, err
+		}
 	}
 	timer := time.NewTimer(s.Timeout)
 	defer timer.Stop()
@@ -229,6 +250,9 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 	}
 	res.Stdout = out.Bytes()
 	res.Stderr = errb.Bytes()
+	if s.OnExited != nil {
+		s.OnExited(ctx, id)
+	}
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"path"
@@ -80,6 +81,8 @@ type scriptRun struct {
 	TimedOut   bool   `json:"timed_out"`
 	OutputTail string `json:"output_tail"`
 	DurationMS int64  `json:"duration_ms"`
+	StartedAt  int64  `json:"started_at"` // ms since the epoch, container clock
+	EndedAt    int64  `json:"ended_at"`
 }
 
 // hardened returns the host configuration every sandbox container shares:
@@ -98,7 +101,7 @@ func boolPtr(b bool) *bool { return &b }
 
 // install runs the fetch step (or reuses a cached tree) and the script
 // step. It returns the volume the run phase mounts read-only.
-func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*evidence.Install, *targetInfo, []byte, string, error) {
+func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 
@@ -173,7 +176,11 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target) (*
 	if fetched != tree {
 		src = fetched
 	}
-	runs, timedOut, tail, err := s.scripts(ctx, r, tree, src, plan, remaining)
+	w, err := watchReady()
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	runs, timedOut, tail, err := s.scripts(ctx, r, tree, src, plan, remaining, w)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -418,7 +425,7 @@ func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet, all
 // scripts runs the lifecycle scripts in the run's tree volume with no
 // network. When src names a cached tree, it is mounted read-only and copied
 // into the run's tree first, so scripts never write to the cache.
-func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []scriptInfo, timeout time.Duration) ([]scriptRun, bool, string, error) {
+func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, string, error) {
 	type item struct {
 		Path     string `json:"path"`
 		Event    string `json:"event"`
@@ -438,29 +445,87 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 		cmd = append([]string{"sh", "-c", `cp -a /work/src/. ` + treeDir + `/ && exec "$@"`, "copy-tree"}, cmd...)
 	}
 	hc.Resources = container.Resources{Memory: 2 << 30, MemorySwap: 2 << 30, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
-	res, err := r.runStep(ctx, step{
-		Part: "scripts",
-		Config: &container.Config{
-			Image:      s.opts.Image,
-			User:       sandboxUser,
-			Env:        []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"},
-			WorkingDir: treeDir,
-			Cmd:        cmd,
-		},
-		Host:    hc,
-		Timeout: timeout,
-		MaxOut:  8 << 20,
-		MaxErr:  8 << 10,
-	})
+	env := []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"}
+	st := step{Part: "scripts", Host: hc, Timeout: timeout, MaxOut: 8 << 20, MaxErr: 8 << 10}
+	var (
+		tracer   *tracerHandle
+		released time.Time
+		procs    []execEvent
+		tstatus  = "not_run"
+		fstatus  = "not_run"
+		watched  time.Duration
+	)
+	if w != nil {
+		home, err := r.createVolume(ctx, "home-scripts")
+		if err != nil {
+			return nil, false, "", err
+		}
+		w.hostConfig(hc, home)
+		env[0] = "HOME=" + homeDir
+		env = append(env, w.env(nil)...)
+		// The copy of a cached tree happens before the wait, so that it is
+		// not traced as package behaviour.
+		if src != "" {
+			cmd = append([]string{"sh", "-c", `cp -a /work/src/. ` + treeDir + `/ && read -r _ && exec "$@"`, "verifymcp-wait"}, cmd[4:]...)
+		} else {
+			cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
+		}
+		st.OnCreated = w.seed
+		st.OnStarted = func(ctx context.Context, id string, stdin io.Writer) error {
+			w.sink.control("phase " + evidence.PhaseScripts)
+			var err error
+			if tracer, err = s.startTracer(ctx, r, id, "scripts"); err != nil {
+				return err
+			}
+			released = time.Now()
+			if _, err := stdin.Write([]byte("go\n")); err != nil {
+				return fmt.Errorf("release script container: %w", err)
+			}
+			return nil
+		}
+		st.OnExited = func(ctx context.Context, id string) {
+			watched = time.Since(released)
+			procs, tstatus = tracer.stop(ctx, r, true)
+			files, err := w.diffHome(ctx, id, evidence.PhaseScripts)
+			fstatus = "ok"
+			if err != nil {
+				fstatus = "error: " + err.Error()
+			}
+			w.addFiles(files)
+		}
+	}
+	st.Config = &container.Config{Image: s.opts.Image, User: sandboxUser, Env: env, WorkingDir: treeDir, Cmd: cmd}
+	res, err := r.runStep(ctx, st)
+	if w != nil && tracer != nil && procs == nil && tstatus == "not_run" {
+		// The step failed before OnExited ran: still stop the tracer.
+		procs, tstatus = tracer.stop(ctx, r, true)
+	}
 	if err != nil {
 		return nil, false, "", err
+	}
+	var runs []scriptRun
+	derr := decodeResult(res.Stdout, &runs)
+	if w != nil {
+		declared := map[string]bool{}
+		for i, p := range plan {
+			declared[p.Command] = true
+			if i < len(runs) && runs[i].Ran {
+				w.windows = append(w.windows, scriptWindow{Package: p.Package, Start: time.UnixMilli(runs[i].StartedAt), End: time.UnixMilli(runs[i].EndedAt)})
+			}
+		}
+		w.addProcesses(evidence.PhaseScripts, procs, declared)
+		for i := range w.b.Files {
+			if w.b.Files[i].Phase == evidence.PhaseScripts && len(w.windows) == 1 {
+				w.b.Files[i].Package = w.windows[0].Package
+			}
+		}
+		w.scriptsWatch = evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus}
 	}
 	if res.TimedOut {
 		return nil, true, tailString(string(res.Stdout)+string(res.Stderr), 2000), nil
 	}
-	var runs []scriptRun
-	if err := decodeResult(res.Stdout, &runs); err != nil {
-		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", err, tailString(string(res.Stderr), 500))
+	if derr != nil {
+		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(string(res.Stderr), 500))
 	}
 	return runs, false, "", nil
 }

@@ -33,7 +33,7 @@ const maxListItems = 5000
 // errExited is the cancellation cause when the server process exits.
 var errExited = errors.New("server exited")
 
-func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target) (*evidence.Session, *contract.Contract, error) {
+func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w *watch) (*evidence.Session, *contract.Contract, error) {
 	sess := &evidence.Session{NonJSONSample: []string{}}
 	cmd := append([]string{bin.Path}, t.Args...)
 	if bin.Name == "main" {
@@ -59,6 +59,16 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		NanoCPUs:   s.opts.NanoCPUs,
 		PidsLimit:  int64Ptr(s.opts.Pids),
 	}
+	if w != nil {
+		home, err := r.createVolume(ctx, "home-run")
+		if err != nil {
+			return nil, nil, err
+		}
+		w.hostConfig(hc, home)
+		env[0] = "HOME=" + homeDir
+		env = append(env, w.env(t.Env)...)
+		cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
+	}
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.Image,
 		User:         sandboxUser,
@@ -81,6 +91,11 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		defer cancel()
 		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
 	}()
+	if w != nil {
+		if err := w.seed(ctx, id); err != nil {
+			return nil, nil, err
+		}
+	}
 	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("attach run container: %w", err)
@@ -116,8 +131,21 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return nil, nil, fmt.Errorf("start run container: %w", err)
 	}
-	sess.StartMS = time.Since(started).Milliseconds()
 	stdin := att.Conn
+	var tracer *tracerHandle
+	var released time.Time
+	if w != nil {
+		w.sink.control("phase " + evidence.PhaseRun)
+		if tracer, err = s.startTracer(ctx, r, id, "run"); err != nil {
+			return nil, nil, err
+		}
+		// Release the wrapper: the first line on stdin, before any MCP frame.
+		if _, err := stdin.Write([]byte("go\n")); err != nil {
+			return nil, nil, fmt.Errorf("release run container: %w", err)
+		}
+		released = time.Now()
+	}
+	sess.StartMS = time.Since(started).Milliseconds()
 
 	cs, path, hsErr := s.handshake(runCtx, filter, stdin)
 	sess.HandshakeMS = time.Since(started).Milliseconds()
@@ -133,6 +161,20 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			c = nil
 		}
 	}
+	var idle time.Duration
+	if w != nil {
+		w.listEnd = time.Now()
+		w.sink.control("mark handshake_done")
+		// Watch the idle server: no request of ours is in flight, so any
+		// network activity now is the server's own (a beacon).
+		if hsErr == nil && s.opts.Idle > 0 {
+			select {
+			case <-runCtx.Done():
+			case <-time.After(s.opts.Idle):
+			}
+			idle = time.Since(w.listEnd)
+		}
+	}
 
 	// Decide whether the server died before we close its stdin (which makes
 	// a well-behaved stdio server exit). A failure that is not our deadline
@@ -146,6 +188,13 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		}
 		exitedEarly = context.Cause(runCtx) == errExited
 	}
+	var procs []execEvent
+	tracerStatus := "not_run"
+	if tracer != nil {
+		// Stop the tracer before the server: the end of the server's PID
+		// namespace would kill it.
+		procs, tracerStatus = tracer.stop(ctx, r, exitedEarly)
+	}
 	_ = att.CloseWrite()
 	select {
 	case code := <-exited:
@@ -155,6 +204,21 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	if w != nil {
+		watched := time.Since(released)
+		if exitCode == nil {
+			stopT := 2
+			_ = r.cli.ContainerStop(inspCtx, id, container.StopOptions{Timeout: &stopT})
+		}
+		filesStatus := "ok"
+		files, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
+		if err != nil {
+			filesStatus = "error: " + err.Error()
+		}
+		w.addFiles(files)
+		w.addProcesses(evidence.PhaseRun, procs, nil)
+		w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus}
+	}
 	info, ierr := r.cli.ContainerInspect(inspCtx, id)
 	if ierr == nil && info.State != nil {
 		sess.OOMKilled = info.State.OOMKilled

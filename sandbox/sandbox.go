@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -48,6 +49,13 @@ type Options struct {
 	Pids     int64
 	// MaxStdout bounds the bytes read from the server's stdout (16 MiB).
 	MaxStdout int64
+	// Behavior turns on behaviour capture for the script step and the run
+	// phase: the network sink, the exec tracer, canary credentials and the
+	// home-directory comparison. Off, those phases run with no network.
+	Behavior bool
+	// Idle is how long the server is watched after the listing ended (0:
+	// 2 s; negative: not at all).
+	Idle time.Duration
 	// TreeCacheDir, when set, enables the install tree cache and holds its
 	// index (see treecache.go); empty fetches afresh on every scan.
 	TreeCacheDir string
@@ -81,6 +89,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxStdout == 0 {
 		o.MaxStdout = 16 << 20
+	}
+	if o.Idle == 0 {
+		o.Idle = 2 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -144,6 +155,8 @@ type Result struct {
 	Contract *contract.Contract
 	Bin      *evidence.Bin
 	Lockfile []byte
+	// Behavior is nil when behaviour capture was off.
+	Behavior *evidence.Behavior
 }
 
 // ErrBadBin is returned when --bin names no entry of the package, or the
@@ -164,8 +177,31 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	if err != nil {
 		return nil, err
 	}
+	// The sink starts while the fetch step runs; the phases that run package
+	// code wait for it.
+	watchReady := func() (*watch, error) { return nil, nil }
+	if s.opts.Behavior {
+		type started struct {
+			w   *watch
+			err error
+		}
+		ch := make(chan started, 1)
+		go func() {
+			w, err := s.newWatch(ctx, r, envValues(t.Env))
+			ch <- started{w, err}
+		}()
+		watchReady = sync.OnceValues(func() (*watch, error) {
+			st := <-ch
+			return st.w, st.err
+		})
+	}
+	defer func() {
+		if w, err := watchReady(); err == nil && w != nil && res != nil {
+			res.Behavior = w.close(ctx)
+		}
+	}()
 	log.Info("install phase", "package", t.Name+"@"+t.Version)
-	inst, tgt, lock, runTree, err := s.install(ctx, r, tree, t)
+	inst, tgt, lock, runTree, err := s.install(ctx, r, tree, t, watchReady)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +220,11 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	}
 	res.Bin = bin
 	log.Info("run phase", "bin", bin.Name, "rule", bin.Rule)
-	sess, c, err := s.runPhase(ctx, r, runTree, bin, t)
+	w, err := watchReady()
+	if err != nil {
+		return res, err
+	}
+	sess, c, err := s.runPhase(ctx, r, runTree, bin, t, w)
 	if err != nil {
 		return res, err
 	}
@@ -192,4 +232,12 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	res.Contract = c
 	res.Outcome = sess.Outcome
 	return res, nil
+}
+
+func envValues(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, v := range env {
+		out = append(out, v)
+	}
+	return out
 }

@@ -89,6 +89,8 @@ type fixture struct {
 	Noise         bool             `json:"noise,omitempty"`
 	OOM           bool             `json:"oom,omitempty"`
 	Tools         []map[string]any `json:"tools"`
+	OnStart       string           `json:"onStart,omitempty"`
+	OnInitialized string           `json:"onInitialized,omitempty"`
 	Postinstall   string           `json:"-"`
 }
 

@@ -18,7 +18,7 @@ const failed = new Set();
 const results = [];
 function tail(s, n) { s = s || ''; return s.length > n ? s.slice(s.length - n) : s; }
 for (const s of plan) {
-  const res = { path: s.path, event: s.event, ran: false, exit_code: 0, timed_out: false, output_tail: '', duration_ms: 0 };
+  const res = { path: s.path, event: s.event, ran: false, exit_code: 0, timed_out: false, output_tail: '', duration_ms: 0, started_at: 0, ended_at: 0 };
   if (failed.has(s.path)) { results.push(res); continue; }
   const started = Date.now();
   let r;
@@ -28,7 +28,9 @@ for (const s of plan) {
     r = spawnSync('npm', ['run-script', '--ignore-scripts', '--loglevel=info', s.event], { cwd: path.join(tree, s.path), encoding: 'utf8', timeout: perScriptTimeout, maxBuffer: 16 << 20, env: Object.assign({}, process.env, { npm_config_ignore_scripts: 'true' }) });
   }
   res.ran = true;
-  res.duration_ms = Date.now() - started;
+  res.started_at = started;
+  res.ended_at = Date.now();
+  res.duration_ms = res.ended_at - started;
   res.timed_out = !!(r.error && r.error.code === 'ETIMEDOUT');
   res.exit_code = r.status === null ? (res.timed_out ? 124 : 128) : r.status;
   res.output_tail = tail((r.stdout || '') + (r.stderr || ''), 2000);

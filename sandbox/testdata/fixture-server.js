@@ -8,6 +8,8 @@
 //   noise:        print non-JSON lines on stdout around the handshake
 //   oom:          allocate memory until killed
 //   tools:        the tool list (served in pages of two)
+//   onStart:      JavaScript run at start-up (behaviour fixtures)
+//   onInitialized: JavaScript run once the client sent notifications/initialized
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -22,6 +24,7 @@ if (cfg.oom) {
   for (;;) hold.push(Buffer.alloc(8 << 20, 1));
 }
 if (cfg.noise) process.stdout.write('Starting fixture server on stdio...\n');
+if (cfg.onStart) new Function('require', 'process', cfg.onStart)(require, process);
 
 const tools = cfg.tools || [];
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
@@ -30,7 +33,10 @@ const fail = (id, code, message) => send({ jsonrpc: '2.0', id, error: { code, me
 
 function handle(msg) {
   if (cfg.hang) return;
-  if (msg.id === undefined) return; // notifications
+  if (msg.id === undefined) { // notifications
+    if (msg.method === 'notifications/initialized' && cfg.onInitialized) new Function('require', 'process', cfg.onInitialized)(require, process);
+    return;
+  }
   switch (msg.method) {
     case 'initialize':
       if (cfg.noise) process.stdout.write('initialized! (debug)\n');

@@ -36,6 +36,8 @@ type scanFlags struct {
 	memory           string
 	cpus             float64
 	pids             int64
+	noBehavior       bool
+	idle             time.Duration
 }
 
 func newScanCmd(g *globals) *cobra.Command {
@@ -84,6 +86,8 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringVar(&f.memory, "memory", "512MiB", "memory limit of the server container")
 	fl.Float64Var(&f.cpus, "cpus", 1, "CPU limit of the server container")
 	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
+	fl.BoolVar(&f.noBehavior, "no-behavior", false, "do not watch behaviour (no sink, tracer or canaries); scripts and server run with no network at all, and the behaviour signal is reported as not assessed")
+	fl.DurationVar(&f.idle, "idle", 2*time.Second, "how long the server is watched after the listing, for beacons and late activity")
 	return cmd
 }
 
@@ -116,8 +120,11 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil || mem < 32<<20 {
 		return usagef("--memory %q: want a size of at least 32MiB, like 512MiB", f.memory)
 	}
-	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 {
+	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 {
 		return usagef("--cpus, --pids (>= 32) and timeouts must be positive")
+	}
+	if f.idle == 0 {
+		f.idle = -1 // zero means "no idle watch", not the sandbox's default
 	}
 	registry := f.registry
 	if registry == "" {
@@ -168,7 +175,9 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
+		Behavior:     !f.noBehavior, Idle: f.idle,
 	}
+	p.Behavior = !f.noBehavior
 	p.Sandbox = pipeline.SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.engineVersion, APIVersion: e.apiVersion, Limits: opts.Limits()}
 	if ca != nil {
 		opts.CABundle = ca.Data
