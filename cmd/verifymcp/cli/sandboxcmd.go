@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime/debug"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
