@@ -57,9 +57,12 @@ type Pipeline struct {
 
 // Options are the per-scan inputs beyond the target.
 type Options struct {
-	Bin  string
-	Args []string
-	Env  map[string]string
+	// RunID, when set, is the run's id (see NewRunID); the caller may have
+	// prepared the sandbox for it.
+	RunID string
+	Bin   string
+	Args  []string
+	Env   map[string]string
 }
 
 // Scanned is the outcome of one scan: the bundle, its stored JSON form, and
@@ -130,7 +133,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	date := now().UTC()
 	b := &evidence.Bundle{
 		SchemaVersion: evidence.SchemaVersion,
-		Run:           evidence.Run{ID: NewRunID(date), Date: date, Tool: evidence.Tool{Name: "verifymcp", Version: p.ToolVersion}},
+		Run:           evidence.Run{ID: o.RunID, Date: date, Tool: evidence.Tool{Name: "verifymcp", Version: p.ToolVersion}},
 		Signals:       map[string]evidence.Signal{evidence.SignalRegistry: rt.registrySig},
 		Sandbox: evidence.Sandbox{
 			Image: p.Sandbox.Image, ImageDigest: p.Sandbox.ImageDigest,
@@ -142,6 +145,9 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 			Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Source: rt.Source,
 			Tarball: rt.Tarball, PublishedAt: rt.Published, Registry: rt.Registry,
 		},
+	}
+	if b.Run.ID == "" {
+		b.Run.ID = NewRunID(date)
 	}
 	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)

@@ -84,16 +84,18 @@ type watch struct {
 	s       *Sandbox
 	r       *run
 	canary  *canary.Set
-	sink    *sinkHandle
+	obs     *observerHandle
 	envVals []string // operator --env values, for redaction
 	b       *evidence.Behavior
 	// per-phase records
 	procs   map[string][]execEvent
 	windows []scriptWindow
 	listEnd time.Time
-	// runWatch and scriptsWatch describe the watched phases; the sink's
-	// status is filled in when it stops.
+	// runWatch and scriptsWatch describe the watched phases, and the
+	// windows of time they cover, for attributing exec events.
 	runWatch, scriptsWatch evidence.Watch
+	runWin, scriptsWin     [2]time.Time
+	declared               map[string]bool
 }
 
 // scriptWindow is when one lifecycle script ran, for attribution.
@@ -113,11 +115,11 @@ func (s *Sandbox) newWatch(ctx context.Context, r *run, envVals []string) (*watc
 	for _, v := range set.Values() {
 		w.b.Canaries = append(w.b.Canaries, evidence.Canary{Kind: v.Kind, Where: v.Where})
 	}
-	sh, err := s.startSink(ctx, r)
+	o, err := s.startObserver(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	w.sink = sh
+	w.obs = o
 	return w, nil
 }
 
@@ -133,16 +135,46 @@ func (w *watch) env(operator map[string]string) []string {
 	return out
 }
 
-// hostConfig makes a watched container join the sink's network namespace
-// and mounts its phase's home volume.
+// hostConfig makes a watched container join the observer's network and PID
+// namespaces and mounts its phase's home volume. The observer is PID 1 of
+// that namespace and reaps orphans, so the container needs no init.
 func (w *watch) hostConfig(hc *container.HostConfig, home string) {
-	hc.NetworkMode = container.NetworkMode("container:" + w.sink.id)
+	hc.NetworkMode = container.NetworkMode("container:" + w.obs.id)
+	hc.PidMode = container.PidMode("container:" + w.obs.id)
+	hc.Init = boolPtr(false)
 	hc.Mounts = append(hc.Mounts, mountVolume(home, homeDir, false))
 }
 
+// begin starts watching a phase in a container that just started: it tags
+// the sink's events, has the tracer attach, then releases the wrapper. It
+// returns the tracer's status for the phase so far.
+func (w *watch) begin(ctx context.Context, phase string, stdin io.Writer) (time.Time, string, error) {
+	w.obs.control("phase " + phase)
+	status := "ok"
+	n, err := w.obs.attach(ctx)
+	switch {
+	case err != nil:
+		return time.Time{}, "", err
+	case n == 0:
+		status = "attached to no process"
+	}
+	if _, err := stdin.Write([]byte("go\n")); err != nil {
+		return time.Time{}, "", fmt.Errorf("release the %s container: %w", phase, err)
+	}
+	return time.Now(), status, nil
+}
+
 // seed copies the home directory (canary files and a lived-in profile) into
-// the created container's home volume.
+// the created container's home volume, then waits for the observer, which
+// the container joins when it starts.
 func (w *watch) seed(ctx context.Context, id string) error {
+	if err := w.seedHome(ctx, id); err != nil {
+		return err
+	}
+	return w.obs.waitReady()
+}
+
+func (w *watch) seedHome(ctx context.Context, id string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
@@ -261,25 +293,27 @@ func sensitiveClass(rel string) string {
 	return ""
 }
 
-// sinkHandle is the running sink of a scan.
-type sinkHandle struct {
-	id        string
-	att       types.HijackedResponse
-	mu        sync.Mutex
-	events    []sinkEvent
-	done      chan struct{}
-	stderr    *tailBuffer
-	advertise string
+// observerHandle is the running observer of a scan: the sink and the
+// tracer in one container, whose network and PID namespaces the watched
+// containers join (see Observe).
+type observerHandle struct {
+	id     string
+	att    types.HijackedResponse
+	mu     sync.Mutex
+	sink   []sinkEvent
+	execs  []execEvent
+	ready  chan int // the tracer's ready lines (threads attached)
+	done   chan struct{}
+	stderr *tailBuffer
+	// waitReady starts the observer (once) and waits until it is ready.
+	waitReady func() error
 }
 
-func (s *Sandbox) startSink(ctx context.Context, r *run) (*sinkHandle, error) {
-	if _, err := r.createInternalNetwork(ctx, "sink"); err != nil {
-		return nil, err
-	}
+func (s *Sandbox) startObserver(ctx context.Context, r *run) (*observerHandle, error) {
 	hc := &container.HostConfig{
-		NetworkMode:    container.NetworkMode(r.name("sink")),
+		NetworkMode:    "none",
 		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"NET_ADMIN"},
+		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		Resources:      container.Resources{Memory: 128 << 20, PidsLimit: int64Ptr(128)},
@@ -290,236 +324,214 @@ func (s *Sandbox) startSink(ctx context.Context, r *run) (*sinkHandle, error) {
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.HelperImage,
 		User:         "0:0",
-		Cmd:          []string{"sandbox", "sink", "--tcp-port", sinkTCPPort, "--udp-port", sinkUDPPort},
+		Cmd:          []string{"sandbox", "observe"},
 		Labels:       r.labels(),
 		OpenStdin:    true,
 		StdinOnce:    true,
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
-	}, hc, nil, nil, r.name("sink"))
+	}, hc, nil, nil, r.name("observer"))
 	if err != nil {
-		return nil, fmt.Errorf("create sink: %w", err)
+		return nil, fmt.Errorf("create observer: %w", err)
 	}
-	h := &sinkHandle{id: created.ID, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
-	h.att, err = r.cli.ContainerAttach(ctx, h.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	o := &observerHandle{id: created.ID, ready: make(chan int, 8), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	o.att, err = r.cli.ContainerAttach(ctx, o.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return nil, fmt.Errorf("attach sink: %w", err)
+		return nil, fmt.Errorf("attach observer: %w", err)
 	}
-	if err := r.cli.ContainerStart(ctx, h.id, container.StartOptions{}); err != nil {
-		h.att.Close()
-		return nil, fmt.Errorf("start sink: %w", err)
+	s.opts.Logger.Debug("observer created")
+	// Start it in the background: the watched containers can be created
+	// meanwhile (they join namespaces of a container that exists); they
+	// wait for waitReady before they start.
+	o.waitReady = sync.OnceValue(func() error { return s.runObserver(ctx, r, o) })
+	go o.waitReady()
+	return o, nil
+}
+
+// runObserver starts the created observer and waits until its sink and its
+// tracer are ready.
+func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) error {
+	if err := r.cli.ContainerStart(ctx, o.id, container.StartOptions{}); err != nil {
+		o.att.Close()
+		return fmt.Errorf("start observer: %w", err)
 	}
-	ready := make(chan error, 1)
+	s.opts.Logger.Debug("observer started")
+	sinkReady := make(chan struct{})
 	go func() {
-		defer close(h.done)
+		defer close(o.done)
 		pr, pw := io.Pipe()
 		go func() {
-			_, err := stdcopy.StdCopy(pw, h.stderr, h.att.Reader)
+			_, err := stdcopy.StdCopy(pw, o.stderr, o.att.Reader)
 			pw.CloseWithError(err)
 		}()
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		first := true
+		sinkUp := false
 		for sc.Scan() {
-			var ev sinkEvent
-			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-				continue
+			src, line, _ := bytes.Cut(sc.Bytes(), []byte(" "))
+			switch string(src) {
+			case "sink":
+				var ev sinkEvent
+				if json.Unmarshal(line, &ev) != nil {
+					continue
+				}
+				if ev.Type == "ready" && !sinkUp {
+					sinkUp = true
+					close(sinkReady)
+					continue
+				}
+				o.mu.Lock()
+				o.sink = append(o.sink, ev)
+				o.mu.Unlock()
+			case "trace":
+				var ev struct {
+					execEvent
+					Attached int `json:"attached"`
+				}
+				if json.Unmarshal(line, &ev) != nil {
+					continue
+				}
+				switch ev.Type {
+				case "ready":
+					select {
+					case o.ready <- ev.Attached:
+					default:
+					}
+				case "exec":
+					o.mu.Lock()
+					o.execs = append(o.execs, ev.execEvent)
+					o.mu.Unlock()
+				}
 			}
-			if first && ev.Type == "ready" {
-				first = false
-				h.advertise = ev.Advertise
-				ready <- nil
-				continue
-			}
-			h.mu.Lock()
-			h.events = append(h.events, ev)
-			h.mu.Unlock()
-		}
-		if first {
-			ready <- fmt.Errorf("sink exited before it was ready: %s", strings.TrimSpace(h.stderr.String()))
 		}
 	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			h.att.Close()
-			return nil, err
+	timeout := time.After(20 * time.Second)
+	for _, wait := range []func() <-chan struct{}{
+		func() <-chan struct{} { return sinkReady },
+		func() <-chan struct{} {
+			c := make(chan struct{})
+			go func() {
+				select {
+				case <-o.ready:
+					close(c)
+				case <-o.done:
+				}
+			}()
+			return c
+		},
+	} {
+		select {
+		case <-wait():
+		case <-o.done:
+			return fmt.Errorf("observer exited before it was ready: %s", strings.TrimSpace(o.stderr.String()))
+		case <-timeout:
+			return errors.New("observer did not become ready within 20s")
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-	case <-time.After(20 * time.Second):
-		h.att.Close()
-		return nil, errors.New("sink did not become ready within 20s")
+	}
+	s.opts.Logger.Debug("observer ready")
+	return nil
+}
+
+// control sends one control line to the observer.
+func (o *observerHandle) control(line string) {
+	_, _ = o.att.Conn.Write([]byte(line + "\n"))
+}
+
+// attach asks the tracer to attach to the processes of a container that
+// just joined, and returns how many threads it attached.
+func (o *observerHandle) attach(ctx context.Context) (int, error) {
+	o.control("attach")
+	select {
+	case n := <-o.ready:
+		return n, nil
+	case <-o.done:
+		return 0, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(10 * time.Second):
+		return 0, errors.New("tracer did not attach within 10s")
 	case <-ctx.Done():
-		h.att.Close()
-		return nil, ctx.Err()
+		return 0, ctx.Err()
 	}
-	return h, nil
 }
 
-// control sends one control line to the sink.
-func (h *sinkHandle) control(line string) {
-	_, _ = h.att.Conn.Write([]byte(line + "\n"))
+// status reports whether the observer still runs: "ok", or what happened.
+func (o *observerHandle) status(ctx context.Context, cli client.APIClient) string {
+	info, err := cli.ContainerInspect(ctx, o.id)
+	switch {
+	case err != nil:
+		return "error: " + err.Error()
+	case info.State == nil || !info.State.Running:
+		code := 0
+		if info.State != nil {
+			code = info.State.ExitCode
+		}
+		return fmt.Sprintf("died during the phase (exit %d): %s", code, strings.TrimSpace(o.stderr.String()))
+	}
+	return "ok"
 }
 
-// stop ends the sink (EOF on its control stream), waits for its last
-// events and reports whether it ran until now.
-func (h *sinkHandle) stop(ctx context.Context, cli client.APIClient, log *slog.Logger) ([]sinkEvent, string) {
-	status := "ok"
-	if info, err := cli.ContainerInspect(ctx, h.id); err != nil || info.State == nil || !info.State.Running {
-		status = "died before the end of the scan"
+// stop ends the observer (EOF on its control stream), waits for its last
+// events and returns them.
+func (o *observerHandle) stop(ctx context.Context, cli client.APIClient, log *slog.Logger) ([]sinkEvent, []execEvent) {
+	if err := o.waitReady(); err != nil {
+		return nil, nil
 	}
-	// The sink's own footprint, for the operator and the benchmark.
-	if st, err := cli.ContainerStatsOneShot(ctx, h.id); err == nil {
+	// The observer's own footprint, for the operator and the benchmark.
+	if st, err := cli.ContainerStatsOneShot(ctx, o.id); err == nil {
 		var v container.StatsResponse
 		if json.NewDecoder(st.Body).Decode(&v) == nil {
 			// rss excludes the page cache of the binary itself, which the
 			// cgroup is charged for when it first reads it.
-			log.Info("sink memory", "rss_bytes", v.MemoryStats.Stats["total_rss"], "usage_bytes", v.MemoryStats.Usage, "peak_bytes", v.MemoryStats.MaxUsage)
+			log.Info("observer memory", "rss_bytes", v.MemoryStats.Stats["total_rss"], "usage_bytes", v.MemoryStats.Usage, "peak_bytes", v.MemoryStats.MaxUsage)
 		}
 		st.Body.Close()
 	}
-	_ = h.att.CloseWrite()
+	_ = o.att.CloseWrite()
 	select {
-	case <-h.done:
+	case <-o.done:
 	case <-time.After(5 * time.Second):
-		status = "did not flush its events"
+		log.Warn("observer did not flush its events within 5s")
 	}
-	h.att.Close()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]sinkEvent(nil), h.events...), status
-}
-
-// tracerHandle is a tracer attached to one watched container.
-type tracerHandle struct {
-	id     string
-	att    types.HijackedResponse
-	mu     sync.Mutex
-	events []execEvent
-	done   chan struct{}
-	stderr *tailBuffer
-}
-
-// startTracer starts a tracer in the PID namespace of target and waits
-// until it has attached to every process there.
-func (s *Sandbox) startTracer(ctx context.Context, r *run, target, part string) (*tracerHandle, error) {
-	hc := &container.HostConfig{
-		PidMode:        container.PidMode("container:" + target),
-		NetworkMode:    "none",
-		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"SYS_PTRACE"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		ReadonlyRootfs: true,
-		Resources:      container.Resources{Memory: 64 << 20, PidsLimit: int64Ptr(16)},
-	}
-	created, err := r.cli.ContainerCreate(ctx, &container.Config{
-		Image:        s.opts.HelperImage,
-		User:         "0:0",
-		Cmd:          []string{"sandbox", "trace"},
-		Labels:       r.labels(),
-		AttachStdout: true,
-		AttachStderr: true,
-	}, hc, nil, nil, r.name("trace-"+part))
-	if err != nil {
-		return nil, fmt.Errorf("create tracer: %w", err)
-	}
-	t := &tracerHandle{id: created.ID, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
-	t.att, err = r.cli.ContainerAttach(ctx, t.id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
-	if err != nil {
-		return nil, fmt.Errorf("attach tracer: %w", err)
-	}
-	if err := r.cli.ContainerStart(ctx, t.id, container.StartOptions{}); err != nil {
-		t.att.Close()
-		return nil, fmt.Errorf("start tracer: %w", err)
-	}
-	ready := make(chan error, 1)
-	go func() {
-		defer close(t.done)
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := stdcopy.StdCopy(pw, t.stderr, t.att.Reader)
-			pw.CloseWithError(err)
-		}()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		first := true
-		for sc.Scan() {
-			var ev execEvent
-			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-				continue
-			}
-			if first && ev.Type == "ready" {
-				first = false
-				ready <- nil
-				continue
-			}
-			if ev.Type == "exec" {
-				t.mu.Lock()
-				t.events = append(t.events, ev)
-				t.mu.Unlock()
-			}
-		}
-		if first {
-			ready <- fmt.Errorf("tracer exited before it was ready: %s", strings.TrimSpace(t.stderr.String()))
-		}
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.att.Close()
-			return nil, err
-		}
-	case <-time.After(20 * time.Second):
-		t.att.Close()
-		return nil, errors.New("tracer did not attach within 20s")
-	case <-ctx.Done():
-		t.att.Close()
-		return nil, ctx.Err()
-	}
-	return t, nil
-}
-
-// stop ends the tracer (if the target's exit has not already ended it) and
-// returns what it recorded, with its status: "ok" when it ran until the
-// end of the phase.
-func (t *tracerHandle) stop(ctx context.Context, r *run, targetExited bool) ([]execEvent, string) {
-	status := "ok"
-	info, err := r.cli.ContainerInspect(ctx, t.id)
-	if err == nil && info.State != nil && !info.State.Running && !targetExited {
-		status = fmt.Sprintf("died during the phase (exit %d): %s", info.State.ExitCode, strings.TrimSpace(t.stderr.String()))
-	}
-	if err == nil && info.State != nil && info.State.Running {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		timeout := 3
-		_ = r.cli.ContainerStop(stopCtx, t.id, container.StopOptions{Timeout: &timeout})
-		cancel()
-	}
-	select {
-	case <-t.done:
-	case <-time.After(5 * time.Second):
-	}
-	t.att.Close()
-	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-	_ = r.cli.ContainerRemove(rmCtx, t.id, container.RemoveOptions{Force: true})
-	cancel()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]execEvent(nil), t.events...), status
+	o.att.Close()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]sinkEvent(nil), o.sink...), append([]execEvent(nil), o.execs...)
 }
 
 func mountVolume(name, target string, ro bool) mount.Mount {
 	return mount.Mount{Type: mount.TypeVolume, Source: name, Target: target, ReadOnly: ro}
 }
 
-// close stops the sink and returns the behaviour evidence.
+// close stops the observer and returns the behaviour evidence.
 func (w *watch) close(ctx context.Context) *evidence.Behavior {
-	events, status := w.sink.stop(ctx, w.r.cli, w.s.opts.Logger)
-	w.addNetwork(events)
+	alive := w.obs.status(ctx, w.r.cli)
+	sinkEvents, execs := w.obs.stop(ctx, w.r.cli, w.s.opts.Logger)
+	w.addNetwork(sinkEvents)
+	in := func(win [2]time.Time) []execEvent {
+		var out []execEvent
+		for _, ev := range execs {
+			if !ev.Time.Before(win[0]) && !ev.Time.After(win[1]) {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	if w.scriptsWatch.Phase != "" {
+		w.addProcesses(evidence.PhaseScripts, in(w.scriptsWin), w.declared)
+	}
+	if w.runWatch.Phase != "" {
+		w.addProcesses(evidence.PhaseRun, in(w.runWin), nil)
+	}
 	for _, pw := range []*evidence.Watch{&w.scriptsWatch, &w.runWatch} {
 		if pw.Phase == "" {
 			continue
 		}
-		pw.Sink = status
+		pw.Sink = alive
+		if alive != "ok" && pw.Tracer == "ok" {
+			pw.Tracer = alive
+		}
 		w.b.Watches = append(w.b.Watches, *pw)
 	}
 	return w.finish()

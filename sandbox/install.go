@@ -448,9 +448,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 	env := []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"}
 	st := step{Part: "scripts", Host: hc, Timeout: timeout, MaxOut: 8 << 20, MaxErr: 8 << 10}
 	var (
-		tracer   *tracerHandle
 		released time.Time
-		procs    []execEvent
 		tstatus  = "not_run"
 		fstatus  = "not_run"
 		watched  time.Duration
@@ -472,20 +470,15 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 		}
 		st.OnCreated = w.seed
 		st.OnStarted = func(ctx context.Context, id string, stdin io.Writer) error {
-			w.sink.control("phase " + evidence.PhaseScripts)
 			var err error
-			if tracer, err = s.startTracer(ctx, r, id, "scripts"); err != nil {
-				return err
-			}
-			released = time.Now()
-			if _, err := stdin.Write([]byte("go\n")); err != nil {
-				return fmt.Errorf("release script container: %w", err)
-			}
-			return nil
+			released, tstatus, err = w.begin(ctx, evidence.PhaseScripts, stdin)
+			return err
 		}
 		st.OnExited = func(ctx context.Context, id string) {
 			watched = time.Since(released)
-			procs, tstatus = tracer.stop(ctx, r, true)
+			if st := w.obs.status(ctx, r.cli); st != "ok" {
+				tstatus = st
+			}
 			files, err := w.diffHome(ctx, id, evidence.PhaseScripts)
 			fstatus = "ok"
 			if err != nil {
@@ -496,10 +489,6 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 	}
 	st.Config = &container.Config{Image: s.opts.Image, User: sandboxUser, Env: env, WorkingDir: treeDir, Cmd: cmd}
 	res, err := r.runStep(ctx, st)
-	if w != nil && tracer != nil && procs == nil && tstatus == "not_run" {
-		// The step failed before OnExited ran: still stop the tracer.
-		procs, tstatus = tracer.stop(ctx, r, true)
-	}
 	if err != nil {
 		return nil, false, "", err
 	}
@@ -513,7 +502,8 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 				w.windows = append(w.windows, scriptWindow{Package: p.Package, Start: time.UnixMilli(runs[i].StartedAt), End: time.UnixMilli(runs[i].EndedAt)})
 			}
 		}
-		w.addProcesses(evidence.PhaseScripts, procs, declared)
+		w.declared = declared
+		w.scriptsWin = [2]time.Time{released, released.Add(watched)}
 		for i := range w.b.Files {
 			if w.b.Files[i].Phase == evidence.PhaseScripts && len(w.windows) == 1 {
 				w.b.Files[i].Package = w.windows[0].Package

@@ -132,18 +132,14 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		return nil, nil, fmt.Errorf("start run container: %w", err)
 	}
 	stdin := att.Conn
-	var tracer *tracerHandle
 	var released time.Time
+	tracerStatus := "not_run"
 	if w != nil {
-		w.sink.control("phase " + evidence.PhaseRun)
-		if tracer, err = s.startTracer(ctx, r, id, "run"); err != nil {
+		// The release is the first line on stdin, before any MCP frame.
+		if released, tracerStatus, err = w.begin(ctx, evidence.PhaseRun, stdin); err != nil {
 			return nil, nil, err
 		}
-		// Release the wrapper: the first line on stdin, before any MCP frame.
-		if _, err := stdin.Write([]byte("go\n")); err != nil {
-			return nil, nil, fmt.Errorf("release run container: %w", err)
-		}
-		released = time.Now()
+		s.opts.Logger.Debug("tracer attached", "phase", evidence.PhaseRun)
 	}
 	sess.StartMS = time.Since(started).Milliseconds()
 
@@ -164,7 +160,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	var idle time.Duration
 	if w != nil {
 		w.listEnd = time.Now()
-		w.sink.control("mark handshake_done")
+		w.obs.control("mark handshake_done")
 		// Watch the idle server: no request of ours is in flight, so any
 		// network activity now is the server's own (a beacon).
 		if hsErr == nil && s.opts.Idle > 0 {
@@ -188,27 +184,32 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		}
 		exitedEarly = context.Cause(runCtx) == errExited
 	}
-	var procs []execEvent
-	tracerStatus := "not_run"
-	if tracer != nil {
-		// Stop the tracer before the server: the end of the server's PID
-		// namespace would kill it.
-		procs, tracerStatus = tracer.stop(ctx, r, exitedEarly)
-	}
 	_ = att.CloseWrite()
+	// A stdio server should exit when its stdin closes; a short grace is
+	// enough for one that did its work (it is stopped after that), a longer
+	// one lets a failing server's exit status arrive.
+	grace := 200 * time.Millisecond
+	if hsErr != nil {
+		grace = 2 * time.Second
+	}
 	select {
 	case code := <-exited:
 		v := int(code)
 		exitCode = &v
-	case <-time.After(2 * time.Second):
+	case <-time.After(grace):
 	}
 	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if w != nil {
 		watched := time.Since(released)
 		if exitCode == nil {
-			stopT := 2
-			_ = r.cli.ContainerStop(inspCtx, id, container.StopOptions{Timeout: &stopT})
+			// Done with the server: stop it at once, so that its home can be
+			// read (the evidence of the run is complete).
+			_ = r.cli.ContainerKill(inspCtx, id, "KILL")
+			select {
+			case <-exited:
+			case <-time.After(2 * time.Second):
+			}
 		}
 		filesStatus := "ok"
 		files, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
@@ -216,7 +217,11 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			filesStatus = "error: " + err.Error()
 		}
 		w.addFiles(files)
-		w.addProcesses(evidence.PhaseRun, procs, nil)
+		if st := w.obs.status(inspCtx, r.cli); st != "ok" && tracerStatus == "ok" {
+			tracerStatus = st
+		}
+		w.runWin = [2]time.Time{released, time.Now()}
+		s.opts.Logger.Debug("home compared", "phase", evidence.PhaseRun, "changes", len(files))
 		w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus}
 	}
 	info, ierr := r.cli.ContainerInspect(inspCtx, id)

@@ -114,6 +114,62 @@ func (o Options) Limits() evidence.Limits {
 type Sandbox struct {
 	cli  client.APIClient
 	opts Options
+
+	mu   sync.Mutex
+	warm map[string]func() (*watch, error)
+}
+
+// Prewarm starts the behaviour observer of run runID now, in the
+// background, so that its start-up overlaps work the caller still has to do
+// (resolving the target); Scan with the same run id uses it. A prewarmed
+// run that is not scanned must be given to Discard. It does nothing when
+// behaviour capture is off.
+func (s *Sandbox) Prewarm(ctx context.Context, runID string) {
+	if !s.opts.Behavior {
+		return
+	}
+	r := &run{cli: s.cli, id: runID}
+	type started struct {
+		w   *watch
+		err error
+	}
+	ch := make(chan started, 1)
+	s.opts.Logger.Debug("prewarm")
+	go func() {
+		w, err := s.newWatch(ctx, r, nil)
+		ch <- started{w, err}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.warm == nil {
+		s.warm = map[string]func() (*watch, error){}
+	}
+	s.warm[runID] = sync.OnceValues(func() (*watch, error) {
+		st := <-ch
+		return st.w, st.err
+	})
+}
+
+// takeWarm returns the prewarmed observer of runID, if any.
+func (s *Sandbox) takeWarm(runID string) (func() (*watch, error), bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.warm[runID]
+	delete(s.warm, runID)
+	return f, ok
+}
+
+// Discard removes a prewarmed run that will not be scanned (its target did
+// not resolve), leaving nothing on the engine.
+func (s *Sandbox) Discard(ctx context.Context, runID string) error {
+	f, ok := s.takeWarm(runID)
+	if !ok {
+		return nil
+	}
+	if w, err := f(); err == nil && w != nil {
+		w.obs.stop(ctx, s.cli, s.opts.Logger)
+	}
+	return (&run{cli: s.cli, id: runID}).cleanup(ctx)
 }
 
 // New returns a Sandbox on cli.
@@ -180,7 +236,15 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	// The sink starts while the fetch step runs; the phases that run package
 	// code wait for it.
 	watchReady := func() (*watch, error) { return nil, nil }
-	if s.opts.Behavior {
+	if f, ok := s.takeWarm(runID); ok {
+		watchReady = func() (*watch, error) {
+			w, err := f()
+			if w != nil {
+				w.envVals = envValues(t.Env)
+			}
+			return w, err
+		}
+	} else if s.opts.Behavior {
 		type started struct {
 			w   *watch
 			err error
@@ -188,6 +252,7 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 		ch := make(chan started, 1)
 		go func() {
 			w, err := s.newWatch(ctx, r, envValues(t.Env))
+			log.Debug("sink ready", "err", err)
 			ch <- started{w, err}
 		}()
 		watchReady = sync.OnceValues(func() (*watch, error) {
@@ -224,6 +289,7 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	if err != nil {
 		return res, err
 	}
+	log.Debug("run phase starts")
 	sess, c, err := s.runPhase(ctx, r, runTree, bin, t, w)
 	if err != nil {
 		return res, err

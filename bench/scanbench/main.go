@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,6 +50,19 @@ type sample struct {
 	resolve, fetch, scripts, start, hs, list int64
 	outcome                                  string
 	treeHit                                  bool
+	sinkRSS                                  int64
+}
+
+var rssRe = regexp.MustCompile(`observer memory rss_bytes=(\d+)`)
+
+func maxRSS(ss []sample) int64 {
+	var m int64
+	for _, s := range ss {
+		if s.sinkRSS > m {
+			m = s.sinkRSS
+		}
+	}
+	return m
 }
 
 func main() {
@@ -66,21 +81,27 @@ func main() {
 	defer os.RemoveAll(data)
 	target := "npm:" + *pkg + "@" + *version
 
-	scan := func() sample {
+	scan := func(extra ...string) sample {
 		start := time.Now()
-		cmd := exec.Command(abs, "scan", "--quiet", "--format", "json", "--data-dir", data, target)
-		cmd.Stdout = nil
-		out, err := cmd.CombinedOutput()
+		args := append([]string{"scan", "--format", "json", "--data-dir", data}, extra...)
+		cmd := exec.Command(abs, append(args, target)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
 		wall := time.Since(start)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "scan failed: %v\n%s\n", err, out)
+			fmt.Fprintf(os.Stderr, "scan failed: %v\n%s\n", err, stderr.String())
 			os.Exit(1)
 		}
-		return lastBundle(data, wall)
+		s := lastBundle(data, wall)
+		if m := rssRe.FindStringSubmatch(stderr.String()); m != nil {
+			s.sinkRSS, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		return s
 	}
 
 	fmt.Printf("scanbench: %s, %d cold and %d warm scans, %d baseline runs (%s)\n", target, *colds, *runs, *runs, time.Now().UTC().Format(time.RFC3339))
-	var cold, warm []sample
+	var cold, warm, bare, noIdle []sample
 	for i := 0; i < *colds; i++ {
 		prune := exec.Command(abs, "sandbox", "prune", "--cache", "--data-dir", data)
 		if out, err := prune.CombinedOutput(); err != nil {
@@ -91,6 +112,8 @@ func main() {
 	}
 	for i := 0; i < *runs; i++ {
 		warm = append(warm, scan())
+		noIdle = append(noIdle, scan("--idle", "0"))
+		bare = append(bare, scan("--no-behavior"))
 	}
 
 	// The baseline: the package installed on the host, listed by the
@@ -118,13 +141,21 @@ func main() {
 	}
 	show("cold", cold)
 	show("warm", warm)
+	show("w-idle0", noIdle)
+	show("w-bare", bare)
 	wm := median(walls(warm))
 	bm := median(baseline)
+	nb := median(walls(bare))
+	ni := median(walls(noIdle))
 	fmt.Println()
-	fmt.Printf("cold scan (median):                 %.2fs\n", median(walls(cold)).Seconds())
-	fmt.Printf("warm scan (median):                 %.2fs\n", wm.Seconds())
-	fmt.Printf("unsandboxed inspector tools/list:   %.2fs (median of %s)\n", bm.Seconds(), durs(baseline))
-	fmt.Printf("warm scan / baseline:               %.2fx (target: at most 2x)\n", wm.Seconds()/bm.Seconds())
+	fmt.Printf("cold scan (median):                             %.2fs\n", median(walls(cold)).Seconds())
+	fmt.Printf("warm scan, behaviour watched, --idle 2s:        %.2fs\n", wm.Seconds())
+	fmt.Printf("warm scan, behaviour watched, --idle 0:         %.2fs\n", ni.Seconds())
+	fmt.Printf("warm scan, --no-behavior:                       %.2fs\n", nb.Seconds())
+	fmt.Printf("behaviour capture cost (idle 0 - no-behavior):  %.0fms\n", float64((ni - nb).Milliseconds()))
+	fmt.Printf("sink resident memory (max over warm scans):     %.1f MiB (target: under 30 MB)\n", float64(maxRSS(warm))/(1<<20))
+	fmt.Printf("unsandboxed inspector tools/list:               %.2fs (median of %s)\n", bm.Seconds(), durs(baseline))
+	fmt.Printf("warm scan / baseline:                           %.2fx with behaviour, %.2fx without (target: at most 2x)\n", wm.Seconds()/bm.Seconds(), nb.Seconds()/bm.Seconds())
 }
 
 func hitStr(b bool) string {

@@ -87,6 +87,11 @@ type Config struct {
 	// MaxConns caps concurrently handled TCP connections; connections
 	// beyond it are recorded with their destination and closed at once.
 	MaxConns int
+	// DrainGrace is how long in-flight connections and queued datagrams get
+	// to finish once Serve is told to stop; 0 means min(ReadTimeout, 250ms).
+	// A caller that stops the sink only after every client is gone can
+	// make it short.
+	DrainGrace time.Duration
 
 	// origDst replaces the conntrack lookup of a datagram's original
 	// destination. Tests use it to simulate a missing or failing conntrack.
@@ -340,6 +345,9 @@ func (s *server) setDst(ev *Event, dst netip.AddrPort) {
 // drainGrace is how long in-flight connections and queued datagrams get to
 // finish once shutdown begins.
 func (s *server) drainGrace() time.Duration {
+	if s.cfg.DrainGrace > 0 {
+		return s.cfg.DrainGrace
+	}
 	return min(s.cfg.ReadTimeout, 250*time.Millisecond)
 }
 

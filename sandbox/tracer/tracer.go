@@ -61,6 +61,12 @@ type Options struct {
 	// Ready, when set, is called once every process found is attached,
 	// right after the ready event is written.
 	Ready func()
+	// Attach, when set, keeps the tracer running while nothing is traced,
+	// until ctx ends: each request received makes it attach to every
+	// process found that it does not trace yet (processes that joined its
+	// PID namespace from another container), write a ready event, and send
+	// the number of threads attached on the request's channel.
+	Attach <-chan chan<- int
 }
 
 // Event types written by Run, one JSON object per line.
@@ -233,6 +239,28 @@ func run(ctx context.Context, w io.Writer, opts Options) error {
 	done := make(chan struct{})
 	defer close(done)
 	defer context.AfterFunc(ctx, func() { wake(done) })()
+	// Attach requests arrive on another goroutine; each one wakes wait4
+	// (like the end of ctx does) until the loop has taken it.
+	reqs := make(chan chan<- int, 16)
+	if opts.Attach != nil {
+		go func() {
+			for {
+				select {
+				case r := <-opts.Attach:
+					taken := make(chan struct{})
+					reqs <- attachRequest(r, taken)
+					go wake(taken)
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	serve := func(r chan<- int) {
+		attached, failed := t.attach()
+		t.emit(readyEvent{Type: TypeReady, Time: t.now(), Attached: attached, Failed: failed})
+		r <- attached
+	}
 	for {
 		if t.err != nil {
 			t.end("write_error")
@@ -242,7 +270,23 @@ func run(ctx context.Context, w io.Writer, opts Options) error {
 			t.end("context")
 			return t.err
 		}
-		if len(t.tracees) == 0 {
+		if opts.Attach != nil {
+			select {
+			case r := <-reqs:
+				serve(r)
+				continue
+			default:
+			}
+			if len(t.tracees) == 0 {
+				// Nothing to wait for: block until asked to attach.
+				select {
+				case r := <-reqs:
+					serve(r)
+				case <-ctx.Done():
+				}
+				continue
+			}
+		} else if len(t.tracees) == 0 {
 			t.end("no_tracees")
 			return t.err
 		}
@@ -261,6 +305,18 @@ func run(ctx context.Context, w io.Writer, opts Options) error {
 		}
 		t.handle(pid, ws)
 	}
+}
+
+// attachRequest wraps a reply channel so that taking the request from the
+// queue stops the wake-ups it caused.
+func attachRequest(r chan<- int, taken chan struct{}) chan<- int {
+	out := make(chan int, 1)
+	go func() {
+		n := <-out
+		close(taken)
+		r <- n
+	}()
+	return out
 }
 
 // wake makes a blocking wait4(-1) in this process return, until done is

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(tracerHelper())
 	case "spawner":
 		os.Exit(spawnerHelper())
+	case "attacher":
+		os.Exit(attacherHelper())
 	}
 	os.Exit(m.Run())
 }
@@ -61,6 +64,37 @@ func tracerHelper() int {
 		}
 	}
 	if err := Run(ctx, os.Stdout, Options{Roots: roots}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// attacherHelper traces VERIFYMCP_TRACER_TEST_ROOTS in Attach mode: it
+// starts with nothing to trace (every process excluded) and stays up; each
+// line "attach" on stdin lifts the exclusion and asks it to attach.
+func attacherHelper() int {
+	var roots []int
+	for _, f := range strings.Fields(os.Getenv("VERIFYMCP_TRACER_TEST_ROOTS")) {
+		pid, _ := strconv.Atoi(f)
+		roots = append(roots, pid)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	var allowed atomic.Bool
+	reqs := make(chan chan<- int)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "attach" {
+				allowed.Store(true)
+				reply := make(chan int, 1)
+				reqs <- reply
+				<-reply
+			}
+		}
+	}()
+	if err := Run(ctx, os.Stdout, Options{Roots: roots, Attach: reqs, Exclude: func(int) bool { return !allowed.Load() }}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -629,5 +663,59 @@ func TestField(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("field(%s) = %d, %v, want %d, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestRun_attachOnRequest: in Attach mode the tracer stays up with nothing
+// to trace, and attaches to processes that appeared later when asked (the
+// sandbox's observer joins containers to its PID namespace this way).
+func TestRun_attachOnRequest(t *testing.T) {
+	target := exec.Command("/bin/sh", "-c", "read -r _ && exec /bin/sh -c '/bin/echo later; /bin/true x'")
+	release, err := target.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer target.Process.Kill()
+	tr := exec.Command(os.Args[0], "-test.run=^$")
+	tr.Env = append(os.Environ(), helperEnv+"=attacher", "VERIFYMCP_TRACER_TEST_ROOTS="+strconv.Itoa(target.Process.Pid))
+	ctl, err := tr.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	tr.Stdout = out
+	if err := tr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Process.Kill()
+	waitLine := func(substr string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(out.String(), substr) < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %d× %q in tracer output: %s", n, substr, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitLine(`"type":"ready"`, 1)
+	if !strings.Contains(out.String(), `"attached":0`) {
+		t.Fatalf("first ready should attach nothing: %s", out.String())
+	}
+	time.Sleep(300 * time.Millisecond)
+	if strings.Contains(out.String(), `"type":"end"`) {
+		t.Fatalf("the tracer ended with nothing to trace; in Attach mode it must wait: %s", out.String())
+	}
+	fmt.Fprintln(ctl, "attach")
+	waitLine(`"type":"ready"`, 2)
+	if strings.Count(out.String(), `"attached":0`) > 1 {
+		t.Skipf("ptrace not permitted here: %s", out.String())
+	}
+	fmt.Fprintln(release, "go")
+	waitLine(`"/bin/true","x"`, 1)
+	if !strings.Contains(out.String(), `"argv":["/bin/echo","later"]`) {
+		t.Errorf("exec of /bin/echo not recorded: %s", out.String())
 	}
 }

@@ -100,30 +100,23 @@ func httpClient(ca *caBundle, timeout time.Duration) *http.Client {
 	return &http.Client{Transport: tr, Timeout: timeout}
 }
 
-// ensureImages makes sure the sandbox and helper images exist, building
-// them when they do not, and says so.
-func (g *globals) ensureImages(ctx context.Context, e *engineInfo, registry string, ca *caBundle) (sandbox.Image, string, error) {
+// ensureImage makes sure the sandbox image exists, building it when it
+// does not, and says so.
+func (g *globals) ensureImage(ctx context.Context, e *engineInfo, registry string, ca *caBundle) (sandbox.Image, error) {
 	img, ok, err := sandbox.InspectImage(ctx, e.cli)
 	if err != nil {
-		return img, "", engineError{fmt.Errorf("inspect sandbox image: %w", err)}
+		return img, engineError{fmt.Errorf("inspect sandbox image: %w", err)}
 	}
-	if !ok {
-		g.log.Info("sandbox image not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "image", sandbox.ImageRef())
-		img, _, err = sandbox.EnsureImage(ctx, e.cli, sandbox.ImageOptions{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)})
-		if err != nil {
-			if ctx.Err() != nil {
-				return img, "", ctx.Err()
-			}
-			return img, "", imageError{fmt.Errorf("build sandbox image %s: %w", sandbox.ImageRef(), err)}
+	if ok {
+		return img, nil
+	}
+	g.log.Info("sandbox image not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "image", sandbox.ImageRef())
+	img, _, err = sandbox.EnsureImage(ctx, e.cli, sandbox.ImageOptions{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return img, ctx.Err()
 		}
+		return img, imageError{fmt.Errorf("build sandbox image %s: %w", sandbox.ImageRef(), err)}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return img, "", imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
-	}
-	helper, err := sandbox.EnsureHelperImage(ctx, e.cli, exe)
-	if err != nil {
-		return img, "", imageError{fmt.Errorf("helper image: %w", err)}
-	}
-	return img, helper, nil
+	return img, nil
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/sandbox"
-	"github.com/verifymcp/verifymcp/sandbox/sink"
-	"github.com/verifymcp/verifymcp/sandbox/tracer"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -24,7 +22,7 @@ func newSandboxCmd(g *globals) *cobra.Command {
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newSandboxBuildCmd(g), newSandboxDoctorCmd(g), newSandboxPruneCmd(g), newEgressProxyCmd(g), newSinkCmd(g), newTraceCmd(g))
+	cmd.AddCommand(newSandboxBuildCmd(g), newSandboxDoctorCmd(g), newSandboxPruneCmd(g), newEgressProxyCmd(g), newObserveCmd(g))
 	return cmd
 }
 
@@ -239,43 +237,20 @@ func newEgressProxyCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// newSinkCmd is the entry point of the sink container: it installs the
-// redirect rules in the shared network namespace, then records what the
-// package sends, with control lines on stdin and events on stdout. Hidden;
-// scans start it.
-func newSinkCmd(g *globals) *cobra.Command {
-	var tcpPort, udpPort int
-	cmd := &cobra.Command{
-		Use:    "sink",
+// newObserveCmd is the entry point of the observer container: the network
+// sink and the exec tracer of a scan, whose namespaces the watched
+// containers join. Control lines on stdin, events on stdout. Hidden; scans
+// start it.
+func newObserveCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:    "observe",
 		Hidden: true,
-		Short:  "Run the behaviour sink (inside the sink container)",
+		Short:  "Run the behaviour observer (inside the observer container)",
 		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A soft limit keeps the collector ahead of bursts of captures.
 			debug.SetMemoryLimit(24 << 20)
-			cfg := sink.Config{TCPPort: tcpPort, UDPPort: udpPort}
-			if err := sink.Install(cmd.Context(), cfg); err != nil {
-				return err
-			}
-			return sink.Serve(cmd.Context(), cfg, os.Stdin, g.stdout)
-		},
-	}
-	cmd.Flags().IntVar(&tcpPort, "tcp-port", sink.DefaultTCPPort, "port redirected TCP arrives on")
-	cmd.Flags().IntVar(&udpPort, "udp-port", sink.DefaultUDPPort, "port redirected UDP arrives on")
-	return cmd
-}
-
-// newTraceCmd is the entry point of the tracer container: it attaches to
-// every process of the PID namespace it joined and records every program
-// executed, as JSON lines on stdout. Hidden; scans start it.
-func newTraceCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:    "trace",
-		Hidden: true,
-		Short:  "Run the exec tracer (inside the tracer container)",
-		Args:   noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return tracer.Run(cmd.Context(), g.stdout, tracer.Options{})
+			return sandbox.Observe(cmd.Context(), os.Stdin, g.stdout)
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/go-units"
@@ -143,12 +144,22 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		ToolVersion: Version,
 		Logger:      g.log,
 	}
-	// Resolve before touching the engine, so that a typo or a missing
-	// version fails in a second, with nothing created.
-	resolved, err := p.Resolve(ctx, target)
-	if err != nil {
-		return err
+	// Resolution runs while the engine is prepared. A typo or a missing
+	// version must fail fast: nothing slow (an image build) starts before
+	// the target resolved, and nothing created is left behind.
+	type resolution struct {
+		rt  *pipeline.Resolved
+		err error
 	}
+	resolvedC := make(chan resolution, 1)
+	go func() {
+		rt, err := p.Resolve(ctx, target)
+		resolvedC <- resolution{rt, err}
+	}()
+	resolved := sync.OnceValues(func() (*pipeline.Resolved, error) {
+		r := <-resolvedC
+		return r.rt, r.err
+	})
 
 	st, dataDir, err := g.openStore(ctx)
 	if err != nil {
@@ -158,38 +169,74 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 
 	e, err := connectEngine(ctx)
 	if err != nil {
+		if _, rerr := resolved(); rerr != nil {
+			return rerr
+		}
 		return err
 	}
 	defer e.cli.Close()
-	if n, err := sandbox.Reap(ctx, e.cli); err != nil {
-		g.log.Warn("could not remove leftovers of earlier runs", "err", err)
-	} else if n > 0 {
-		g.log.Info("removed leftovers of crashed runs", "objects", n)
-	}
-	img, helper, err := g.ensureImages(ctx, e, registry, ca)
+	// The observer (behaviour capture) is the slowest thing to start on a
+	// warm scan: start it first, from the helper image, while the rest of
+	// the preparation and the resolution go on.
+	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
+	}
+	helper, err := sandbox.EnsureHelperImage(ctx, e.cli, exe)
+	if err != nil {
+		return imageError{fmt.Errorf("helper image: %w", err)}
 	}
 	opts := sandbox.Options{
-		Image: img.Ref, HelperImage: helper, Registry: registry,
+		Image: sandbox.ImageRef(), HelperImage: helper, Registry: registry,
 		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
 		Behavior:     !f.noBehavior, Idle: f.idle,
 	}
-	p.Behavior = !f.noBehavior
-	p.Sandbox = pipeline.SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.engineVersion, APIVersion: e.apiVersion, Limits: opts.Limits()}
 	if ca != nil {
 		opts.CABundle = ca.Data
-		p.Sandbox.CABundle = ca.SHA256
 	}
 	sb, err := sandbox.New(e.cli, opts)
 	if err != nil {
 		return usageError{err}
 	}
+	runID := pipeline.NewRunID(time.Now())
+	sb.Prewarm(ctx, runID)
+	discard := func() {
+		if derr := sb.Discard(context.WithoutCancel(ctx), runID); derr != nil {
+			g.log.Warn("could not remove the prepared sandbox", "err", derr)
+		}
+	}
+
+	if n, err := sandbox.Reap(ctx, e.cli); err != nil {
+		g.log.Warn("could not remove leftovers of earlier runs", "err", err)
+	} else if n > 0 {
+		g.log.Info("removed leftovers of crashed runs", "objects", n)
+	}
+	if _, present, _ := sandbox.InspectImage(ctx, e.cli); !present {
+		if _, err := resolved(); err != nil {
+			discard()
+			return err
+		}
+	}
+	img, err := g.ensureImage(ctx, e, registry, ca)
+	if err != nil {
+		discard()
+		return err
+	}
+	p.Behavior = !f.noBehavior
+	p.Sandbox = pipeline.SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.engineVersion, APIVersion: e.apiVersion, Limits: opts.Limits()}
+	if ca != nil {
+		p.Sandbox.CABundle = ca.SHA256
+	}
 	p.Scanner = sb
+	rt, err := resolved()
+	if err != nil {
+		discard()
+		return err
+	}
 	sandbox.ToolVersion = Version
-	scanned, err := p.Scan(ctx, resolved, pipeline.Options{Bin: f.bin, Args: f.args, Env: env})
+	scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,143 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/verifymcp/verifymcp/sandbox/sink"
+	"github.com/verifymcp/verifymcp/sandbox/tracer"
+)
+
+// Observe is the program of the observer container (`verifymcp sandbox
+// observe`). The observer starts first, with no network and a PID namespace
+// of its own, and the watched containers join both of its namespaces; so it
+// starts while the scan does other work, and one observer watches every
+// phase. It runs the network sink (isolating the namespace: loopback only,
+// with a default route into the redirect rules) and the exec tracer, and
+// writes their events on out, one line each, prefixed with "sink " or
+// "trace ". Control lines on in: "phase NAME" and "mark LABEL" go to the
+// sink; "attach" makes the tracer attach to the processes that joined since,
+// after which the tracer writes a ready line. EOF on in stops both, after
+// they flushed their events.
+func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
+	// The scan stops the observer only after every watched container
+	// stopped, so whatever was sent is queued already: a short drain will do.
+	cfg := sink.Config{Advertise: sink.IsolatedAddr, DrainGrace: 50 * time.Millisecond}
+	if err := sink.Isolate(); err != nil {
+		return err
+	}
+	if err := sink.Install(ctx, cfg); err != nil {
+		return err
+	}
+	shared := &lockedWriter{w: out}
+	sinkOut := &prefixWriter{prefix: "sink ", w: shared}
+	traceOut := &prefixWriter{prefix: "trace ", w: shared}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sinkCtl, sinkCtlW := io.Pipe()
+	attach := make(chan chan<- int)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := sink.Serve(ctx, cfg, sinkCtl, sinkOut); err != nil {
+			errs <- fmt.Errorf("sink: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := tracer.Run(ctx, traceOut, tracer.Options{Attach: attach}); err != nil {
+			errs <- fmt.Errorf("tracer: %w", err)
+		}
+	}()
+
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "attach":
+			reply := make(chan int, 1)
+			select {
+			case attach <- reply:
+				<-reply
+			case <-ctx.Done():
+			}
+		case strings.HasPrefix(line, "phase "), strings.HasPrefix(line, "mark "):
+			if _, err := io.WriteString(sinkCtlW, line+"\n"); err != nil {
+				errs <- fmt.Errorf("sink control: %w", err)
+			}
+		}
+	}
+	// EOF: the sink flushes and returns; then the tracer detaches.
+	sinkCtlW.Close()
+	sinkDone := make(chan struct{})
+	go func() { wg.Wait(); close(sinkDone) }()
+	cancel()
+	<-sinkDone
+	traceOut.Flush()
+	sinkOut.Flush()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// lockedWriter serialises whole writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// prefixWriter writes each complete line it is given, prefixed, in one
+// write to w, so that lines of two sources never interleave.
+type prefixWriter struct {
+	mu     sync.Mutex
+	prefix string
+	w      io.Writer
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := append([]byte(p.prefix), p.buf[:i+1]...)
+		p.buf = p.buf[i+1:]
+		if _, err := p.w.Write(line); err != nil {
+			return len(b), err
+		}
+	}
+	return len(b), nil
+}
+
+// Flush writes a last line without its newline, if any.
+func (p *prefixWriter) Flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.buf) > 0 {
+		_, _ = p.w.Write(append(append([]byte(p.prefix), p.buf...), '\n'))
+		p.buf = nil
+	}
+}
