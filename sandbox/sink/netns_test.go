@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 		os.Exit(report(netnsRole()))
 	case "client":
 		os.Exit(report(clientRole()))
+	case "isolate":
+		os.Exit(report(isolateRole()))
 	}
 	os.Exit(m.Run())
 }
