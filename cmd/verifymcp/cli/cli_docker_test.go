@@ -144,7 +144,7 @@ func TestScanThenScore(t *testing.T) {
 	if !strings.HasPrefix(r.Sandbox.ImageDigest, "sha256:") || r.Rubric.Version == "" || !strings.HasPrefix(r.Rubric.Hash, "sha256:") {
 		t.Errorf("provenance: image digest %q rubric %+v", r.Sandbox.ImageDigest, r.Rubric)
 	}
-	for _, s := range []string{"sandbox.install", "sandbox.session", "contract", "registry"} {
+	for _, s := range []string{"sandbox.install", "sandbox.session", "contract", "registry", "sandbox.behavior"} {
 		if r.Signals[s].State != "observed" {
 			t.Errorf("signal %s is %q", s, r.Signals[s].State)
 		}
@@ -156,6 +156,11 @@ func TestScanThenScore(t *testing.T) {
 	}
 	if c := codes(r); !c["pkg.contract.schema.completeness"] || !c["pkg.contract.description.coverage"] {
 		t.Errorf("measurement codes missing: %v", c)
+	}
+	for code := range codes(r) {
+		if strings.HasPrefix(code, "pkg.behavior.") {
+			t.Errorf("benign server-everything: %s", code)
+		}
 	}
 	if strings.Contains(strings.ToLower(res.stdout), `"safe"`) {
 		t.Error("the report calls something safe")
