@@ -34,9 +34,9 @@ import (
 	"github.com/verifymcp/verifymcp/sandbox/sink"
 )
 
-// clientImage is the sandbox image with Node.js 22; the package's code
-// runs in it.
-const clientImage = "verifymcp-sandbox:9c0733365923"
+// clientImage is the sandbox image of this recipe (Node.js 22); the
+// package's code runs in it. `make test` builds it first.
+var clientImage = sandbox.ImageRef()
 
 // clientScript makes, as uid 65534 in the sink's network namespace, the
 // traffic a malicious package would: a DNS lookup, a connection to a
