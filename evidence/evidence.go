@@ -497,6 +497,10 @@ type RegistryMeta struct {
 	Provenance bool `json:"provenance"`
 	// LifecycleScripts are the install-time scripts the manifest declares.
 	LifecycleScripts map[string]string `json:"lifecycle_scripts,omitempty"`
+	// Unserved names facts the registry's document did not carry at all
+	// ("provenance", "maintainers", "deprecation"), as mirrors that strip
+	// documents do: nothing can be said about them, in either direction.
+	Unserved []string `json:"unserved,omitempty"`
 }
 
 // Maintainer is one maintainer of the package. Only the email's domain is

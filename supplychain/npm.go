@@ -5,6 +5,7 @@
 package supplychain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,13 +86,81 @@ type Version struct {
 	Deprecated string
 	// Manifest is the version document as the registry served it.
 	Manifest json.RawMessage
+
+	// history is what NPMMetadata needs from the rest of the packument, so
+	// that metadata costs no second request; nil when the Version was not
+	// made by Resolve.
+	history *npmHistory
 }
 
+// packument is the registry's document for a whole package. Time and
+// Maintainers stay raw: "time" also holds "created", "modified" and, for
+// an unpublished package, an "unpublished" object, and old documents
+// give maintainers as "name <email>" strings; one odd entry must not make
+// the whole document unreadable.
 type packument struct {
-	Name     string                     `json:"name"`
-	DistTags map[string]string          `json:"dist-tags"`
-	Versions map[string]json.RawMessage `json:"versions"`
-	Time     map[string]string          `json:"time"`
+	Name        string                     `json:"name"`
+	DistTags    map[string]string          `json:"dist-tags"`
+	Versions    map[string]json.RawMessage `json:"versions"`
+	Time        map[string]json.RawMessage `json:"time"`
+	Maintainers json.RawMessage            `json:"maintainers"`
+}
+
+// published returns the publish time of key in the document's time map.
+func (p *packument) published(key string) (time.Time, bool) {
+	var s string
+	if err := json.Unmarshal(p.Time[key], &s); err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// npmHistory is the part of a packument that describes the package rather
+// than the exact version. Resolve keeps this summary instead of the whole
+// document: the other versions' manifests can run to megabytes, and a
+// Version lives as long as the scan.
+type npmHistory struct {
+	// published holds the publish time of every version still listed in
+	// "versions"; versions without a readable time are left out.
+	published map[string]time.Time
+	// count is the number of versions listed.
+	count int
+	// first is the earliest time in the time map other than "modified":
+	// "created" when the registry gives it, and it includes versions
+	// since unpublished, which were published all the same.
+	first *time.Time
+	// maintainers is the top-level maintainers field, as served.
+	maintainers json.RawMessage
+	// signed is true when any version's dist carries the registry's
+	// signatures. The public registry signs every version; a document
+	// without any comes from a mirror that strips dist metadata, and so
+	// says nothing about provenance attestations either.
+	signed bool
+}
+
+func (p *packument) history() *npmHistory {
+	h := &npmHistory{published: make(map[string]time.Time, len(p.Versions)), count: len(p.Versions), maintainers: p.Maintainers}
+	for v, raw := range p.Versions {
+		if t, ok := p.published(v); ok {
+			h.published[v] = t
+		}
+		if !h.signed && bytes.Contains(raw, []byte(`"signatures"`)) {
+			h.signed = true
+		}
+	}
+	for k := range p.Time {
+		if k == "modified" {
+			continue
+		}
+		if t, ok := p.published(k); ok && (h.first == nil || t.Before(*h.first)) {
+			h.first = &t
+		}
+	}
+	return h
 }
 
 type manifest struct {
@@ -120,6 +189,12 @@ func (n *NPM) Resolve(ctx context.Context, name, spec string) (*Version, error) 
 	if err != nil {
 		return nil, err
 	}
+	return p.resolve(name, spec)
+}
+
+// resolve picks the exact version spec selects from the document and
+// builds its Version, with the history NPMMetadata needs.
+func (p *packument) resolve(name, spec string) (*Version, error) {
 	exact, err := pick(p, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s@%s: %w", name, spec, err)
@@ -129,7 +204,7 @@ func (n *NPM) Resolve(ctx context.Context, name, spec string) (*Version, error) 
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("%w: version document of %s@%s: %v", ErrRegistryUnreachable, name, exact, err)
 	}
-	v := &Version{Name: name, Version: exact, Requested: spec, Integrity: m.Dist.Integrity, Tarball: m.Dist.Tarball, Manifest: raw}
+	v := &Version{Name: name, Version: exact, Requested: spec, Integrity: m.Dist.Integrity, Tarball: m.Dist.Tarball, Manifest: raw, history: p.history()}
 	if v.Integrity == "" && m.Dist.Shasum != "" {
 		// Very old packages have only a SHA-1; npm accepts it, we record it.
 		v.Integrity = "sha1-" + m.Dist.Shasum
@@ -137,11 +212,8 @@ func (n *NPM) Resolve(ctx context.Context, name, spec string) (*Version, error) 
 	if s, ok := m.Deprecated.(string); ok {
 		v.Deprecated = s
 	}
-	if ts, ok := p.Time[exact]; ok {
-		if t, err := time.Parse(time.RFC3339, ts); err == nil {
-			t = t.UTC()
-			v.Published = &t
-		}
+	if t, ok := v.history.published[exact]; ok {
+		v.Published = &t
 	}
 	return v, nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -450,4 +451,47 @@ func TestNPMUnreachable(t *testing.T) {
 			t.Errorf("Resolve took %s after its context ended", d)
 		}
 	})
+}
+
+// Metadata comes from the document Resolve fetched: one request in all.
+func TestNPMMetadataAfterResolve(t *testing.T) {
+	npm, reg := npmServe(t, &npmRegistry{docs: map[string][]byte{sePackage: npmRecorded(t, nil)}})
+	v, err := npm.Resolve(context.Background(), sePackage, "latest")
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	meta, err := supplychain.NPMMetadata(v)
+	if err != nil {
+		t.Fatalf("NPMMetadata: %v", err)
+	}
+	if n := len(reg.seen()); n != 1 {
+		t.Errorf("%d requests, want 1: metadata must not fetch again", n)
+	}
+	got := struct {
+		Name, Version, Previous, MCPName, RepositoryURL string
+		Repository                                      *evidence.Repository
+		Published                                       *time.Time
+		Count                                           int
+	}{meta.Name, meta.Version, meta.PreviousVersion, meta.MCPName, meta.RepositoryURL, meta.Repository, meta.PublishedAt, meta.VersionCount}
+	want := got
+	want.Name, want.Version, want.Previous = sePackage, "2026.8.31", "2026.8.18"
+	want.MCPName = "io.github.modelcontextprotocol/server-everything"
+	want.RepositoryURL = "https://github.com/modelcontextprotocol/servers.git"
+	want.Repository = &evidence.Repository{Host: "github.com", Owner: "modelcontextprotocol", Name: "servers"}
+	want.Published, want.Count = v.Published, 10
+	if d := npmDiff(want, got); d != "" {
+		t.Errorf("metadata (-want +got):%s", d)
+	}
+	if d := npmDiff(*want.Repository, *got.Repository); d != "" {
+		t.Errorf("repository (-want +got):%s", d)
+	}
+}
+
+// A Version not made by Resolve has no packument to read history from;
+// metadata says so instead of reporting zero versions.
+func TestNPMMetadataNeedsResolve(t *testing.T) {
+	v := &supplychain.Version{Name: sePackage, Version: "2026.8.31", Manifest: json.RawMessage(`{"name":"x"}`)}
+	if meta, err := supplychain.NPMMetadata(v); err == nil {
+		t.Errorf("NPMMetadata = %+v, want an error", meta)
+	}
 }
