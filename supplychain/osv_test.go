@@ -1,0 +1,492 @@
+package supplychain
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	osvpb "github.com/ossf/osv-schema/bindings/go/osvschema"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// Lockfiles under testdata/osv/lockfiles (see the README there): the
+// number of distinct name@version entries each holds, root excluded.
+const (
+	osvLockFS2025328   = "server-filesystem-2025.3.28" // 56 packages
+	osvLockFS202571    = "server-filesystem-2025.7.1"  // 129 packages
+	osvLockLauncher    = "mcp-fs-launcher-1.0.0"       // 132 packages
+	osvLockPostmark    = "postmark-mcp-1.0.16"         // 96 packages
+	osvServerFS        = "@modelcontextprotocol/server-filesystem"
+	osvSDK             = "@modelcontextprotocol/sdk"
+	osvTestRetryBudget = 3
+)
+
+func osvLock(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "osv", "lockfiles", name+".package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func osvTestOptions(endpoint string) OSVOptions {
+	return OSVOptions{
+		Endpoint:   endpoint,
+		HTTPClient: &http.Client{Timeout: 2 * time.Second},
+		Retry:      Retry{Attempts: osvTestRetryBudget, Backoff: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond},
+	}
+}
+
+// The findings each advisory should produce, as published: GitHub's CVSS
+// v4 scores (7.3, 7.6, 8.7) and fixed versions.
+func osvWantFS(version string, direct, target bool) []evidence.Vulnerability {
+	return []evidence.Vulnerability{
+		{
+			ID: "GHSA-hc55-p739-j48w", Aliases: []string{"CVE-2025-53110"},
+			Summary: "@modelcontextprotocol/server-filesystem vulnerability allows for path validation bypass via colliding path prefix",
+			Score:   7.3, Severity: "CVSS:4.0/AV:N/AC:L/AT:P/PR:N/UI:P/VC:N/VI:N/VA:H/SC:H/SI:H/SA:H",
+			Package: osvServerFS, Version: version, Direct: direct, Target: target, Fixed: []string{"2025.7.1"},
+		},
+		{
+			ID: "GHSA-q66q-fx2p-7w4m", Aliases: []string{"CVE-2025-53109"},
+			Summary: "@modelcontextprotocol/server-filesystem allows for path validation bypass via prefix matching and symlink handling",
+			Score:   7.3, Severity: "CVSS:4.0/AV:N/AC:L/AT:P/PR:N/UI:P/VC:N/VI:N/VA:H/SC:H/SI:H/SA:H",
+			Package: osvServerFS, Version: version, Direct: direct, Target: target, Fixed: []string{"2025.7.1"},
+		},
+	}
+}
+
+func osvWantSDK(version string, direct bool) []evidence.Vulnerability {
+	return []evidence.Vulnerability{
+		{
+			ID: "GHSA-8r9q-7v3j-jr4g", Aliases: []string{"CVE-2026-0621"},
+			Summary: "Anthropic's MCP TypeScript SDK has a ReDoS vulnerability",
+			Score:   8.7, Severity: "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:N/VI:N/VA:H/SC:N/SI:N/SA:N",
+			Package: osvSDK, Version: version, Direct: direct, Fixed: []string{"1.25.2"},
+		},
+		{
+			ID: "GHSA-w48q-cv73-mx4w", Aliases: []string{"CVE-2025-66414"},
+			Summary: "Model Context Protocol (MCP) TypeScript SDK does not enable DNS rebinding protection by default",
+			Score:   7.6, Severity: "CVSS:4.0/AV:N/AC:L/AT:P/PR:N/UI:P/VC:H/VI:H/VA:N/SC:N/SI:N/SA:N",
+			Package: osvSDK, Version: version, Direct: direct, Fixed: []string{"1.24.0"},
+		},
+	}
+}
+
+func osvWantPostmark() []evidence.Vulnerability {
+	return []evidence.Vulnerability{{
+		ID: "MAL-2025-47604", Aliases: []string{}, Summary: "Malicious code in postmark-mcp (npm)",
+		Package: "postmark-mcp", Version: "1.0.16", Direct: true, Target: true, Fixed: []string{}, Malware: true,
+	}}
+}
+
+// osvFindings are the expected answers per lockfile, shared by the API
+// and offline database tests.
+var osvFindings = []struct {
+	name     string
+	lock     string
+	target   string
+	packages int
+	want     func() []evidence.Vulnerability
+}{
+	{
+		// The target itself is vulnerable; it pins SDK 0.5.0, a direct
+		// dependency with its own advisories.
+		name: "vulnerable_server-filesystem_is_the_target", lock: osvLockFS2025328, target: osvServerFS, packages: 56,
+		want: func() []evidence.Vulnerability {
+			return append(osvWantSDK("0.5.0", true), osvWantFS("2025.3.28", true, true)...)
+		},
+	},
+	{
+		// 2025.7.1 is fixed and takes a current SDK: nothing to report.
+		name: "patched_server-filesystem_has_no_findings", lock: osvLockFS202571, target: osvServerFS, packages: 129,
+		want: func() []evidence.Vulnerability { return []evidence.Vulnerability{} },
+	},
+	{
+		// mcp-fs-launcher depends on a current SDK (1.32.2, top level) and
+		// on server-filesystem 2025.3.28, which nests SDK 0.5.0 in its own
+		// node_modules: that SDK is transitive although an SDK of the same
+		// name is a direct dependency.
+		name: "vulnerable_sdk_below_a_direct_dependency_is_transitive", lock: osvLockLauncher, target: "mcp-fs-launcher", packages: 132,
+		want: func() []evidence.Vulnerability {
+			return append(osvWantSDK("0.5.0", false), osvWantFS("2025.3.28", true, false)...)
+		},
+	},
+	{
+		name: "malicious_target_is_malware", lock: osvLockPostmark, target: "postmark-mcp", packages: 96,
+		want: osvWantPostmark,
+	},
+}
+
+func TestOSV(t *testing.T) {
+	for _, tc := range osvFindings {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newOSVAPI(t)
+			before := time.Now().UTC()
+			got, fetch, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), osvLock(t, tc.lock), tc.target)
+			if err != nil {
+				t.Fatalf("Scan: %v", err)
+			}
+			want := &evidence.OSVResult{Source: "api", Packages: tc.packages, Vulnerabilities: tc.want()}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if fetch.Endpoint != api.URL || fetch.Cached || fetch.Authenticated {
+				t.Errorf("fetch = %+v, want endpoint %s, not cached, not authenticated", fetch, api.URL)
+			}
+			if fetch.FetchedAt.Before(before) || fetch.FetchedAt.After(time.Now()) {
+				t.Errorf("fetched at %v, want during the scan", fetch.FetchedAt)
+			}
+			// One querybatch for the whole tree (fewer than 1000 packages).
+			if n := api.batches.Load(); n != 1 {
+				t.Errorf("querybatch requests = %d, want 1", n)
+			}
+		})
+	}
+}
+
+func TestOSV_paged_answers_are_followed(t *testing.T) {
+	api := newOSVAPI(t)
+	api.pageSize = 1
+	got, _, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), osvLock(t, osvLockFS2025328), osvServerFS)
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	want := append(osvWantSDK("0.5.0", true), osvWantFS("2025.3.28", true, true)...)
+	if diff := cmp.Diff(want, got.Vulnerabilities); diff != "" {
+		t.Errorf("vulnerabilities (-want +got):\n%s", diff)
+	}
+	if n := api.batches.Load(); n < 2 {
+		t.Errorf("querybatch requests = %d, want the first page and a next page", n)
+	}
+}
+
+func TestOSV_upstream_failures(t *testing.T) {
+	tests := []struct {
+		name    string
+		fail    string
+		tooMany int
+		delay   time.Duration
+		timeout time.Duration // the HTTP client's per-request timeout
+		wantErr error         // nil: the scan succeeds
+		// wantRequests, when positive, is the exact number of requests.
+		wantRequests int64
+	}{
+		{name: "upstream_503_is_unavailable", fail: "503", wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		// Two 429s, then the querybatch and the four record fetches answer.
+		{name: "rate_limit_then_answer_is_observed", fail: "429", tooMany: 2, wantRequests: 2 + 1 + 4},
+		{name: "rate_limit_beyond_retries_is_unavailable", fail: "429", tooMany: 100, wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "slow_upstream_is_unavailable", fail: "slow", delay: 5 * time.Second, timeout: 100 * time.Millisecond, wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "malformed_querybatch_is_unavailable", fail: "malformed", wantErr: ErrUnavailable},
+		{name: "malformed_record_is_unavailable", fail: "malformed-vuln", wantErr: ErrUnavailable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newOSVAPI(t)
+			api.setFail(tc.fail, tc.tooMany, tc.delay)
+			opts := osvTestOptions(api.URL)
+			if tc.timeout > 0 {
+				opts.HTTPClient = &http.Client{Timeout: tc.timeout}
+			}
+			got, fetch, err := NewOSV(opts).Scan(t.Context(), osvLock(t, osvLockFS2025328), osvServerFS)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				if got != nil {
+					t.Errorf("result = %+v on failure, want nil (a failed query is never \"no vulnerabilities\")", got)
+				}
+				if fetch.Endpoint != api.URL {
+					t.Errorf("fetch endpoint = %q, want %q", fetch.Endpoint, api.URL)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("Scan: %v", err)
+				}
+				want := append(osvWantSDK("0.5.0", true), osvWantFS("2025.3.28", true, true)...)
+				if diff := cmp.Diff(want, got.Vulnerabilities); diff != "" {
+					t.Errorf("vulnerabilities (-want +got):\n%s", diff)
+				}
+			}
+			if n := api.requests.Load(); tc.wantRequests > 0 && n != tc.wantRequests {
+				t.Errorf("requests = %d, want %d", n, tc.wantRequests)
+			}
+		})
+	}
+}
+
+func TestOSV_deadline_is_unavailable(t *testing.T) {
+	api := newOSVAPI(t)
+	api.setFail("slow", 0, 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := NewOSV(osvTestOptions(api.URL)).Scan(ctx, osvLock(t, osvLockFS2025328), osvServerFS)
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	// The context bounds the whole scan, retries included.
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("scan took %v after a 150ms deadline", d)
+	}
+}
+
+func TestOSV_not_applicable(t *testing.T) {
+	rootOnly := []byte(`{
+  "name": "verifymcp-sandbox-root",
+  "version": "0.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {
+      "name": "verifymcp-sandbox-root",
+      "version": "0.0.0"
+    }
+  }
+}`)
+	for name, lock := range map[string][]byte{
+		"empty_lockfile":  nil,
+		"blank_lockfile":  []byte(" \n"),
+		"no_packages":     []byte(`{}`),
+		"root_only_stays": rootOnly,
+	} {
+		t.Run(name, func(t *testing.T) {
+			api := newOSVAPI(t)
+			got, _, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), lock, osvServerFS)
+			if !errors.Is(err, ErrNotApplicable) {
+				t.Fatalf("err = %v, want ErrNotApplicable", err)
+			}
+			if got != nil {
+				t.Errorf("result = %+v, want nil", got)
+			}
+			if n := api.requests.Load(); n != 0 {
+				t.Errorf("requests = %d, want none", n)
+			}
+		})
+	}
+}
+
+func TestOSV_bad_input_is_our_error(t *testing.T) {
+	for name, tc := range map[string]struct {
+		lock   []byte
+		target string
+	}{
+		"target_not_in_lockfile": {lock: osvLock(t, osvLockFS2025328), target: "@modelcontextprotocol/server-github"},
+		"not_json":               {lock: []byte("<html>"), target: osvServerFS},
+		"lockfile_v1":            {lock: []byte(`{"lockfileVersion":1,"dependencies":{"a":{"version":"1.0.0"}}}`), target: "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			api := newOSVAPI(t)
+			_, _, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), tc.lock, tc.target)
+			if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotApplicable) || errors.Is(err, ErrNoCredential) {
+				t.Fatalf("err = %v, want our own error (state error)", err)
+			}
+			if n := api.requests.Load(); n != 0 {
+				t.Errorf("requests = %d, want none", n)
+			}
+		})
+	}
+}
+
+func TestOSV_cache(t *testing.T) {
+	api := newOSVAPI(t)
+	c := newOSVMemCache()
+	opts := osvTestOptions(api.URL)
+	opts.Cache, opts.TTL = c, time.Hour
+	lock := osvLock(t, osvLockFS2025328)
+
+	first, f1, err := NewOSV(opts).Scan(t.Context(), lock, osvServerFS)
+	if err != nil {
+		t.Fatalf("first scan: %v", err)
+	}
+	asked := api.requests.Load()
+	if asked == 0 || f1.Cached || c.puts != 1 {
+		t.Fatalf("first scan: %d requests, cached %v, %d puts; want requests, not cached, 1 put", asked, f1.Cached, c.puts)
+	}
+
+	t.Run("hit_makes_no_request", func(t *testing.T) {
+		got, f2, err := NewOSV(opts).Scan(t.Context(), lock, osvServerFS)
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		if n := api.requests.Load() - asked; n != 0 {
+			t.Errorf("requests on a cache hit = %d, want 0", n)
+		}
+		if !f2.Cached || !f2.FetchedAt.Equal(f1.FetchedAt) || f2.Endpoint != api.URL {
+			t.Errorf("fetch = %+v, want cached with the first fetch time %v", f2, f1.FetchedAt)
+		}
+		if diff := cmp.Diff(first, got); diff != "" {
+			t.Errorf("cached result differs (-first +cached):\n%s", diff)
+		}
+	})
+
+	t.Run("roles_are_recomputed_per_tree", func(t *testing.T) {
+		// Same packages, but the cached answer must not carry the roles of
+		// the tree that filled it: here nothing is the target.
+		got, _, err := NewOSV(opts).Scan(t.Context(), lock, "glob")
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		if len(got.Vulnerabilities) == 0 {
+			t.Fatal("no vulnerabilities from the cached answer")
+		}
+		for _, v := range got.Vulnerabilities {
+			if v.Target || v.Direct {
+				t.Errorf("%s on %s@%s: target %v direct %v, want neither with glob as the target", v.ID, v.Package, v.Version, v.Target, v.Direct)
+			}
+		}
+		if n := api.requests.Load() - asked; n != 0 {
+			t.Errorf("requests = %d, want 0 (same packages, cache hit)", n)
+		}
+	})
+
+	t.Run("refresh_bypasses_reads", func(t *testing.T) {
+		ro := opts
+		ro.Refresh = true
+		before := api.requests.Load()
+		_, f3, err := NewOSV(ro).Scan(t.Context(), lock, osvServerFS)
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		if n := api.requests.Load() - before; n == 0 {
+			t.Error("refresh made no request")
+		}
+		if f3.Cached || !f3.FetchedAt.After(f1.FetchedAt) {
+			t.Errorf("fetch = %+v, want a fresh answer", f3)
+		}
+	})
+
+	t.Run("another_endpoint_is_another_key", func(t *testing.T) {
+		other := newOSVAPI(t)
+		o2 := osvTestOptions(other.URL)
+		o2.Cache, o2.TTL = c, time.Hour
+		_, f, err := NewOSV(o2).Scan(t.Context(), lock, osvServerFS)
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		if f.Cached || other.requests.Load() == 0 {
+			t.Errorf("answer for %s came from the cache of %s", other.URL, api.URL)
+		}
+	})
+
+	t.Run("failure_is_not_cached", func(t *testing.T) {
+		failing := newOSVAPI(t)
+		failing.setFail("503", 0, 0)
+		fc := newOSVMemCache()
+		o := osvTestOptions(failing.URL)
+		o.Cache, o.TTL = fc, time.Hour
+		if _, _, err := NewOSV(o).Scan(t.Context(), lock, osvServerFS); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+		if fc.puts != 0 {
+			t.Errorf("puts = %d after a failed query, want 0", fc.puts)
+		}
+	})
+}
+
+func TestOSV_offline_db(t *testing.T) {
+	mtime := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
+	dir := osvOfflineDB(t, osvRecords(t), mtime)
+	// No server exists in these tests: any request would fail.
+	for _, tc := range osvFindings {
+		t.Run(tc.name, func(t *testing.T) {
+			got, fetch, err := NewOSV(OSVOptions{OfflineDB: dir}).Scan(t.Context(), osvLock(t, tc.lock), tc.target)
+			if err != nil {
+				t.Fatalf("Scan: %v", err)
+			}
+			want := &evidence.OSVResult{Source: "offline-db", Packages: tc.packages, Vulnerabilities: tc.want()}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			wantFetch := Fetch{Endpoint: "offline-db:" + dir, FetchedAt: mtime}
+			if diff := cmp.Diff(wantFetch, fetch); diff != "" {
+				t.Errorf("fetch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("missing_db_is_our_error", func(t *testing.T) {
+		_, _, err := NewOSV(OSVOptions{OfflineDB: t.TempDir()}).Scan(t.Context(), osvLock(t, osvLockFS2025328), osvServerFS)
+		if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotApplicable) {
+			t.Fatalf("err = %v, want our own error", err)
+		}
+	})
+}
+
+func TestOSVHighestScore(t *testing.T) {
+	v31 := &osvpb.Severity{Type: osvpb.Severity_CVSS_V3, Score: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"}
+	v40 := &osvpb.Severity{Type: osvpb.Severity_CVSS_V4, Score: "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:N/VI:N/VA:H/SC:N/SI:N/SA:N"}
+	v30low := &osvpb.Severity{Type: osvpb.Severity_CVSS_V3, Score: "CVSS:3.0/AV:L/AC:H/PR:H/UI:R/S:U/C:L/I:N/A:N"}
+	bad := &osvpb.Severity{Type: osvpb.Severity_CVSS_V3, Score: "CVSS:3.1/AV:X"}
+	tests := []struct {
+		name       string
+		in         []*osvpb.Severity
+		wantScore  float64
+		wantVector string
+	}{
+		{name: "none", in: nil},
+		{name: "cvss_3.1", in: []*osvpb.Severity{v31}, wantScore: 9.8, wantVector: v31.Score},
+		{name: "highest_wins", in: []*osvpb.Severity{v30low, v40}, wantScore: 8.7, wantVector: v40.Score},
+		{name: "unparseable_is_skipped", in: []*osvpb.Severity{bad, v30low}, wantScore: 1.8, wantVector: v30low.Score},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			score, vector := osvHighestScore(tc.in)
+			if score != tc.wantScore || vector != tc.wantVector {
+				t.Errorf("got %v %q, want %v %q", score, vector, tc.wantScore, tc.wantVector)
+			}
+		})
+	}
+}
+
+func TestOSVLockfileRoles(t *testing.T) {
+	// Shapes npm writes in lockfileVersion 3, reduced to what matters.
+	lock := []byte(`{
+  "name": "verifymcp-sandbox-root",
+  "lockfileVersion": 3,
+  "packages": {
+    "": {"name": "verifymcp-sandbox-root", "version": "0.0.0", "dependencies": {"srv": "1.0.0"}},
+    "node_modules/srv": {
+      "version": "1.0.0",
+      "dependencies": {"a": "^2.0.0", "b-cjs": "npm:b@^4.0.0", "local": "file:../local"},
+      "optionalDependencies": {"opt": "^1.0.0"},
+      "peerDependencies": {"peer": "^3.0.0", "absent-peer": "^1.0.0"}
+    },
+    "node_modules/srv/node_modules/a": {"version": "2.0.0"},
+    "node_modules/a": {"version": "1.0.0"},
+    "node_modules/b-cjs": {"name": "b", "version": "4.1.0"},
+    "node_modules/b": {"version": "5.0.0"},
+    "node_modules/opt": {"version": "1.2.0", "optional": true},
+    "node_modules/peer": {"version": "3.3.0", "peer": true},
+    "node_modules/local": {"resolved": "local", "link": true},
+    "local": {"name": "local", "version": "0.1.0"}
+  }
+}`)
+	l, err := parseOSVLockfile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.roles("srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := osvRoles{
+		target: "srv@1.0.0",
+		direct: map[string]bool{
+			"a@2.0.0":     true, // the copy nested under srv, not the hoisted a@1.0.0
+			"b@4.1.0":     true, // the alias, under its real name
+			"opt@1.2.0":   true,
+			"peer@3.3.0":  true,
+			"local@0.1.0": true, // through the link
+		},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(osvRoles{})); diff != "" {
+		t.Errorf("roles (-want +got):\n%s", diff)
+	}
+}
