@@ -79,7 +79,12 @@ type Result struct {
 // a sandbox phase that was not reached because an earlier one failed gets
 // the zero point too, since a failure is not an opt-out. Only then does the
 // dimension's probe run, and it may still find the evidence absent (zero
-// point) or the question inapplicable (dropped).
+// point) or the question inapplicable (dropped). The supply-chain probes
+// run whatever the gate decided, so that each observed signal's findings
+// are reported even when another signal of the dimension was not
+// observed; they return the gate's verdict except where their rubric file
+// says otherwise (positive evidence of malware; GitHub not assessed
+// because no repository on GitHub is declared).
 //
 // r must come from Load or Current: Evaluate panics if a probe emits a code
 // missing from r's catalog, which validation at load rules out.
@@ -100,14 +105,20 @@ func Evaluate(b *evidence.Bundle, r *Rubric) Result {
 			lastSignals, lastGate = d.Signals, gate(b, d)
 		}
 		v := lastGate
-		if v.state == StateScored {
-			sc, ok := scorers[d.ID]
-			if !ok {
-				v = zeroPoint("no probe implements this dimension")
-			} else {
-				p.dimension = d.ID
-				v = sc.score(p)
-			}
+		switch sc, ok := scorers[d.ID]; {
+		case ok && sc.observe != nil:
+			// The probe runs whatever the gate said, so that what its
+			// observed signals show is reported even when another of its
+			// signals was not observed; it returns the gate's verdict
+			// unless its evidence decides the score by itself.
+			p.dimension = d.ID
+			v = sc.observe(p, v)
+		case v.state != StateScored:
+		case !ok:
+			v = zeroPoint("no probe implements this dimension")
+		default:
+			p.dimension = d.ID
+			v = sc.score(p)
 		}
 		ds := DimensionScore{ID: d.ID, Weight: d.Weight, State: v.state, Reason: v.reason}
 		switch v.state {
@@ -225,7 +236,17 @@ func dropped(reason string) verdict { return verdict{state: StateDropped, reason
 // load-time validation checks against the catalog.
 type scorer struct {
 	emits map[string]Kind
+	// score runs only when the gate found every signal of the dimension
+	// observed.
 	score func(*probe) verdict
+	// observe, set instead of score, runs whatever the gate decided and is
+	// given its verdict; needs are the signals it reads, which the
+	// dimension must name.
+	observe func(p *probe, gate verdict) verdict
+	needs   []string
+	// graded are the codes whose findings take their severity from the
+	// evidence (see CodeDef.Graded).
+	graded map[string]bool
 }
 
 // probe carries one evaluation's inputs and collects its findings.
@@ -241,6 +262,19 @@ func (p *probe) emit(code, subject, message, ev string) {
 	def := p.def(code)
 	p.findings = append(p.findings, Finding{
 		Code: code, Kind: def.Kind, Severity: def.Severity, Dimension: def.Dimension,
+		Subject: subject, Message: message, Evidence: ev,
+	})
+}
+
+// emitGraded emits a finding of a graded code with the severity the
+// evidence gives it, capped at the catalog's severity.
+func (p *probe) emitGraded(code string, sev Severity, subject, message, ev string) {
+	def := p.def(code)
+	if sev.Rank() < 0 || sev.Rank() > def.Severity.Rank() {
+		sev = def.Severity
+	}
+	p.findings = append(p.findings, Finding{
+		Code: code, Kind: def.Kind, Severity: sev, Dimension: def.Dimension,
 		Subject: subject, Message: message, Evidence: ev,
 	})
 }

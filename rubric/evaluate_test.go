@@ -751,6 +751,17 @@ func loadBundle(t testing.TB, name string) *evidence.Bundle {
 func TestEvaluateDeterministic(t *testing.T) {
 	b := loadBundle(t, "everything.bundle.json")
 	watched(func(bh *evidence.Behavior) { *bh = *richBehavior() })(b)
+	s := loadBundle(t, "supply.bundle.json")
+	b.Supply, b.Run.Date = s.Supply, s.Run.Date
+	for _, name := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub} {
+		b.Signals[name] = s.Signals[name]
+	}
+	// An alias listed again, and a malware advisory, so that order could
+	// matter to both supply probes.
+	dup := b.Supply.OSV.Vulnerabilities[1]
+	dup.ID, dup.Aliases = dup.Aliases[0], []string{dup.ID}
+	b.Supply.OSV.Vulnerabilities = append(b.Supply.OSV.Vulnerabilities, dup,
+		evidence.Vulnerability{ID: "MAL-2025-7", Package: "pg-hstore", Version: "2.3.4", Malware: true})
 	b.Session.ListErrors = map[string]string{"prompts/list": "a", "resources/list": "b", "resources/templates/list": "c"}
 	b.Install.Scripts = []evidence.Script{
 		{Package: "z", Event: "postinstall", Ran: true, ExitCode: 1},
@@ -781,6 +792,16 @@ func TestEvaluateDeterministic(t *testing.T) {
 		bh.Exfiltration = slices.Clone(bh.Exfiltration)
 		slices.Reverse(bh.Exfiltration)
 		c.Behavior = &bh
+		// And the supply-chain lists.
+		sp := *b.Supply
+		osv := *sp.OSV
+		osv.Vulnerabilities = slices.Clone(osv.Vulnerabilities)
+		slices.Reverse(osv.Vulnerabilities)
+		sock := *sp.Socket
+		sock.Alerts = slices.Clone(sock.Alerts)
+		slices.Reverse(sock.Alerts)
+		sp.OSV, sp.Socket = &osv, &sock
+		c.Supply = &sp
 		if i%2 == 1 {
 			c = *b
 		}
@@ -850,9 +871,7 @@ func TestFindingsMatchCatalog(t *testing.T) {
 			t.Errorf("%s not in catalog", f.Code)
 			continue
 		}
-		if f.Kind != def.Kind || f.Severity != def.Severity || f.Dimension != def.Dimension {
-			t.Errorf("%s: finding %s/%s/%s, catalog %s/%s/%s", f.Code, f.Kind, f.Severity, f.Dimension, def.Kind, def.Severity, def.Dimension)
-		}
+		checkAgainstCatalog(t, f, def)
 		if scorers[f.Dimension].emits[f.Code] != f.Kind {
 			t.Errorf("%s: not listed in the emits of %s", f.Code, f.Dimension)
 		}
@@ -867,6 +886,68 @@ func TestFindingsMatchCatalog(t *testing.T) {
 	for _, c := range Current().Codes {
 		if strings.HasPrefix(c.Code, "pkg.behavior.") && !seen[c.Code] {
 			t.Errorf("%s did not fire; the rich behaviour should exercise every behaviour code", c.Code)
+		}
+	}
+}
+
+// checkAgainstCatalog checks a finding's kind, severity and dimension
+// against its code's catalog entry: a graded code's severity is any up to
+// the catalog's, others are the catalog's.
+func checkAgainstCatalog(t *testing.T, f Finding, def CodeDef) {
+	t.Helper()
+	sevOK := f.Severity == def.Severity
+	if def.Graded {
+		sevOK = f.Severity.Rank() >= 0 && f.Severity.Rank() <= def.Severity.Rank()
+	}
+	if f.Kind != def.Kind || !sevOK || f.Dimension != def.Dimension {
+		t.Errorf("%s: finding %s/%s/%s, catalog %s/%s/%s (graded %v)", f.Code, f.Kind, f.Severity, f.Dimension, def.Kind, def.Severity, def.Dimension, def.Graded)
+	}
+}
+
+// TestSupplyFindingsMatchCatalog runs bundles that together fire every
+// supply-chain code and checks each finding against the catalog.
+func TestSupplyFindingsMatchCatalog(t *testing.T) {
+	r := Current()
+	seen := map[string]bool{}
+	check := func(b *evidence.Bundle) {
+		for _, f := range Evaluate(b, r).Findings {
+			def, ok := r.Code(f.Code)
+			if !ok {
+				t.Errorf("%s not in catalog", f.Code)
+				continue
+			}
+			checkAgainstCatalog(t, f, def)
+			if !strings.HasPrefix(f.Code, "pkg.supply.") {
+				continue
+			}
+			if f.Message == "" || f.Evidence == "" || f.Subject == "" {
+				t.Errorf("%s: empty message, evidence or subject: %+v", f.Code, f)
+			}
+			seen[f.Code] = true
+		}
+	}
+	check(loadBundle(t, "supply.bundle.json"))
+	check(loadBundle(t, "unavailable.bundle.json"))
+	b := supplyBundle()
+	rg := b.Supply.Registry
+	rg.RepositoryURL, rg.Repository, rg.MCPName = "", nil, ""
+	rg.PublishedAt, rg.FirstPublishedAt = at(-time.Hour), at(-2*day)
+	b.Supply.GitHub = &evidence.GitHubResult{Requested: "acme/mcp-notes"}
+	b.Supply.Socket.Malware = true
+	b.Supply.Socket.Alerts = append(b.Supply.Socket.Alerts, evidence.SocketAlert{Type: "didYouMean", Severity: "critical", Package: "mcp-notes", Version: "1.2.3"})
+	b.Supply.OSV.Vulnerabilities = []evidence.Vulnerability{{ID: "MAL-2025-1", Package: "mcp-notes", Version: "1.2.3", Malware: true}}
+	check(b)
+	b = supplyBundle()
+	b.Supply.Registry.RepositoryURL, b.Supply.Registry.Repository = "acme notes", nil
+	b.Supply.Registry.MCPName = "com.example/notes"
+	b.Supply.GitHub.Disabled = true
+	check(b)
+	b = supplyBundle()
+	b.Supply.GitHub.FullName = "acme2/notes"
+	check(b)
+	for _, c := range r.Codes {
+		if strings.HasPrefix(c.Code, "pkg.supply.") && !seen[c.Code] {
+			t.Errorf("%s did not fire", c.Code)
 		}
 	}
 }

@@ -113,6 +113,42 @@ var scorers = map[string]scorer{
 		},
 		score: scoreExecutionSafety,
 	},
+	// The supply-chain probes (supply.go) run whatever the gate decided,
+	// so that each observed signal's findings are reported.
+	DimensionVulnerability: {
+		emits:   map[string]Kind{CodeOSVVulnerable: KindFinding, CodeOSVUnverified: KindFinding},
+		graded:  map[string]bool{CodeOSVVulnerable: true},
+		needs:   []string{evidence.SignalOSV},
+		observe: scoreVulnerability,
+	},
+	DimensionMalware: {
+		emits: map[string]Kind{
+			CodeOSVMalware: KindFinding, CodeSocketMalware: KindFinding, CodeSocketAlert: KindFinding,
+			CodeSocketUnverified: KindFinding,
+		},
+		graded:  map[string]bool{CodeSocketAlert: true},
+		needs:   []string{evidence.SignalSocket, evidence.SignalOSV},
+		observe: scoreMalware,
+	},
+	DimensionProvenance: {
+		emits: map[string]Kind{
+			CodeRegistryNoRepository: KindFinding, CodeRegistryRepositoryUnparseable: KindFinding,
+			CodeRegistryNoProvenance: KindFinding, CodeRegistryMCPNameAbsent: KindFinding,
+			CodeRegistryMCPNameMismatch: KindFinding, CodeGitHubNotFound: KindFinding,
+			CodeGitHubDisabled: KindFinding, CodeGitHubRenamed: KindFinding,
+		},
+		needs:   []string{evidence.SignalRegistryMeta, evidence.SignalGitHub},
+		observe: scoreProvenance,
+	},
+	DimensionMaintenance: {
+		emits: map[string]Kind{
+			CodeRegistryDeprecated: KindFinding, CodeRegistryRecentPublish: KindFinding,
+			CodeRegistryNewPackage: KindFinding, CodeRegistryRapidRelease: KindFinding,
+			CodeGitHubArchived: KindFinding, CodeGitHubStale: KindFinding,
+		},
+		needs:   []string{evidence.SignalRegistryMeta, evidence.SignalGitHub},
+		observe: scoreMaintenance,
+	},
 }
 
 // Install outcomes as the sandbox records them.

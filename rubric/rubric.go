@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "2"
+const CurrentVersion = "3"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -115,6 +115,11 @@ type CodeDef struct {
 	Dimension   string   `yaml:"dimension" json:"dimension"`
 	Description string   `yaml:"description" json:"description"`
 	Remediation string   `yaml:"remediation" json:"remediation"`
+	// Graded codes take each finding's severity from the evidence (an
+	// advisory's CVSS score, an alert's severity); Severity is then the
+	// highest a finding of the code can have. Only the probes that grade a
+	// code may mark it graded, which validation checks.
+	Graded bool `yaml:"graded" json:"graded,omitempty"`
 }
 
 // Parameters are the probes' tunable values. Every field is required by the
@@ -129,6 +134,9 @@ type Parameters struct {
 	// Behavior parameterises the behaviour dimensions. It is required by a
 	// rubric that has any of them, and absent from rubric v1.
 	Behavior *BehaviorParams `yaml:"behavior"`
+	// Supply parameterises the supply-chain dimensions. It is required by
+	// a rubric that has any of them, and absent from rubrics v1 and v2.
+	Supply *SupplyParams `yaml:"supply"`
 }
 
 // SessionParams parameterise the session dimension.
@@ -285,7 +293,7 @@ var codePattern = regexp.MustCompile(`^pkg\.[a-z0-9_]+(\.[a-z0-9_]+)+$`)
 
 // knownSignals are the signal names a rubric may depend on.
 var knownSignals = map[string]bool{
-	"registry": true, "sandbox.install": true, "sandbox.session": true, "contract": true,
+	"registry": true, "registry.metadata": true, "sandbox.install": true, "sandbox.session": true, "contract": true,
 	"osv": true, "socket": true, "github": true, "dnssec": true, "judge": true, "sandbox.behavior": true,
 }
 
@@ -343,8 +351,15 @@ func (r *Rubric) validate() error {
 			add("dimensions[%d]: id missing", i)
 		case dims[d.ID]:
 			add("%s: duplicate id", where)
-		case scorers[d.ID].score == nil:
+		case scorers[d.ID].score == nil && scorers[d.ID].observe == nil:
 			add("%s: no probe implements this dimension", where)
+		}
+		// A probe that reads signals of its own accord (the supply-chain
+		// probes) needs the gate to have seen them.
+		for _, s := range scorers[d.ID].needs {
+			if !slices.Contains(d.Signals, s) {
+				add("%s: the probe reads signal %q, which the dimension does not name", where, s)
+			}
 		}
 		dims[d.ID] = true
 		if !(d.Weight > 0) || math.IsInf(d.Weight, 0) {
@@ -387,6 +402,9 @@ func (r *Rubric) validate() error {
 			if c.Severity != SeverityInfo {
 				add("%s: a measurement has severity info, not %q", where, c.Severity)
 			}
+			if c.Graded {
+				add("%s: a measurement cannot be graded", where)
+			}
 		default:
 			add("%s: kind %q is neither finding nor measurement", where, c.Kind)
 		}
@@ -422,6 +440,12 @@ func (r *Rubric) validate() error {
 				add("code %s: catalogued under %q, but emitted by dimension %q", code, def.Dimension, d.ID)
 			case def.Kind != emits[code]:
 				add("code %s: catalogued as a %s, but the probe emits a %s", code, def.Kind, emits[code])
+			case def.Graded != scorers[d.ID].graded[code]:
+				if def.Graded {
+					add("code %s: catalogued as graded, but its probe gives it the catalog severity", code)
+				} else {
+					add("code %s: its probe grades each finding's severity, so the catalog must mark it graded", code)
+				}
 			}
 		}
 	}
@@ -434,6 +458,9 @@ func (r *Rubric) validate() error {
 	errs = append(errs, r.Params.validate()...)
 	if r.usesBehavior() {
 		errs = append(errs, r.Params.Behavior.validate()...)
+	}
+	if r.usesSupply() {
+		errs = append(errs, r.Params.Supply.validate()...)
 	}
 	return errors.Join(errs...)
 }

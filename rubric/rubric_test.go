@@ -60,14 +60,14 @@ func TestLoad(t *testing.T) {
 	if _, err := Load("9"); !errors.Is(err, ErrUnknownVersion) {
 		t.Errorf("Load(9) error = %v, want ErrUnknownVersion", err)
 	}
-	if d := diff([]string{"1", "2"}, Versions()); d != "" {
+	if d := diff([]string{"1", "2", "3"}, Versions()); d != "" {
 		t.Errorf("Versions() (-want +got):\n%s", d)
 	}
 	if Current().Version != CurrentVersion || Current() != Current() {
 		t.Errorf("Current() = version %q, want the shared rubric %q", Current().Version, CurrentVersion)
 	}
-	if CurrentVersion != "2" {
-		t.Errorf("CurrentVersion = %q, want 2", CurrentVersion)
+	if CurrentVersion != "3" {
+		t.Errorf("CurrentVersion = %q, want 3", CurrentVersion)
 	}
 }
 
@@ -78,6 +78,15 @@ const v1Hash = "sha256:e9e1908c3ca14b8c3dc380aa8f020026d85de96e9f8830c1965158db7
 func TestV1Unchanged(t *testing.T) {
 	if got := mustLoad(t, "1").Hash; got != v1Hash {
 		t.Errorf("rubric v1 hash = %s, want %s: v1.yaml was edited; make a new version instead", got, v1Hash)
+	}
+}
+
+// v2Hash is the SHA-256 of rubric v2 as released.
+const v2Hash = "sha256:b4118fe0f01a9eeb5fc2b54ff525789f6a730b5ec42e7e039c10fbe16ed6294d"
+
+func TestV2Unchanged(t *testing.T) {
+	if got := mustLoad(t, "2").Hash; got != v2Hash {
+		t.Errorf("rubric v2 hash = %s, want %s: v2.yaml was edited; make a new version instead", got, v2Hash)
 	}
 }
 
@@ -246,8 +255,9 @@ func TestCatalogCoversProbes(t *testing.T) {
 				t.Errorf("%s: %s missing from the catalog", d.ID, code)
 				continue
 			}
-			if def.Dimension != d.ID || def.Kind != kind {
-				t.Errorf("%s: catalog has dimension %s kind %s, probe %s kind %s", code, def.Dimension, def.Kind, d.ID, kind)
+			if def.Dimension != d.ID || def.Kind != kind || def.Graded != scorers[d.ID].graded[code] {
+				t.Errorf("%s: catalog has dimension %s kind %s graded %v, probe %s kind %s graded %v", code, def.Dimension, def.Kind, def.Graded,
+					d.ID, kind, scorers[d.ID].graded[code])
 			}
 		}
 	}
