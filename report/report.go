@@ -27,15 +27,21 @@ import (
 // so that "not captured" (null) and "nothing seen" (empty lists) differ;
 // and version 1's schema forbids unknown members, so a report carrying
 // behavior would not validate against it.
-const SchemaVersion = "verifymcp.report/v2"
+//
+// Version 3 added the required supply member (null only for evidence from
+// before supply-chain collection) and, on every signal, where and when it
+// was fetched: endpoint, authenticated, fetched_at and cached. Version 2's
+// schema forbids unknown members in both places.
+const SchemaVersion = "verifymcp.report/v3"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
 	"the checks and their states are listed under signals, and a signal that is not observed was not checked. " +
 	"Behaviour was watched only for the time listed under behavior.watches: nothing seen means nothing seen in that time. " +
+	"A supply-chain check whose signal was not observed is unverified, never clean. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v2.schema.json
+//go:embed schema/report.v3.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -55,6 +61,7 @@ type Report struct {
 	Session       *Session           `json:"session"`  // nil when the run phase left no evidence
 	Install       *Install           `json:"install"`  // nil when the install phase left no evidence
 	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
+	Supply        *Supply            `json:"supply"`   // nil for evidence from before supply-chain collection
 	Findings      []Finding          `json:"findings"`
 	Dimensions    []Dimension        `json:"dimensions"`
 	Score         *float64           `json:"score"` // nil when every dimension was dropped
@@ -117,11 +124,29 @@ type Limits struct {
 	HandshakeTimeoutMS int64 `json:"handshake_timeout_ms"`
 }
 
-// Signal is the state of one evidence source during the run.
+// Signal is the state of one evidence source during the run, and for a
+// third party where and when it was asked.
 type Signal struct {
 	State      string `json:"state"`
 	Reason     string `json:"reason"`
 	ThirdParty bool   `json:"third_party"`
+	// Endpoint is the base URL asked, never with a credential; "" when
+	// none was recorded.
+	Endpoint string `json:"endpoint"`
+	// Authenticated says whether a credential was sent.
+	Authenticated bool `json:"authenticated"`
+	// FetchedAt is when the answer was fetched (UTC, RFC 3339), earlier
+	// than the run when it came from the cache; nil when nothing was.
+	FetchedAt *string `json:"fetched_at"`
+	// Cached says whether the answer came from the cache.
+	Cached bool `json:"cached"`
+}
+
+func signal(s evidence.Signal) Signal {
+	return Signal{
+		State: string(s.State), Reason: s.Reason, ThirdParty: s.ThirdParty, Endpoint: endpoint(s.Endpoint),
+		Authenticated: s.Authenticated, FetchedAt: timePtr(s.FetchedAt), Cached: s.Cached,
+	}
 }
 
 // Session is the evidence of the run phase.
@@ -307,7 +332,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		rep.Target.Bin = &Bin{Name: bin.Name, Path: bin.Path, Rule: bin.Rule}
 	}
 	for name, s := range b.Signals {
-		rep.Signals[name] = Signal{State: string(s.State), Reason: s.Reason, ThirdParty: s.ThirdParty}
+		rep.Signals[name] = signal(s)
 	}
 	// A signal the rubric needed but the bundle never recorded is listed
 	// as the error it is, not left out.
@@ -315,12 +340,12 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		for _, d := range r.Dimensions {
 			for _, name := range d.Signals {
 				if _, ok := rep.Signals[name]; !ok {
-					s := b.Signal(name)
-					rep.Signals[name] = Signal{State: string(s.State), Reason: s.Reason, ThirdParty: s.ThirdParty}
+					rep.Signals[name] = signal(b.Signal(name))
 				}
 			}
 		}
 	}
+	rep.Supply = buildSupply(b, rep.Signals)
 	if s := b.Session; s != nil {
 		rep.Session = &Session{
 			Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,

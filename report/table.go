@@ -26,6 +26,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	t.header(rep)
 	t.score(rep)
 	t.signals(rep)
+	t.supply(rep)
 	t.tools(rep)
 	t.behavior(rep)
 	t.findings(rep)
@@ -194,7 +195,7 @@ func (t *table) score(rep Report) {
 func (t *table) signals(rep Report) {
 	t.line("")
 	t.line("SIGNALS")
-	rows := [][]string{{"SIGNAL", "STATE", "SOURCE", "REASON"}}
+	rows := [][]string{{"SIGNAL", "STATE", "SOURCE", "ENDPOINT", "AUTH", "FETCHED", "REASON"}}
 	var unchecked []string
 	for _, name := range sortedKeys(rep.Signals) {
 		s := rep.Signals[name]
@@ -202,7 +203,23 @@ func (t *table) signals(rep Report) {
 		if s.ThirdParty {
 			source = "third party"
 		}
-		rows = append(rows, []string{clean(name), clean(s.State), source, clean(s.Reason)})
+		auth := "-"
+		switch {
+		case s.Authenticated:
+			auth = "yes"
+		case s.Endpoint != "":
+			auth = "no"
+		}
+		fetched := "-"
+		switch {
+		case s.FetchedAt != nil && s.Cached:
+			fetched = *s.FetchedAt + " (cache)"
+		case s.FetchedAt != nil:
+			fetched = *s.FetchedAt
+		case s.Cached:
+			fetched = "cache"
+		}
+		rows = append(rows, []string{clean(name), clean(s.State), source, orDash(clean(s.Endpoint)), auth, clean(fetched), clean(s.Reason)})
 		if s.State != "observed" {
 			unchecked = append(unchecked, clean(name)+" ("+clean(s.State)+")")
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,9 +37,36 @@ func variant(base *evidence.Bundle, i int) *evidence.Bundle {
 	return &b
 }
 
+// withSupply returns b carrying the supply-chain evidence and signals of
+// the supply fixture, as bundles written since rubric v3 do.
+func withSupply(b, supply *evidence.Bundle) *evidence.Bundle {
+	c := *b
+	c.Signals = maps.Clone(b.Signals)
+	for _, name := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub} {
+		c.Signals[name] = supply.Signals[name]
+	}
+	c.Supply = supply.Supply
+	return &c
+}
+
+// BenchmarkScoreStored rescores a store of bundles: evidence=sandbox holds
+// bundles as written before supply-chain collection (the supply-chain
+// dimensions find their signals unavailable), evidence=supply the same
+// bundles with the supply fixture's registry metadata, OSV advisories,
+// Socket verdict and GitHub answer, as written since.
 func BenchmarkScoreStored(b *testing.B) {
-	ctx := context.Background()
 	base := loadFixture(b, "everything.bundle.json")
+	supply := loadFixture(b, "supply.bundle.json")
+	b.Run("evidence=sandbox", func(b *testing.B) {
+		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return variant(base, i) })
+	})
+	b.Run("evidence=supply", func(b *testing.B) {
+		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return withSupply(variant(base, i), supply) })
+	})
+}
+
+func benchmarkScoreStored(b *testing.B, bundle func(i int) *evidence.Bundle) {
+	ctx := context.Background()
 	s, err := Open(ctx, b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +76,7 @@ func BenchmarkScoreStored(b *testing.B) {
 	var size int
 	start := time.Now()
 	for i := range benchBundles {
-		v := variant(base, i)
+		v := bundle(i)
 		data, err := json.Marshal(v)
 		if err != nil {
 			b.Fatal(err)
@@ -213,10 +241,12 @@ func BenchmarkEachBundle(b *testing.B) {
 }
 
 // TestRescoreAll checks the benchmark's rescoring harness itself, across
-// more than one batch: every stored bundle is decoded and scored once.
+// more than one batch, with and without supply-chain evidence: every
+// stored bundle is decoded and scored once.
 func TestRescoreAll(t *testing.T) {
 	ctx := context.Background()
 	base := loadFixture(t, "everything.bundle.json")
+	supply := loadFixture(t, "supply.bundle.json")
 	s, err := Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -225,6 +255,9 @@ func TestRescoreAll(t *testing.T) {
 	const n = 150
 	for i := range n {
 		v := variant(base, i)
+		if i%2 == 1 {
+			v = withSupply(v, supply)
+		}
 		data, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)

@@ -133,7 +133,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// withBehavior counts bundles whose behaviour holds events of every
 	// kind, so that the test fails if behaviour stops being exercised.
-	withBehavior, withSupply := 0, 0
+	withBehavior, withSupply, withFetch := 0, 0, 0
 	for i := range 2000 {
 		var src evidence.Bundle
 		fill(r, reflect.ValueOf(&src).Elem(), 0)
@@ -143,6 +143,12 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		}
 		if sp := src.Supply; sp != nil && sp.Registry != nil && sp.OSV != nil && len(sp.OSV.Vulnerabilities) > 0 && sp.Socket != nil && sp.GitHub != nil {
 			withSupply++
+		}
+		for _, s := range src.Signals {
+			if s.Endpoint != "" && s.FetchedAt != nil && s.Cached && s.Authenticated {
+				withFetch++
+				break
+			}
 		}
 		data, err := json.Marshal(&src)
 		if err != nil {
@@ -169,6 +175,9 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	}
 	if withSupply < 50 {
 		t.Errorf("only %d of 2000 random bundles carried every supply-chain signal", withSupply)
+	}
+	if withFetch < 50 {
+		t.Errorf("only %d of 2000 random bundles carried a signal with every fetch field set", withFetch)
 	}
 }
 
@@ -214,6 +223,61 @@ func TestDecodeBehaviorFixture(t *testing.T) {
 	}
 }
 
+// TestDecodeSupplyFixture decodes a bundle with supply-chain evidence of
+// every kind (registry metadata, OSV advisories, a Socket verdict with
+// alerts and scores, GitHub's answer) and signals with their endpoint,
+// fetch time, cache and authentication, both ways, and checks that the
+// fast path takes it.
+func TestDecodeSupplyFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "supply.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		t.Fatal(err)
+	}
+	for name, input := range map[string][]byte{"indented": data, "compact": compact.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			var fast evidence.Bundle
+			if err := fastUnmarshal(input, &fast); err != nil {
+				t.Fatalf("the fast path declined the supply fixture: %v", err)
+			}
+			want, err := evidence.Decode(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeBundle(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("DecodeBundle differs from evidence.Decode (-want +got):\n%s", diff(want, got))
+			}
+			sp := got.Supply
+			if sp == nil || sp.Registry == nil || sp.OSV == nil || sp.Socket == nil || sp.GitHub == nil ||
+				len(sp.OSV.Vulnerabilities) != 3 || len(sp.Socket.Alerts) != 4 || len(sp.Socket.Scores) != 6 ||
+				len(sp.Registry.Maintainers) != 2 || sp.Registry.Repository == nil {
+				t.Fatalf("supply not decoded in full: %+v", sp)
+			}
+			if v := sp.OSV.Vulnerabilities[0]; v.Score != 7.5 || !v.Direct || v.Fixed[0] != "1.24.0" || v.Aliases[0] != "CVE-2025-66414" {
+				t.Errorf("vulnerabilities[0] = %+v", v)
+			}
+			if p := sp.Registry.PreviousPublishedAt; p == nil || !p.Equal(time.Date(2025, 6, 10, 9, 5, 12, 0, time.UTC)) {
+				t.Errorf("previous_published_at = %v", p)
+			}
+			s := got.Signals[evidence.SignalSocket]
+			if s.Endpoint != "https://api.socket.dev" || !s.Cached || !s.Authenticated || s.FetchedAt == nil ||
+				!s.FetchedAt.Equal(time.Date(2026, 11, 28, 7, 2, 11, 0, time.UTC)) {
+				t.Errorf("signals[socket] = %+v", s)
+			}
+			if s := got.Signals[evidence.SignalContract]; s.FetchedAt != nil || s.Endpoint != "" || s.Cached || s.Authenticated {
+				t.Errorf("signals[contract] = %+v, want no fetch fields", s)
+			}
+		})
+	}
+}
+
 // TestFastDecodeDeclines checks inputs whose encoding/json semantics the
 // fast path leaves to encoding/json, a few it takes, and that DecodeBundle still matches
 // evidence.Decode on them.
@@ -228,6 +292,11 @@ func TestFastDecodeDeclines(t *testing.T) {
 		t.Fatal(err)
 	}
 	bb := string(bdata)
+	sdata, err := os.ReadFile(filepath.Join("testdata", "supply.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := string(sdata)
 	tests := []struct {
 		name string
 		data string
@@ -246,6 +315,22 @@ func TestFastDecodeDeclines(t *testing.T) {
           "scripts/setup.js"
         ]`, `"argv": null`, 1), true},
 		{"behavior_escaped_masked_value", strings.Replace(bb, `"masked": "ghp_Zk…"`, `"masked": "ghp_Zk\u2026\ud83d\ude80"`, 1), true},
+		{"supply_null", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "verifymcp.evidence/v1", "supply": null,`, 1), true},
+		{"supply_wrong_type", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "verifymcp.evidence/v1", "supply": [],`, 1), false},
+		{"supply_parts_null", strings.Replace(sb, `"supply": {`, `"supply": {"osv": null, "socket": null,`, 1), false},
+		{"supply_duplicate_key", strings.Replace(sb, `"archived": true,`, `"archived": false, "archived": true,`, 1), false},
+		{"supply_key_in_other_case", strings.Replace(sb, `"provenance": false`, `"Provenance": false`, 1), false},
+		{"supply_score_as_string", strings.Replace(sb, `"score": 7.5,`, `"score": "7.5",`, 1), false},
+		{"supply_score_exponent", strings.Replace(sb, `"score": 7.5,`, `"score": 75e-1,`, 1), true},
+		{"supply_scores_null", strings.Replace(sb, `"scores": {`, `"scores": null, "x": {`, 1), true},
+		{"supply_time_null", strings.Replace(sb, `"first_published_at": "2024-12-03T18:40:09Z",`, `"first_published_at": null,`, 1), true},
+		{"supply_time_offset", strings.Replace(sb, `"pushed_at": "2025-06-10T14:01:55Z"`, `"pushed_at": "2025-06-10T16:01:55+02:00"`, 1), true},
+		{"supply_bad_time", strings.Replace(sb, `"pushed_at": "2025-06-10T14:01:55Z"`, `"pushed_at": "last year"`, 1), false},
+		{"supply_escaped_summary", strings.Replace(sb, `DNS rebinding protection by default`, `DNS rebinding \u201cprotection\u201d by default`, 1), true},
+		{"signal_fetched_at_null", strings.Replace(sb, `"fetched_at": "2026-11-28T07:02:11Z",`, `"fetched_at": null,`, 1), true},
+		{"signal_fetched_at_bad", strings.Replace(sb, `"fetched_at": "2026-11-28T07:02:11Z",`, `"fetched_at": 1764313331,`, 1), false},
+		{"signal_cached_as_string", strings.Replace(sb, `"cached": true,`, `"cached": "true",`, 1), false},
+		{"signal_endpoint_duplicate", strings.Replace(sb, `"endpoint": "https://api.osv.dev",`, `"endpoint": "x", "endpoint": "https://api.osv.dev",`, 1), false},
 		{"duplicate_key", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "x", "schema_version": "verifymcp.evidence/v1",`, 1), false},
 		{"key_in_other_case", strings.Replace(b, `"packages": 112`, `"Packages": 112`, 1), false},
 		{"escaped_key", strings.Replace(b, `"packages": 112`, `"p\u0061ckages": 112`, 1), false},
@@ -260,7 +345,7 @@ func TestFastDecodeDeclines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.data == b || tt.data == bb {
+			if tt.data == b || tt.data == bb || tt.data == sb {
 				t.Fatal("the mutation changed nothing")
 			}
 			var fb evidence.Bundle
@@ -297,6 +382,14 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"behavior":{"watches":[{"phase":"run","watched_ms":45300,"sink":"ok","sink":"died"}],"network":[{"time":"2026-11-28T10:15:39.118Z","after_handshake":true,"dst_port":8080,"literal_ip":true}]}}`))
 	f.Add([]byte(`{"behavior":{"processes":[{"argv":null,"pid":-1,"time":null}],"exfiltration":[{"canary":{"kind":"x"},"masked":"\u0077J…"}],"files":[]}}`))
 	f.Add([]byte(`{"behavior":null,"Behavior":{"canaries":[{"Kind":"a","kind":"b"}]}}`))
+	if sdata, err := os.ReadFile(filepath.Join("testdata", "supply.bundle.json")); err != nil {
+		f.Fatal(err)
+	} else {
+		f.Add(sdata)
+	}
+	f.Add([]byte(`{"signals":{"socket":{"state":"observed","endpoint":"https://api.socket.dev","fetched_at":null,"cached":true,"authenticated":true}},"supply":{"osv":{"vulnerabilities":[{"score":9.8,"fixed":null,"aliases":[]}]}}}`))
+	f.Add([]byte(`{"supply":{"registry":{"published_at":"2025-06-10T14:22:31.5+02:00","repository":null,"lifecycle_scripts":{"postinstall":"node x"}},"socket":{"scores":{"overall":0.25},"alerts":null},"github":{"pushed_at":null,"stars":-1}}}`))
+	f.Add([]byte(`{"supply":{"github":{"archived":true,"Archived":false}},"Supply":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got, want evidence.Bundle
 		if fastUnmarshal(data, &got) != nil {

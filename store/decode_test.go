@@ -48,7 +48,7 @@ func benchmarkDecode(b *testing.B, fixture string) {
 }
 
 func TestFastPathTakenForFixture(t *testing.T) {
-	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json"} {
+	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json", "supply.bundle.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
