@@ -291,8 +291,12 @@ func TestSchemaRejectsSupply(t *testing.T) {
 	if err := validate(t, sch, data); err != nil {
 		t.Fatalf("the supply report does not validate: %v", err)
 	}
-	sp := func(m map[string]any, part string) map[string]any { return m["supply"].(map[string]any)[part].(map[string]any) }
-	sig := func(m map[string]any, name string) map[string]any { return m["signals"].(map[string]any)[name].(map[string]any) }
+	sp := func(m map[string]any, part string) map[string]any {
+		return m["supply"].(map[string]any)[part].(map[string]any)
+	}
+	sig := func(m map[string]any, name string) map[string]any {
+		return m["signals"].(map[string]any)[name].(map[string]any)
+	}
 	tests := []struct {
 		name   string
 		mutate func(m map[string]any)
