@@ -48,6 +48,8 @@ type Pipeline struct {
 	Sandbox     SandboxInfo
 	ToolVersion string
 	Logger      *slog.Logger
+	// Supply holds the third-party clients (OSV, Socket, GitHub).
+	Supply Supply
 	// Behavior says whether the Scanner was asked to watch behaviour; a
 	// Scanner that watched returns the evidence either way.
 	Behavior bool
@@ -92,6 +94,8 @@ type Resolved struct {
 	Registry    string
 	data        []byte
 	registrySig evidence.Signal
+	version     *supplychain.Version
+	resolvedAt  time.Time
 }
 
 // Resolve turns a parsed target into one exact artefact: a registry lookup
@@ -117,9 +121,11 @@ func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 	if p.Logger != nil && v.Version != t.Spec {
 		p.Logger.Info("resolved", "requested", t.Spec, "version", v.Version)
 	}
+	fetched := time.Now().UTC()
 	return &Resolved{Target: t, Name: v.Name, Version: v.Version, Integrity: v.Integrity, Source: "registry",
-		Tarball: v.Tarball, Published: v.Published, Registry: p.Resolver.Registry(),
-		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds()}}, nil
+		Tarball: v.Tarball, Published: v.Published, Registry: p.Resolver.Registry(), version: v, resolvedAt: fetched,
+		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds(),
+			Endpoint: p.Resolver.Registry(), FetchedAt: &fetched}}, nil
 }
 
 // Scan runs a resolved target in the sandbox and returns the evidence.
@@ -149,6 +155,25 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	if b.Run.ID == "" {
 		b.Run.ID = NewRunID(date)
 	}
+	// Registry metadata comes from the document the resolution fetched; the
+	// GitHub lookup needs nothing else, so it runs alongside the sandbox.
+	var meta *evidence.RegistryMeta
+	switch {
+	case rt.version == nil:
+		b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}
+	default:
+		m, err := supplychain.NPMMetadata(rt.version)
+		if err != nil {
+			b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateError, Reason: err.Error(), ThirdParty: true}
+		} else {
+			meta = m
+			at := rt.resolvedAt
+			b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateObserved, ThirdParty: true, Endpoint: rt.Registry, FetchedAt: &at}
+			b.Supply = &evidence.Supply{Registry: meta}
+		}
+	}
+	github := p.githubRepo(ctx, meta)
+
 	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
 
@@ -198,12 +223,20 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	default:
 		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
 	}
+	p.treeScans(ctx, b, res.Lockfile)
+	gh, ghSig := github()
+	b.Signals[evidence.SignalGitHub] = ghSig
+	if gh != nil {
+		if b.Supply == nil {
+			b.Supply = &evidence.Supply{}
+		}
+		b.Supply.GitHub = gh
+	}
 	notYet := "not implemented in this tool version; nothing was checked"
 	for _, s := range []struct {
 		name  string
 		third bool
 	}{
-		{evidence.SignalOSV, true}, {evidence.SignalSocket, true}, {evidence.SignalGitHub, true},
 		{evidence.SignalDNSSEC, true}, {evidence.SignalJudge, true},
 	} {
 		b.Signals[s.name] = evidence.Signal{State: evidence.StateNotAssessed, Reason: notYet, ThirdParty: s.third}

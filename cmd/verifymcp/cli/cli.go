@@ -27,6 +27,7 @@ var Version = "0.1.0-dev"
 // globals are the flags every command shares.
 type globals struct {
 	dataDir string
+	config  string
 	verbose bool
 	quiet   bool
 	stdout  io.Writer
@@ -102,9 +103,10 @@ says a package is safe: no findings means nothing was found by those checks.
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&g.dataDir, "data-dir", "", "directory of the run store and saved bundles (env VERIFYMCP_DATA_DIR; default $XDG_DATA_HOME/verifymcp or ~/.local/share/verifymcp)")
+	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (env VERIFYMCP_CONFIG; default ~/.config/verifymcp/config.yaml): endpoints, and credentials when mode 600")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "show debug progress on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "show only warnings and errors on stderr")
-	root.AddCommand(newScanCmd(g), newScoreCmd(g), newRubricCmd(g), newSandboxCmd(g), newVersionCmd(g))
+	root.AddCommand(newScanCmd(g), newScoreCmd(g), newRubricCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
 	root.SetHelpCommand(&cobra.Command{Hidden: true})
 	return root
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/report"
@@ -39,6 +40,13 @@ type scanFlags struct {
 	pids             int64
 	noBehavior       bool
 	idle             time.Duration
+	osvEndpoint      string
+	osvOfflineDB     string
+	socketEndpoint   string
+	githubEndpoint   string
+	refresh          bool
+	cacheTTL         string
+	skip             []string
 }
 
 func newScanCmd(g *globals) *cobra.Command {
@@ -89,6 +97,13 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
 	fl.BoolVar(&f.noBehavior, "no-behavior", false, "do not watch behaviour (no sink, tracer or canaries); scripts and server run with no network at all, and the behaviour signal is reported as not assessed")
 	fl.DurationVar(&f.idle, "idle", 2*time.Second, "how long the server is watched after the listing, for beacons and late activity")
+	fl.StringVar(&f.osvEndpoint, "osv-endpoint", "", "OSV API base URL (env VERIFYMCP_OSV_ENDPOINT; default https://api.osv.dev)")
+	fl.StringVar(&f.osvOfflineDB, "osv-offline-db", "", "directory of osv-scanner's offline vulnerability database; no network is used for OSV (env VERIFYMCP_OSV_OFFLINE_DB)")
+	fl.StringVar(&f.socketEndpoint, "socket-endpoint", "", "Socket API base URL (env VERIFYMCP_SOCKET_ENDPOINT; default https://api.socket.dev); the key comes from SOCKET_API_KEY only")
+	fl.StringVar(&f.githubEndpoint, "github-endpoint", "", "GitHub API base URL, e.g. https://ghe.example.com/api/v3/ (env VERIFYMCP_GITHUB_ENDPOINT; default https://api.github.com/); the token comes from GITHUB_TOKEN only")
+	fl.BoolVar(&f.refresh, "refresh", false, "ask third parties again instead of using cached answers (the new answers are cached)")
+	fl.StringVar(&f.cacheTTL, "cache-ttl", "", "how long third-party answers are reused (env VERIFYMCP_CACHE_TTL; default 24h)")
+	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github (reported as not_assessed)")
 	return cmd
 }
 
@@ -127,17 +142,22 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if f.idle == 0 {
 		f.idle = -1 // zero means "no idle watch", not the sandbox's default
 	}
-	registry := f.registry
-	if registry == "" {
-		registry = os.Getenv("VERIFYMCP_NPM_REGISTRY")
+	cfg, _, err := loadConfig(g.config)
+	if err != nil {
+		return err
 	}
-	if registry == "" {
-		registry = supplychain.DefaultNPMRegistry
+	if f.caBundle == "" {
+		f.caBundle = cfg.CABundle
 	}
 	ca, err := loadCABundle(f.caBundle)
 	if err != nil {
 		return err
 	}
+	sup, err := resolveSupply(f, cfg)
+	if err != nil {
+		return err
+	}
+	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
 	rb := rubric.Current()
 	p := &pipeline.Pipeline{
 		Resolver:    supplychain.NewNPM(httpClient(ca, 60*time.Second), registry),
@@ -166,6 +186,14 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		return err
 	}
 	defer st.Close()
+	answers, err := cache.Open(ctx, dataDir)
+	if err != nil {
+		return fmt.Errorf("open cache: %w", err)
+	}
+	defer answers.Close()
+	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
+		return err
+	}
 
 	e, err := connectEngine(ctx)
 	if err != nil {

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/verifymcp/verifymcp/cache"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// fileConfig is the optional configuration file (--config, else
+// $VERIFYMCP_CONFIG, else $XDG_CONFIG_HOME/verifymcp/config.yaml or
+// ~/.config/verifymcp/config.yaml). Flags win over the environment, which
+// wins over the file. Credentials may live here; the file must then not be
+// readable by others.
+type fileConfig struct {
+	Registry string `yaml:"registry"`
+	CABundle string `yaml:"ca_bundle"`
+	OSV      struct {
+		Endpoint  string `yaml:"endpoint"`
+		OfflineDB string `yaml:"offline_db"`
+	} `yaml:"osv"`
+	Socket struct {
+		Endpoint string `yaml:"endpoint"`
+		APIKey   string `yaml:"api_key"`
+	} `yaml:"socket"`
+	GitHub struct {
+		Endpoint string `yaml:"endpoint"`
+		Token    string `yaml:"token"`
+	} `yaml:"github"`
+	CacheTTL string `yaml:"cache_ttl"`
+}
+
+func configPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if p := os.Getenv("VERIFYMCP_CONFIG"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "verifymcp", "config.yaml")
+}
+
+// loadConfig reads the configuration file; a missing default file is an
+// empty configuration, a missing file named explicitly is an error.
+func loadConfig(flag string) (*fileConfig, string, error) {
+	path := configPath(flag)
+	cfg := &fileConfig{}
+	if path == "" {
+		return cfg, "", nil
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case os.IsNotExist(err) && flag == "" && os.Getenv("VERIFYMCP_CONFIG") == "":
+		return cfg, "", nil
+	case err != nil:
+		return nil, path, usagef("config file: %v", err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
+		return nil, path, usagef("config file %s: %v", path, err)
+	}
+	if cfg.Socket.APIKey != "" || cfg.GitHub.Token != "" {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+			return nil, path, usagef("config file %s holds credentials but is readable by others (mode %v); chmod 600 it", path, st.Mode().Perm())
+		}
+	}
+	return cfg, path, nil
+}
+
+// pick returns the first non-empty value.
+func pick(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// supplyConfig is the resolved third-party configuration of a scan.
+type supplyConfig struct {
+	osvEndpoint, osvOfflineDB string
+	socketEndpoint, socketKey string
+	githubEndpoint, githubTkn string
+	cacheTTL                  time.Duration
+	refresh                   bool
+	skip                      map[string]bool
+}
+
+// skippable are the signals --skip may turn off.
+var skippable = []string{"osv", "socket", "github"}
+
+func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
+	sc := &supplyConfig{
+		osvEndpoint:    pick(f.osvEndpoint, os.Getenv("VERIFYMCP_OSV_ENDPOINT"), cfg.OSV.Endpoint, "https://api.osv.dev"),
+		osvOfflineDB:   pick(f.osvOfflineDB, os.Getenv("VERIFYMCP_OSV_OFFLINE_DB"), cfg.OSV.OfflineDB),
+		socketEndpoint: pick(f.socketEndpoint, os.Getenv("VERIFYMCP_SOCKET_ENDPOINT"), cfg.Socket.Endpoint, "https://api.socket.dev"),
+		socketKey:      pick(os.Getenv("SOCKET_API_KEY"), os.Getenv("SOCKET_SECURITY_API_KEY"), cfg.Socket.APIKey),
+		githubEndpoint: pick(f.githubEndpoint, os.Getenv("VERIFYMCP_GITHUB_ENDPOINT"), cfg.GitHub.Endpoint, "https://api.github.com/"),
+		githubTkn:      pick(os.Getenv("GITHUB_TOKEN"), cfg.GitHub.Token),
+		refresh:        f.refresh,
+		skip:           map[string]bool{},
+	}
+	ttl := pick(f.cacheTTL, os.Getenv("VERIFYMCP_CACHE_TTL"), cfg.CacheTTL, "24h")
+	d, err := time.ParseDuration(ttl)
+	if err != nil || d < 0 {
+		return nil, usagef("cache TTL %q: want a duration like 24h", ttl)
+	}
+	sc.cacheTTL = d
+	for _, s := range f.skip {
+		for _, name := range strings.Split(s, ",") {
+			name = strings.TrimSpace(name)
+			ok := false
+			for _, k := range skippable {
+				ok = ok || k == name
+			}
+			if !ok {
+				return nil, usagef("--skip %q: want one of %s", name, strings.Join(skippable, ", "))
+			}
+			sc.skip[name] = true
+		}
+	}
+	return sc, nil
+}
+
+// supplyClients builds the third-party clients of a scan. Credentials come
+// from the environment or the configuration file only, never from flags
+// (flags show in process lists) and never into logs.
+func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBundle) (pipeline.Supply, error) {
+	hc := httpClient(ca, 30*time.Second)
+	sp := pipeline.Supply{Skip: sc.skip, GitHubHost: sc.githubEndpoint}
+	sp.OSV = supplychain.NewOSV(supplychain.OSVOptions{
+		Endpoint: sc.osvEndpoint, OfflineDB: sc.osvOfflineDB,
+		Cache: answers, TTL: sc.cacheTTL, Refresh: sc.refresh, HTTPClient: hc,
+	})
+	sp.Socket = supplychain.NewSocket(supplychain.SocketOptions{
+		Endpoint: sc.socketEndpoint, APIKey: sc.socketKey,
+		Cache: answers, TTL: sc.cacheTTL, Refresh: sc.refresh, HTTPClient: hc,
+	})
+	gh, err := supplychain.NewGitHub(supplychain.GitHubOptions{
+		BaseURL: sc.githubEndpoint, Token: sc.githubTkn,
+		Cache: answers, TTL: sc.cacheTTL, Refresh: sc.refresh, HTTPClient: hc,
+	})
+	if err != nil {
+		return sp, usagef("GitHub endpoint %q: %v", sc.githubEndpoint, err)
+	}
+	sp.GitHub = gh
+	if u, err := url.Parse(sc.githubEndpoint); err == nil && u.Host != "" {
+		sp.GitHubHost = u.Host
+		if u.Host == "api.github.com" {
+			sp.GitHubHost = "github.com"
+		}
+	}
+	return sp, nil
+}

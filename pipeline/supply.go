@@ -1,0 +1,240 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// The third-party clients, as the pipeline uses them. Each returns the
+// evidence, where it came from, and an error the pipeline maps to a state
+// (see stateOf); a nil client means the signal is not assessed.
+type (
+	// OSVScanner looks up the installed tree in OSV.
+	OSVScanner interface {
+		Scan(ctx context.Context, lockfile []byte, target string) (*evidence.OSVResult, supplychain.Fetch, error)
+	}
+	// SocketScanner asks Socket about the package and its tree.
+	SocketScanner interface {
+		Scan(ctx context.Context, target string, purls []string) (*evidence.SocketResult, supplychain.Fetch, error)
+	}
+	// RepoChecker asks GitHub about a repository.
+	RepoChecker interface {
+		Repo(ctx context.Context, owner, name string) (*evidence.GitHubResult, supplychain.Fetch, error)
+	}
+)
+
+// Supply holds the supply-chain clients and what the operator chose.
+type Supply struct {
+	OSV    OSVScanner
+	Socket SocketScanner
+	GitHub RepoChecker
+	// GitHubHost is the host whose repositories GitHub answers for
+	// (github.com, or a GitHub Enterprise host).
+	GitHubHost string
+	// Skip names signals the operator turned off (not assessed).
+	Skip map[string]bool
+	// Timeout bounds each collector (30 s).
+	Timeout time.Duration
+}
+
+// collect runs one collector under its own timeout and turns its outcome
+// into a signal; it never fails the run.
+func collect[T any](ctx context.Context, timeout time.Duration, third bool, f func(context.Context) (*T, supplychain.Fetch, error)) (*T, evidence.Signal) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	v, fetch, err := f(ctx)
+	sig := stateOf(err)
+	sig.ThirdParty = third
+	sig.DurationMS = time.Since(start).Milliseconds()
+	sig.Endpoint = fetch.Endpoint
+	sig.Cached = fetch.Cached
+	sig.Authenticated = fetch.Authenticated
+	if !fetch.FetchedAt.IsZero() {
+		t := fetch.FetchedAt.UTC()
+		sig.FetchedAt = &t
+	}
+	if sig.State != evidence.StateObserved {
+		return nil, sig
+	}
+	return v, sig
+}
+
+// stateOf maps a collector's error to a signal state, with a reason that
+// never holds a credential.
+func stateOf(err error) evidence.Signal {
+	switch {
+	case err == nil:
+		return evidence.Signal{State: evidence.StateObserved}
+	case errors.Is(err, supplychain.ErrNotApplicable):
+		return evidence.Signal{State: evidence.StateNotAssessed, Reason: sandbox.Redact(err.Error(), nil)}
+	case errors.Is(err, supplychain.ErrNoCredential), errors.Is(err, supplychain.ErrUnavailable),
+		errors.Is(err, context.DeadlineExceeded):
+		return evidence.Signal{State: evidence.StateUnavailable, Reason: sandbox.Redact(err.Error(), nil)}
+	default:
+		return evidence.Signal{State: evidence.StateError, Reason: sandbox.Redact(err.Error(), nil)}
+	}
+}
+
+func skipped(name string) evidence.Signal {
+	return evidence.Signal{State: evidence.StateNotAssessed, Reason: "disabled with --skip " + name, ThirdParty: true}
+}
+
+// githubRepo starts the GitHub lookup of the repository the metadata names
+// (it needs nothing from the sandbox, so it runs alongside it).
+func (p *Pipeline) githubRepo(ctx context.Context, meta *evidence.RegistryMeta) func() (*evidence.GitHubResult, evidence.Signal) {
+	sp := p.Supply
+	switch {
+	case sp.Skip["github"]:
+		return func() (*evidence.GitHubResult, evidence.Signal) { return nil, skipped("github") }
+	case sp.GitHub == nil:
+		return func() (*evidence.GitHubResult, evidence.Signal) {
+			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "no GitHub client configured", ThirdParty: true}
+		}
+	case meta == nil:
+		return func() (*evidence.GitHubResult, evidence.Signal) {
+			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "no registry metadata to take a repository from", ThirdParty: true}
+		}
+	case meta.Repository == nil:
+		return func() (*evidence.GitHubResult, evidence.Signal) {
+			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "the package declares no parseable repository", ThirdParty: true}
+		}
+	case !strings.EqualFold(meta.Repository.Host, githubHost(sp.GitHubHost)):
+		return func() (*evidence.GitHubResult, evidence.Signal) {
+			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "the repository is not on " + githubHost(sp.GitHubHost) + " (" + meta.Repository.Host + ")", ThirdParty: true}
+		}
+	}
+	var res *evidence.GitHubResult
+	var sig evidence.Signal
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res, sig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.GitHubResult, supplychain.Fetch, error) {
+			return sp.GitHub.Repo(ctx, meta.Repository.Owner, meta.Repository.Name)
+		})
+	}()
+	return func() (*evidence.GitHubResult, evidence.Signal) {
+		wg.Wait()
+		return res, sig
+	}
+}
+
+func githubHost(h string) string {
+	if h == "" {
+		return "github.com"
+	}
+	if u, err := url.Parse(h); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return h
+}
+
+func (p *Pipeline) timeout() time.Duration {
+	if p.Supply.Timeout > 0 {
+		return p.Supply.Timeout
+	}
+	return 30 * time.Second
+}
+
+// treeScans runs OSV and Socket over the installed tree, concurrently.
+func (p *Pipeline) treeScans(ctx context.Context, b *evidence.Bundle, lockfile []byte) {
+	sp := p.Supply
+	target := b.Target.Name
+	var wg sync.WaitGroup
+	var osvRes *evidence.OSVResult
+	var osvSig evidence.Signal
+	var sockRes *evidence.SocketResult
+	var sockSig evidence.Signal
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		switch {
+		case sp.Skip["osv"]:
+			osvSig = skipped("osv")
+		case sp.OSV == nil:
+			osvSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no OSV client configured", ThirdParty: true}
+		case len(lockfile) == 0:
+			osvSig = evidence.Signal{State: evidence.StateError, Reason: "no installed tree to query: the install phase ended with " + string(b.Sandbox.Outcome), ThirdParty: true}
+		default:
+			osvRes, osvSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.OSVResult, supplychain.Fetch, error) {
+				return sp.OSV.Scan(ctx, lockfile, target)
+			})
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		switch {
+		case sp.Skip["socket"]:
+			sockSig = skipped("socket")
+		case sp.Socket == nil:
+			sockSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no Socket client configured", ThirdParty: true}
+		default:
+			purls := append([]string{b.Target.Purl}, treePurls(lockfile, b.Target.Purl)...)
+			sockRes, sockSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.SocketResult, supplychain.Fetch, error) {
+				return sp.Socket.Scan(ctx, target, purls)
+			})
+		}
+	}()
+	wg.Wait()
+	b.Signals[evidence.SignalOSV] = osvSig
+	b.Signals[evidence.SignalSocket] = sockSig
+	if osvRes != nil || sockRes != nil {
+		if b.Supply == nil {
+			b.Supply = &evidence.Supply{}
+		}
+		b.Supply.OSV, b.Supply.Socket = osvRes, sockRes
+	}
+}
+
+// treePurls lists the package URLs of every package in an npm lockfile's
+// tree, except skip, in the lockfile's order.
+func treePurls(lockfile []byte, skip string) []string {
+	var lock struct {
+		Packages map[string]struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+			Link    bool   `json:"link"`
+		} `json:"packages"`
+	}
+	if len(lockfile) == 0 || json.Unmarshal(lockfile, &lock) != nil {
+		return nil
+	}
+	seen := map[string]bool{skip: true}
+	var out []string
+	keys := make([]string, 0, len(lock.Packages))
+	for k := range lock.Packages {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, path := range keys {
+		p := lock.Packages[path]
+		if path == "" || p.Link || p.Version == "" {
+			continue
+		}
+		name := p.Name
+		if name == "" {
+			i := strings.LastIndex(path, "node_modules/")
+			if i < 0 {
+				continue
+			}
+			name = path[i+len("node_modules/"):]
+		}
+		purl := Purl(name, p.Version)
+		if !seen[purl] {
+			seen[purl] = true
+			out = append(out, purl)
+		}
+	}
+	return out
+}
