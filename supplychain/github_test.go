@@ -3,142 +3,36 @@ package supplychain_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
 
 // The GitHub answers under testdata/github are REST API bodies in GitHub's
 // shape; testdata/github/README.md says where they come from.
 const githubToken = "ghp_t3stT0kenN0tR3al0000000000000000000"
 
-// githubAPI is a local GitHub REST API under prefix ("/" for api.github.com,
-// "/api/v3/" for GitHub Enterprise Server): GET repos/{owner}/{repo} with
-// GitHub's case-insensitive names, a 301 to repositories/{id} for a moved
-// repository, GitHub's 404 body for anything else, and GitHub's rate-limit
-// headers on every answer. hook, when set, answers request n (from 0)
-// instead when it returns true.
-type githubAPI struct {
-	t      *testing.T
-	prefix string
-	repos  map[string]string // lower-case owner/name -> body file
-	moved  map[string]int64  // lower-case owner/name -> repository id
-	byID   map[int64]string  // repository id -> body file
-
-	mu       sync.Mutex
-	hook     func(w http.ResponseWriter, r *http.Request, n int) bool
-	requests []githubRequest
-}
-
-type githubRequest struct {
-	Host, Path, Auth string
-}
-
-func newGitHubAPI(t *testing.T, prefix string) *githubAPI {
-	return &githubAPI{
-		t:      t,
-		prefix: prefix,
-		repos: map[string]string{
-			"modelcontextprotocol/servers":          "repos.modelcontextprotocol.servers.json",
-			"modelcontextprotocol/servers-archived": "repos.modelcontextprotocol.servers-archived.json",
-		},
-		moved: map[string]int64{"example-mcp/notes-server": 812345678},
-		byID:  map[int64]string{812345678: "repositories.812345678.json"},
-	}
-}
-
-func githubBody(t *testing.T, name string) []byte {
+// newGitHubAPI starts supplytest's GitHub API under prefix for one test.
+func newGitHubAPI(t *testing.T, prefix string) *supplytest.GitHub {
 	t.Helper()
-	data, err := os.ReadFile("testdata/github/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	api := supplytest.NewGitHub(prefix)
+	t.Cleanup(api.Close)
+	return api
 }
 
-// githubHeaders sets the headers GitHub sends with every REST answer.
-func githubHeaders(w http.ResponseWriter, r *http.Request, remaining int, reset time.Time) {
-	limit := 60
-	if r.Header.Get("Authorization") != "" {
-		limit = 5000
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("X-GitHub-Media-Type", "github.v3; param=mercy-preview; param=baptiste-preview; param=nebula-preview; format=json")
-	h.Set("X-GitHub-Api-Version-Selected", "2022-11-28")
-	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
-	h.Set("X-RateLimit-Used", strconv.Itoa(limit-remaining))
-	h.Set("X-RateLimit-Resource", "core")
-	h.Set("X-GitHub-Request-Id", "9C1E:3B0F:1A2B3C4:1B2C3D4:66F1A2B3")
-}
-
-func (api *githubAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api.mu.Lock()
-	n := len(api.requests)
-	api.requests = append(api.requests, githubRequest{Host: r.Host, Path: r.URL.Path, Auth: r.Header.Get("Authorization")})
-	hook := api.hook
-	api.mu.Unlock()
-	if hook != nil && hook(w, r, n) {
-		return
-	}
-	githubHeaders(w, r, 57, time.Now().Add(40*time.Minute))
-	path, ok := strings.CutPrefix(r.URL.Path, api.prefix)
-	if !ok || r.Method != http.MethodGet {
-		w.WriteHeader(http.StatusNotFound)
-		w.Write(githubBody(api.t, "not-found.json"))
-		return
-	}
-	if name, ok := strings.CutPrefix(path, "repos/"); ok {
-		name = strings.ToLower(name)
-		if f, ok := api.repos[name]; ok {
-			w.Write(githubBody(api.t, f))
-			return
-		}
-		if id, ok := api.moved[name]; ok {
-			loc := fmt.Sprintf("http://%s%srepositories/%d", r.Host, api.prefix, id)
-			w.Header().Set("Location", loc)
-			w.WriteHeader(http.StatusMovedPermanently)
-			w.Write([]byte(strings.Replace(string(githubBody(api.t, "moved.json")), "https://api.github.com/repositories/812345678", loc, 1)))
-			return
-		}
-	}
-	if id, ok := strings.CutPrefix(path, "repositories/"); ok {
-		n, _ := strconv.ParseInt(id, 10, 64)
-		if f, ok := api.byID[n]; ok {
-			w.Write(githubBody(api.t, f))
-			return
-		}
-	}
-	w.WriteHeader(http.StatusNotFound)
-	w.Write(githubBody(api.t, "not-found.json"))
-}
-
-func (api *githubAPI) seen() []githubRequest {
-	api.mu.Lock()
-	defer api.mu.Unlock()
-	return append([]githubRequest(nil), api.requests...)
-}
-
-// githubServe starts api and returns options whose HTTP client reaches it
-// under any host name, so the base URL can be api.github.test (the shape
-// of api.github.com) or a GitHub Enterprise host.
-func githubServe(t *testing.T, api *githubAPI, baseURL string) supplychain.GitHubOptions {
+// githubServe returns options whose HTTP client reaches api under any host
+// name, so the base URL can be api.github.test (the shape of
+// api.github.com) or a GitHub Enterprise host.
+func githubServe(t *testing.T, api *supplytest.GitHub, baseURL string) supplychain.GitHubOptions {
 	t.Helper()
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	addr := srv.Listener.Addr().String()
+	addr := api.Addr()
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}}
@@ -167,17 +61,16 @@ func githubTime(t *testing.T, s string) *time.Time {
 
 const githubPublic = "http://api.github.test/"
 
-// rateLimited answers GitHub's primary rate-limit 403, resetting at reset.
-func rateLimited(t *testing.T, reset time.Time) func(http.ResponseWriter, *http.Request, int) bool {
-	return func(w http.ResponseWriter, r *http.Request, n int) bool {
-		if n > 0 {
-			return false
-		}
-		githubHeaders(w, r, 0, reset)
-		w.WriteHeader(http.StatusForbidden)
-		w.Write(githubBody(t, "rate-limit.json"))
-		return true
+// githubLimit is GitHub's rate-limit headers with remaining requests until
+// reset, and a Retry-After when retry is not empty.
+func githubLimit(remaining int, reset time.Time, retry string) http.Header {
+	h := http.Header{}
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	if retry != "" {
+		h.Set("Retry-After", retry)
 	}
+	return h
 }
 
 func TestGitHub(t *testing.T) {
@@ -205,7 +98,7 @@ func TestGitHub(t *testing.T) {
 		if fetch.Endpoint != githubPublic || fetch.Authenticated || fetch.Cached || fetch.FetchedAt.IsZero() {
 			t.Errorf("fetch = %+v", fetch)
 		}
-		reqs := api.seen()
+		reqs := api.Seen()
 		if len(reqs) != 1 || reqs[0].Path != "/repos/modelcontextprotocol/servers" || reqs[0].Host != "api.github.test" {
 			t.Fatalf("requests = %+v, want one GET /repos/modelcontextprotocol/servers", reqs)
 		}
@@ -251,7 +144,7 @@ func TestGitHub(t *testing.T) {
 		if !fetch.Authenticated {
 			t.Error("Authenticated = false with a token")
 		}
-		reqs := api.seen()
+		reqs := api.Seen()
 		var paths []string
 		for _, r := range reqs {
 			paths = append(paths, r.Path)
@@ -278,12 +171,11 @@ func TestGitHub(t *testing.T) {
 
 	t.Run("404_without_github_body_is_unavailable", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			w.Header().Set("Content-Type", "text/html")
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, "<html><body><h1>404 Not Found</h1><hr><center>nginx</center></body></html>")
-			return true
-		}
+		api.SetFault(supplytest.Fault{
+			Status: http.StatusNotFound,
+			Header: http.Header{"Content-Type": {"text/html"}},
+			Body:   []byte("<html><body><h1>404 Not Found</h1><hr><center>nginx</center></body></html>"),
+		})
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
@@ -293,12 +185,7 @@ func TestGitHub(t *testing.T) {
 
 	t.Run("dmca_block_is_disabled", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			githubHeaders(w, r, 56, time.Now().Add(time.Hour))
-			w.WriteHeader(http.StatusUnavailableForLegalReasons)
-			w.Write(githubBody(t, "dmca.json"))
-			return true
-		}
+		api.SetFault(supplytest.Fault{Status: http.StatusUnavailableForLegalReasons})
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		got, _, err := g.Repo(ctx, "example-mcp", "takedown-server")
 		if err != nil {
@@ -311,12 +198,7 @@ func TestGitHub(t *testing.T) {
 
 	t.Run("bad_token_is_credential_rejected", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			githubHeaders(w, r, 59, time.Now().Add(time.Hour))
-			w.WriteHeader(http.StatusUnauthorized)
-			w.Write(githubBody(t, "bad-credentials.json"))
-			return true
-		}
+		api.SetFault(supplytest.Fault{Status: http.StatusUnauthorized})
 		opts := githubServe(t, api, githubPublic)
 		opts.Token = githubToken
 		g := newGitHub(t, opts)
@@ -327,14 +209,14 @@ func TestGitHub(t *testing.T) {
 		if strings.Contains(err.Error(), githubToken) {
 			t.Errorf("error %q holds the token", err)
 		}
-		if !fetch.Authenticated || len(api.seen()) != 1 {
-			t.Errorf("fetch %+v after %d requests, want authenticated and one request", fetch, len(api.seen()))
+		if !fetch.Authenticated || len(api.Seen()) != 1 {
+			t.Errorf("fetch %+v after %d requests, want authenticated and one request", fetch, len(api.Seen()))
 		}
 	})
 
 	t.Run("rate_limit_is_unavailable_and_remembered", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = rateLimited(t, time.Now().Add(45*time.Minute))
+		api.SetFault(supplytest.GitHubRateLimit(1, time.Now().Add(45*time.Minute)))
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		for _, name := range []string{"servers", "servers-archived", "servers-that-never-were"} {
 			got, _, err := g.Repo(ctx, "modelcontextprotocol", name)
@@ -346,14 +228,14 @@ func TestGitHub(t *testing.T) {
 			}
 		}
 		// go-github remembers the reset: the later calls fail without a request.
-		if n := len(api.seen()); n != 1 {
+		if n := len(api.Seen()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
 
 	t.Run("rate_limit_past_its_reset_is_asked_again", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = rateLimited(t, time.Now().Add(-time.Second))
+		api.SetFault(supplytest.GitHubRateLimit(1, time.Now().Add(-time.Second)))
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers"); !errors.Is(err, supplychain.ErrUnavailable) {
 			t.Fatalf("first call: %v, want ErrUnavailable", err)
@@ -362,21 +244,15 @@ func TestGitHub(t *testing.T) {
 		if err != nil || !got.Exists {
 			t.Fatalf("second call: %+v, %v; want the repository", got, err)
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})
 
 	t.Run("last_request_of_the_limit_then_fail_fast", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			if n > 0 {
-				return false
-			}
-			githubHeaders(w, r, 0, time.Now().Add(30*time.Minute))
-			w.Write(githubBody(t, "repos.modelcontextprotocol.servers.json"))
-			return true
-		}
+		// The first answer is the repository, spending the last request.
+		api.SetFault(supplytest.Fault{Times: 1, Header: githubLimit(0, time.Now().Add(30*time.Minute), "")})
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		if got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers"); err != nil || !got.Exists {
 			t.Fatalf("first call: %+v, %v", got, err)
@@ -384,48 +260,33 @@ func TestGitHub(t *testing.T) {
 		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers-archived"); !errors.Is(err, supplychain.ErrUnavailable) {
 			t.Fatalf("second call: %v, want ErrUnavailable from the remembered limit", err)
 		}
-		if n := len(api.seen()); n != 1 {
+		if n := len(api.Seen()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
 
 	t.Run("secondary_rate_limit_is_waited_for", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			if n > 0 {
-				return false
-			}
-			githubHeaders(w, r, 50, time.Now().Add(time.Hour))
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusForbidden)
-			w.Write(githubBody(t, "secondary-rate-limit.json"))
-			return true
-		}
+		api.SetFault(supplytest.GitHubSecondaryRateLimit(1, 0))
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 		if err != nil || !got.Exists {
 			t.Fatalf("Repo = %+v, %v; want the repository after the wait", got, err)
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})
 
 	t.Run("secondary_rate_limit_longer_than_max_wait", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			githubHeaders(w, r, 50, time.Now().Add(time.Hour))
-			w.Header().Set("Retry-After", "60")
-			w.WriteHeader(http.StatusForbidden)
-			w.Write(githubBody(t, "secondary-rate-limit.json"))
-			return true
-		}
+		api.SetFault(supplytest.GitHubSecondaryRateLimit(0, 60*time.Second))
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 		if !errors.Is(err, supplychain.ErrUnavailable) || errors.Is(err, supplychain.ErrCredentialRejected) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 		}
-		if n := len(api.seen()); n != 1 {
+		if n := len(api.Seen()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
@@ -443,18 +304,11 @@ func TestGitHub(t *testing.T) {
 	for _, tc := range tooMany {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newGitHubAPI(t, "/")
-			api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-				if n > 0 {
-					return false
-				}
-				githubHeaders(w, r, tc.remaining, time.Now().Add(20*time.Minute))
-				if tc.retry != "" {
-					w.Header().Set("Retry-After", tc.retry)
-				}
-				w.WriteHeader(http.StatusTooManyRequests)
-				w.Write(githubBody(t, "rate-limit.json"))
-				return true
-			}
+			api.SetFault(supplytest.Fault{
+				Status: http.StatusTooManyRequests,
+				Times:  1,
+				Header: githubLimit(tc.remaining, time.Now().Add(20*time.Minute), tc.retry),
+			})
 			g := newGitHub(t, githubServe(t, api, githubPublic))
 			got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 			if tc.wantErr {
@@ -464,7 +318,7 @@ func TestGitHub(t *testing.T) {
 			} else if err != nil || !got.Exists {
 				t.Fatalf("Repo = %+v, %v; want the repository", got, err)
 			}
-			if n := len(api.seen()); n != tc.requests {
+			if n := len(api.Seen()); n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 		})
@@ -482,15 +336,7 @@ func TestGitHub(t *testing.T) {
 	for _, tc := range serverErrors {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newGitHubAPI(t, "/")
-			api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-				if n >= tc.fail {
-					return false
-				}
-				githubHeaders(w, r, 55, time.Now().Add(time.Hour))
-				w.WriteHeader(http.StatusInternalServerError)
-				w.Write(githubBody(t, "server-error.json"))
-				return true
-			}
+			api.SetFault(supplytest.Fault{Status: http.StatusInternalServerError, Times: tc.fail})
 			g := newGitHub(t, githubServe(t, api, githubPublic))
 			got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 			if tc.wantErr {
@@ -500,7 +346,7 @@ func TestGitHub(t *testing.T) {
 			} else if err != nil || !got.Exists {
 				t.Fatalf("Repo = %+v, %v; want the repository", got, err)
 			}
-			if n := len(api.seen()); n != tc.requests {
+			if n := len(api.Seen()); n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 		})
@@ -508,13 +354,7 @@ func TestGitHub(t *testing.T) {
 
 	t.Run("timeout_is_unavailable", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-			select {
-			case <-time.After(5 * time.Second):
-			case <-r.Context().Done():
-			}
-			return true
-		}
+		api.SetFault(supplytest.Slow(5 * time.Second))
 		opts := githubServe(t, api, githubPublic)
 		opts.HTTPClient.Timeout = 50 * time.Millisecond
 		g := newGitHub(t, opts)
@@ -522,24 +362,20 @@ func TestGitHub(t *testing.T) {
 		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 		}
-		if n := len(api.seen()); n != 3 {
+		if n := len(api.Seen()); n != 3 {
 			t.Errorf("%d requests, want 3 attempts", n)
 		}
 	})
 
 	t.Run("malformed_body_is_unavailable", func(t *testing.T) {
 		for name, body := range map[string]string{
-			"truncated":    string(githubBody(t, "repos.modelcontextprotocol.servers.json")[:900]),
+			"truncated":    string(recordedBody(t, "github", "repos.modelcontextprotocol.servers.json")[:900]),
 			"not_a_repo":   `{"ok":true}`,
 			"html_instead": "<!DOCTYPE html><html><head><title>Unicorn! · GitHub</title></head><body></body></html>",
 		} {
 			t.Run(name, func(t *testing.T) {
 				api := newGitHubAPI(t, "/")
-				api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
-					githubHeaders(w, r, 58, time.Now().Add(time.Hour))
-					fmt.Fprint(w, body)
-					return true
-				}
+				api.SetFault(supplytest.Fault{Body: []byte(body)})
 				opts := githubServe(t, api, githubPublic)
 				opts.Cache = openAnswerCache(t)
 				g := newGitHub(t, opts)
@@ -547,7 +383,7 @@ func TestGitHub(t *testing.T) {
 				if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
 					t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 				}
-				if n := len(api.seen()); n != 1 {
+				if n := len(api.Seen()); n != 1 {
 					t.Errorf("%d requests, want 1", n)
 				}
 			})
@@ -569,28 +405,29 @@ func TestGitHub(t *testing.T) {
 		if got.FullName != "example-mcp/mcp-notes" || fetch.Endpoint != "http://ghe.example.test/api/v3/" {
 			t.Errorf("result %+v fetch %+v", got, fetch)
 		}
-		for _, r := range api.seen() {
+		for _, r := range api.Seen() {
 			if !strings.HasPrefix(r.Path, "/api/v3/") || r.Host != "ghe.example.test" || r.Auth != "Bearer "+githubToken {
 				t.Errorf("request %+v, want /api/v3/ on ghe.example.test with the token", r)
 			}
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})
 
 	t.Run("redirect_to_another_host_is_not_followed", func(t *testing.T) {
 		api := newGitHubAPI(t, "/")
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		// Only api.github.test is answered with the redirect: a request
+		// that followed it would reach the fake as collector.example.test.
+		api.Intercept(func(w http.ResponseWriter, r *http.Request, n int) bool {
 			if r.Host != "api.github.test" {
 				return false
 			}
-			githubHeaders(w, r, 57, time.Now().Add(time.Hour))
 			w.Header().Set("Location", "http://collector.example.test/repositories/812345678")
 			w.WriteHeader(http.StatusMovedPermanently)
-			w.Write(githubBody(t, "moved.json"))
+			w.Write(recordedBody(t, "github", "moved.json"))
 			return true
-		}
+		})
 		opts := githubServe(t, api, githubPublic)
 		opts.Token = githubToken
 		g := newGitHub(t, opts)
@@ -598,7 +435,7 @@ func TestGitHub(t *testing.T) {
 		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 		}
-		for _, r := range api.seen() {
+		for _, r := range api.Seen() {
 			if r.Host != "api.github.test" {
 				t.Errorf("request to %s: the token would have left the API host", r.Host)
 			}
@@ -616,7 +453,7 @@ func TestGitHub(t *testing.T) {
 				t.Errorf("%q: %v, want our error", name, err)
 			}
 		}
-		if n := len(api.seen()); n != 0 {
+		if n := len(api.Seen()); n != 0 {
 			t.Errorf("%d requests, want none", n)
 		}
 	})
@@ -654,7 +491,7 @@ func TestGitHub(t *testing.T) {
 		if d := resultDiff(missing, again); d != "" {
 			t.Errorf("cached 404 (-want +got):%s", d)
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 		// A token sees what an anonymous request does not: its own question.
@@ -674,10 +511,7 @@ func TestGitHub(t *testing.T) {
 		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers"); err != nil {
 			t.Fatal(err)
 		}
-		api.mu.Lock()
-		limited := rateLimited(t, time.Now().Add(time.Hour))
-		api.hook = func(w http.ResponseWriter, r *http.Request, n int) bool { return limited(w, r, n-1) }
-		api.mu.Unlock()
+		api.SetFault(supplytest.GitHubRateLimit(1, time.Now().Add(time.Hour)))
 		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers-archived"); !errors.Is(err, supplychain.ErrUnavailable) {
 			t.Fatalf("uncached repository: %v, want ErrUnavailable", err)
 		}
@@ -699,7 +533,7 @@ func TestGitHub(t *testing.T) {
 		if err != nil || fetch.Cached {
 			t.Errorf("Refresh: cached %v, err %v; want asked afresh", fetch.Cached, err)
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	osvpb "github.com/ossf/osv-schema/bindings/go/osvschema"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
 
 // Lockfiles under testdata/osv/lockfiles (see the README there): the
@@ -34,6 +36,14 @@ func osvLock(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// newOSVAPI starts supplytest's OSV API for one test.
+func newOSVAPI(t *testing.T) *supplytest.OSV {
+	t.Helper()
+	api := supplytest.NewOSV()
+	t.Cleanup(api.Close)
+	return api
 }
 
 func osvTestOptions(endpoint string) OSVOptions {
@@ -130,7 +140,7 @@ func TestOSV(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newOSVAPI(t)
 			before := time.Now().UTC()
-			got, fetch, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), osvLock(t, tc.lock), tc.target)
+			got, fetch, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), osvLock(t, tc.lock), tc.target)
 			if err != nil {
 				t.Fatalf("Scan: %v", err)
 			}
@@ -138,14 +148,14 @@ func TestOSV(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if fetch.Endpoint != api.URL || fetch.Cached || fetch.Authenticated {
-				t.Errorf("fetch = %+v, want endpoint %s, not cached, not authenticated", fetch, api.URL)
+			if fetch.Endpoint != api.URL() || fetch.Cached || fetch.Authenticated {
+				t.Errorf("fetch = %+v, want endpoint %s, not cached, not authenticated", fetch, api.URL())
 			}
 			if fetch.FetchedAt.Before(before) || fetch.FetchedAt.After(time.Now()) {
 				t.Errorf("fetched at %v, want during the scan", fetch.FetchedAt)
 			}
 			// One querybatch for the whole tree (fewer than 1000 packages).
-			if n := api.batches.Load(); n != 1 {
+			if n := api.Batches(); n != 1 {
 				t.Errorf("querybatch requests = %d, want 1", n)
 			}
 		})
@@ -154,8 +164,8 @@ func TestOSV(t *testing.T) {
 
 func TestOSV_paged_answers_are_followed(t *testing.T) {
 	api := newOSVAPI(t)
-	api.pageSize = 1
-	got, _, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), osvLock(t, osvLockFS2025328), osvServerFS)
+	api.SetPageSize(1)
+	got, _, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), osvLock(t, osvLockFS2025328), osvServerFS)
 	if err != nil {
 		t.Fatalf("Scan: %v", err)
 	}
@@ -163,7 +173,7 @@ func TestOSV_paged_answers_are_followed(t *testing.T) {
 	if diff := cmp.Diff(want, got.Vulnerabilities); diff != "" {
 		t.Errorf("vulnerabilities (-want +got):\n%s", diff)
 	}
-	if n := api.batches.Load(); n < 2 {
+	if n := api.Batches(); n < 2 {
 		t.Errorf("querybatch requests = %d, want the first page and a next page", n)
 	}
 }
@@ -171,27 +181,27 @@ func TestOSV_paged_answers_are_followed(t *testing.T) {
 func TestOSV_upstream_failures(t *testing.T) {
 	tests := []struct {
 		name    string
-		fail    string
-		tooMany int
-		delay   time.Duration
+		fault   supplytest.Fault
 		timeout time.Duration // the HTTP client's per-request timeout
 		wantErr error         // nil: the scan succeeds
 		// wantRequests, when positive, is the exact number of requests.
-		wantRequests int64
+		wantRequests int
 	}{
-		{name: "upstream_503_is_unavailable", fail: "503", wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "upstream_503_is_unavailable", fault: supplytest.Unavailable(), wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
 		// Two 429s, then the querybatch and the four record fetches answer.
-		{name: "rate_limit_then_answer_is_observed", fail: "429", tooMany: 2, wantRequests: 2 + 1 + 4},
-		{name: "rate_limit_beyond_retries_is_unavailable", fail: "429", tooMany: 100, wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
-		{name: "slow_upstream_is_unavailable", fail: "slow", delay: 5 * time.Second, timeout: 100 * time.Millisecond, wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
-		{name: "malformed_querybatch_is_unavailable", fail: "malformed", wantErr: ErrUnavailable},
-		{name: "malformed_record_is_unavailable", fail: "malformed-vuln", wantErr: ErrUnavailable},
+		{name: "rate_limit_then_answer_is_observed", fault: supplytest.RateLimited(2), wantRequests: 2 + 1 + 4},
+		{name: "rate_limit_beyond_retries_is_unavailable", fault: supplytest.RateLimited(100), wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "slow_upstream_is_unavailable", fault: supplytest.Slow(5 * time.Second), timeout: 100 * time.Millisecond, wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		// The querybatch answer is not JSON; the records are fine.
+		{name: "malformed_querybatch_is_unavailable", fault: supplytest.Fault{Malformed: true, Path: "/v1/querybatch"}, wantErr: ErrUnavailable},
+		// The querybatch answers; the records are an HTML page.
+		{name: "malformed_record_is_unavailable", fault: supplytest.Fault{Path: "/v1/vulns/", Body: []byte(`<!doctype html><title>Error</title>`)}, wantErr: ErrUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newOSVAPI(t)
-			api.setFail(tc.fail, tc.tooMany, tc.delay)
-			opts := osvTestOptions(api.URL)
+			api.SetFault(tc.fault)
+			opts := osvTestOptions(api.URL())
 			if tc.timeout > 0 {
 				opts.HTTPClient = &http.Client{Timeout: tc.timeout}
 			}
@@ -203,8 +213,8 @@ func TestOSV_upstream_failures(t *testing.T) {
 				if got != nil {
 					t.Errorf("result = %+v on failure, want nil (a failed query is never \"no vulnerabilities\")", got)
 				}
-				if fetch.Endpoint != api.URL {
-					t.Errorf("fetch endpoint = %q, want %q", fetch.Endpoint, api.URL)
+				if fetch.Endpoint != api.URL() {
+					t.Errorf("fetch endpoint = %q, want %q", fetch.Endpoint, api.URL())
 				}
 			} else {
 				if err != nil {
@@ -215,7 +225,7 @@ func TestOSV_upstream_failures(t *testing.T) {
 					t.Errorf("vulnerabilities (-want +got):\n%s", diff)
 				}
 			}
-			if n := api.requests.Load(); tc.wantRequests > 0 && n != tc.wantRequests {
+			if n := api.Requests(); tc.wantRequests > 0 && n != tc.wantRequests {
 				t.Errorf("requests = %d, want %d", n, tc.wantRequests)
 			}
 		})
@@ -224,11 +234,11 @@ func TestOSV_upstream_failures(t *testing.T) {
 
 func TestOSV_deadline_is_unavailable(t *testing.T) {
 	api := newOSVAPI(t)
-	api.setFail("slow", 0, 5*time.Second)
+	api.SetFault(supplytest.Slow(5 * time.Second))
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err := NewOSV(osvTestOptions(api.URL)).Scan(ctx, osvLock(t, osvLockFS2025328), osvServerFS)
+	_, _, err := NewOSV(osvTestOptions(api.URL())).Scan(ctx, osvLock(t, osvLockFS2025328), osvServerFS)
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
@@ -259,14 +269,14 @@ func TestOSV_not_applicable(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			api := newOSVAPI(t)
-			got, _, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), lock, osvServerFS)
+			got, _, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), lock, osvServerFS)
 			if !errors.Is(err, ErrNotApplicable) {
 				t.Fatalf("err = %v, want ErrNotApplicable", err)
 			}
 			if got != nil {
 				t.Errorf("result = %+v, want nil", got)
 			}
-			if n := api.requests.Load(); n != 0 {
+			if n := api.Requests(); n != 0 {
 				t.Errorf("requests = %d, want none", n)
 			}
 		})
@@ -284,11 +294,11 @@ func TestOSV_bad_input_is_our_error(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			api := newOSVAPI(t)
-			_, _, err := NewOSV(osvTestOptions(api.URL)).Scan(t.Context(), tc.lock, tc.target)
+			_, _, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), tc.lock, tc.target)
 			if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotApplicable) || errors.Is(err, ErrNoCredential) {
 				t.Fatalf("err = %v, want our own error (state error)", err)
 			}
-			if n := api.requests.Load(); n != 0 {
+			if n := api.Requests(); n != 0 {
 				t.Errorf("requests = %d, want none", n)
 			}
 		})
@@ -298,7 +308,7 @@ func TestOSV_bad_input_is_our_error(t *testing.T) {
 func TestOSV_cache(t *testing.T) {
 	api := newOSVAPI(t)
 	c := newOSVMemCache()
-	opts := osvTestOptions(api.URL)
+	opts := osvTestOptions(api.URL())
 	opts.Cache, opts.TTL = c, time.Hour
 	lock := osvLock(t, osvLockFS2025328)
 
@@ -306,7 +316,7 @@ func TestOSV_cache(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first scan: %v", err)
 	}
-	asked := api.requests.Load()
+	asked := api.Requests()
 	if asked == 0 || f1.Cached || c.puts != 1 {
 		t.Fatalf("first scan: %d requests, cached %v, %d puts; want requests, not cached, 1 put", asked, f1.Cached, c.puts)
 	}
@@ -316,10 +326,10 @@ func TestOSV_cache(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Scan: %v", err)
 		}
-		if n := api.requests.Load() - asked; n != 0 {
+		if n := api.Requests() - asked; n != 0 {
 			t.Errorf("requests on a cache hit = %d, want 0", n)
 		}
-		if !f2.Cached || !f2.FetchedAt.Equal(f1.FetchedAt) || f2.Endpoint != api.URL {
+		if !f2.Cached || !f2.FetchedAt.Equal(f1.FetchedAt) || f2.Endpoint != api.URL() {
 			t.Errorf("fetch = %+v, want cached with the first fetch time %v", f2, f1.FetchedAt)
 		}
 		if diff := cmp.Diff(first, got); diff != "" {
@@ -342,7 +352,7 @@ func TestOSV_cache(t *testing.T) {
 				t.Errorf("%s on %s@%s: target %v direct %v, want neither with glob as the target", v.ID, v.Package, v.Version, v.Target, v.Direct)
 			}
 		}
-		if n := api.requests.Load() - asked; n != 0 {
+		if n := api.Requests() - asked; n != 0 {
 			t.Errorf("requests = %d, want 0 (same packages, cache hit)", n)
 		}
 	})
@@ -350,12 +360,12 @@ func TestOSV_cache(t *testing.T) {
 	t.Run("refresh_bypasses_reads", func(t *testing.T) {
 		ro := opts
 		ro.Refresh = true
-		before := api.requests.Load()
+		before := api.Requests()
 		_, f3, err := NewOSV(ro).Scan(t.Context(), lock, osvServerFS)
 		if err != nil {
 			t.Fatalf("Scan: %v", err)
 		}
-		if n := api.requests.Load() - before; n == 0 {
+		if n := api.Requests() - before; n == 0 {
 			t.Error("refresh made no request")
 		}
 		if f3.Cached || !f3.FetchedAt.After(f1.FetchedAt) {
@@ -365,22 +375,22 @@ func TestOSV_cache(t *testing.T) {
 
 	t.Run("another_endpoint_is_another_key", func(t *testing.T) {
 		other := newOSVAPI(t)
-		o2 := osvTestOptions(other.URL)
+		o2 := osvTestOptions(other.URL())
 		o2.Cache, o2.TTL = c, time.Hour
 		_, f, err := NewOSV(o2).Scan(t.Context(), lock, osvServerFS)
 		if err != nil {
 			t.Fatalf("Scan: %v", err)
 		}
-		if f.Cached || other.requests.Load() == 0 {
-			t.Errorf("answer for %s came from the cache of %s", other.URL, api.URL)
+		if f.Cached || other.Requests() == 0 {
+			t.Errorf("answer for %s came from the cache of %s", other.URL(), api.URL())
 		}
 	})
 
 	t.Run("failure_is_not_cached", func(t *testing.T) {
 		failing := newOSVAPI(t)
-		failing.setFail("503", 0, 0)
+		failing.SetFault(supplytest.Unavailable())
 		fc := newOSVMemCache()
-		o := osvTestOptions(failing.URL)
+		o := osvTestOptions(failing.URL())
 		o.Cache, o.TTL = fc, time.Hour
 		if _, _, err := NewOSV(o).Scan(t.Context(), lock, osvServerFS); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("err = %v, want ErrUnavailable", err)
@@ -393,7 +403,10 @@ func TestOSV_cache(t *testing.T) {
 
 func TestOSV_offline_db(t *testing.T) {
 	mtime := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
-	dir := osvOfflineDB(t, osvRecords(t), mtime)
+	dir := t.TempDir()
+	if err := supplytest.WriteOfflineDB(dir, nil, mtime); err != nil {
+		t.Fatal(err)
+	}
 	// No server exists in these tests: any request would fail.
 	for _, tc := range osvFindings {
 		t.Run(tc.name, func(t *testing.T) {
@@ -489,4 +502,39 @@ func TestOSVLockfileRoles(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(osvRoles{})); diff != "" {
 		t.Errorf("roles (-want +got):\n%s", diff)
 	}
+}
+
+// osvMemCache is an in-memory Cache that counts reads and writes.
+type osvMemCache struct {
+	mu      sync.Mutex
+	entries map[string]osvMemEntry
+	gets    int
+	puts    int
+}
+
+type osvMemEntry struct {
+	value    []byte
+	storedAt time.Time
+	ttl      time.Duration
+}
+
+func newOSVMemCache() *osvMemCache { return &osvMemCache{entries: map[string]osvMemEntry{}} }
+
+func (c *osvMemCache) Get(_ context.Context, namespace, key string) ([]byte, time.Time, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gets++
+	e, ok := c.entries[namespace+"\x00"+key]
+	if !ok || time.Since(e.storedAt) > e.ttl {
+		return nil, time.Time{}, false, nil
+	}
+	return e.value, e.storedAt, true, nil
+}
+
+func (c *osvMemCache) Put(_ context.Context, namespace, key string, value []byte, ttl time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.puts++
+	c.entries[namespace+"\x00"+key] = osvMemEntry{value: value, storedAt: time.Now(), ttl: ttl}
+	return nil
 }

@@ -1,25 +1,21 @@
 package supplychain_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
 
 // The Socket answers under testdata/socket are artifacts in the shape of
@@ -65,171 +61,34 @@ const (
 	notesName = "@example-mcp/notes-server"
 )
 
-// socketAPI is a local Socket API: POST /v0/purl with basic auth, a JSON
-// body of components, and a newline-delimited answer built from the
-// recorded artifacts; unknown purls get a purlError frame when purlErrors
-// is asked for. The first len(fail) requests are answered with those
-// statuses and Socket's error body instead.
-type socketAPI struct {
-	t         *testing.T
-	artifacts map[string]map[string]any // by "name@version"
-
-	mu       sync.Mutex
-	fail     []int
-	always   int           // when not 0, every request gets this status
-	delay    time.Duration // before answering
-	raw      []byte        // when set, the answer body
-	requests []socketRequest
-}
-
-type socketRequest struct {
-	Method, Path string
-	Query        url.Values
-	User         string
-	HasAuth      bool
-	Purls        []string
-}
-
-func newSocketAPI(t *testing.T) *socketAPI {
+// newSocketAPI starts supplytest's Socket API, accepting socketKey, for one
+// test.
+func newSocketAPI(t *testing.T) *supplytest.Socket {
 	t.Helper()
-	api := &socketAPI{t: t, artifacts: map[string]map[string]any{}}
-	for _, f := range []string{"server-everything.ndjson", "notes-server-malware.ndjson", "fetch-sever-typosquat.ndjson"} {
-		data, err := os.ReadFile("testdata/socket/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var a map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			name := a["name"].(string)
-			if ns, ok := a["namespace"].(string); ok && ns != "" {
-				name = ns + "/" + name
-			}
-			api.artifacts[name+"@"+a["version"].(string)] = a
-		}
-	}
+	api := supplytest.NewSocket(socketKey)
+	t.Cleanup(api.Close)
 	return api
 }
 
-// socketPurlName turns pkg:npm/%40scope/name@1.0.0 into @scope/name@1.0.0.
-func socketPurlName(purl string) string {
-	p := strings.TrimPrefix(purl, "pkg:npm/")
-	if u, err := url.PathUnescape(p); err == nil {
-		p = u
-	}
-	return p
-}
-
-func socketBody(t *testing.T, name string) []byte {
+// recordedBody reads one recorded answer, name below
+// supplychain/testdata/sub.
+func recordedBody(t *testing.T, sub, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile("testdata/socket/" + name)
+	b, err := fs.ReadFile(supplytest.Recorded(sub), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
-}
-
-func (api *socketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Components []struct {
-			Purl string `json:"purl"`
-		} `json:"components"`
-	}
-	_ = json.NewDecoder(r.Body).Decode(&body)
-	user, _, hasAuth := r.BasicAuth()
-	req := socketRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), User: user, HasAuth: hasAuth}
-	for _, c := range body.Components {
-		req.Purls = append(req.Purls, c.Purl)
-	}
-	api.mu.Lock()
-	api.requests = append(api.requests, req)
-	status := api.always
-	if status == 0 && len(api.fail) > 0 {
-		status, api.fail = api.fail[0], api.fail[1:]
-	}
-	delay, raw := api.delay, api.raw
-	api.mu.Unlock()
-
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	errBody := map[int]string{
-		http.StatusUnauthorized:        "unauthorized.json",
-		http.StatusForbidden:           "forbidden.json",
-		http.StatusTooManyRequests:     "too-many-requests.json",
-		http.StatusInternalServerError: "server-error.json",
-	}
-	if status == 0 && (r.Method != http.MethodPost || r.URL.Path != "/v0/purl") {
-		status = http.StatusNotFound
-	}
-	if status == 0 && (!hasAuth || user != socketKey) {
-		status = http.StatusUnauthorized
-	}
-	if status != 0 {
-		if status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", "0")
-		}
-		w.WriteHeader(status)
-		if f, ok := errBody[status]; ok {
-			w.Write(socketBody(api.t, f))
-		} else {
-			fmt.Fprintf(w, `{"error":{"message":%q,"details":null}}`, http.StatusText(status))
-		}
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	if raw != nil {
-		w.Write(raw)
-		return
-	}
-	enc := json.NewEncoder(w)
-	for _, purl := range req.Purls {
-		a, ok := api.artifacts[socketPurlName(purl)]
-		if !ok {
-			if req.Query.Get("purlErrors") == "true" {
-				frame := strings.Replace(string(socketBody(api.t, "purl-error.json")), `"PURL"`, fmt.Sprintf("%q", purl), 1)
-				fmt.Fprint(w, frame)
-			}
-			continue
-		}
-		out := map[string]any{}
-		for k, v := range a {
-			out[k] = v
-		}
-		// Socket echoes the purl as it was sent.
-		out["inputPurl"] = purl
-		if req.Query.Get("alerts") != "true" {
-			delete(out, "alerts")
-		}
-		enc.Encode(out)
-	}
-}
-
-func (api *socketAPI) seen() []socketRequest {
-	api.mu.Lock()
-	defer api.mu.Unlock()
-	return append([]socketRequest(nil), api.requests...)
+	return b
 }
 
 // thirdPartyRetry keeps the retry tests fast: three attempts, milliseconds apart.
 var thirdPartyRetry = supplychain.Retry{Attempts: 3, Backoff: 5 * time.Millisecond, MaxWait: time.Second}
 
-func socketServe(t *testing.T, api *socketAPI, opts supplychain.SocketOptions) *supplychain.Socket {
+func socketServe(t *testing.T, api *supplytest.Socket, opts supplychain.SocketOptions) *supplychain.Socket {
 	t.Helper()
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	opts.Endpoint = srv.URL
+	opts.Endpoint = api.URL()
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = srv.Client()
+		opts.HTTPClient = &http.Client{Timeout: 5 * time.Second}
 	}
 	if opts.Retry.Attempts == 0 {
 		opts.Retry = thirdPartyRetry
@@ -306,7 +165,7 @@ func TestSocket(t *testing.T) {
 		if d := resultDiff(wantFetch, fetch); d != "" || fetch.FetchedAt.IsZero() || !strings.HasPrefix(fetch.Endpoint, "http://127.0.0.1:") {
 			t.Errorf("fetch = %+v", fetch)
 		}
-		reqs := api.seen()
+		reqs := api.Seen()
 		if len(reqs) != 1 {
 			t.Fatalf("%d requests, want 1", len(reqs))
 		}
@@ -403,7 +262,7 @@ func TestSocket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := resultDiff([]string{"pkg:npm/zod@4.6.7", seTarget}, api.seen()[0].Purls); d != "" {
+		if d := resultDiff([]string{"pkg:npm/zod@4.6.7", seTarget}, api.Seen()[0].Purls); d != "" {
 			t.Errorf("components (-want +got):%s", d)
 		}
 		if got.Scores["supply_chain"] != 0.96 || got.Alerts[0].Target {
@@ -427,7 +286,7 @@ func TestSocket(t *testing.T) {
 			t.Error("Malware = false: the second batch's answer was lost")
 		}
 		var sizes []int
-		for _, r := range api.seen() {
+		for _, r := range api.Seen() {
 			sizes = append(sizes, len(r.Purls))
 		}
 		if d := resultDiff([]int{1000, 502}, sizes); d != "" {
@@ -445,28 +304,27 @@ func TestSocket(t *testing.T) {
 		if fetch.Authenticated {
 			t.Error("Authenticated = true without a key")
 		}
-		if n := len(api.seen()); n != 0 {
+		if n := len(api.Seen()); n != 0 {
 			t.Errorf("%d requests, want none", n)
 		}
 	})
 
 	failures := []struct {
 		name     string
-		fail     []int
-		always   int
+		status   int // every request's answer
 		wantIs   []error
 		requests int
 	}{
-		{"401_is_credential_rejected", nil, http.StatusUnauthorized, []error{supplychain.ErrCredentialRejected, supplychain.ErrUnavailable}, 1},
-		{"403_is_credential_rejected", nil, http.StatusForbidden, []error{supplychain.ErrCredentialRejected, supplychain.ErrUnavailable}, 1},
-		{"persistent_500_is_unavailable", nil, http.StatusInternalServerError, []error{supplychain.ErrUnavailable}, 3},
-		{"persistent_429_is_unavailable", nil, http.StatusTooManyRequests, []error{supplychain.ErrUnavailable}, 3},
-		{"404_endpoint_is_unavailable", nil, http.StatusNotFound, []error{supplychain.ErrUnavailable}, 1},
+		{"401_is_credential_rejected", http.StatusUnauthorized, []error{supplychain.ErrCredentialRejected, supplychain.ErrUnavailable}, 1},
+		{"403_is_credential_rejected", http.StatusForbidden, []error{supplychain.ErrCredentialRejected, supplychain.ErrUnavailable}, 1},
+		{"persistent_500_is_unavailable", http.StatusInternalServerError, []error{supplychain.ErrUnavailable}, 3},
+		{"persistent_429_is_unavailable", http.StatusTooManyRequests, []error{supplychain.ErrUnavailable}, 3},
+		{"404_endpoint_is_unavailable", http.StatusNotFound, []error{supplychain.ErrUnavailable}, 1},
 	}
 	for _, tc := range failures {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newSocketAPI(t)
-			api.fail, api.always = tc.fail, tc.always
+			api.SetFault(supplytest.Fault{Status: tc.status})
 			s := socketServe(t, api, supplychain.SocketOptions{APIKey: socketKey})
 			got, fetch, err := s.Scan(ctx, seName, seTree)
 			if got != nil || err == nil {
@@ -486,7 +344,7 @@ func TestSocket(t *testing.T) {
 			if !fetch.Authenticated {
 				t.Error("Authenticated = false though the key was sent")
 			}
-			if n := len(api.seen()); n != tc.requests {
+			if n := len(api.Seen()); n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 		})
@@ -494,7 +352,7 @@ func TestSocket(t *testing.T) {
 
 	t.Run("429_then_ok_is_retried", func(t *testing.T) {
 		api := newSocketAPI(t)
-		api.fail = []int{http.StatusTooManyRequests}
+		api.SetFault(supplytest.RateLimited(1))
 		s := socketServe(t, api, supplychain.SocketOptions{APIKey: socketKey})
 		got, _, err := s.Scan(ctx, notesName, notesTree)
 		if err != nil {
@@ -503,38 +361,35 @@ func TestSocket(t *testing.T) {
 		if !got.Malware {
 			t.Error("Malware = false after the retry")
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})
 
 	t.Run("timeout_is_unavailable", func(t *testing.T) {
 		api := newSocketAPI(t)
-		api.delay = 5 * time.Second
-		srv := httptest.NewServer(api)
-		t.Cleanup(srv.Close)
-		hc := srv.Client()
-		hc.Timeout = 50 * time.Millisecond
-		s := supplychain.NewSocket(supplychain.SocketOptions{Endpoint: srv.URL, APIKey: socketKey, HTTPClient: hc, Retry: thirdPartyRetry})
+		api.SetFault(supplytest.Slow(5 * time.Second))
+		hc := &http.Client{Timeout: 50 * time.Millisecond}
+		s := supplychain.NewSocket(supplychain.SocketOptions{Endpoint: api.URL(), APIKey: socketKey, HTTPClient: hc, Retry: thirdPartyRetry})
 		_, _, err := s.Scan(ctx, seName, seTree)
 		if !errors.Is(err, supplychain.ErrUnavailable) {
 			t.Fatalf("error %v, want ErrUnavailable", err)
 		}
-		if n := len(api.seen()); n != 3 {
+		if n := len(api.Seen()); n != 3 {
 			t.Errorf("%d requests, want 3 attempts", n)
 		}
 	})
 
 	t.Run("malformed_body_is_unavailable", func(t *testing.T) {
 		for name, body := range map[string]string{
-			"truncated_line":   string(socketBody(t, "server-everything.ndjson")[:700]),
+			"truncated_line":   string(recordedBody(t, "socket", "server-everything.ndjson")[:700]),
 			"html_error_page":  "<html><body><h1>502 Bad Gateway</h1></body></html>",
 			"artifact_no_name": `{"type":"npm","version":"1.0.0","alerts":[]}` + "\n",
 			"empty":            "",
 		} {
 			t.Run(name, func(t *testing.T) {
 				api := newSocketAPI(t)
-				api.raw = []byte(body)
+				api.SetFault(supplytest.Fault{Body: []byte(body)})
 				s := socketServe(t, api, supplychain.SocketOptions{APIKey: socketKey, Cache: openAnswerCache(t)})
 				got, _, err := s.Scan(ctx, seName, seTree)
 				if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
@@ -565,7 +420,7 @@ func TestSocket(t *testing.T) {
 		if d := f2.FetchedAt.Sub(f1.FetchedAt); d < -time.Second || d > time.Second {
 			t.Errorf("cached FetchedAt %v, want the first fetch's %v", f2.FetchedAt, f1.FetchedAt)
 		}
-		if n := len(api.seen()); n != 1 {
+		if n := len(api.Seen()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 		// A different tree is a different question.
@@ -589,14 +444,14 @@ func TestSocket(t *testing.T) {
 		if fetch.Cached {
 			t.Error("Refresh answered from the cache")
 		}
-		if n := len(api.seen()); n != 2 {
+		if n := len(api.Seen()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})
 
 	t.Run("errors_are_not_cached", func(t *testing.T) {
 		api := newSocketAPI(t)
-		api.fail = []int{500, 500, 500}
+		api.SetFault(supplytest.Fault{Status: http.StatusInternalServerError, Times: 3})
 		c := openAnswerCache(t)
 		s := socketServe(t, api, supplychain.SocketOptions{APIKey: socketKey, Cache: c})
 		if _, _, err := s.Scan(ctx, seName, seTree); !errors.Is(err, supplychain.ErrUnavailable) {
