@@ -32,6 +32,7 @@ type fileConfig struct {
 	} `yaml:"socket"`
 	GitHub struct {
 		Endpoint string `yaml:"endpoint"`
+		Host     string `yaml:"host"`
 		Token    string `yaml:"token"`
 	} `yaml:"github"`
 	CacheTTL string `yaml:"cache_ttl"`
@@ -98,6 +99,7 @@ type supplyConfig struct {
 	osvEndpoint, osvOfflineDB string
 	socketEndpoint, socketKey string
 	githubEndpoint, githubTkn string
+	githubHost                string
 	cacheTTL                  time.Duration
 	refresh                   bool
 	skip                      map[string]bool
@@ -114,6 +116,7 @@ func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 		socketKey:      pick(os.Getenv("SOCKET_API_KEY"), os.Getenv("SOCKET_SECURITY_API_KEY"), cfg.Socket.APIKey),
 		githubEndpoint: pick(f.githubEndpoint, os.Getenv("VERIFYMCP_GITHUB_ENDPOINT"), cfg.GitHub.Endpoint, "https://api.github.com/"),
 		githubTkn:      pick(os.Getenv("GITHUB_TOKEN"), cfg.GitHub.Token),
+		githubHost:     strings.ToLower(pick(f.githubHost, os.Getenv("VERIFYMCP_GITHUB_HOST"), cfg.GitHub.Host)),
 		refresh:        f.refresh,
 		skip:           map[string]bool{},
 	}
@@ -161,11 +164,15 @@ func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBu
 		return sp, usagef("GitHub endpoint %q: %v", sc.githubEndpoint, err)
 	}
 	sp.GitHub = gh
-	if u, err := url.Parse(sc.githubEndpoint); err == nil && u.Host != "" {
-		sp.GitHubHost = u.Host
-		if u.Host == "api.github.com" {
-			sp.GitHubHost = "github.com"
-		}
+	switch u, err := url.Parse(sc.githubEndpoint); {
+	case sc.githubHost != "":
+		// An endpoint that answers for another host: a proxy or mirror of
+		// api.github.com, or GitHub Enterprise behind another name.
+		sp.GitHubHost = sc.githubHost
+	case err == nil && u.Host == "api.github.com":
+		sp.GitHubHost = "github.com"
+	case err == nil && u.Host != "":
+		sp.GitHubHost = u.Hostname()
 	}
 	return sp, nil
 }

@@ -44,6 +44,7 @@ type scanFlags struct {
 	osvOfflineDB     string
 	socketEndpoint   string
 	githubEndpoint   string
+	githubHost       string
 	refresh          bool
 	cacheTTL         string
 	skip             []string
@@ -100,6 +101,7 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringVar(&f.osvEndpoint, "osv-endpoint", "", "OSV API base URL (env VERIFYMCP_OSV_ENDPOINT; default https://api.osv.dev)")
 	fl.StringVar(&f.osvOfflineDB, "osv-offline-db", "", "directory of osv-scanner's offline vulnerability database; no network is used for OSV (env VERIFYMCP_OSV_OFFLINE_DB)")
 	fl.StringVar(&f.socketEndpoint, "socket-endpoint", "", "Socket API base URL (env VERIFYMCP_SOCKET_ENDPOINT; default https://api.socket.dev); the key comes from SOCKET_API_KEY only")
+	fl.StringVar(&f.githubHost, "github-host", "", "host of the repositories the GitHub endpoint answers for (env VERIFYMCP_GITHUB_HOST; default github.com for api.github.com, else the endpoint's host)")
 	fl.StringVar(&f.githubEndpoint, "github-endpoint", "", "GitHub API base URL, e.g. https://ghe.example.com/api/v3/ (env VERIFYMCP_GITHUB_ENDPOINT; default https://api.github.com/); the token comes from GITHUB_TOKEN only")
 	fl.BoolVar(&f.refresh, "refresh", false, "ask third parties again instead of using cached answers (the new answers are cached)")
 	fl.StringVar(&f.cacheTTL, "cache-ttl", "", "how long third-party answers are reused (env VERIFYMCP_CACHE_TTL; default 24h)")
