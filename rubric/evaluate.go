@@ -84,7 +84,8 @@ type Result struct {
 // are reported even when another signal of the dimension was not
 // observed; they return the gate's verdict except where their rubric file
 // says otherwise (positive evidence of malware; GitHub not assessed
-// because no repository on GitHub is declared).
+// because no repository on GitHub is declared; from rubric v4, DNSSEC not
+// assessed, which scores provenance from its other signals).
 //
 // r must come from Load or Current: Evaluate panics if a probe emits a code
 // missing from r's catalog, which validation at load rules out.
@@ -111,13 +112,13 @@ func Evaluate(b *evidence.Bundle, r *Rubric) Result {
 			// observed signals show is reported even when another of its
 			// signals was not observed; it returns the gate's verdict
 			// unless its evidence decides the score by itself.
-			p.dimension = d.ID
+			p.dimension, p.signals = d.ID, d.Signals
 			v = sc.observe(p, v)
 		case v.state != StateScored:
 		case !ok:
 			v = zeroPoint("no probe implements this dimension")
 		default:
-			p.dimension = d.ID
+			p.dimension, p.signals = d.ID, d.Signals
 			v = sc.score(p)
 		}
 		ds := DimensionScore{ID: d.ID, Weight: d.Weight, State: v.state, Reason: v.reason}
@@ -247,6 +248,26 @@ type scorer struct {
 	// graded are the codes whose findings take their severity from the
 	// evidence (see CodeDef.Graded).
 	graded map[string]bool
+	// withSignal maps a code to the signal the dimension must name for the
+	// probe to emit it: the probe reads that signal only in rubric versions
+	// whose dimension names it (dnssec in provenance from rubric v4), so the
+	// catalog of an older version need not hold the code.
+	withSignal map[string]string
+}
+
+// emitsFor returns the codes the probe can emit under dimension d.
+func (sc scorer) emitsFor(d Dimension) map[string]Kind {
+	if len(sc.withSignal) == 0 {
+		return sc.emits
+	}
+	out := make(map[string]Kind, len(sc.emits))
+	for code, kind := range sc.emits {
+		if s, ok := sc.withSignal[code]; ok && !slices.Contains(d.Signals, s) {
+			continue
+		}
+		out[code] = kind
+	}
+	return out
 }
 
 // probe carries one evaluation's inputs and collects its findings.
@@ -255,7 +276,9 @@ type probe struct {
 	r         *Rubric
 	p         *Parameters
 	dimension string
-	findings  []Finding
+	// signals are the signals the dimension being scored names.
+	signals  []string
+	findings []Finding
 }
 
 func (p *probe) emit(code, subject, message, ev string) {

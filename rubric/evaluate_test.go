@@ -905,10 +905,14 @@ func checkAgainstCatalog(t *testing.T, f Finding, def CodeDef) {
 }
 
 // TestSupplyFindingsMatchCatalog runs bundles that together fire every
-// supply-chain code and checks each finding against the catalog.
+// supply-chain and DNSSEC code and checks each finding against the
+// catalog.
 func TestSupplyFindingsMatchCatalog(t *testing.T) {
 	r := Current()
 	seen := map[string]bool{}
+	supplyCode := func(code string) bool {
+		return strings.HasPrefix(code, "pkg.supply.") || strings.HasPrefix(code, "pkg.dnssec.")
+	}
 	check := func(b *evidence.Bundle) {
 		for _, f := range Evaluate(b, r).Findings {
 			def, ok := r.Code(f.Code)
@@ -917,7 +921,7 @@ func TestSupplyFindingsMatchCatalog(t *testing.T) {
 				continue
 			}
 			checkAgainstCatalog(t, f, def)
-			if !strings.HasPrefix(f.Code, "pkg.supply.") {
+			if !supplyCode(f.Code) {
 				continue
 			}
 			if f.Message == "" || f.Evidence == "" || f.Subject == "" {
@@ -945,8 +949,18 @@ func TestSupplyFindingsMatchCatalog(t *testing.T) {
 	b = supplyBundle()
 	b.Supply.GitHub.FullName = "acme2/notes"
 	check(b)
+	check(loadBundle(t, "dnssec.bundle.json"))
+	b = supplyBundle()
+	b.Supply.DNSSEC.Domains = []evidence.DNSDomain{
+		bogusDomain("acme.dev", "no_dnskey_matching_ds", "homepage"),
+		{Name: "kato.codes", Sources: []string{"author_url"}, Status: evidence.DNSIndeterminate, Exists: "unknown", Error: "timeout"},
+	}
+	check(b)
+	b = supplyBundle()
+	b.Signals[evidence.SignalDNSSEC] = evidence.Signal{State: evidence.StateError, Reason: "dnssec result: bad JSON"}
+	check(b)
 	for _, c := range r.Codes {
-		if strings.HasPrefix(c.Code, "pkg.supply.") && !seen[c.Code] {
+		if supplyCode(c.Code) && !seen[c.Code] {
 			t.Errorf("%s did not fire", c.Code)
 		}
 	}

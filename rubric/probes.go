@@ -136,6 +136,17 @@ var scorers = map[string]scorer{
 			CodeRegistryNoProvenance: KindFinding, CodeRegistryMCPNameAbsent: KindFinding,
 			CodeRegistryMCPNameMismatch: KindFinding, CodeGitHubNotFound: KindFinding,
 			CodeGitHubDisabled: KindFinding, CodeGitHubRenamed: KindFinding,
+			CodeDNSSECNXDomain: KindFinding, CodeDNSSECDanglingCNAME: KindFinding,
+			CodeDNSSECBogus: KindFinding, CodeDNSSECUnsigned: KindFinding,
+			CodeDNSSECIndeterminate: KindFinding, CodeDNSSECUnverified: KindFinding,
+		},
+		graded: map[string]bool{CodeDNSSECNXDomain: true},
+		// The DNSSEC codes are emitted only where the dimension names
+		// the dnssec signal (rubric v4 on); the probe then also reads it.
+		withSignal: map[string]string{
+			CodeDNSSECNXDomain: evidence.SignalDNSSEC, CodeDNSSECDanglingCNAME: evidence.SignalDNSSEC,
+			CodeDNSSECBogus: evidence.SignalDNSSEC, CodeDNSSECUnsigned: evidence.SignalDNSSEC,
+			CodeDNSSECIndeterminate: evidence.SignalDNSSEC, CodeDNSSECUnverified: evidence.SignalDNSSEC,
 		},
 		needs:   []string{evidence.SignalRegistryMeta, evidence.SignalGitHub},
 		observe: scoreProvenance,

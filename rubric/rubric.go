@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "3"
+const CurrentVersion = "4"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -424,7 +424,7 @@ func (r *Rubric) validate() error {
 	// probe emits: a benchmark case expecting it would never match.
 	emitted := map[string]bool{}
 	for _, d := range r.Dimensions {
-		emits := scorers[d.ID].emits
+		emits := scorers[d.ID].emitsFor(d)
 		codes := make([]string, 0, len(emits))
 		for code := range emits {
 			codes = append(codes, code)
@@ -461,6 +461,7 @@ func (r *Rubric) validate() error {
 	}
 	if r.usesSupply() {
 		errs = append(errs, r.Params.Supply.validate()...)
+		errs = append(errs, r.validateDNSSEC()...)
 	}
 	return errors.Join(errs...)
 }

@@ -60,14 +60,14 @@ func TestLoad(t *testing.T) {
 	if _, err := Load("9"); !errors.Is(err, ErrUnknownVersion) {
 		t.Errorf("Load(9) error = %v, want ErrUnknownVersion", err)
 	}
-	if d := diff([]string{"1", "2", "3"}, Versions()); d != "" {
+	if d := diff([]string{"1", "2", "3", "4"}, Versions()); d != "" {
 		t.Errorf("Versions() (-want +got):\n%s", d)
 	}
 	if Current().Version != CurrentVersion || Current() != Current() {
 		t.Errorf("Current() = version %q, want the shared rubric %q", Current().Version, CurrentVersion)
 	}
-	if CurrentVersion != "3" {
-		t.Errorf("CurrentVersion = %q, want 3", CurrentVersion)
+	if CurrentVersion != "4" {
+		t.Errorf("CurrentVersion = %q, want 4", CurrentVersion)
 	}
 }
 
@@ -245,19 +245,29 @@ func TestLoadRejectsBadV2(t *testing.T) {
 }
 
 // TestCatalogCoversProbes checks, independently of validate, that every
-// code a probe can emit is catalogued with the probe's dimension and kind.
+// code a probe can emit under each rubric version is catalogued with the
+// probe's dimension and kind, and that the catalog holds nothing else.
 func TestCatalogCoversProbes(t *testing.T) {
-	r := Current()
-	for _, d := range r.Dimensions {
-		for code, kind := range scorers[d.ID].emits {
-			def, ok := r.Code(code)
-			if !ok {
-				t.Errorf("%s: %s missing from the catalog", d.ID, code)
-				continue
+	for _, v := range Versions() {
+		r := mustLoad(t, v)
+		emitted := map[string]bool{}
+		for _, d := range r.Dimensions {
+			for code, kind := range scorers[d.ID].emitsFor(d) {
+				emitted[code] = true
+				def, ok := r.Code(code)
+				if !ok {
+					t.Errorf("v%s %s: %s missing from the catalog", v, d.ID, code)
+					continue
+				}
+				if def.Dimension != d.ID || def.Kind != kind || def.Graded != scorers[d.ID].graded[code] {
+					t.Errorf("v%s %s: catalog has dimension %s kind %s graded %v, probe %s kind %s graded %v", v, code, def.Dimension, def.Kind, def.Graded,
+						d.ID, kind, scorers[d.ID].graded[code])
+				}
 			}
-			if def.Dimension != d.ID || def.Kind != kind || def.Graded != scorers[d.ID].graded[code] {
-				t.Errorf("%s: catalog has dimension %s kind %s graded %v, probe %s kind %s graded %v", code, def.Dimension, def.Kind, def.Graded,
-					d.ID, kind, scorers[d.ID].graded[code])
+		}
+		for _, c := range r.Codes {
+			if !emitted[c.Code] {
+				t.Errorf("v%s: %s is catalogued but no probe emits it", v, c.Code)
 			}
 		}
 	}

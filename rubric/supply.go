@@ -61,6 +61,10 @@ type SupplyParams struct {
 	Malware       MalwareParams       `yaml:"malware"`
 	Provenance    ProvenanceParams    `yaml:"provenance"`
 	Maintenance   MaintenanceParams   `yaml:"maintenance"`
+	// DNSSEC parameterises what the provenance dimension takes from the
+	// dnssec signal: required by a rubric whose provenance dimension names
+	// that signal (v4 on), and absent from the others.
+	DNSSEC *DNSSECParams `yaml:"dnssec"`
 }
 
 // VulnerabilityParams parameterise the vulnerability_exposure dimension.
@@ -686,6 +690,7 @@ func (e repoEvidence) ghSubject() string {
 func (e repoEvidence) ghUsable() bool { return e.gh != nil && e.gh.Exists && !e.gh.Disabled }
 
 func scoreProvenance(p *probe, gate verdict) verdict {
+	dns, gate := p.dnssecGate(gate)
 	e, decided := p.repository(gate)
 	pp := p.p.Supply.Provenance
 	d := newDeductions()
@@ -743,18 +748,30 @@ func scoreProvenance(p *probe, gate verdict) verdict {
 			d.add(pp.GitHubRenamedPenalty, "repository renamed or transferred")
 		}
 	}
+	// The DNSSEC findings are reported whatever the other signals' states.
+	dnsDeductions := p.dnssecFindings(dns)
 	if decided != nil {
 		return *decided
+	}
+	if dns.named && dns.sig.State == evidence.StateObserved && dns.res == nil {
+		return noEvidence(evidence.SignalDNSSEC, "DNSSEC result")
 	}
 	if e.gh == nil && e.reg.Repository != nil {
 		// Only a repository on another host gets here: GitHub had
 		// nothing to answer, and no other host is checked.
 		d.add(pp.UncheckedRepositoryPenalty, "repository on "+strings.ToLower(e.reg.Repository.Host)+" not checked")
 	}
-	return d.verdict(func() string {
+	for _, dd := range dnsDeductions {
+		d.add(dd.penalty, dd.why)
+	}
+	v := d.verdict(func() string {
 		return "repository " + repoLabel(e.reg) + " declared and found on GitHub; provenance attestation present; mcpName " +
 			strconv.Quote(e.reg.MCPName) + " consistent"
 	})
+	if len(dnsDeductions) == 0 {
+		v.reason += dns.note()
+	}
+	return v
 }
 
 func repoLabel(reg *evidence.RegistryMeta) string {

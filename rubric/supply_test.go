@@ -28,10 +28,11 @@ const day = 24 * time.Hour
 // evidence on which every supply-chain dimension scores 100: a declared
 // GitHub repository that exists and was pushed to recently, a provenance
 // attestation, a consistent mcpName, a version a month old, no advisory,
-// and no Socket alert above low.
+// no Socket alert above low, and the one domain the package names (its
+// homepage and maintainer's email domain) DNSSEC-secure.
 func supplyBundle() *evidence.Bundle {
 	b := okBundle()
-	for _, s := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub} {
+	for _, s := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC} {
 		b.Signals[s] = evidence.Signal{State: evidence.StateObserved, ThirdParty: true}
 	}
 	b.Supply = &evidence.Supply{
@@ -52,6 +53,12 @@ func supplyBundle() *evidence.Bundle {
 		GitHub: &evidence.GitHubResult{
 			Requested: "acme/mcp-notes", Exists: true, FullName: "acme/mcp-notes", DefaultBranch: "main",
 			PushedAt: at(-20 * day), CreatedAt: at(-500 * day), Stars: 31,
+		},
+		DNSSEC: &evidence.DNSSECResult{
+			Resolver:  "127.0.0.1:53",
+			Anchor:    evidence.DNSSECAnchor{Zone: ".", KeyTags: []uint16{20326, 38696}, Source: "embedded IANA root anchors"},
+			CheckedAt: runDate.Add(-time.Minute),
+			Domains:   []evidence.DNSDomain{secureDomain("acme.dev", "homepage", "maintainer_email")},
 		},
 	}
 	return b
@@ -709,9 +716,22 @@ func TestCheckMCPName(t *testing.T) {
 // without provenance, published five hours after the previous one, whose
 // archived repository was last pushed to a year and a half before the run;
 // a vulnerable direct dependency and two transitive ones; a high Socket
-// alert.
+// alert. The fixture was run with --skip dnssec, so rubric v4 scores it as
+// v3 does, and says so in the provenance reason.
 func TestSupplyFixture(t *testing.T) {
-	res := Evaluate(loadBundle(t, "supply.bundle.json"), Current())
+	res := Evaluate(loadBundle(t, "supply.bundle.json"), mustLoad(t, "3"))
+	v4 := Evaluate(loadBundle(t, "supply.bundle.json"), mustLoad(t, "4"))
+	if d := diff(res.Findings, v4.Findings); d != "" {
+		t.Errorf("findings under v4 differ from v3 (-v3 +v4):\n%s", d)
+	}
+	for i, d := range res.Dimensions {
+		if d.ID == DimensionProvenance {
+			d.Reason += "; scored without DNSSEC: signal dnssec is not_assessed: disabled with --skip dnssec"
+		}
+		if x := diff(d, v4.Dimensions[i]); x != "" {
+			t.Errorf("%s under v4 (-want +got):\n%s", d.ID, x)
+		}
+	}
 	var codes []string
 	for _, f := range res.Findings {
 		if strings.HasPrefix(f.Code, "pkg.supply.") {
