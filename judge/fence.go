@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/verifymcp/verifymcp/judge/checks"
 	"io"
 	"slices"
 	"strings"
@@ -57,12 +58,8 @@ func renderSurface(c *contract.Contract) surfaceText {
 		if t.Annotations != nil {
 			texts = append(texts, t.Annotations.Title)
 		}
-		for _, s := range walkSchema(t.InputSchema, "", nil) {
-			texts = append(texts, s.text)
-		}
-		for _, s := range walkSchema(t.OutputSchema, "", nil) {
-			texts = append(texts, s.text)
-		}
+		texts = append(texts, checks.SchemaTexts(t.InputSchema)...)
+		texts = append(texts, checks.SchemaTexts(t.OutputSchema)...)
 		st.tools[t.Name] = texts
 	}
 	if c.Instructions != "" {
@@ -97,13 +94,13 @@ func marshalIndent(v any) string {
 // escape (a surrogate pair above U+FFFF). It is applied to JSON text,
 // where such characters occur only inside strings.
 func escapeHidden(s string) string {
-	if !strings.ContainsFunc(s, escaped) {
+	if !strings.ContainsFunc(s, checks.Escaped) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case !escaped(r):
+		case !checks.Escaped(r):
 			b.WriteRune(r)
 		case r > 0xFFFF:
 			r -= 0x10000
@@ -171,7 +168,7 @@ func parseAnswer(resp openai.ChatCompletionResponse, spec *Spec, s surfaceText) 
 	}
 	ch := resp.Choices[0]
 	if ch.Message.Refusal != "" {
-		return nil, bad("the model refused: %q", clipPlain(ch.Message.Refusal, 200))
+		return nil, bad("the model refused: %q", checks.ClipPlain(ch.Message.Refusal, 200))
 	}
 	switch ch.FinishReason {
 	case openai.FinishReasonStop, "":
@@ -199,28 +196,28 @@ func parseAnswer(resp openai.ChatCompletionResponse, spec *Spec, s surfaceText) 
 			return nil, bad("verdict %d lacks a required field", i)
 		}
 		if _, ok := spec.Meanings[*v.Code]; !ok {
-			return nil, bad("verdict %d: unknown code %q", i, clipPlain(*v.Code, 80))
+			return nil, bad("verdict %d: unknown code %q", i, checks.ClipPlain(*v.Code, 80))
 		}
 		texts, ok := s.tools[*v.Tool]
 		if *v.Tool == "" {
 			texts, ok = s.instructions, s.instructions != nil
 		}
 		if !ok {
-			return nil, bad("verdict %d: no tool %q on the surface", i, clipPlain(*v.Tool, 80))
+			return nil, bad("verdict %d: no tool %q on the surface", i, checks.ClipPlain(*v.Tool, 80))
 		}
 		quote := strings.TrimSpace(*v.Evidence)
 		if quote == "" || utf8.RuneCountInString(quote) > maxQuoteChars {
 			return nil, bad("verdict %d: evidence empty or longer than %d characters", i, maxQuoteChars)
 		}
 		if !quoted(quote, texts) {
-			return nil, bad("verdict %d: evidence %q does not occur in the text of %q", i, clipPlain(quote, 80), *v.Tool)
+			return nil, bad("verdict %d: evidence %q does not occur in the text of %q", i, checks.ClipPlain(quote, 80), *v.Tool)
 		}
 		k := *v.Tool + "\x00" + *v.Code
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		out = append(out, Verdict{Tool: *v.Tool, Code: *v.Code, Evidence: clipRunes(quote, EvidenceMaxChars),
+		out = append(out, Verdict{Tool: *v.Tool, Code: *v.Code, Evidence: clipRunes(quote, checks.EvidenceMaxChars),
 			Rationale: clipRunes(strings.TrimSpace(*v.Rationale), maxRationaleChars)})
 	}
 	return out, nil

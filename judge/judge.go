@@ -162,7 +162,7 @@ type Verdict struct {
 	Tool string `json:"tool"`
 	Code string `json:"code"`
 	// Evidence is the model's quote, checked to occur in the tool's text,
-	// at most EvidenceMaxChars characters.
+	// at most checks.EvidenceMaxChars characters.
 	Evidence  string `json:"evidence"`
 	Rationale string `json:"rationale"`
 }

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/verifymcp/verifymcp/judge/checks"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -454,7 +457,7 @@ func TestJudgeRequest(t *testing.T) {
 	})
 	t.Run("hidden_characters_are_escaped", func(t *testing.T) {
 		user := r.Chat.Messages[1].Content
-		if strings.ContainsFunc(user, escaped) || !strings.Contains(user, `Subtracts\u200b b`) || !strings.Contains(user, `\udb40\udc61`) {
+		if strings.ContainsFunc(user, checks.Escaped) || !strings.Contains(user, `Subtracts\u200b b`) || !strings.Contains(user, `\udb40\udc61`) {
 			t.Errorf("hidden characters not escaped: %q", user)
 		}
 	})
@@ -607,4 +610,21 @@ func FuzzParseAnswer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// loadSurface reads a captured contract from testdata/surfaces.
+func loadSurface(t testing.TB, name string) *contract.Contract {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "surfaces", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c contract.Contract
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := contract.Normalize(&c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
 }

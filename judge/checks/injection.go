@@ -1,4 +1,4 @@
-package judge
+package checks
 
 import (
 	"fmt"

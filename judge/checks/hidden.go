@@ -1,4 +1,4 @@
-package judge
+package checks
 
 import (
 	"encoding/base64"
@@ -68,6 +68,10 @@ func isInvisible(r rune) bool {
 }
 
 // escaped reports whether Visible shows r as an escape.
+// Escaped reports whether Visible would write r as an escape: a hidden or
+// direction-changing character.
+func Escaped(r rune) bool { return escaped(r) }
+
 func escaped(r rune) bool {
 	return isBidi(r) || isBidiMark(r) || isTag(r) || isVS(r) || isInvisible(r)
 }
@@ -532,6 +536,10 @@ func checkWhitespace(out *findings, u unit) {
 }
 
 // clipPlain shortens s for a message, showing hidden characters.
+// ClipPlain returns s with hidden characters shown (as Visible does), cut
+// to n characters.
+func ClipPlain(s string, n int) string { return clipPlain(s, n) }
+
 func clipPlain(s string, n int) string {
 	v := Visible(s)
 	rs := []rune(v)

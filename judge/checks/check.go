@@ -1,4 +1,4 @@
-package judge
+package checks
 
 import (
 	"bytes"
@@ -314,6 +314,16 @@ const maxSchemaDepth = 64
 // enum, const, default and examples. When params is not nil, it appends
 // every property (at any depth) as a parameter. Invalid JSON yields
 // nothing: the schema checks of the rubric report it.
+// SchemaTexts returns every text of a JSON Schema (descriptions, titles,
+// enum values, defaults, examples...), walked recursively.
+func SchemaTexts(raw json.RawMessage) []string {
+	var out []string
+	for _, s := range walkSchema(raw, "", nil) {
+		out = append(out, s.text)
+	}
+	return out
+}
+
 func walkSchema(raw json.RawMessage, root string, params *[]param) []schemaText {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
