@@ -17,3 +17,6 @@ echo
 echo "== score over stored bundles (store.BenchmarkScoreStored) and Evaluate (rubric.BenchmarkEvaluate)"
 go test -run '^$' -bench 'BenchmarkScoreStored' -benchtime 3x -count 3 ./store
 go test -run '^$' -bench 'BenchmarkEvaluate' -benchmem -count 3 ./rubric
+
+echo "== DNSSEC: 20 domains against the loopback hierarchy (target warm < 50 ms)"
+go test -run '^$' -bench 'BenchmarkValidate20' -benchmem -count 3 ./dnssec

@@ -93,6 +93,9 @@ type Bundle struct {
 	// Supply holds the supply-chain signals; each part is nil when its
 	// signal was not observed (the signal says why).
 	Supply *Supply `json:"supply,omitempty"`
+	// Judge is the LLM judge's verdict on the tool surface; nil when the
+	// judge signal was not observed.
+	Judge *JudgeResult `json:"judge,omitempty"`
 }
 
 // Signal returns the named signal. A signal that was never recorded comes
@@ -462,6 +465,7 @@ type Supply struct {
 	OSV      *OSVResult    `json:"osv,omitempty"`
 	Socket   *SocketResult `json:"socket,omitempty"`
 	GitHub   *GitHubResult `json:"github,omitempty"`
+	DNSSEC   *DNSSECResult `json:"dnssec,omitempty"`
 }
 
 // RegistryMeta is the registry's document for the exact version, reduced
@@ -589,4 +593,119 @@ type GitHubResult struct {
 	PushedAt      *time.Time `json:"pushed_at,omitempty"`
 	CreatedAt     *time.Time `json:"created_at,omitempty"`
 	Stars         int        `json:"stars"`
+}
+
+// DNSSECResult is the chain-of-trust validation of the domains the package
+// leans on (homepage, repository host off the well-known forges, maintainer
+// email domains, author URL, the namespace of a reverse-DNS mcpName). The
+// signal is observed only when the trust anchor's keys were fetched and
+// validated; otherwise nothing below could be judged and the signal is
+// unavailable.
+type DNSSECResult struct {
+	// Resolver is the recursive resolver asked ("host:port"); Anchor the
+	// trust anchor the chains start from.
+	Resolver  string       `json:"resolver"`
+	Anchor    DNSSECAnchor `json:"anchor"`
+	CheckedAt time.Time    `json:"checked_at"`
+	Domains   []DNSDomain  `json:"domains"`
+}
+
+// DNSSECAnchor names a trust anchor: its zone, key tags and where it came
+// from ("embedded IANA root anchors" or a file).
+type DNSSECAnchor struct {
+	Zone    string   `json:"zone"`
+	KeyTags []uint16 `json:"key_tags"`
+	Source  string   `json:"source"`
+}
+
+// DNSSEC states of a domain (RFC 4035 section 4.3).
+const (
+	DNSSecure        = "secure"
+	DNSInsecure      = "insecure"
+	DNSBogus         = "bogus"
+	DNSIndeterminate = "indeterminate"
+)
+
+// DNSDomain is the judgement on one domain.
+type DNSDomain struct {
+	Name string `json:"name"`
+	// Sources say where the name came from: homepage, repository,
+	// maintainer_email, author_url, mcp_name.
+	Sources []string `json:"sources"`
+	// Status is secure, insecure, bogus or indeterminate; BogusReason
+	// says why a bogus chain is bogus (bad_signature, signature_expired,
+	// signature_not_yet_valid, no_dnskey_matching_ds, missing_rrsig,
+	// missing_dnskey, missing_denial_proof).
+	Status      string `json:"status"`
+	BogusReason string `json:"bogus_reason,omitempty"`
+	// Exists is yes, no (NXDOMAIN) or unknown; NXDomainProof how a
+	// nonexistence was proven (nsec, nsec3, nsec3_optout, none).
+	Exists        string   `json:"exists"`
+	NXDomainProof string   `json:"nxdomain_proof,omitempty"`
+	CNAMEs        []string `json:"cnames,omitempty"`
+	DanglingCNAME bool     `json:"dangling_cname,omitempty"`
+	// Chain lists the zones from the anchor down, each with its state.
+	Chain []DNSZoneStep `json:"chain"`
+	Error string        `json:"error,omitempty"`
+}
+
+// DNSZoneStep is one zone on a chain of trust.
+type DNSZoneStep struct {
+	Zone        string   `json:"zone"`
+	Status      string   `json:"status"`
+	BogusReason string   `json:"bogus_reason,omitempty"`
+	DSKeyTags   []uint16 `json:"ds_key_tags,omitempty"`
+	KeyTags     []uint16 `json:"key_tags,omitempty"`
+	Algorithms  []int    `json:"algorithms,omitempty"`
+	DSDenial    string   `json:"ds_denial,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// HasSource reports whether the domain came from src.
+func (d DNSDomain) HasSource(src string) bool {
+	for _, s := range d.Sources {
+		if s == src {
+			return true
+		}
+	}
+	return false
+}
+
+// JudgeResult is the LLM judge's verdict on a contract. It is not a
+// deterministic function: it is pinned to the judge spec of a rubric
+// version (prompt, response schema, verdict codes) and to a model and its
+// parameters, and cached under all of them with the contract's schema
+// hash, so the same surface under the same pins gives the same stored
+// verdict. The raw request and response stay in the cache entry (CacheKey)
+// for audit; the bundle keeps what scoring needs.
+type JudgeResult struct {
+	// Model and Endpoint say who answered (never a credential);
+	// Temperature and Seed how it was asked.
+	Model       string  `json:"model"`
+	Endpoint    string  `json:"endpoint"`
+	Temperature float64 `json:"temperature"`
+	Seed        int     `json:"seed"`
+	// SpecVersion, PromptVersion and SpecDigest pin the judge spec;
+	// RubricVersion the rubric it was asked under; SchemaHash the surface.
+	SpecVersion   string `json:"spec_version"`
+	PromptVersion string `json:"prompt_version"`
+	SpecDigest    string `json:"spec_digest"`
+	RubricVersion string `json:"rubric_version"`
+	SchemaHash    string `json:"schema_hash"`
+	// CacheHit is true when the verdict came from the cache (no call was
+	// made); FetchedAt is when the model answered.
+	CacheHit  bool           `json:"cache_hit"`
+	CacheKey  string         `json:"cache_key"`
+	FetchedAt time.Time      `json:"fetched_at"`
+	Verdicts  []JudgeVerdict `json:"verdicts"`
+}
+
+// JudgeVerdict is one verdict: a code from the judge spec's enumeration,
+// about one tool (empty: the server instructions), with the quoted span
+// that is its evidence.
+type JudgeVerdict struct {
+	Tool      string `json:"tool"`
+	Code      string `json:"code"`
+	Evidence  string `json:"evidence"`
+	Rationale string `json:"rationale,omitempty"`
 }

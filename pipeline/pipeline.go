@@ -93,6 +93,7 @@ type Resolved struct {
 	Published   *time.Time
 	Registry    string
 	data        []byte
+	manifest    []byte // package.json of a local tarball
 	registrySig evidence.Signal
 	version     *supplychain.Version
 	resolvedAt  time.Time
@@ -104,11 +105,11 @@ type Resolved struct {
 func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 	start := time.Now()
 	if t.File != "" {
-		name, version, integrity, data, err := tarballInfo(t.File)
+		tb, err := readTarball(t.File)
 		if err != nil {
 			return nil, err
 		}
-		return &Resolved{Target: t, Name: name, Version: version, Integrity: integrity, Source: "file", data: data,
+		return &Resolved{Target: t, Name: tb.name, Version: tb.version, Integrity: tb.integrity, Source: "file", data: tb.data, manifest: tb.manifest,
 			registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}}, nil
 	}
 	if p.Logger != nil {
@@ -173,6 +174,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		}
 	}
 	github := p.githubRepo(ctx, meta)
+	domains := p.dnssecDomains(ctx, rt, meta)
 
 	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
@@ -232,15 +234,15 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		}
 		b.Supply.GitHub = gh
 	}
-	notYet := "not implemented in this tool version; nothing was checked"
-	for _, s := range []struct {
-		name  string
-		third bool
-	}{
-		{evidence.SignalDNSSEC, true}, {evidence.SignalJudge, true},
-	} {
-		b.Signals[s.name] = evidence.Signal{State: evidence.StateNotAssessed, Reason: notYet, ThirdParty: s.third}
+	dv, dvSig := domains()
+	b.Signals[evidence.SignalDNSSEC] = dvSig
+	if dv != nil {
+		if b.Supply == nil {
+			b.Supply = &evidence.Supply{}
+		}
+		b.Supply.DNSSEC = dv
 	}
+	b.Signals[evidence.SignalJudge] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "not implemented in this tool version; nothing was checked", ThirdParty: true}
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("assemble bundle: %w", err)
 	}

@@ -38,6 +38,10 @@ type Supply struct {
 	OSV    OSVScanner
 	Socket SocketScanner
 	GitHub RepoChecker
+	// DNSSEC validates the domains the package leans on; DNSSECResolver
+	// is its resolver's address, recorded as the signal's endpoint.
+	DNSSEC         DomainValidator
+	DNSSECResolver string
 	// GitHubHost is the host whose repositories GitHub answers for
 	// (github.com, or a GitHub Enterprise host).
 	GitHubHost string

@@ -131,24 +131,37 @@ func Purl(name, version string) string {
 // tarballInfo reads package.json from an npm tarball and computes the
 // tarball's sha512 integrity.
 func tarballInfo(path string) (name, version, integrity string, data []byte, err error) {
-	data, err = os.ReadFile(path)
+	tb, err := readTarball(path)
+	return tb.name, tb.version, tb.integrity, tb.data, err
+}
+
+// localTarball is a local npm tarball: its identity, bytes and manifest.
+type localTarball struct {
+	name, version, integrity string
+	data, manifest           []byte
+}
+
+// readTarball reads a local npm tarball's package.json.
+func readTarball(path string) (tb localTarball, err error) {
+	fail := func(err error) (localTarball, error) { return localTarball{}, err }
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", "", "", nil, fmt.Errorf("%w: %v", ErrBadTarget, err)
+		return fail(fmt.Errorf("%w: %v", ErrBadTarget, err))
 	}
 	sum := sha512.Sum512(data)
-	integrity = "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
 	zr, err := gzip.NewReader(strings.NewReader(string(data)))
 	if err != nil {
-		return "", "", "", nil, fmt.Errorf("%w: %s is not a gzip tarball: %v", ErrBadTarget, path, err)
+		return fail(fmt.Errorf("%w: %s is not a gzip tarball: %v", ErrBadTarget, path, err))
 	}
 	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return "", "", "", nil, fmt.Errorf("%w: %s has no package.json at its top", ErrBadTarget, path)
+			return fail(fmt.Errorf("%w: %s has no package.json at its top", ErrBadTarget, path))
 		}
 		if err != nil {
-			return "", "", "", nil, fmt.Errorf("%w: %s: %v", ErrBadTarget, path, err)
+			return fail(fmt.Errorf("%w: %s: %v", ErrBadTarget, path, err))
 		}
 		// npm tarballs keep the package in one top directory, usually package/.
 		parts := strings.Split(strings.TrimPrefix(h.Name, "./"), "/")
@@ -159,12 +172,16 @@ func tarballInfo(path string) (name, version, integrity string, data []byte, err
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		}
-		if err := json.NewDecoder(io.LimitReader(tr, 4<<20)).Decode(&pj); err != nil {
-			return "", "", "", nil, fmt.Errorf("%w: %s: package.json: %v", ErrBadTarget, path, err)
+		manifest, err := io.ReadAll(io.LimitReader(tr, 4<<20))
+		if err == nil {
+			err = json.Unmarshal(manifest, &pj)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%w: %s: package.json: %v", ErrBadTarget, path, err))
 		}
 		if err := supplychain.ValidNPMName(pj.Name); err != nil || pj.Version == "" {
-			return "", "", "", nil, fmt.Errorf("%w: %s: package.json lacks a valid name and version", ErrBadTarget, path)
+			return fail(fmt.Errorf("%w: %s: package.json lacks a valid name and version", ErrBadTarget, path))
 		}
-		return pj.Name, pj.Version, integrity, data, nil
+		return localTarball{name: pj.Name, version: pj.Version, integrity: integrity, data: data, manifest: manifest}, nil
 	}
 }

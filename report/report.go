@@ -32,7 +32,11 @@ import (
 // before supply-chain collection) and, on every signal, where and when it
 // was fetched: endpoint, authenticated, fetched_at and cached. Version 2's
 // schema forbids unknown members in both places.
-const SchemaVersion = "verifymcp.report/v3"
+//
+// Version 4 added the required supply.dnssec member: the DNSSEC check of
+// the domains the package leans on, in the shape of the other supply-chain
+// checks. Version 3's schema forbids unknown members of supply.
+const SchemaVersion = "verifymcp.report/v4"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -41,7 +45,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"A supply-chain check whose signal was not observed is unverified, never clean. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v3.schema.json
+//go:embed schema/report.v4.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.

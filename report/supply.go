@@ -1,7 +1,9 @@
 package report
 
 import (
+	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -22,9 +24,10 @@ type Supply struct {
 	OSV      OSVCheck      `json:"osv"`
 	Socket   SocketCheck   `json:"socket"`
 	GitHub   GitHubCheck   `json:"github"`
+	DNSSEC   DNSSECCheck   `json:"dnssec"`
 }
 
-// Check is the part of a supply-chain check common to all four.
+// Check is the part of a supply-chain check common to all of them.
 type Check struct {
 	// Signal names the evidence signal the check is.
 	Signal string `json:"signal"`
@@ -56,6 +59,13 @@ type SocketCheck struct {
 type GitHubCheck struct {
 	Check
 	Result *GitHubResult `json:"result"` // nil unless observed
+}
+
+// DNSSECCheck is the chain-of-trust validation of the domains the package
+// leans on.
+type DNSSECCheck struct {
+	Check
+	Result *DNSSECResult `json:"result"` // nil unless observed
 }
 
 // RegistryMeta is the registry's document for the exact version.
@@ -148,8 +158,56 @@ type GitHubResult struct {
 	Stars         int     `json:"stars"`
 }
 
+// DNSSECResult is the DNSSEC validation of the domains taken from the
+// package's metadata: which resolver was asked, from which trust anchor,
+// and the judgement on each domain.
+type DNSSECResult struct {
+	// Resolver is the recursive resolver asked ("host:port").
+	Resolver  string       `json:"resolver"`
+	Anchor    DNSSECAnchor `json:"anchor"`
+	CheckedAt *string      `json:"checked_at"`
+	Domains   []DNSDomain  `json:"domains"`
+}
+
+// DNSSECAnchor is the trust anchor the chains start from.
+type DNSSECAnchor struct {
+	Zone    string   `json:"zone"`
+	KeyTags []uint16 `json:"key_tags"`
+	Source  string   `json:"source"`
+}
+
+// DNSDomain is the judgement on one domain.
+type DNSDomain struct {
+	Name    string   `json:"name"`
+	Sources []string `json:"sources"`
+	// Status is secure, insecure, bogus or indeterminate; BogusReason is
+	// empty unless it is bogus.
+	Status      string `json:"status"`
+	BogusReason string `json:"bogus_reason"`
+	// Exists is yes, no or unknown; NXDomainProof says how a nonexistence
+	// (of the name, or of the end of its CNAME chain) was proven.
+	Exists        string        `json:"exists"`
+	NXDomainProof string        `json:"nxdomain_proof"`
+	CNAMEs        []string      `json:"cnames"`
+	DanglingCNAME bool          `json:"dangling_cname"`
+	Chain         []DNSZoneStep `json:"chain"`
+	Error         string        `json:"error"`
+}
+
+// DNSZoneStep is one zone on a chain of trust, from the anchor down.
+type DNSZoneStep struct {
+	Zone        string   `json:"zone"`
+	Status      string   `json:"status"`
+	BogusReason string   `json:"bogus_reason"`
+	DSKeyTags   []uint16 `json:"ds_key_tags"`
+	KeyTags     []uint16 `json:"key_tags"`
+	Algorithms  []int    `json:"algorithms"`
+	DSDenial    string   `json:"ds_denial"`
+	Error       string   `json:"error"`
+}
+
 // supplySignals are the signals of the supply-chain section.
-var supplySignals = []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub}
+var supplySignals = []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC}
 
 // buildSupply builds the supply-chain section from the bundle and the
 // report's signals (which hold every signal the rubric needed). It is nil
@@ -189,6 +247,7 @@ func buildSupply(b *evidence.Bundle, signals map[string]Signal) *Supply {
 		OSV:      OSVCheck{Check: check(evidence.SignalOSV, sp.OSV != nil)},
 		Socket:   SocketCheck{Check: check(evidence.SignalSocket, sp.Socket != nil)},
 		GitHub:   GitHubCheck{Check: check(evidence.SignalGitHub, sp.GitHub != nil)},
+		DNSSEC:   DNSSECCheck{Check: check(evidence.SignalDNSSEC, sp.DNSSEC != nil)},
 	}
 	// Evidence of a signal that was not observed is not shown: the
 	// report would otherwise present it as a finding of a check that
@@ -204,6 +263,9 @@ func buildSupply(b *evidence.Bundle, signals map[string]Signal) *Supply {
 	}
 	if out.GitHub.Status == StatusObserved {
 		out.GitHub.Result = githubResult(sp.GitHub)
+	}
+	if out.DNSSEC.Status == StatusObserved {
+		out.DNSSEC.Result = dnssecResult(sp.DNSSEC)
 	}
 	return out
 }
@@ -266,6 +328,30 @@ func githubResult(r *evidence.GitHubResult) *GitHubResult {
 	}
 }
 
+func dnssecResult(r *evidence.DNSSECResult) *DNSSECResult {
+	out := &DNSSECResult{
+		Resolver:  endpoint(r.Resolver),
+		Anchor:    DNSSECAnchor{Zone: r.Anchor.Zone, KeyTags: nonNil(r.Anchor.KeyTags), Source: r.Anchor.Source},
+		CheckedAt: timePtr(&r.CheckedAt),
+		Domains:   make([]DNSDomain, 0, len(r.Domains)),
+	}
+	for _, d := range r.Domains {
+		dd := DNSDomain{
+			Name: d.Name, Sources: nonNil(d.Sources), Status: d.Status, BogusReason: d.BogusReason, Exists: d.Exists,
+			NXDomainProof: d.NXDomainProof, CNAMEs: nonNil(d.CNAMEs), DanglingCNAME: d.DanglingCNAME,
+			Chain: make([]DNSZoneStep, 0, len(d.Chain)), Error: d.Error,
+		}
+		for _, z := range d.Chain {
+			dd.Chain = append(dd.Chain, DNSZoneStep{
+				Zone: z.Zone, Status: z.Status, BogusReason: z.BogusReason, DSKeyTags: nonNil(z.DSKeyTags),
+				KeyTags: nonNil(z.KeyTags), Algorithms: nonNil(z.Algorithms), DSDenial: z.DSDenial, Error: z.Error,
+			})
+		}
+		out.Domains = append(out.Domains, dd)
+	}
+	return out
+}
+
 // timePtr formats a time in UTC, RFC 3339, or nil.
 func timePtr(t *time.Time) *string {
 	if t == nil || t.IsZero() {
@@ -278,17 +364,39 @@ func timePtr(t *time.Time) *string {
 // endpoint returns the base URL a signal was asked at, without anything
 // that can carry a credential: user information, query and fragment are
 // dropped. The evidence should never hold one; the report does not rely on
-// it. A value that does not parse as a URL is withheld.
+// it. A DNS resolver is asked at a "host:port", which is kept as it is; any
+// other value that does not parse as a URL is withheld.
 func endpoint(s string) string {
 	if s == "" {
 		return ""
 	}
+	if resolverAddr(s) {
+		return s
+	}
 	u, err := url.Parse(s)
-	if err != nil {
+	// An opaque URL ("user:secret@host:53" parses as scheme "user") has no
+	// user information to drop, so it is withheld as a whole.
+	if err != nil || u.Opaque != "" {
 		return "(withheld: not a URL)"
 	}
 	u.User = nil
 	u.RawQuery, u.ForceQuery = "", false
 	u.Fragment, u.RawFragment = "", ""
 	return u.String()
+}
+
+// resolverAddr reports whether s is a "host:port" with a numeric port and a
+// host made of host-name or IP-literal characters only, so that it cannot
+// carry user information, a path or a query.
+func resolverAddr(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || port == "" || len(port) > 5 {
+		return false
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:%") == ""
 }

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // unknownWithout says, per supply-chain check, what stays unknown when it
@@ -13,10 +15,20 @@ var unknownWithout = map[string]string{
 	"osv":      "known vulnerabilities and malicious-package advisories are unknown, not absent",
 	"socket":   "Socket's malware verdict is unverified, which is not a clean verdict",
 	"github":   "whether the repository exists, was renamed, archived or recently pushed to is unknown",
+	"dnssec":   "whether the package's domains are signed, bogus, nonexistent or dangling is unknown",
 }
 
+// Labels of a supply-chain check's line, padded to one width because each
+// line is its own grid.
+const (
+	labelObserved    = "observed    "
+	labelUnverified  = "UNVERIFIED  "
+	labelNotAssessed = "not assessed"
+)
+
 // supply writes the SUPPLY CHAIN section: per third-party check, what it
-// said or, when its signal was not observed, that it is unverified.
+// said or, when its signal was not observed, that it is unverified (or,
+// when it was deliberately not run, not assessed) and what stays unknown.
 func (t *table) supply(rep Report) {
 	t.line("")
 	sp := rep.Supply
@@ -33,10 +45,16 @@ func (t *table) supply(rep Report) {
 			if c.Reason != "" {
 				state += " (" + clean(c.Reason) + ")"
 			}
-			t.grid([][]string{{padName(name), "UNVERIFIED", "signal " + clean(c.Signal) + " is " + state + ": " + unknownWithout[name]}})
+			// A check deliberately not run is still unverified, but it
+			// is told apart from one that failed or went unanswered.
+			label := labelUnverified
+			if c.State == string(evidence.StateNotAssessed) {
+				label = labelNotAssessed
+			}
+			t.grid([][]string{{padName(name), label, "signal " + clean(c.Signal) + " is " + state + ": " + unknownWithout[name]}})
 			return
 		}
-		t.grid([][]string{{padName(name), "observed  ", summary}})
+		t.grid([][]string{{padName(name), labelObserved, summary}})
 	}
 
 	head("registry", sp.Registry.Check, registrySummary(sp.Registry.Metadata))
@@ -89,6 +107,25 @@ func (t *table) supply(rep Report) {
 		}
 	}
 	head("github", sp.GitHub.Check, githubSummary(sp.GitHub.Result))
+	head("dnssec", sp.DNSSEC.Check, dnssecSummary(sp.DNSSEC.Result))
+	if r := sp.DNSSEC.Result; r != nil {
+		t.detail(dnssecRows(r))
+		if len(r.Domains) > 0 {
+			rows := [][]string{{"DOMAIN", "SOURCES", "STATUS", "EXISTS", "CNAME", "CHAIN"}}
+			for _, d := range r.Domains {
+				rows = append(rows, []string{
+					orDash(clean(d.Name)), orDash(clean(strings.Join(d.Sources, ", "))), dnsStatus(d.Status, d.BogusReason),
+					dnsExists(d), dnsCNAMEs(d), dnsChain(d),
+				})
+			}
+			t.detail(rows)
+		}
+		for _, d := range r.Domains {
+			if d.Error != "" {
+				t.line("    error on " + orDash(clean(d.Name)) + ": " + clean(d.Error))
+			}
+		}
+	}
 
 	if len(unverified) > 0 {
 		t.line("  Unverified: " + strings.Join(unverified, ", ") + ". What these checks would have found is unknown, not clean.")
@@ -245,4 +282,125 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+func dnssecSummary(r *DNSSECResult) string {
+	if r == nil {
+		return ""
+	}
+	s := plural(len(r.Domains), "domain")
+	if len(r.Domains) == 0 {
+		return s + " to check"
+	}
+	counts := map[string]int{}
+	var missing, dangling int
+	for _, d := range r.Domains {
+		counts[d.Status]++
+		if d.Exists == dnsExistsNo {
+			missing++
+		}
+		if d.DanglingCNAME {
+			dangling++
+		}
+	}
+	var parts []string
+	for _, st := range []string{evidence.DNSSecure, evidence.DNSInsecure, evidence.DNSBogus, evidence.DNSIndeterminate} {
+		if n := counts[st]; n > 0 {
+			label := st
+			if st == evidence.DNSBogus {
+				label = "BOGUS"
+			}
+			parts = append(parts, strconv.Itoa(n)+" "+label)
+		}
+		delete(counts, st)
+	}
+	// A status no version of the validator defines is still counted.
+	for _, st := range sortedKeys(counts) {
+		parts = append(parts, strconv.Itoa(counts[st])+" "+orDash(clean(st)))
+	}
+	s += ": " + strings.Join(parts, ", ")
+	if missing > 0 {
+		s += "; " + strconv.Itoa(missing) + " NONEXISTENT"
+	}
+	if dangling > 0 {
+		s += "; " + strconv.Itoa(dangling) + " DANGLING CNAME"
+	}
+	return s
+}
+
+func dnssecRows(r *DNSSECResult) [][]string {
+	resolver := orDash(clean(r.Resolver))
+	if r.CheckedAt != nil {
+		resolver += "  checked " + *r.CheckedAt
+	}
+	tags := make([]string, 0, len(r.Anchor.KeyTags))
+	for _, k := range r.Anchor.KeyTags {
+		tags = append(tags, strconv.Itoa(int(k)))
+	}
+	anchor := "zone " + orDash(clean(r.Anchor.Zone)) + "  key tags " + orDash(strings.Join(tags, ", "))
+	if r.Anchor.Source != "" {
+		anchor += "  (" + clean(r.Anchor.Source) + ")"
+	}
+	return [][]string{{"resolver", resolver}, {"anchor", anchor}}
+}
+
+// dnsExistsNo is DNSDomain.Exists for a name that does not exist.
+const dnsExistsNo = "no"
+
+// dnsStatus is a domain's or zone's status, bogus in capitals with why.
+func dnsStatus(status, reason string) string {
+	if status != evidence.DNSBogus {
+		return orDash(clean(status))
+	}
+	if reason == "" {
+		return "BOGUS"
+	}
+	return "BOGUS (" + clean(reason) + ")"
+}
+
+func dnsExists(d DNSDomain) string {
+	switch d.Exists {
+	case dnsExistsNo:
+		return "NO (proof: " + orDash(clean(d.NXDomainProof)) + ")"
+	default:
+		return orDash(clean(d.Exists))
+	}
+}
+
+func dnsCNAMEs(d DNSDomain) string {
+	if len(d.CNAMEs) == 0 {
+		return "-"
+	}
+	s := "-> " + clean(strings.Join(d.CNAMEs, " -> "))
+	if d.DanglingCNAME {
+		s += " DANGLING"
+		if d.NXDomainProof != "" {
+			s += " (proof: " + clean(d.NXDomainProof) + ")"
+		}
+	}
+	return s
+}
+
+// dnsChain says where a domain's chain of trust stopped being secure: the
+// first zone on it that is not, and how. A chain secure throughout is
+// "unbroken"; the domain's error, if any, is written below the grid.
+func dnsChain(d DNSDomain) string {
+	if len(d.Chain) == 0 {
+		return "-"
+	}
+	for _, z := range d.Chain {
+		switch z.Status {
+		case evidence.DNSSecure:
+			continue
+		case evidence.DNSInsecure:
+			s := "insecure from " + orDash(clean(z.Zone))
+			if z.DSDenial != "" {
+				s += " (no DS, proof: " + clean(z.DSDenial) + ")"
+			}
+			return s
+		default:
+			return strings.ToLower(dnsStatus(z.Status, "")) + " at " + orDash(clean(z.Zone))
+		}
+	}
+	return "unbroken"
 }

@@ -30,25 +30,27 @@ func reportJSON(t *testing.T, rep Report) map[string]any {
 func TestSupplySection(t *testing.T) {
 	out := tableText(t, build(t, loadBundle(t, "supply")))
 	for _, want := range []string{
-		"registry  observed    npm @pgtools/mcp-server@0.9.3  DEPRECATED",
+		"registry  observed      npm @pgtools/mcp-server@0.9.3  DEPRECATED",
 		`deprecated   "0.9.x is no longer maintained; use @pgtools/mcp@1 (see https://github.com/pgtools/mcp)"`,
 		"repository   git+https://github.com/pgtools/mcp-server.git -> github.com/pgtools/mcp-server",
 		"provenance   none",
 		"mcpName      io.github.pgtools/mcp-server",
-		"osv       observed    3 advisories over 87 packages queried (api)",
+		"osv       observed      3 advisories over 87 packages queried (api)",
 		"GHSA-w48q-cv73-mx4w  @modelcontextprotocol/sdk@1.0.1  direct      7.5   1.24.0",
 		"GHSA-3xgq-45jj-v275  cross-spawn@7.0.3                transitive  7.5   7.0.5",
-		"socket    observed    malware: not flagged by Socket; 4 alerts",
+		"socket    observed      malware: not flagged by Socket; 4 alerts",
 		"cve            high      vulnerability    @modelcontextprotocol/sdk@1.0.1",
-		"github    observed    github.com/pgtools/mcp-server  ARCHIVED  pushed 2025-06-10T14:01:55Z",
+		"github    observed      github.com/pgtools/mcp-server  ARCHIVED  pushed 2025-06-10T14:01:55Z",
 		"socket             observed      third party  https://api.socket.dev       yes   2026-11-28T07:02:11Z (cache)",
+		"dnssec    not assessed  signal dnssec is not_assessed (disabled with --skip dnssec): whether the package's domains are signed",
+		"Unverified: dnssec. What these checks would have found is unknown, not clean.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
 	if strings.Contains(out, "UNVERIFIED") {
-		t.Errorf("every supply-chain signal was observed, but the table says unverified:\n%s", out)
+		t.Errorf("every supply-chain signal was observed or not assessed, but the table says unverified:\n%s", out)
 	}
 }
 
@@ -94,14 +96,15 @@ func TestSupplyJSON(t *testing.T) {
 }
 
 // TestEverySupplySignalUnavailable checks the report of the fixture in
-// which every third-party signal is unavailable: every supply-chain check
-// is unverified, with no data, in the JSON and in the table; the four
-// supply-chain dimensions are at their zero points.
+// which every third-party signal is unavailable (DNSSEC because the
+// resolver strips DNSSEC data): every supply-chain check is unverified,
+// with no data, in the JSON and in the table; the four supply-chain
+// dimensions of rubric v3 are at their zero points.
 func TestEverySupplySignalUnavailable(t *testing.T) {
 	rep := build(t, loadBundle(t, "unavailable"))
 	m := reportJSON(t, rep)
 	supply := m["supply"].(map[string]any)
-	for part, data := range map[string]string{"registry": "metadata", "osv": "result", "socket": "result", "github": "result"} {
+	for part, data := range map[string]string{"registry": "metadata", "osv": "result", "socket": "result", "github": "result", "dnssec": "result"} {
 		c := supply[part].(map[string]any)
 		if c["status"] != StatusUnverified || c["state"] != "unavailable" || c[data] != nil || c["reason"] == "" {
 			t.Errorf("supply.%s = %v, want unverified, unavailable, with its reason and null %s", part, c, data)
@@ -126,11 +129,14 @@ func TestEverySupplySignalUnavailable(t *testing.T) {
 	}
 	out := tableText(t, rep)
 	for _, want := range []string{
-		"registry  UNVERIFIED  signal registry.metadata is unavailable",
-		"osv       UNVERIFIED  signal osv is unavailable",
-		"socket    UNVERIFIED  signal socket is unavailable (no Socket API key configured): Socket's malware verdict is unverified, which is not a clean verdict",
-		"github    UNVERIFIED  signal github is unavailable",
-		"Unverified: registry, osv, socket, github. What these checks would have found is unknown, not clean.",
+		"registry  UNVERIFIED    signal registry.metadata is unavailable",
+		"osv       UNVERIFIED    signal osv is unavailable",
+		"socket    UNVERIFIED    signal socket is unavailable (no Socket API key configured): Socket's malware verdict is unverified, which is not a clean verdict",
+		"github    UNVERIFIED    signal github is unavailable",
+		"dnssec    UNVERIFIED    signal dnssec is unavailable (the resolver's answers for the trust anchor's keys carry no signatures: " +
+			"it filters or strips DNSSEC data; nothing below could be judged): whether the package's domains are signed, bogus, nonexistent or dangling is unknown",
+		"dnssec             unavailable   third party  10.0.2.3:53",
+		"Unverified: registry, osv, socket, github, dnssec. What these checks would have found is unknown, not clean.",
 		"malware_signal           10      zero_point  0      signal socket is unavailable: no Socket API key configured",
 	} {
 		if !strings.Contains(out, want) {
@@ -158,17 +164,19 @@ func checkNeverClean(t *testing.T, text string) {
 }
 
 // TestUnverifiedNeverClean puts each supply-chain signal of the realistic
-// fixture in each state other than observed, and checks that its check is
-// unverified, shows none of the evidence still in the bundle, and is never
-// called clean.
+// fixture with every check observed in each state other than observed, and
+// checks that its check is unverified (labelled not assessed in the table
+// when it was deliberately not run), shows none of the evidence still in
+// the bundle, and is never called clean.
 func TestUnverifiedNeverClean(t *testing.T) {
 	parts := map[string]string{
 		evidence.SignalRegistryMeta: "registry", evidence.SignalOSV: "osv", evidence.SignalSocket: "socket", evidence.SignalGitHub: "github",
+		evidence.SignalDNSSEC: "dnssec",
 	}
 	for signal, part := range parts {
 		for _, state := range []string{"unavailable", "error", "not_assessed", "missing", "observed_without_evidence"} {
 			t.Run(part+"/"+state, func(t *testing.T) {
-				b := loadBundle(t, "supply")
+				b := loadBundle(t, "dnssec")
 				switch state {
 				case "missing":
 					delete(b.Signals, signal)
@@ -182,6 +190,8 @@ func TestUnverifiedNeverClean(t *testing.T) {
 						b.Supply.Socket = nil
 					case "github":
 						b.Supply.GitHub = nil
+					case "dnssec":
+						b.Supply.DNSSEC = nil
 					}
 				default:
 					b.Signals[signal] = evidence.Signal{State: evidence.State(state), Reason: "why", ThirdParty: true}
@@ -200,13 +210,35 @@ func TestUnverifiedNeverClean(t *testing.T) {
 					t.Errorf("report does not validate: %v", err)
 				}
 				out := tableText(t, rep)
-				if !strings.Contains(out, padName(part)+"  UNVERIFIED  signal "+signal+" is ") {
-					t.Errorf("table does not say %s is unverified:\n%s", part, out)
+				label := labelUnverified
+				if state == "not_assessed" {
+					label = labelNotAssessed
+				}
+				if !strings.Contains(out, padName(part)+"  "+label+"  signal "+signal+" is ") {
+					t.Errorf("table does not say %s is %s:\n%s", part, strings.TrimSpace(label), out)
+				}
+				if !regexp.MustCompile(`Unverified: [a-z, ]*\b` + part + `\b`).MatchString(out) {
+					t.Errorf("the Unverified line does not list %s:\n%s", part, out)
+				}
+				for _, ev := range evidenceText[part] {
+					if strings.Contains(out, ev) {
+						t.Errorf("table shows %q of the unverified %s check:\n%s", ev, part, out)
+					}
 				}
 				checkNeverClean(t, out)
 			})
 		}
 	}
+}
+
+// evidenceText is text of the dnssec fixture that the table shows only
+// from each check's evidence.
+var evidenceText = map[string][]string{
+	"registry": {"14 versions since"},
+	"osv":      {"GHSA-3xgq-45jj-v275"},
+	"socket":   {"networkAccess"},
+	"github":   {"214 stars"},
+	"dnssec":   {"reyes-labs.com   ", "pgtools-site.pages.dev", "127.0.0.1:5353  checked"},
 }
 
 func mustJSON(t *testing.T, rep Report) []byte {

@@ -38,11 +38,12 @@ func variant(base *evidence.Bundle, i int) *evidence.Bundle {
 }
 
 // withSupply returns b carrying the supply-chain evidence and signals of
-// the supply fixture, as bundles written since rubric v3 do.
+// supply (the supply fixture, as bundles written since rubric v3 do, or
+// the dnssec fixture, which adds DNSSEC evidence, as since rubric v4).
 func withSupply(b, supply *evidence.Bundle) *evidence.Bundle {
 	c := *b
 	c.Signals = maps.Clone(b.Signals)
-	for _, name := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub} {
+	for _, name := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC} {
 		c.Signals[name] = supply.Signals[name]
 	}
 	c.Supply = supply.Supply
@@ -53,15 +54,20 @@ func withSupply(b, supply *evidence.Bundle) *evidence.Bundle {
 // bundles as written before supply-chain collection (the supply-chain
 // dimensions find their signals unavailable), evidence=supply the same
 // bundles with the supply fixture's registry metadata, OSV advisories,
-// Socket verdict and GitHub answer, as written since.
+// Socket verdict and GitHub answer, as written since, and evidence=dnssec
+// those with the dnssec fixture's DNSSEC validation of five domains too.
 func BenchmarkScoreStored(b *testing.B) {
 	base := loadFixture(b, "everything.bundle.json")
 	supply := loadFixture(b, "supply.bundle.json")
+	dnssec := loadFixture(b, "dnssec.bundle.json")
 	b.Run("evidence=sandbox", func(b *testing.B) {
 		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return variant(base, i) })
 	})
 	b.Run("evidence=supply", func(b *testing.B) {
 		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return withSupply(variant(base, i), supply) })
+	})
+	b.Run("evidence=dnssec", func(b *testing.B) {
+		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return withSupply(variant(base, i), dnssec) })
 	})
 }
 
@@ -241,12 +247,13 @@ func BenchmarkEachBundle(b *testing.B) {
 }
 
 // TestRescoreAll checks the benchmark's rescoring harness itself, across
-// more than one batch, with and without supply-chain evidence: every
-// stored bundle is decoded and scored once.
+// more than one batch, with and without supply-chain and DNSSEC evidence:
+// every stored bundle is decoded and scored once.
 func TestRescoreAll(t *testing.T) {
 	ctx := context.Background()
 	base := loadFixture(t, "everything.bundle.json")
 	supply := loadFixture(t, "supply.bundle.json")
+	dnssec := loadFixture(t, "dnssec.bundle.json")
 	s, err := Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +262,11 @@ func TestRescoreAll(t *testing.T) {
 	const n = 150
 	for i := range n {
 		v := variant(base, i)
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			v = withSupply(v, supply)
+		case 2:
+			v = withSupply(v, dnssec)
 		}
 		data, err := json.Marshal(v)
 		if err != nil {

@@ -99,6 +99,10 @@ type codec struct {
 	elem   *codec // pointer, slice and map element
 	fields []field
 	byName map[string]int
+	// empty is a non-nil slice of length and capacity 0, which every []
+	// of a slice type shares: nothing can be written through it, and an
+	// append to it allocates anew.
+	empty reflect.Value
 }
 
 type field struct {
@@ -153,6 +157,7 @@ func buildCodec(t reflect.Type, building map[reflect.Type]*codec) *codec {
 			return c // base64 in encoding/json
 		}
 		c.kind, c.elem = kindSlice, buildCodec(t.Elem(), building)
+		c.empty = reflect.MakeSlice(t, 0, 0)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarshalerType) {
 			return c
@@ -504,21 +509,25 @@ func (d *decoder) slice(v reflect.Value, c *codec) error {
 	d.skipSpace()
 	if d.peek() == ']' {
 		d.i++
-		v.Set(reflect.MakeSlice(c.typ, 0, 0))
+		v.Set(c.empty)
 		return nil
 	}
-	// Elements are decoded in place into a slice grown by doubling; the
-	// slice header is set once at the end, as each reflect Slice call
-	// allocates.
-	s := reflect.MakeSlice(c.typ, 4, 4)
+	// Elements are decoded in place into v, grown by doubling. Grow and
+	// SetLen work on v's own header, so that the backing array is the only
+	// allocation: reflect.MakeSlice and Value.Slice each allocate a header
+	// besides, which was most of the decoder's allocations on evidence
+	// made of many short lists (DNSSEC chains, key tags, sources). Grow
+	// zeroes the space it adds, so each element is decoded into a zero
+	// value, as encoding/json decodes it.
+	v.SetZero()
+	v.Grow(4)
 	for n := 0; ; n++ {
 		d.skipSpace()
-		if n == s.Len() {
-			grown := reflect.MakeSlice(c.typ, 2*n, 2*n)
-			reflect.Copy(grown, s)
-			s = grown
+		if n == v.Cap() {
+			v.Grow(n)
 		}
-		if err := d.value(s.Index(n), c.elem); err != nil {
+		v.SetLen(n + 1)
+		if err := d.value(v.Index(n), c.elem); err != nil {
 			return err
 		}
 		d.skipSpace()
@@ -527,7 +536,6 @@ func (d *decoder) slice(v reflect.Value, c *codec) error {
 			d.i++
 		case ']':
 			d.i++
-			v.Set(s.Slice(0, n+1))
 			return nil
 		default:
 			return errFallback

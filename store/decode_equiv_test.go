@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,9 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 			choices = append(choices, math.MaxInt64, math.MinInt64)
 		}
 		v.SetInt(choices[r.IntN(len(choices))])
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		choices := []uint64{0, 1, 8, 13, 20326, 38696, uint64(1)<<v.Type().Bits() - 1}
+		v.SetUint(choices[r.IntN(len(choices))])
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat([]float64{0, 0.1, -2.5e-7, 1e21, 100}[r.IntN(5)])
 	default:
@@ -133,7 +137,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// withBehavior counts bundles whose behaviour holds events of every
 	// kind, so that the test fails if behaviour stops being exercised.
-	withBehavior, withSupply, withFetch := 0, 0, 0
+	withBehavior, withSupply, withFetch, withDNSSEC := 0, 0, 0, 0
 	for i := range 2000 {
 		var src evidence.Bundle
 		fill(r, reflect.ValueOf(&src).Elem(), 0)
@@ -143,6 +147,13 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		}
 		if sp := src.Supply; sp != nil && sp.Registry != nil && sp.OSV != nil && len(sp.OSV.Vulnerabilities) > 0 && sp.Socket != nil && sp.GitHub != nil {
 			withSupply++
+		}
+		if sp := src.Supply; sp != nil && sp.DNSSEC != nil && len(sp.DNSSEC.Anchor.KeyTags) > 0 && slices.ContainsFunc(sp.DNSSEC.Domains, func(d evidence.DNSDomain) bool {
+			return len(d.CNAMEs) > 0 && slices.ContainsFunc(d.Chain, func(z evidence.DNSZoneStep) bool {
+				return len(z.DSKeyTags) > 0 && len(z.KeyTags) > 0 && len(z.Algorithms) > 0
+			})
+		}) {
+			withDNSSEC++
 		}
 		for _, s := range src.Signals {
 			if s.Endpoint != "" && s.FetchedAt != nil && s.Cached && s.Authenticated {
@@ -178,6 +189,9 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	}
 	if withFetch < 50 {
 		t.Errorf("only %d of 2000 random bundles carried a signal with every fetch field set", withFetch)
+	}
+	if withDNSSEC < 50 {
+		t.Errorf("only %d of 2000 random bundles carried DNSSEC evidence with anchor key tags, CNAMEs and a keyed chain step", withDNSSEC)
 	}
 }
 
@@ -278,6 +292,70 @@ func TestDecodeSupplyFixture(t *testing.T) {
 	}
 }
 
+// TestDecodeDNSSECFixture decodes a bundle with DNSSEC evidence (an
+// insecure delegation with its NSEC3 denial, a nonexistent maintainer email
+// domain, a dangling CNAME, a bogus zone with its reason and error, key
+// tags and algorithms on every secure step) both ways, and checks that the
+// fast path takes it.
+func TestDecodeDNSSECFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "dnssec.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		t.Fatal(err)
+	}
+	for name, input := range map[string][]byte{"indented": data, "compact": compact.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			var fast evidence.Bundle
+			if err := fastUnmarshal(input, &fast); err != nil {
+				t.Fatalf("the fast path declined the dnssec fixture: %v", err)
+			}
+			want, err := evidence.Decode(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeBundle(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("DecodeBundle differs from evidence.Decode (-want +got):\n%s", diff(want, got))
+			}
+			if got.Supply == nil || got.Supply.DNSSEC == nil {
+				t.Fatal("supply.dnssec not decoded")
+			}
+			ds := got.Supply.DNSSEC
+			if ds.Resolver != "127.0.0.1:5353" || !ds.CheckedAt.Equal(time.Date(2026, 11, 28, 10, 15, 2, 0, time.UTC)) ||
+				ds.Anchor.Zone != "." || ds.Anchor.Source != "embedded:iana-root-anchors" || !slices.Equal(ds.Anchor.KeyTags, []uint16{20326, 38696}) ||
+				len(ds.Domains) != 5 {
+				t.Fatalf("dnssec not decoded in full: %+v", ds)
+			}
+			if d := ds.Domains[0]; d.Status != evidence.DNSInsecure || d.Exists != "yes" || len(d.Chain) != 3 ||
+				d.Chain[2].Status != evidence.DNSInsecure || d.Chain[2].DSDenial != "nsec3" || d.Chain[2].KeyTags != nil {
+				t.Errorf("domains[0] = %+v", d)
+			}
+			if d := ds.Domains[2]; d.Exists != "no" || d.NXDomainProof != "nsec3" || !d.HasSource("maintainer_email") {
+				t.Errorf("domains[2] = %+v", d)
+			}
+			if d := ds.Domains[3]; !d.DanglingCNAME || !slices.Equal(d.CNAMEs, []string{"pgtools-site.pages.dev"}) || d.NXDomainProof != "nsec" {
+				t.Errorf("domains[3] = %+v", d)
+			}
+			d := ds.Domains[4]
+			z := d.Chain[3]
+			if d.Status != evidence.DNSBogus || d.BogusReason != "no_dnskey_matching_ds" || d.Error == "" ||
+				z.BogusReason != "no_dnskey_matching_ds" || !slices.Equal(z.DSKeyTags, []uint16{48213}) ||
+				!slices.Equal(z.KeyTags, []uint16{6104, 39822}) || !slices.Equal(z.Algorithms, []int{13}) || z.Error != d.Error {
+				t.Errorf("domains[4] = %+v", d)
+			}
+			if s := got.Signals[evidence.SignalDNSSEC]; s.State != evidence.StateObserved || s.Endpoint != "127.0.0.1:5353" || s.FetchedAt == nil {
+				t.Errorf("signals[dnssec] = %+v", s)
+			}
+		})
+	}
+}
+
 // TestFastDecodeDeclines checks inputs whose encoding/json semantics the
 // fast path leaves to encoding/json, a few it takes, and that DecodeBundle still matches
 // evidence.Decode on them.
@@ -297,6 +375,11 @@ func TestFastDecodeDeclines(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := string(sdata)
+	ddata, err := os.ReadFile(filepath.Join("testdata", "dnssec.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := string(ddata)
 	tests := []struct {
 		name string
 		data string
@@ -331,6 +414,31 @@ func TestFastDecodeDeclines(t *testing.T) {
 		{"signal_fetched_at_bad", strings.Replace(sb, `"fetched_at": "2026-11-28T07:02:11Z",`, `"fetched_at": 1764313331,`, 1), false},
 		{"signal_cached_as_string", strings.Replace(sb, `"cached": true,`, `"cached": "true",`, 1), false},
 		{"signal_endpoint_duplicate", strings.Replace(sb, `"endpoint": "https://api.osv.dev",`, `"endpoint": "x", "endpoint": "https://api.osv.dev",`, 1), false},
+		{"dnssec_null", strings.Replace(sb, `"supply": {`, `"supply": {"dnssec": null,`, 1), true},
+		{"dnssec_wrong_type", strings.Replace(sb, `"supply": {`, `"supply": {"dnssec": "secure",`, 1), false},
+		{"dnssec_key_tag_too_big", strings.Replace(db, `48213`, `65536`, 1), false},
+		{"dnssec_key_tag_negative", strings.Replace(db, `48213`, `-1`, 1), false},
+		{"dnssec_key_tag_float", strings.Replace(db, `48213`, `48213.0`, 1), false},
+		{"dnssec_key_tag_exponent", strings.Replace(db, `48213`, `4.8213e4`, 1), false},
+		{"dnssec_key_tag_as_string", strings.Replace(db, `48213`, `"48213"`, 1), false},
+		{"dnssec_key_tag_max", strings.Replace(db, `48213`, `65535`, 1), true},
+		{"dnssec_algorithm_negative", strings.Replace(db, `"algorithms": [
+                13
+              ],
+              "error"`, `"algorithms": [-13],
+              "error"`, 1), true},
+		{"dnssec_key_tags_null", strings.Replace(db, `"key_tags": [
+          20326,
+          38696
+        ],`, `"key_tags": null,`, 1), true},
+		{"dnssec_chain_empty", strings.Replace(db, `"chain": [`, `"chain": [], "x": [`, 1), true},
+		{"dnssec_dangling_as_string", strings.Replace(db, `"dangling_cname": true`, `"dangling_cname": "true"`, 1), false},
+		{"dnssec_duplicate_status", strings.Replace(db, `"status": "bogus",`, `"status": "secure", "status": "bogus",`, 1), false},
+		{"dnssec_key_in_other_case", strings.Replace(db, `"nxdomain_proof": "nsec3"`, `"NXDomain_Proof": "nsec3"`, 1), false},
+		{"dnssec_checked_at_offset", strings.Replace(db, `"checked_at": "2026-11-28T10:15:02Z"`, `"checked_at": "2026-11-28T11:15:02+01:00"`, 1), true},
+		{"dnssec_checked_at_null", strings.Replace(db, `"checked_at": "2026-11-28T10:15:02Z"`, `"checked_at": null`, 1), true},
+		{"dnssec_checked_at_bad", strings.Replace(db, `"checked_at": "2026-11-28T10:15:02Z"`, `"checked_at": "now"`, 1), false},
+		{"dnssec_escaped_error", strings.Replace(db, `match none of the DNSKEYs`, `match none of the \u201cDNSKEYs\u201d`, 1), true},
 		{"duplicate_key", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "x", "schema_version": "verifymcp.evidence/v1",`, 1), false},
 		{"key_in_other_case", strings.Replace(b, `"packages": 112`, `"Packages": 112`, 1), false},
 		{"escaped_key", strings.Replace(b, `"packages": 112`, `"p\u0061ckages": 112`, 1), false},
@@ -345,7 +453,7 @@ func TestFastDecodeDeclines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.data == b || tt.data == bb || tt.data == sb {
+			if tt.data == b || tt.data == bb || tt.data == sb || tt.data == db {
 				t.Fatal("the mutation changed nothing")
 			}
 			var fb evidence.Bundle
@@ -390,6 +498,13 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"signals":{"socket":{"state":"observed","endpoint":"https://api.socket.dev","fetched_at":null,"cached":true,"authenticated":true}},"supply":{"osv":{"vulnerabilities":[{"score":9.8,"fixed":null,"aliases":[]}]}}}`))
 	f.Add([]byte(`{"supply":{"registry":{"published_at":"2025-06-10T14:22:31.5+02:00","repository":null,"lifecycle_scripts":{"postinstall":"node x"}},"socket":{"scores":{"overall":0.25},"alerts":null},"github":{"pushed_at":null,"stars":-1}}}`))
 	f.Add([]byte(`{"supply":{"github":{"archived":true,"Archived":false}},"Supply":null}`))
+	if ddata, err := os.ReadFile(filepath.Join("testdata", "dnssec.bundle.json")); err != nil {
+		f.Fatal(err)
+	} else {
+		f.Add(ddata)
+	}
+	f.Add([]byte(`{"supply":{"dnssec":{"anchor":{"key_tags":[65535,0]},"checked_at":null,"domains":[{"chain":[{"ds_key_tags":[65536],"algorithms":[-1]}]}]}}}`))
+	f.Add([]byte(`{"supply":{"dnssec":{"domains":[{"cnames":null,"dangling_cname":true,"chain":[{"key_tags":null,"status":"bogus","Status":"secure"}]}]}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got, want evidence.Bundle
 		if fastUnmarshal(data, &got) != nil {

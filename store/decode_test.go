@@ -18,6 +18,14 @@ func BenchmarkDecode(b *testing.B) { benchmarkDecode(b, "everything.bundle.json"
 // BenchmarkDecodeBehavior decodes a bundle with rich behaviour evidence.
 func BenchmarkDecodeBehavior(b *testing.B) { benchmarkDecode(b, "behavior.bundle.json") }
 
+// BenchmarkDecodeSupply decodes a bundle with supply-chain evidence of
+// every kind and, as BenchmarkDecodeDNSSEC, the same with DNSSEC evidence
+// for five domains, as bundles written since rubric v4 carry.
+func BenchmarkDecodeSupply(b *testing.B) { benchmarkDecode(b, "supply.bundle.json") }
+
+// BenchmarkDecodeDNSSEC decodes a bundle with DNSSEC evidence.
+func BenchmarkDecodeDNSSEC(b *testing.B) { benchmarkDecode(b, "dnssec.bundle.json") }
+
 func benchmarkDecode(b *testing.B, fixture string) {
 	data, err := os.ReadFile(filepath.Join("testdata", fixture))
 	if err != nil {
@@ -48,7 +56,7 @@ func benchmarkDecode(b *testing.B, fixture string) {
 }
 
 func TestFastPathTakenForFixture(t *testing.T) {
-	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json", "supply.bundle.json"} {
+	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json", "supply.bundle.json", "dnssec.bundle.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)

@@ -647,3 +647,29 @@ func redactUserinfo(s string) string {
 	}
 	return s[:i+3] + user + ":redacted" + s[i+3+at:]
 }
+
+// ManifestMeta reads what a package's own package.json says about where it
+// comes from (homepage, repository, author URL, maintainers by email
+// domain, license, mcpName, lifecycle scripts), for a package that has no
+// registry document: a local tarball. Everything only a registry knows
+// (publish times, versions, provenance, deprecation) is listed as unserved.
+func ManifestMeta(name, version string, manifest []byte) (*evidence.RegistryMeta, error) {
+	var m npmMeta
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, fmt.Errorf("package.json of %s@%s: %w", name, version, err)
+	}
+	meta := &evidence.RegistryMeta{
+		Ecosystem:        "npm",
+		Name:             name,
+		Version:          version,
+		Homepage:         metaString(m.Homepage),
+		AuthorURL:        npmAuthorURL(m.Author),
+		License:          npmLicense(m.License, m.Licenses),
+		MCPName:          metaString(m.MCPName),
+		Maintainers:      npmMaintainers(m.Maintainers),
+		LifecycleScripts: npmLifecycleScripts(m.Scripts, m.Gypfile),
+		Unserved:         []string{"provenance", "deprecation", "publish_times"},
+	}
+	meta.RepositoryURL, meta.Repository, meta.RepositoryError = npmRepository(m.Repository)
+	return meta, nil
+}

@@ -926,3 +926,24 @@ func TestNPMMetadataUnserved(t *testing.T) {
 		t.Errorf("stripped document: Unserved (-want +got):\n%s", d)
 	}
 }
+
+func TestManifestMeta(t *testing.T) {
+	pj := []byte(`{"name":"fixture-mcp","version":"1.0.0","homepage":"https://www.secure.vmcp/docs",
+		"repository":{"type":"git","url":"git+https://code.rsa.vmcp/acme/fixture-mcp.git"},
+		"author":"Acme <dev@acme.vmcp> (https://ed.vmcp/about)",
+		"maintainers":[{"name":"ops","email":"ops@gone.vmcp"},"Old <old@unsigned.vmcp>"],
+		"mcpName":"vmcp.secure/fixture","scripts":{"postinstall":"node x.js","test":"x"}}`)
+	m, err := ManifestMeta("fixture-mcp", "1.0.0", pj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Homepage != "https://www.secure.vmcp/docs" || m.AuthorURL != "https://ed.vmcp/about" || m.MCPName != "vmcp.secure/fixture" ||
+		m.Repository == nil || m.Repository.Host != "code.rsa.vmcp" || len(m.Maintainers) != 2 ||
+		m.Maintainers[0].EmailDomain != "gone.vmcp" || m.Maintainers[1].EmailDomain != "unsigned.vmcp" ||
+		len(m.LifecycleScripts) != 1 || m.Provenance {
+		t.Errorf("ManifestMeta = %+v", m)
+	}
+	if _, err := ManifestMeta("x", "1", []byte(`[`)); err == nil {
+		t.Error("a manifest that is not JSON must be an error")
+	}
+}

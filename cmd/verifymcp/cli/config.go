@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/miekg/dns"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/verifymcp/verifymcp/cache"
+	"github.com/verifymcp/verifymcp/dnssec"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
@@ -35,6 +38,10 @@ type fileConfig struct {
 		Host     string `yaml:"host"`
 		Token    string `yaml:"token"`
 	} `yaml:"github"`
+	DNSSEC struct {
+		Resolver string `yaml:"resolver"`
+		Anchor   string `yaml:"anchor"`
+	} `yaml:"dnssec"`
 	CacheTTL string `yaml:"cache_ttl"`
 }
 
@@ -84,6 +91,9 @@ func loadConfig(flag string) (*fileConfig, string, error) {
 	return cfg, path, nil
 }
 
+// resolvConf is where the default DNSSEC resolver comes from.
+var resolvConf = "/etc/resolv.conf"
+
 // pick returns the first non-empty value.
 func pick(vals ...string) string {
 	for _, v := range vals {
@@ -100,13 +110,15 @@ type supplyConfig struct {
 	socketEndpoint, socketKey string
 	githubEndpoint, githubTkn string
 	githubHost                string
+	dnsResolver, dnsAnchor    string
+	dnsResolverFrom           string
 	cacheTTL                  time.Duration
 	refresh                   bool
 	skip                      map[string]bool
 }
 
 // skippable are the signals --skip may turn off.
-var skippable = []string{"osv", "socket", "github"}
+var skippable = []string{"osv", "socket", "github", "dnssec"}
 
 func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 	sc := &supplyConfig{
@@ -117,6 +129,8 @@ func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 		githubEndpoint: pick(f.githubEndpoint, os.Getenv("VERIFYMCP_GITHUB_ENDPOINT"), cfg.GitHub.Endpoint, "https://api.github.com/"),
 		githubTkn:      pick(os.Getenv("GITHUB_TOKEN"), cfg.GitHub.Token),
 		githubHost:     strings.ToLower(pick(f.githubHost, os.Getenv("VERIFYMCP_GITHUB_HOST"), cfg.GitHub.Host)),
+		dnsResolver:    pick(f.dnsResolver, os.Getenv("VERIFYMCP_DNSSEC_RESOLVER"), cfg.DNSSEC.Resolver),
+		dnsAnchor:      pick(f.dnsAnchor, os.Getenv("VERIFYMCP_DNSSEC_ANCHOR"), cfg.DNSSEC.Anchor),
 		refresh:        f.refresh,
 		skip:           map[string]bool{},
 	}
@@ -126,6 +140,16 @@ func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 		return nil, usagef("cache TTL %q: want a duration like 24h", ttl)
 	}
 	sc.cacheTTL = d
+	if sc.dnsResolver == "" {
+		// The default is the system's resolver, said so in the report: the
+		// validator trusts none of its answers, only the chain it checks.
+		if conf, err := dns.ClientConfigFromFile(resolvConf); err == nil && len(conf.Servers) > 0 {
+			sc.dnsResolver = net.JoinHostPort(conf.Servers[0], conf.Port)
+			sc.dnsResolverFrom = resolvConf
+		}
+	} else if _, _, err := net.SplitHostPort(sc.dnsResolver); err != nil {
+		sc.dnsResolver = net.JoinHostPort(sc.dnsResolver, "53")
+	}
 	for _, s := range f.skip {
 		for _, name := range strings.Split(s, ",") {
 			name = strings.TrimSpace(name)
@@ -164,6 +188,21 @@ func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBu
 		return sp, usagef("GitHub endpoint %q: %v", sc.githubEndpoint, err)
 	}
 	sp.GitHub = gh
+	if sc.dnsResolver != "" {
+		cfg := dnssec.Config{Resolver: sc.dnsResolver}
+		if sc.dnsAnchor != "" {
+			a, err := dnssec.LoadAnchor(sc.dnsAnchor)
+			if err != nil {
+				return sp, usagef("DNSSEC trust anchor: %v", err)
+			}
+			cfg.Anchor = a
+		}
+		v, err := dnssec.New(cfg)
+		if err != nil {
+			return sp, usagef("DNSSEC: %v", err)
+		}
+		sp.DNSSEC, sp.DNSSECResolver = v, sc.dnsResolver
+	}
 	switch u, err := url.Parse(sc.githubEndpoint); {
 	case sc.githubHost != "":
 		// An endpoint that answers for another host: a proxy or mirror of

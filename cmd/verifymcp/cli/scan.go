@@ -45,6 +45,8 @@ type scanFlags struct {
 	socketEndpoint   string
 	githubEndpoint   string
 	githubHost       string
+	dnsResolver      string
+	dnsAnchor        string
 	refresh          bool
 	cacheTTL         string
 	skip             []string
@@ -101,11 +103,13 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringVar(&f.osvEndpoint, "osv-endpoint", "", "OSV API base URL (env VERIFYMCP_OSV_ENDPOINT; default https://api.osv.dev)")
 	fl.StringVar(&f.osvOfflineDB, "osv-offline-db", "", "directory of osv-scanner's offline vulnerability database; no network is used for OSV (env VERIFYMCP_OSV_OFFLINE_DB)")
 	fl.StringVar(&f.socketEndpoint, "socket-endpoint", "", "Socket API base URL (env VERIFYMCP_SOCKET_ENDPOINT; default https://api.socket.dev); the key comes from SOCKET_API_KEY only")
+	fl.StringVar(&f.dnsResolver, "dnssec-resolver", "", "recursive DNS resolver HOST[:PORT] the DNSSEC check asks (env VERIFYMCP_DNSSEC_RESOLVER; default the first nameserver of /etc/resolv.conf); its answers are validated, not trusted")
+	fl.StringVar(&f.dnsAnchor, "dnssec-anchor", "", "zone file of DS or DNSKEY records to use as the DNSSEC trust anchor (env VERIFYMCP_DNSSEC_ANCHOR; default the embedded IANA root anchors)")
 	fl.StringVar(&f.githubHost, "github-host", "", "host of the repositories the GitHub endpoint answers for (env VERIFYMCP_GITHUB_HOST; default github.com for api.github.com, else the endpoint's host)")
 	fl.StringVar(&f.githubEndpoint, "github-endpoint", "", "GitHub API base URL, e.g. https://ghe.example.com/api/v3/ (env VERIFYMCP_GITHUB_ENDPOINT; default https://api.github.com/); the token comes from GITHUB_TOKEN only")
 	fl.BoolVar(&f.refresh, "refresh", false, "ask third parties again instead of using cached answers (the new answers are cached)")
 	fl.StringVar(&f.cacheTTL, "cache-ttl", "", "how long third-party answers are reused (env VERIFYMCP_CACHE_TTL; default 24h)")
-	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github (reported as not_assessed)")
+	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github, dnssec (reported as not_assessed)")
 	return cmd
 }
 
