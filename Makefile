@@ -28,14 +28,16 @@ setup:
 scan: setup
 	./bin/verifymcp scan --format $(FORMAT) $(ARGS) $(PKG)
 
-# The whole suite: unit tests and the Docker integration tests (build tag
+# The whole suite: unit tests, the Docker integration tests (build tag
 # "docker"), which use the real engine, the real npm registry and pinned
-# real MCP servers.
+# real MCP servers, and the Postgres tests (build tag "postgres"), which use
+# the server that setup starts on 127.0.0.1:5432 (override with
+# VERIFYMCP_TEST_POSTGRES_DSN).
 test: setup
-	go vet -tags docker ./...
-	go test -tags docker -count=1 -timeout 30m ./...
+	go vet -tags docker,postgres ./...
+	go test -tags docker,postgres -count=1 -timeout 30m ./...
 
-# Unit tests only: no engine, no network.
+# Unit tests only: no engine, no Postgres, no network.
 unit:
 	go test -count=1 ./...
 

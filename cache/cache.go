@@ -2,8 +2,13 @@
 // call: third-party signals (OSV, Socket, GitHub) now, judge verdicts next.
 // Entries are keyed by (namespace, key), where the key is a hash of
 // everything that determines the answer, and expire after a time to live.
-// The cache stores bytes and never interprets them. SQLite (pure Go, the
-// same database file as the run store) is the default.
+// The cache stores bytes and never interprets them.
+//
+// One Cache type serves two backends with the same behaviour: SQLite (pure
+// Go, the same database file as the run store) is the default for one
+// machine, and Postgres is for a deployment where many machines share one
+// cache. Open opens the SQLite file in a data directory, OpenPostgres opens
+// a Postgres database, and OpenDSN picks one from its argument.
 package cache
 
 import (
@@ -14,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,11 +30,19 @@ import (
 // run store.
 const FileName = "verifymcp.db"
 
-// Cache is a TTL cache in SQLite. It is safe for concurrent use, by
-// goroutines and by processes sharing the file.
+// Cache is a TTL cache in SQLite or Postgres. It is safe for concurrent
+// use, by goroutines and by processes sharing the database.
+//
+// Times (stored_at, expires_at) come from the clock of the process that
+// reads or writes, so the machines sharing a Postgres cache should keep
+// their clocks in step; a skew of seconds matters nothing against TTLs of
+// hours.
 type Cache struct {
-	db  *sql.DB
-	now func() time.Time
+	db       *sql.DB
+	q        *dialect
+	location string // where the database is, with no password
+	secret   string // a password to keep out of error messages, if any
+	now      func() time.Time
 
 	mu       sync.Mutex
 	counters map[string]*counter // per namespace, flushed on Close and Stats
@@ -36,17 +50,66 @@ type Cache struct {
 
 type counter struct{ hits, misses int64 }
 
-// Open opens (creating if needed) the cache in dir's database file.
+// dialect holds the statements of one backend. Each statement takes the
+// same arguments in the same order on every backend; only the SQL differs.
+type dialect struct {
+	name    string
+	migrate func(ctx context.Context, db *sql.DB) error
+	get     string // namespace, key, now -> value, stored_at
+	put     string // namespace, key, value, stored_at, expires_at
+	count   string // namespace, hits, misses (added to the stored counts)
+	stats   string // now -> namespace, entries, expired, bytes
+	hits    string // -> namespace, hits, misses
+	prune   string // now
+	wipe    string
+}
+
+var sqliteDialect = &dialect{
+	name:    "sqlite",
+	migrate: migrateSQLite,
+	get:     `SELECT value, stored_at FROM cache_entries WHERE namespace = ? AND key = ? AND expires_at > ?`,
+	put: `INSERT INTO cache_entries (namespace, key, value, stored_at, expires_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at, expires_at = excluded.expires_at`,
+	count: `INSERT INTO cache_counters (namespace, hits, misses) VALUES (?, ?, ?)
+		ON CONFLICT (namespace) DO UPDATE SET hits = cache_counters.hits + excluded.hits, misses = cache_counters.misses + excluded.misses`,
+	stats: `SELECT namespace, COUNT(*), COALESCE(SUM(expires_at <= ?), 0), COALESCE(SUM(LENGTH(value)), 0) FROM cache_entries GROUP BY namespace`,
+	hits:  `SELECT namespace, hits, misses FROM cache_counters`,
+	prune: `DELETE FROM cache_entries WHERE expires_at <= ?`,
+	wipe:  `DELETE FROM cache_entries`,
+}
+
+// Open opens (creating if needed) the cache in dir's SQLite database file.
 func Open(ctx context.Context, dir string) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	dsn := "file:" + filepath.Join(dir, FileName) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	path := filepath.Join(dir, FileName)
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
 	db.SetMaxOpenConns(4)
+	return newCache(ctx, db, sqliteDialect, path, "")
+}
+
+// OpenDSN opens the cache that target names: a postgres:// or
+// postgresql:// URL opens that Postgres database (see OpenPostgres), and
+// anything else is a data directory whose SQLite file is opened (see Open).
+func OpenDSN(ctx context.Context, target string) (*Cache, error) {
+	if IsPostgresDSN(target) {
+		return OpenPostgres(ctx, target)
+	}
+	return Open(ctx, target)
+}
+
+// IsPostgresDSN reports whether OpenDSN would open target as a Postgres
+// database rather than as a data directory.
+func IsPostgresDSN(target string) bool {
+	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
+}
+
+func migrateSQLite(ctx context.Context, db *sql.DB) error {
 	for _, stmt := range []string{
 		`CREATE TABLE IF NOT EXISTS cache_entries (
 			namespace  TEXT NOT NULL,
@@ -64,12 +127,31 @@ func Open(ctx context.Context, dir string) (*Cache, error) {
 		)`,
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("cache: migrate: %w", err)
+			return err
 		}
 	}
-	return &Cache{db: db, now: time.Now, counters: map[string]*counter{}}, nil
+	return nil
 }
+
+func newCache(ctx context.Context, db *sql.DB, q *dialect, location, secret string) (*Cache, error) {
+	c := &Cache{db: db, q: q, location: location, secret: secret, now: time.Now, counters: map[string]*counter{}}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, c.errorf("cache: open %s: %w", location, err)
+	}
+	if err := q.migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, c.errorf("cache: migrate %s: %w", location, err)
+	}
+	return c, nil
+}
+
+// Backend names the database behind the cache: "sqlite" or "postgres".
+func (c *Cache) Backend() string { return c.q.name }
+
+// Location says where the database is: the SQLite file's path, or the
+// Postgres URL without its password. It is safe to log.
+func (c *Cache) Location() string { return c.location }
 
 // Close flushes the hit and miss counters and closes the database.
 func (c *Cache) Close() error {
@@ -82,32 +164,34 @@ func (c *Cache) Close() error {
 func (c *Cache) Get(ctx context.Context, namespace, key string) ([]byte, time.Time, bool, error) {
 	var value []byte
 	var stored int64
-	err := c.db.QueryRowContext(ctx,
-		`SELECT value, stored_at FROM cache_entries WHERE namespace = ? AND key = ? AND expires_at > ?`,
-		namespace, key, c.now().UnixMilli()).Scan(&value, &stored)
+	err := c.db.QueryRowContext(ctx, c.q.get, namespace, key, c.now().UnixMilli()).Scan(&value, &stored)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		c.count(namespace, false)
 		return nil, time.Time{}, false, nil
 	case err != nil:
-		return nil, time.Time{}, false, fmt.Errorf("cache get %s: %w", namespace, err)
+		return nil, time.Time{}, false, c.errorf("cache get %s: %w", namespace, err)
+	}
+	if value == nil {
+		value = []byte{}
 	}
 	c.count(namespace, true)
 	return value, time.UnixMilli(stored).UTC(), true, nil
 }
 
-// Put stores value under (namespace, key) for ttl, replacing any entry.
+// Put stores value under (namespace, key) for ttl, replacing any entry. A
+// ttl of zero or less stores nothing.
 func (c *Cache) Put(ctx context.Context, namespace, key string, value []byte, ttl time.Duration) error {
 	if ttl <= 0 {
 		return nil
 	}
+	if value == nil {
+		// A nil slice binds as NULL; an empty answer is still an answer.
+		value = []byte{}
+	}
 	now := c.now()
-	_, err := c.db.ExecContext(ctx,
-		`INSERT INTO cache_entries (namespace, key, value, stored_at, expires_at) VALUES (?, ?, ?, ?, ?)
-		 ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at, expires_at = excluded.expires_at`,
-		namespace, key, value, now.UnixMilli(), now.Add(ttl).UnixMilli())
-	if err != nil {
-		return fmt.Errorf("cache put %s: %w", namespace, err)
+	if _, err := c.db.ExecContext(ctx, c.q.put, namespace, key, value, now.UnixMilli(), now.Add(ttl).UnixMilli()); err != nil {
+		return c.errorf("cache put %s: %w", namespace, err)
 	}
 	return nil
 }
@@ -127,20 +211,28 @@ func (c *Cache) count(namespace string, hit bool) {
 	}
 }
 
+// flush adds the counts gathered in memory to the stored ones, which every
+// process sharing the database adds to. Counts that could not be written
+// are kept for the next flush.
 func (c *Cache) flush(ctx context.Context) error {
 	c.mu.Lock()
 	counters := c.counters
 	c.counters = map[string]*counter{}
 	c.mu.Unlock()
+	var errs []error
 	for ns, ct := range counters {
-		if _, err := c.db.ExecContext(ctx,
-			`INSERT INTO cache_counters (namespace, hits, misses) VALUES (?, ?, ?)
-			 ON CONFLICT (namespace) DO UPDATE SET hits = hits + excluded.hits, misses = misses + excluded.misses`,
-			ns, ct.hits, ct.misses); err != nil {
-			return fmt.Errorf("cache counters: %w", err)
+		if _, err := c.db.ExecContext(ctx, c.q.count, ns, ct.hits, ct.misses); err != nil {
+			errs = append(errs, c.errorf("cache counters %s: %w", ns, err))
+			c.mu.Lock()
+			if c.counters[ns] == nil {
+				c.counters[ns] = &counter{}
+			}
+			c.counters[ns].hits += ct.hits
+			c.counters[ns].misses += ct.misses
+			c.mu.Unlock()
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // NamespaceStats describes one namespace of the cache.
@@ -154,7 +246,8 @@ type NamespaceStats struct {
 }
 
 // Stats reports entries, expired entries, bytes, hits and misses per
-// namespace.
+// namespace. Hits and misses are those of every process that has used the
+// database and flushed its counts (on Close or Stats).
 func (c *Cache) Stats(ctx context.Context) ([]NamespaceStats, error) {
 	if err := c.flush(ctx); err != nil {
 		return nil, err
@@ -166,56 +259,67 @@ func (c *Cache) Stats(ctx context.Context) ([]NamespaceStats, error) {
 		}
 		return by[ns]
 	}
-	rows, err := c.db.QueryContext(ctx,
-		`SELECT namespace, COUNT(*), COALESCE(SUM(expires_at <= ?), 0), COALESCE(SUM(LENGTH(value)), 0) FROM cache_entries GROUP BY namespace`,
-		c.now().UnixMilli())
+	rows, err := c.db.QueryContext(ctx, c.q.stats, c.now().UnixMilli())
 	if err != nil {
-		return nil, fmt.Errorf("cache stats: %w", err)
+		return nil, c.errorf("cache stats: %w", err)
 	}
 	for rows.Next() {
 		var ns string
 		var n, expired, bytes int64
 		if err := rows.Scan(&ns, &n, &expired, &bytes); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("cache stats: %w", err)
+			return nil, c.errorf("cache stats: %w", err)
 		}
 		s := get(ns)
 		s.Entries, s.Expired, s.Bytes = n, expired, bytes
 	}
-	rows.Close()
-	rows, err = c.db.QueryContext(ctx, `SELECT namespace, hits, misses FROM cache_counters`)
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, c.errorf("cache stats: %w", err)
+	}
+	rows, err = c.db.QueryContext(ctx, c.q.hits)
 	if err != nil {
-		return nil, fmt.Errorf("cache stats: %w", err)
+		return nil, c.errorf("cache stats: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var ns string
 		var hits, misses int64
 		if err := rows.Scan(&ns, &hits, &misses); err != nil {
-			return nil, fmt.Errorf("cache stats: %w", err)
+			return nil, c.errorf("cache stats: %w", err)
 		}
 		s := get(ns)
 		s.Hits, s.Misses = hits, misses
+	}
+	if err := rows.Err(); err != nil {
+		return nil, c.errorf("cache stats: %w", err)
 	}
 	out := make([]NamespaceStats, 0, len(by))
 	for _, s := range by {
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Namespace < out[j].Namespace })
-	return out, rows.Err()
+	return out, nil
 }
 
 // Prune removes expired entries, or every entry when all is set, and
 // returns how many it removed.
 func (c *Cache) Prune(ctx context.Context, all bool) (int64, error) {
-	q, args := `DELETE FROM cache_entries WHERE expires_at <= ?`, []any{c.now().UnixMilli()}
+	q, args := c.q.prune, []any{c.now().UnixMilli()}
 	if all {
-		q, args = `DELETE FROM cache_entries`, nil
+		q, args = c.q.wipe, nil
 	}
 	res, err := c.db.ExecContext(ctx, q, args...)
 	if err != nil {
-		return 0, fmt.Errorf("cache prune: %w", err)
+		return 0, c.errorf("cache prune: %w", err)
 	}
-	n, _ := res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, c.errorf("cache prune: %w", err)
+	}
 	return n, nil
+}
+
+// errorf is fmt.Errorf with the backend's password, if any, masked.
+func (c *Cache) errorf(format string, args ...any) error {
+	return redact(fmt.Errorf(format, args...), c.secret)
 }

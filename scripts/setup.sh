@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian machine for verifymcp: a running Docker engine,
 # debootstrap (to build the sandbox base where no container registry is
-# reachable), the verifymcp binary and the sandbox image. Idempotent: each
-# step is skipped when its result is already there.
+# reachable), PostgreSQL on 127.0.0.1:5432 for the cache's Postgres tests,
+# the verifymcp binary and the sandbox image. Idempotent: each step is
+# skipped when its result is already there.
+#
+#   scripts/setup.sh            every step
+#   scripts/setup.sh postgres   only PostgreSQL (for go test -tags postgres)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,9 +18,92 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 
 apt_install() {
   say "installing Debian packages: $*"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1 apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1 apt-get install -y -qq "$@" >/dev/null
 }
+
+# PostgreSQL for the cache's shared backend, tested under the build tag
+# "postgres" at postgres://verifymcp:verifymcp@127.0.0.1:5432/verifymcp_test.
+# The role and database are test fixtures with a fixed, public password; the
+# server listens on loopback only (Debian's default).
+PG_USER=verifymcp PG_PASSWORD=verifymcp PG_DB=verifymcp_test
+
+# Runs a command as the cluster's superuser, from / (which it can read).
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then
+    (cd / && runuser -u postgres -- "$@")
+  else
+    (cd / && sudo -u postgres "$@")
+  fi
+}
+
+pg_fixture_ready() {
+  command -v psql >/dev/null 2>&1 &&
+    PGPASSWORD="$PG_PASSWORD" PGCONNECT_TIMEOUT=3 psql -qtAX -h 127.0.0.1 -p 5432 -U "$PG_USER" -d "$PG_DB" -c 'SELECT 1' >/dev/null 2>&1
+}
+
+setup_postgres() {
+  if pg_fixture_ready; then
+    say "postgres ready at 127.0.0.1:5432 ($PG_USER/$PG_DB)"
+    return
+  fi
+  if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    apt_install postgresql
+  fi
+  local ver
+  ver="$(ls -d /usr/lib/postgresql/*/bin/postgres | sort -V | tail -n 1 | cut -d/ -f5)"
+  if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+    # Debian's package creates the "main" cluster on port 5432 unless told
+    # not to; make it if it is missing.
+    if ! pg_lsclusters -h | awk -v v="$ver" '$1 == v && $2 == "main" { found = 1 } END { exit !found }'; then
+      say "creating postgres cluster $ver/main"
+      $SUDO pg_createcluster --port 5432 "$ver" main >/dev/null
+    fi
+    local port
+    port="$(pg_lsclusters -h | awk -v v="$ver" '$1 == v && $2 == "main" { print $3 }')"
+    if [ "$port" != 5432 ]; then
+      say "postgres cluster $ver/main uses port $port, not 5432; set port = 5432 in /etc/postgresql/$ver/main/postgresql.conf"
+      exit 6
+    fi
+    say "starting postgres $ver/main"
+    # pg_ctlcluster runs pg_ctl as the cluster owner when systemd is not
+    # running, and makes the socket directory.
+    $SUDO pg_ctlcluster "$ver" main start || true
+    for _ in $(seq 1 30); do
+      pg_isready -q -h 127.0.0.1 -p 5432 && break
+      sleep 1
+    done
+    pg_isready -q -h 127.0.0.1 -p 5432 || {
+      say "postgres did not start; see /var/log/postgresql/postgresql-$ver-main.log"
+      exit 6
+    }
+  fi
+  say "creating postgres role $PG_USER and database $PG_DB"
+  as_postgres psql -qtAX -v ON_ERROR_STOP=1 -d postgres >/dev/null <<SQL
+DO \$\$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PG_USER') THEN
+    CREATE ROLE $PG_USER LOGIN PASSWORD '$PG_PASSWORD';
+  ELSE
+    ALTER ROLE $PG_USER LOGIN PASSWORD '$PG_PASSWORD';
+  END IF;
+END
+\$\$;
+SQL
+  if [ -z "$(as_postgres psql -qtAX -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")" ]; then
+    as_postgres createdb -O "$PG_USER" "$PG_DB"
+  fi
+  pg_fixture_ready || {
+    say "cannot log in to postgres as $PG_USER at 127.0.0.1:5432; check pg_hba.conf allows password logins from 127.0.0.1"
+    exit 6
+  }
+  say "postgres ready at 127.0.0.1:5432 ($PG_USER/$PG_DB)"
+}
+
+if [ "${1:-}" = postgres ]; then
+  setup_postgres
+  exit 0
+fi
 
 # 1. The Docker engine.
 if ! docker info >/dev/null 2>&1; then
@@ -45,11 +132,14 @@ if ! command -v debootstrap >/dev/null 2>&1; then
   apt_install debootstrap
 fi
 
-# 3. The binary (static, so that it can also run as the egress helper).
+# 3. PostgreSQL, for the cache tests under the build tag "postgres".
+setup_postgres
+
+# 4. The binary (static, so that it can also run as the egress helper).
 say "building bin/verifymcp"
 make --no-print-directory build >&2
 
-# 4. The sandbox image (a no-op when the recipe is unchanged).
+# 5. The sandbox image (a no-op when the recipe is unchanged).
 CA_ARGS=()
 if [ -n "${VERIFYMCP_CA_BUNDLE:-}" ]; then CA_ARGS=(--ca-bundle "$VERIFYMCP_CA_BUNDLE"); fi
 ./bin/verifymcp sandbox build "${CA_ARGS[@]}" >&2
