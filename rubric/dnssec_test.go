@@ -315,7 +315,9 @@ func TestDNSSECFindings(t *testing.T) {
 	indeterminate := evidence.DNSDomain{Name: "kato.codes", Sources: []string{"author_url"}, Status: evidence.DNSIndeterminate, Exists: "unknown", Error: "codes. DNSKEY: SERVFAIL"}
 	b := supplyBundle()
 	withDomains(nxEmail, nxMCP, dangling, bogus, indeterminate)(b)
-	res := Evaluate(b, Current())
+	r := Current()
+	prov, _ := r.Dimension(DimensionProvenance)
+	res := Evaluate(b, r)
 	var got []Finding
 	for _, f := range res.Findings {
 		if strings.HasPrefix(f.Code, "pkg.dnssec.") {
@@ -348,7 +350,7 @@ func TestDNSSECFindings(t *testing.T) {
 	if d := diff(want, got); d != "" {
 		t.Errorf("DNSSEC findings (-want +got):\n%s", d)
 	}
-	wantDim := DimensionScore{ID: DimensionProvenance, Weight: 5, State: StateScored, Score: 0,
+	wantDim := DimensionScore{ID: DimensionProvenance, Weight: prov.Weight, State: StateScored, Score: 0,
 		Reason: "domains acme-mail.dev, notes.example do not exist (-50); dangling CNAME at docs.acme.dev (-30); DNSSEC bogus for acme.dev (-40); " +
 			"own domain notes.example not DNSSEC-signed (-10); DNSSEC state of kato.codes not judged (-10)"}
 	if d := diff(wantDim, dim(res, DimensionProvenance)); d != "" {
@@ -359,7 +361,7 @@ func TestDNSSECFindings(t *testing.T) {
 	b = supplyBundle()
 	b.Signals[evidence.SignalDNSSEC] = evidence.Signal{State: evidence.StateUnavailable, ThirdParty: true,
 		Reason: "resolver 10.0.0.53:53 strips DNSSEC data: no RRSIG in the answer for . DNSKEY"}
-	res = Evaluate(b, Current())
+	res = Evaluate(b, r)
 	got = nil
 	for _, f := range res.Findings {
 		if strings.HasPrefix(f.Code, "pkg.dnssec.") {
@@ -372,7 +374,7 @@ func TestDNSSECFindings(t *testing.T) {
 	if d := diff(want, got); d != "" {
 		t.Errorf("unverified (-want +got):\n%s", d)
 	}
-	wantDim = DimensionScore{ID: DimensionProvenance, Weight: 5, State: StateZeroPoint, Score: 0,
+	wantDim = DimensionScore{ID: DimensionProvenance, Weight: prov.Weight, State: StateZeroPoint, Score: 0,
 		Reason: "signal dnssec is unavailable: resolver 10.0.0.53:53 strips DNSSEC data: no RRSIG in the answer for . DNSKEY"}
 	if d := diff(wantDim, dim(res, DimensionProvenance)); d != "" {
 		t.Errorf("provenance (-want +got):\n%s", d)

@@ -85,7 +85,12 @@ type Result struct {
 // observed; they return the gate's verdict except where their rubric file
 // says otherwise (positive evidence of malware; GitHub not assessed
 // because no repository on GitHub is declared; from rubric v4, DNSSEC not
-// assessed, which scores provenance from its other signals).
+// assessed, which scores provenance from its other signals). So does the
+// judge probe of rubric v5, to report a judge that was not consulted; it
+// scores only verdicts given under the judge specification the rubric
+// pins (see Rubric.JudgeSpec). From rubric v5, Evaluate also runs the
+// deterministic contract checks (judge/checks) over the stored contract,
+// which is most of its cost.
 //
 // r must come from Load or Current: Evaluate panics if a probe emits a code
 // missing from r's catalog, which validation at load rules out.
@@ -160,11 +165,13 @@ func Evaluate(b *evidence.Bundle, r *Rubric) Result {
 }
 
 // laterPhases are signals whose collection depends on an earlier sandbox
-// phase having succeeded.
+// phase having succeeded. The judge reads the listed contract; only rubric
+// v5 on names its signal.
 var laterPhases = map[string]bool{
 	evidence.SignalSession:  true,
 	evidence.SignalContract: true,
 	evidence.SignalBehavior: true,
+	evidence.SignalJudge:    true,
 }
 
 // gate decides from the signal states alone whether a dimension can be

@@ -975,6 +975,18 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateV4 evaluates the same fixture under rubric v4, which
+// does not run the contract checks: the difference from BenchmarkEvaluate
+// is their cost.
+func BenchmarkEvaluateV4(b *testing.B) {
+	bundle := loadBundle(b, "everything.bundle.json")
+	r := mustLoad(b, "4")
+	b.ReportAllocs()
+	for b.Loop() {
+		Evaluate(bundle, r)
+	}
+}
+
 // BenchmarkEvaluateBehavior evaluates the fixture with rich behaviour
 // evidence, every behaviour probe firing.
 func BenchmarkEvaluateBehavior(b *testing.B) {

@@ -160,6 +160,22 @@ var scorers = map[string]scorer{
 		needs:   []string{evidence.SignalRegistryMeta, evidence.SignalGitHub},
 		observe: scoreMaintenance,
 	},
+	// The surface-poisoning probes of rubric v5 (integrity.go, clarity.go).
+	DimensionPromptIntegrity: {
+		emits: integrityEmits(),
+		score: scorePromptIntegrity,
+	},
+	DimensionCapabilityClarity: {
+		emits: map[string]Kind{
+			CodeJudgeInjection: KindFinding, CodeJudgeExfiltration: KindFinding, CodeJudgeConcealment: KindFinding,
+			CodeJudgeShadowing: KindFinding, CodeJudgeCredentialRequest: KindFinding, CodeJudgeSensitiveAccess: KindFinding,
+			CodeJudgeMismatch: KindFinding, CodeJudgeUnverified: KindFinding,
+		},
+		// It runs whatever the gate decided, to report a judge that was
+		// not consulted.
+		needs:   []string{evidence.SignalJudge},
+		observe: scoreCapabilityClarity,
+	},
 }
 
 // Install outcomes as the sandbox records them.

@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "4"
+const CurrentVersion = "5"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -137,6 +137,14 @@ type Parameters struct {
 	// Supply parameterises the supply-chain dimensions. It is required by
 	// a rubric that has any of them, and absent from rubrics v1 and v2.
 	Supply *SupplyParams `yaml:"supply"`
+	// PromptIntegrity parameterises the prompt_contract_integrity
+	// dimension, CapabilityClarity the tool_capability_clarity dimension,
+	// and Judge pins the judge specification whose verdicts the latter
+	// scores. Each is required by a rubric that reads it (v5 on) and
+	// absent from the others.
+	PromptIntegrity   *PromptIntegrityParams   `yaml:"prompt_contract_integrity"`
+	CapabilityClarity *CapabilityClarityParams `yaml:"tool_capability_clarity"`
+	Judge             *JudgePin                `yaml:"judge"`
 }
 
 // SessionParams parameterise the session dimension.
@@ -463,6 +471,8 @@ func (r *Rubric) validate() error {
 		errs = append(errs, r.Params.Supply.validate()...)
 		errs = append(errs, r.validateDNSSEC()...)
 	}
+	errs = append(errs, r.validatePromptIntegrity()...)
+	errs = append(errs, r.validateCapabilityClarity()...)
 	return errors.Join(errs...)
 }
 

@@ -380,9 +380,11 @@ func TestNoSocketKey(t *testing.T) {
 	b := supplyBundle()
 	b.Signals[evidence.SignalSocket] = evidence.Signal{State: evidence.StateUnavailable, Reason: "no Socket API key configured", ThirdParty: true}
 	b.Supply.Socket = nil
-	res := Evaluate(b, Current())
+	r := Current()
+	malware, _ := r.Dimension(DimensionMalware)
+	res := Evaluate(b, r)
 	got := dim(res, DimensionMalware)
-	want := DimensionScore{ID: DimensionMalware, Weight: 10, State: StateZeroPoint, Score: 0,
+	want := DimensionScore{ID: DimensionMalware, Weight: malware.Weight, State: StateZeroPoint, Score: 0,
 		Reason: "signal socket is unavailable: no Socket API key configured"}
 	if d := diff(want, got); d != "" {
 		t.Errorf("malware_signal (-want +got):\n%s", d)

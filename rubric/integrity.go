@@ -1,0 +1,168 @@
+package rubric
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/verifymcp/verifymcp/judge/checks"
+)
+
+// DimensionPromptIntegrity is the dimension scored from the deterministic
+// contract checks (rubric v5 on).
+const DimensionPromptIntegrity = "prompt_contract_integrity"
+
+// integrityCodes are the codes of the contract checks that the
+// prompt_contract_integrity probe reports. They are listed here rather than
+// taken from checks.CheckCodes at run time, so that a rubric version pins
+// what it scores: a code the checks gain later is neither reported nor
+// scored under a rubric whose catalog lacks it, and the rubric tests fail
+// until a new rubric version adopts it.
+var integrityCodes = []string{
+	checks.CodeUnicodeInvisible, checks.CodeUnicodeBidi, checks.CodeUnicodeTag, checks.CodeUnicodeVariation,
+	checks.CodeHiddenEncoded, checks.CodeHiddenMarkup, checks.CodeHiddenWhitespace,
+	checks.CodeInjectionOverride, checks.CodeInjectionConceal, checks.CodeInjectionSecret, checks.CodeInjectionExfil,
+	checks.CodeInjectionToolOrder, checks.CodeInjectionTag, checks.CodeShadowing,
+	checks.CodeParamCredential, checks.CodeCapabilityEnv, checks.CodeCapabilityPath,
+}
+
+func integrityEmits() map[string]Kind {
+	m := make(map[string]Kind, len(integrityCodes))
+	for _, c := range integrityCodes {
+		m[c] = KindFinding
+	}
+	return m
+}
+
+// PromptIntegrityParams parameterise the prompt_contract_integrity
+// dimension. They are required by a rubric that has it, and absent from
+// the others.
+type PromptIntegrityParams struct {
+	// SeverityPenalties is the deduction for each code and subject, by the
+	// catalog severity of the code; every severity must be listed.
+	SeverityPenalties map[Severity]float64 `yaml:"severity_penalties"`
+}
+
+// validatePromptIntegrity checks parameters.prompt_contract_integrity:
+// present and valid exactly when the rubric has the dimension.
+func (r *Rubric) validatePromptIntegrity() []error {
+	_, has := r.Dimension(DimensionPromptIntegrity)
+	p := r.Params.PromptIntegrity
+	switch {
+	case has && p == nil:
+		return []error{errors.New("parameters.prompt_contract_integrity: missing, and the rubric has dimension " + DimensionPromptIntegrity)}
+	case !has && p != nil:
+		return []error{errors.New("parameters.prompt_contract_integrity: present, but the rubric has no dimension " + DimensionPromptIntegrity + ", so nothing reads it")}
+	case !has:
+		return nil
+	}
+	var errs []error
+	for _, s := range Severities() {
+		v, ok := p.SeverityPenalties[s]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("parameters.prompt_contract_integrity.severity_penalties: %s missing", s))
+		case v < 0 || math.IsNaN(v) || math.IsInf(v, 0):
+			errs = append(errs, fmt.Errorf("parameters.prompt_contract_integrity.severity_penalties.%s: %v must be 0 or more", s, v))
+		}
+	}
+	for s := range p.SeverityPenalties {
+		if s.Rank() < 0 {
+			errs = append(errs, fmt.Errorf("parameters.prompt_contract_integrity.severity_penalties: unknown severity %q", s))
+		}
+	}
+	return errs
+}
+
+// scorePromptIntegrity runs the contract checks over the stored contract.
+// Every finding of a code the catalog holds is reported; the score takes
+// one deduction, by the code's catalog severity, per code and subject.
+func scorePromptIntegrity(p *probe) verdict {
+	c := p.b.Contract
+	if c == nil {
+		return zeroPoint("contract signal is observed but the bundle holds no contract")
+	}
+	fs := checks.Check(c)
+	empty := len(c.Tools) == 0 && len(c.Prompts) == 0 && len(c.Resources) == 0 && len(c.Templates) == 0 &&
+		strings.TrimSpace(c.Instructions) == ""
+	if len(fs) == 0 && empty {
+		return dropped("not applicable: the server lists no tools, prompts, resources or resource templates and gives no instructions")
+	}
+	penalties := p.p.PromptIntegrity.SeverityPenalties
+	type key struct{ code, subject string }
+	counted := make(map[key]bool, len(fs))
+	var bySeverity [5]int // counted pairs, by Severity.Rank
+	score := 100.0
+	for _, f := range fs {
+		def, ok := p.r.Code(f.Code)
+		if !ok || def.Dimension != p.dimension {
+			// A code the checks gained after this rubric version.
+			continue
+		}
+		subject := checkSubject(f)
+		p.emit(f.Code, subject, f.Message, p.checkEvidence(f))
+		k := key{f.Code, subject}
+		if counted[k] {
+			continue
+		}
+		counted[k] = true
+		bySeverity[def.Severity.Rank()]++
+		score -= penalties[def.Severity]
+	}
+	what := surfaceSummary(len(c.Tools), len(c.Prompts), len(c.Resources), len(c.Templates), c.Instructions != "")
+	if len(counted) == 0 {
+		return scored(100, "the contract checks found nothing in "+what)
+	}
+	parts := make([]string, 0, 5)
+	for _, s := range Severities() {
+		if n := bySeverity[s.Rank()]; n > 0 {
+			parts = append(parts, strconv.Itoa(n)+" "+string(s)+" (-"+formatScore(float64(n)*penalties[s])+")")
+		}
+	}
+	return scored(score, "the contract checks found, counting each code once per subject, "+strings.Join(parts, ", ")+" in "+what)
+}
+
+// checkSubject names what a check finding is about: a tool by its name,
+// as the other contract probes and the judge do; anything else by its kind
+// and name, and the server by the field of its own text.
+func checkSubject(f checks.Finding) string {
+	switch f.Kind {
+	case checks.KindTool:
+		return f.Subject
+	case checks.KindServer:
+		return "server " + f.Field
+	default:
+		return f.Kind + " " + f.Subject
+	}
+}
+
+// checkEvidence quotes where a check finding was found and the span it
+// quotes; the hidden text it decoded goes first, so that clipping keeps it.
+func (p *probe) checkEvidence(f checks.Finding) string {
+	var b strings.Builder
+	b.WriteString(f.Field)
+	if f.Decoded != "" {
+		b.WriteString(" hides ")
+		b.WriteString(strconv.Quote(f.Decoded))
+		b.WriteString("; as written ")
+	} else {
+		b.WriteString(": ")
+	}
+	b.WriteString(strconv.Quote(f.Evidence))
+	return p.clip(b.String())
+}
+
+// surfaceSummary says what the checks read, for a reason.
+func surfaceSummary(tools, prompts, resources, templates int, instructions bool) string {
+	parts := []string{plural(tools, "tool"), plural(prompts, "prompt"), plural(resources, "resource")}
+	if templates > 0 {
+		parts = append(parts, plural(templates, "resource template"))
+	}
+	s := strings.Join(parts, ", ")
+	if instructions {
+		s += " and the server instructions"
+	}
+	return s
+}
