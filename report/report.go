@@ -36,16 +36,26 @@ import (
 // Version 4 added the required supply.dnssec member: the DNSSEC check of
 // the domains the package leans on, in the shape of the other supply-chain
 // checks. Version 3's schema forbids unknown members of supply.
-const SchemaVersion = "verifymcp.report/v4"
+//
+// Version 5 added the required judge member: the LLM judge's verdicts on
+// the tool surface in the shape of a supply-chain check, with everything
+// that pins them (model, endpoint, temperature, seed, judge specification,
+// rubric version, cache key and hit, when the model answered), because a
+// judge is not a deterministic check and a reader must be able to tell
+// which model said what, and when. Version 4's schema forbids unknown
+// top-level members, and its notice does not say what the judge is.
+const SchemaVersion = "verifymcp.report/v5"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
 	"the checks and their states are listed under signals, and a signal that is not observed was not checked. " +
 	"Behaviour was watched only for the time listed under behavior.watches: nothing seen means nothing seen in that time. " +
 	"A supply-chain check whose signal was not observed is unverified, never clean. " +
+	"The judge is an LLM, pinned (model, temperature, seed, judge specification) and cached by the tool surface's hash, " +
+	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v4.schema.json
+//go:embed schema/report.v5.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -66,6 +76,7 @@ type Report struct {
 	Install       *Install           `json:"install"`  // nil when the install phase left no evidence
 	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
 	Supply        *Supply            `json:"supply"`   // nil for evidence from before supply-chain collection
+	Judge         *JudgeCheck        `json:"judge"`    // nil for evidence from before the judge
 	Findings      []Finding          `json:"findings"`
 	Dimensions    []Dimension        `json:"dimensions"`
 	Score         *float64           `json:"score"` // nil when every dimension was dropped
@@ -350,6 +361,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		}
 	}
 	rep.Supply = buildSupply(b, rep.Signals)
+	rep.Judge = buildJudge(b, rep.Signals)
 	if s := b.Session; s != nil {
 		rep.Session = &Session{
 			Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,

@@ -20,7 +20,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixtures are the bundles under testdata/, each with a golden report.
-var fixtures = []string{"everything", "install_failed", "crashed", "hostile", "behavior", "supply", "dnssec", "unavailable"}
+var fixtures = []string{"everything", "install_failed", "crashed", "hostile", "behavior", "supply", "dnssec", "unavailable", "judge"}
 
 // v1Fixtures are the fixtures whose reports under rubric v1 (report schema
 // v1) are kept under testdata/rubric_v1, exactly as released.
@@ -28,7 +28,7 @@ var v1Fixtures = []string{"everything", "install_failed", "crashed", "hostile"}
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	return compileSchemaBytes(t, "report.v4.schema.json", Schema())
+	return compileSchemaBytes(t, "report.v5.schema.json", Schema())
 }
 
 func compileSchemaBytes(t *testing.T, name string, data []byte) *jsonschema.Schema {
@@ -167,6 +167,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"supply_omitted", func(m map[string]any) { delete(m, "supply") }},
 		{"schema_version_v2", func(m map[string]any) { m["schema_version"] = "verifymcp.report/v2" }},
 		{"schema_version_v3", func(m map[string]any) { m["schema_version"] = "verifymcp.report/v3" }},
+		{"schema_version_v4", func(m map[string]any) { m["schema_version"] = "verifymcp.report/v4" }},
+		{"judge_omitted", func(m map[string]any) { delete(m, "judge") }},
 		{"supply_dnssec_omitted", func(m map[string]any) { delete(m["supply"].(map[string]any), "dnssec") }},
 		{"signal_endpoint_omitted", func(m map[string]any) { delete(m["signals"].(map[string]any)["osv"].(map[string]any), "endpoint") }},
 		{"signal_fetched_at_omitted", func(m map[string]any) { delete(m["signals"].(map[string]any)["osv"].(map[string]any), "fetched_at") }},

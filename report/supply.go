@@ -9,9 +9,10 @@ import (
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
-// Supply-chain check statuses. A check is "observed" only when its signal
-// was observed and its evidence is in the bundle; anything else is
-// "unverified": what the check would have found is unknown, never clean.
+// Statuses of a supply-chain check and of the judge. A check is
+// "observed" only when its signal was observed and its evidence is in the
+// bundle; anything else is "unverified": what the check would have found
+// is unknown, never clean.
 const (
 	StatusObserved   = "observed"
 	StatusUnverified = "unverified"
@@ -27,7 +28,7 @@ type Supply struct {
 	DNSSEC   DNSSECCheck   `json:"dnssec"`
 }
 
-// Check is the part of a supply-chain check common to all of them.
+// Check is the part common to every supply-chain check and the judge.
 type Check struct {
 	// Signal names the evidence signal the check is.
 	Signal string `json:"signal"`
@@ -227,21 +228,7 @@ func buildSupply(b *evidence.Bundle, signals map[string]Signal) *Supply {
 	if b.Supply != nil {
 		sp = *b.Supply
 	}
-	check := func(name string, have bool) Check {
-		s, ok := signals[name]
-		if !ok {
-			ev := b.Signal(name)
-			s = Signal{State: string(ev.State), Reason: ev.Reason}
-		}
-		c := Check{Signal: name, State: s.State, Status: StatusUnverified, Reason: s.Reason}
-		switch {
-		case s.State == string(evidence.StateObserved) && have:
-			c.Status = StatusObserved
-		case s.State == string(evidence.StateObserved):
-			c.Reason = "the signal is observed but the bundle holds no evidence of it"
-		}
-		return c
-	}
+	check := func(name string, have bool) Check { return checkOf(b, signals, name, have) }
 	out := &Supply{
 		Registry: RegistryCheck{Check: check(evidence.SignalRegistryMeta, sp.Registry != nil)},
 		OSV:      OSVCheck{Check: check(evidence.SignalOSV, sp.OSV != nil)},
@@ -268,6 +255,24 @@ func buildSupply(b *evidence.Bundle, signals map[string]Signal) *Supply {
 		out.DNSSEC.Result = dnssecResult(sp.DNSSEC)
 	}
 	return out
+}
+
+// checkOf is the state of the check that signal name is: observed only
+// when the signal was observed and the bundle holds its evidence (have).
+func checkOf(b *evidence.Bundle, signals map[string]Signal, name string, have bool) Check {
+	s, ok := signals[name]
+	if !ok {
+		ev := b.Signal(name)
+		s = Signal{State: string(ev.State), Reason: ev.Reason}
+	}
+	c := Check{Signal: name, State: s.State, Status: StatusUnverified, Reason: s.Reason}
+	switch {
+	case s.State == string(evidence.StateObserved) && have:
+		c.Status = StatusObserved
+	case s.State == string(evidence.StateObserved):
+		c.Reason = "the signal is observed but the bundle holds no evidence of it"
+	}
+	return c
 }
 
 func registryMeta(m *evidence.RegistryMeta) *RegistryMeta {

@@ -28,6 +28,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	t.signals(rep)
 	t.supply(rep)
 	t.tools(rep)
+	t.judge(rep)
 	t.behavior(rep)
 	t.findings(rep)
 	t.line("")

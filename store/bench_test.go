@@ -50,16 +50,28 @@ func withSupply(b, supply *evidence.Bundle) *evidence.Bundle {
 	return &c
 }
 
+// withJudge returns b carrying the judge signal and verdicts of judge (the
+// judge fixture, as bundles written since rubric v5 do).
+func withJudge(b, judge *evidence.Bundle) *evidence.Bundle {
+	c := *b
+	c.Signals = maps.Clone(b.Signals)
+	c.Signals[evidence.SignalJudge] = judge.Signals[evidence.SignalJudge]
+	c.Judge = judge.Judge
+	return &c
+}
+
 // BenchmarkScoreStored rescores a store of bundles: evidence=sandbox holds
 // bundles as written before supply-chain collection (the supply-chain
 // dimensions find their signals unavailable), evidence=supply the same
 // bundles with the supply fixture's registry metadata, OSV advisories,
-// Socket verdict and GitHub answer, as written since, and evidence=dnssec
-// those with the dnssec fixture's DNSSEC validation of five domains too.
+// Socket verdict and GitHub answer, as written since, evidence=dnssec
+// those with the dnssec fixture's DNSSEC validation of five domains too,
+// and evidence=judge those with the judge fixture's cached verdicts too.
 func BenchmarkScoreStored(b *testing.B) {
 	base := loadFixture(b, "everything.bundle.json")
 	supply := loadFixture(b, "supply.bundle.json")
 	dnssec := loadFixture(b, "dnssec.bundle.json")
+	judge := loadFixture(b, "judge.bundle.json")
 	b.Run("evidence=sandbox", func(b *testing.B) {
 		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return variant(base, i) })
 	})
@@ -68,6 +80,9 @@ func BenchmarkScoreStored(b *testing.B) {
 	})
 	b.Run("evidence=dnssec", func(b *testing.B) {
 		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return withSupply(variant(base, i), dnssec) })
+	})
+	b.Run("evidence=judge", func(b *testing.B) {
+		benchmarkScoreStored(b, func(i int) *evidence.Bundle { return withJudge(withSupply(variant(base, i), dnssec), judge) })
 	})
 }
 
@@ -248,12 +263,14 @@ func BenchmarkEachBundle(b *testing.B) {
 
 // TestRescoreAll checks the benchmark's rescoring harness itself, across
 // more than one batch, with and without supply-chain and DNSSEC evidence:
-// every stored bundle is decoded and scored once.
+// every stored bundle is decoded and scored once, with and without the
+// judge's verdicts.
 func TestRescoreAll(t *testing.T) {
 	ctx := context.Background()
 	base := loadFixture(t, "everything.bundle.json")
 	supply := loadFixture(t, "supply.bundle.json")
 	dnssec := loadFixture(t, "dnssec.bundle.json")
+	judge := loadFixture(t, "judge.bundle.json")
 	s, err := Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -262,11 +279,13 @@ func TestRescoreAll(t *testing.T) {
 	const n = 150
 	for i := range n {
 		v := variant(base, i)
-		switch i % 3 {
+		switch i % 4 {
 		case 1:
 			v = withSupply(v, supply)
 		case 2:
 			v = withSupply(v, dnssec)
+		case 3:
+			v = withJudge(withSupply(v, dnssec), judge)
 		}
 		data, err := json.Marshal(v)
 		if err != nil {

@@ -26,11 +26,14 @@ import (
 // gives up and evidence.Decode decodes the bytes instead, so correctness
 // never depends on the fast path covering every case. The equivalence is
 // tested, including by fuzzing, against evidence.Decode, for bundles with
-// and without behaviour and supply-chain evidence: the fast path derives
-// its decoders from the evidence types by reflection, so a field added
-// there (as behavior, supply and the signals' endpoint, fetched_at, cached
-// and authenticated were) is decoded natively, and any type it cannot
-// reproduce falls back.
+// and without behaviour, supply-chain and judge evidence: the fast path
+// derives its decoders from the evidence types by reflection, so a field
+// added there (as behavior, supply, judge and the signals' endpoint,
+// fetched_at, cached and authenticated were) is decoded natively, and any
+// type it cannot reproduce falls back. The judge's result needs nothing
+// new: its temperature (the smallest positive float32 when 0 was asked
+// for) goes through strconv.ParseFloat as in encoding/json, its fetch time
+// through time.Time's UnmarshalJSON.
 func DecodeBundle(data []byte) (*evidence.Bundle, error) {
 	var b evidence.Bundle
 	if err := fastUnmarshal(data, &b); err != nil {

@@ -99,7 +99,10 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 		choices := []uint64{0, 1, 8, 13, 20326, 38696, uint64(1)<<v.Type().Bits() - 1}
 		v.SetUint(choices[r.IntN(len(choices))])
 	case reflect.Float32, reflect.Float64:
-		v.SetFloat([]float64{0, 0.1, -2.5e-7, 1e21, 100}[r.IntN(5)])
+		// The judge records a temperature of 0 as the smallest positive
+		// float32, which only a correct denormal parse reproduces.
+		floats := []float64{0, 0.1, -2.5e-7, 1e21, 100, float64(math.SmallestNonzeroFloat32)}
+		v.SetFloat(floats[r.IntN(len(floats))])
 	default:
 		panic(fmt.Sprintf("fill: unhandled kind %s of %s", v.Kind(), v.Type()))
 	}
@@ -137,7 +140,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// withBehavior counts bundles whose behaviour holds events of every
 	// kind, so that the test fails if behaviour stops being exercised.
-	withBehavior, withSupply, withFetch, withDNSSEC := 0, 0, 0, 0
+	withBehavior, withSupply, withFetch, withDNSSEC, withJudge := 0, 0, 0, 0, 0
 	for i := range 2000 {
 		var src evidence.Bundle
 		fill(r, reflect.ValueOf(&src).Elem(), 0)
@@ -154,6 +157,9 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 			})
 		}) {
 			withDNSSEC++
+		}
+		if j := src.Judge; j != nil && len(j.Verdicts) > 0 && j.CacheHit && !j.FetchedAt.IsZero() && j.Temperature != 0 && j.Seed != 0 {
+			withJudge++
 		}
 		for _, s := range src.Signals {
 			if s.Endpoint != "" && s.FetchedAt != nil && s.Cached && s.Authenticated {
@@ -192,6 +198,9 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	}
 	if withDNSSEC < 50 {
 		t.Errorf("only %d of 2000 random bundles carried DNSSEC evidence with anchor key tags, CNAMEs and a keyed chain step", withDNSSEC)
+	}
+	if withJudge < 50 {
+		t.Errorf("only %d of 2000 random bundles carried a cached judge result with verdicts, a fetch time, a temperature and a seed", withJudge)
 	}
 }
 
@@ -356,6 +365,60 @@ func TestDecodeDNSSECFixture(t *testing.T) {
 	}
 }
 
+// TestDecodeJudgeFixture decodes a bundle with the LLM judge's verdicts
+// (a cached answer with its model, endpoint, pins, a temperature of 0 as
+// sent, the smallest positive float32, and two verdicts) and the judge
+// signal with its fetch fields, both ways, and checks that the fast path
+// takes it.
+func TestDecodeJudgeFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "judge.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		t.Fatal(err)
+	}
+	for name, input := range map[string][]byte{"indented": data, "compact": compact.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			var fast evidence.Bundle
+			if err := fastUnmarshal(input, &fast); err != nil {
+				t.Fatalf("the fast path declined the judge fixture: %v", err)
+			}
+			want, err := evidence.Decode(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeBundle(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("DecodeBundle differs from evidence.Decode (-want +got):\n%s", diff(want, got))
+			}
+			j := got.Judge
+			if j == nil {
+				t.Fatal("judge not decoded")
+			}
+			if j.Model != "gpt-4o-2024-08-06" || j.Endpoint != "https://api.openai.com/v1" || j.Temperature != float64(math.SmallestNonzeroFloat32) ||
+				j.Seed != 42 || j.SpecVersion != "1" || j.PromptVersion != "1" || j.RubricVersion != "5" || !j.CacheHit ||
+				j.SpecDigest != "sha256:426caad92c1770f20b06b194c53b738fd7c9eef3ba85fcb32e7e5578d7bbe01a" ||
+				j.SchemaHash != got.Contract.SchemaHash || len(j.CacheKey) != 64 ||
+				!j.FetchedAt.Equal(time.Date(2026, 4, 21, 16, 2, 47, 0, time.UTC)) || len(j.Verdicts) != 2 {
+				t.Fatalf("judge not decoded in full: %+v", j)
+			}
+			if v := j.Verdicts[1]; v.Tool != "zip" || v.Code != "pkg.judge.sensitive_access" ||
+				v.Evidence != "mapping of name to URI, which can be a data URI" || !strings.HasPrefix(v.Rationale, "The tool fetches") {
+				t.Errorf("verdicts[1] = %+v", v)
+			}
+			if s := got.Signals[evidence.SignalJudge]; s.State != evidence.StateObserved || s.Endpoint != j.Endpoint || !s.Cached ||
+				s.Authenticated || s.FetchedAt == nil || !s.FetchedAt.Equal(j.FetchedAt) {
+				t.Errorf("signals[judge] = %+v", s)
+			}
+		})
+	}
+}
+
 // TestFastDecodeDeclines checks inputs whose encoding/json semantics the
 // fast path leaves to encoding/json, a few it takes, and that DecodeBundle still matches
 // evidence.Decode on them.
@@ -380,6 +443,11 @@ func TestFastDecodeDeclines(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := string(ddata)
+	jdata, err := os.ReadFile(filepath.Join("testdata", "judge.bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb := string(jdata)
 	tests := []struct {
 		name string
 		data string
@@ -439,6 +507,32 @@ func TestFastDecodeDeclines(t *testing.T) {
 		{"dnssec_checked_at_null", strings.Replace(db, `"checked_at": "2026-11-28T10:15:02Z"`, `"checked_at": null`, 1), true},
 		{"dnssec_checked_at_bad", strings.Replace(db, `"checked_at": "2026-11-28T10:15:02Z"`, `"checked_at": "now"`, 1), false},
 		{"dnssec_escaped_error", strings.Replace(db, `match none of the DNSKEYs`, `match none of the \u201cDNSKEYs\u201d`, 1), true},
+		{"judge_null", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "verifymcp.evidence/v1", "judge": null,`, 1), true},
+		{"judge_wrong_type", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "verifymcp.evidence/v1", "judge": [],`, 1), false},
+		{"judge_verdicts_null", strings.Replace(jb, `"verdicts": [`, `"verdicts": null, "x": [`, 1), true},
+		{"judge_verdicts_empty", strings.Replace(jb, `"verdicts": [`, `"verdicts": [], "x": [`, 1), true},
+		{"judge_temperature_zero", strings.Replace(jb, `"temperature": 1.401298464324817e-45,`, `"temperature": 0,`, 1), true},
+		{"judge_temperature_decimal", strings.Replace(jb, `"temperature": 1.401298464324817e-45,`, `"temperature": 0.2,`, 1), true},
+		{"judge_temperature_as_string", strings.Replace(jb, `"temperature": 1.401298464324817e-45,`, `"temperature": "0",`, 1), false},
+		{"judge_temperature_overflow", strings.Replace(jb, `"temperature": 1.401298464324817e-45,`, `"temperature": 1e999,`, 1), false},
+		{"judge_seed_float", strings.Replace(jb, `"seed": 42,`, `"seed": 42.0,`, 1), false},
+		{"judge_seed_negative", strings.Replace(jb, `"seed": 42,`, `"seed": -42,`, 1), true},
+		{"judge_cache_hit_as_string", strings.Replace(jb, `"cache_hit": true,`, `"cache_hit": "true",`, 1), false},
+		{"judge_fetched_at_offset", strings.Replace(jb, `"fetched_at": "2026-04-21T16:02:47Z",
+    "verdicts"`, `"fetched_at": "2026-04-21T18:02:47+02:00",
+    "verdicts"`, 1), true},
+		{"judge_fetched_at_null", strings.Replace(jb, `"fetched_at": "2026-04-21T16:02:47Z",
+    "verdicts"`, `"fetched_at": null,
+    "verdicts"`, 1), true},
+		{"judge_fetched_at_bad", strings.Replace(jb, `"fetched_at": "2026-04-21T16:02:47Z",
+    "verdicts"`, `"fetched_at": "a week ago",
+    "verdicts"`, 1), false},
+		{"judge_duplicate_code", strings.Replace(jb, `"code": "pkg.judge.sensitive_access",`, `"code": "pkg.judge.injection", "code": "pkg.judge.sensitive_access",`, 1), false},
+		{"judge_key_in_other_case", strings.Replace(jb, `"cache_hit": true,`, `"Cache_Hit": true,`, 1), false},
+		{"judge_escaped_evidence", strings.Replace(jb, `"evidence": "Prints all environment variables"`, `"evidence": "Prints all \u201cenvironment\u201d variables\u200b\udb40\udc41"`, 1), true},
+		{"judge_rationale_omitted", strings.Replace(jb, `"code": "pkg.judge.sensitive_access",
+        "evidence": "Prints all environment variables",`, `"code": "pkg.judge.sensitive_access",
+        "evidence": "Prints all environment variables"}, {"tool": "x",`, 1), true},
 		{"duplicate_key", strings.Replace(b, `"schema_version": "verifymcp.evidence/v1",`, `"schema_version": "x", "schema_version": "verifymcp.evidence/v1",`, 1), false},
 		{"key_in_other_case", strings.Replace(b, `"packages": 112`, `"Packages": 112`, 1), false},
 		{"escaped_key", strings.Replace(b, `"packages": 112`, `"p\u0061ckages": 112`, 1), false},
@@ -453,7 +547,7 @@ func TestFastDecodeDeclines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.data == b || tt.data == bb || tt.data == sb || tt.data == db {
+			if tt.data == b || tt.data == bb || tt.data == sb || tt.data == db || tt.data == jb {
 				t.Fatal("the mutation changed nothing")
 			}
 			var fb evidence.Bundle
@@ -505,6 +599,13 @@ func FuzzFastDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"supply":{"dnssec":{"anchor":{"key_tags":[65535,0]},"checked_at":null,"domains":[{"chain":[{"ds_key_tags":[65536],"algorithms":[-1]}]}]}}}`))
 	f.Add([]byte(`{"supply":{"dnssec":{"domains":[{"cnames":null,"dangling_cname":true,"chain":[{"key_tags":null,"status":"bogus","Status":"secure"}]}]}}}`))
+	if jdata, err := os.ReadFile(filepath.Join("testdata", "judge.bundle.json")); err != nil {
+		f.Fatal(err)
+	} else {
+		f.Add(jdata)
+	}
+	f.Add([]byte(`{"judge":{"temperature":1.401298464324817e-45,"seed":-1,"cache_hit":true,"fetched_at":null,"verdicts":[{"tool":"","code":"pkg.judge.injection","evidence":"\udb40\udc41"}]}}`))
+	f.Add([]byte(`{"judge":{"verdicts":null,"Verdicts":[],"temperature":4.9e-324,"seed":9007199254740993}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got, want evidence.Bundle
 		if fastUnmarshal(data, &got) != nil {

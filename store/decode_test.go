@@ -26,6 +26,10 @@ func BenchmarkDecodeSupply(b *testing.B) { benchmarkDecode(b, "supply.bundle.jso
 // BenchmarkDecodeDNSSEC decodes a bundle with DNSSEC evidence.
 func BenchmarkDecodeDNSSEC(b *testing.B) { benchmarkDecode(b, "dnssec.bundle.json") }
 
+// BenchmarkDecodeJudge decodes a bundle with the LLM judge's verdicts, as
+// bundles written since rubric v5 carry.
+func BenchmarkDecodeJudge(b *testing.B) { benchmarkDecode(b, "judge.bundle.json") }
+
 func benchmarkDecode(b *testing.B, fixture string) {
 	data, err := os.ReadFile(filepath.Join("testdata", fixture))
 	if err != nil {
@@ -56,7 +60,7 @@ func benchmarkDecode(b *testing.B, fixture string) {
 }
 
 func TestFastPathTakenForFixture(t *testing.T) {
-	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json", "supply.bundle.json", "dnssec.bundle.json"} {
+	for _, name := range []string{"everything.bundle.json", "behavior.bundle.json", "supply.bundle.json", "dnssec.bundle.json", "judge.bundle.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
