@@ -48,8 +48,12 @@ type Pipeline struct {
 	Sandbox     SandboxInfo
 	ToolVersion string
 	Logger      *slog.Logger
-	// Supply holds the third-party clients (OSV, Socket, GitHub).
+	// Supply holds the third-party clients (OSV, Socket, GitHub, DNSSEC).
 	Supply Supply
+	// Judge is the LLM judge (nil: not configured); RubricVersion the
+	// rubric in force, part of every judgment's cache key.
+	Judge         Judger
+	RubricVersion string
 	// Behavior says whether the Scanner was asked to watch behaviour; a
 	// Scanner that watched returns the evidence either way.
 	Behavior bool
@@ -225,6 +229,16 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	default:
 		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
 	}
+	// The judge needs only the contract: it runs beside the tree scans.
+	type judged struct {
+		r   *evidence.JudgeResult
+		sig evidence.Signal
+	}
+	judgeC := make(chan judged, 1)
+	go func() {
+		r, sig := p.judgeContract(ctx, b.Contract)
+		judgeC <- judged{r, sig}
+	}()
 	p.treeScans(ctx, b, res.Lockfile)
 	gh, ghSig := github()
 	b.Signals[evidence.SignalGitHub] = ghSig
@@ -242,7 +256,8 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		}
 		b.Supply.DNSSEC = dv
 	}
-	b.Signals[evidence.SignalJudge] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "not implemented in this tool version; nothing was checked", ThirdParty: true}
+	j := <-judgeC
+	b.Judge, b.Signals[evidence.SignalJudge] = j.r, j.sig
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("assemble bundle: %w", err)
 	}
