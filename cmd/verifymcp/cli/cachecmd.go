@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -70,5 +72,23 @@ func (g *globals) openCache(cmd *cobra.Command) (*cache.Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	return cache.Open(cmd.Context(), dir)
+	return g.openAnswers(cmd.Context(), dir)
+}
+
+// openAnswers opens the cache of third-party answers and judge verdicts:
+// the Postgres database named by $VERIFYMCP_CACHE_DSN or the config file's
+// cache_dsn when set (shared by many machines), else the SQLite database
+// in the data directory. The DSN comes from the environment or the config
+// file only, never a flag, since it may hold a password.
+func (g *globals) openAnswers(ctx context.Context, dataDir string) (*cache.Cache, error) {
+	cfg, _, err := loadConfig(g.config)
+	if err != nil {
+		return nil, err
+	}
+	target := pick(os.Getenv("VERIFYMCP_CACHE_DSN"), cfg.CacheDSN, dataDir)
+	c, err := cache.OpenDSN(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	return c, nil
 }

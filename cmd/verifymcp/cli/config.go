@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/dnssec"
+	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -38,11 +41,20 @@ type fileConfig struct {
 		Host     string `yaml:"host"`
 		Token    string `yaml:"token"`
 	} `yaml:"github"`
+	Judge struct {
+		Endpoint    string   `yaml:"endpoint"`
+		Model       string   `yaml:"model"`
+		APIKey      string   `yaml:"api_key"`
+		Temperature *float32 `yaml:"temperature"`
+		Seed        *int     `yaml:"seed"`
+	} `yaml:"judge"`
 	DNSSEC struct {
 		Resolver string `yaml:"resolver"`
 		Anchor   string `yaml:"anchor"`
 	} `yaml:"dnssec"`
 	CacheTTL string `yaml:"cache_ttl"`
+	// CacheDSN is a Postgres DSN for a cache shared by many machines.
+	CacheDSN string `yaml:"cache_dsn"`
 }
 
 func configPath(flag string) string {
@@ -83,7 +95,7 @@ func loadConfig(flag string) (*fileConfig, string, error) {
 	if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
 		return nil, path, usagef("config file %s: %v", path, err)
 	}
-	if cfg.Socket.APIKey != "" || cfg.GitHub.Token != "" {
+	if cfg.Socket.APIKey != "" || cfg.GitHub.Token != "" || cfg.Judge.APIKey != "" || strings.Contains(cfg.CacheDSN, "@") || strings.Contains(cfg.CacheDSN, "password") {
 		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
 			return nil, path, usagef("config file %s holds credentials but is readable by others (mode %v); chmod 600 it", path, st.Mode().Perm())
 		}
@@ -112,13 +124,17 @@ type supplyConfig struct {
 	githubHost                string
 	dnsResolver, dnsAnchor    string
 	dnsResolverFrom           string
+	judgeEndpoint, judgeModel string
+	judgeKey                  string
+	judgeTemperature          float32
+	judgeSeed                 int
 	cacheTTL                  time.Duration
 	refresh                   bool
 	skip                      map[string]bool
 }
 
 // skippable are the signals --skip may turn off.
-var skippable = []string{"osv", "socket", "github", "dnssec"}
+var skippable = []string{"osv", "socket", "github", "dnssec", "judge"}
 
 func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 	sc := &supplyConfig{
@@ -131,6 +147,9 @@ func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 		githubHost:     strings.ToLower(pick(f.githubHost, os.Getenv("VERIFYMCP_GITHUB_HOST"), cfg.GitHub.Host)),
 		dnsResolver:    pick(f.dnsResolver, os.Getenv("VERIFYMCP_DNSSEC_RESOLVER"), cfg.DNSSEC.Resolver),
 		dnsAnchor:      pick(f.dnsAnchor, os.Getenv("VERIFYMCP_DNSSEC_ANCHOR"), cfg.DNSSEC.Anchor),
+		judgeEndpoint:  pick(f.judgeEndpoint, os.Getenv("VERIFYMCP_JUDGE_ENDPOINT"), cfg.Judge.Endpoint),
+		judgeModel:     pick(f.judgeModel, os.Getenv("VERIFYMCP_JUDGE_MODEL"), cfg.Judge.Model),
+		judgeKey:       pick(os.Getenv("VERIFYMCP_JUDGE_API_KEY"), cfg.Judge.APIKey),
 		refresh:        f.refresh,
 		skip:           map[string]bool{},
 	}
@@ -140,6 +159,12 @@ func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 		return nil, usagef("cache TTL %q: want a duration like 24h", ttl)
 	}
 	sc.cacheTTL = d
+	if cfg.Judge.Temperature != nil {
+		sc.judgeTemperature = *cfg.Judge.Temperature
+	}
+	if cfg.Judge.Seed != nil {
+		sc.judgeSeed = *cfg.Judge.Seed
+	}
 	if sc.dnsResolver == "" {
 		// The default is the system's resolver, said so in the report: the
 		// validator trusts none of its answers, only the chain it checks.
@@ -214,4 +239,23 @@ func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBu
 		sp.GitHubHost = u.Hostname()
 	}
 	return sp, nil
+}
+
+// judgeClient builds the LLM judge. Without a key it still answers from
+// the cache (verdicts fetched earlier, with their date); a miss is then
+// unavailable. The judge spec is the one the rubric in force pins.
+func judgeClient(sc *supplyConfig, answers *cache.Cache, ca *caBundle) (pipeline.Judger, error) {
+	spec := judge.SpecV1
+	if v, digest, ok := rubric.Current().JudgeSpec(); ok && (v != spec.Version || digest != spec.Digest) {
+		return nil, fmt.Errorf("rubric v%s pins judge spec %s (%s) but this build carries %s (%s)", rubric.CurrentVersion, v, digest, spec.Version, spec.Digest)
+	}
+	j, err := judge.New(judge.Options{
+		BaseURL: sc.judgeEndpoint, APIKey: sc.judgeKey, Model: sc.judgeModel,
+		Temperature: sc.judgeTemperature, Seed: sc.judgeSeed,
+		Cache: answers, CacheTTL: 0, HTTPClient: httpClient(ca, 0), Spec: spec,
+	})
+	if err != nil {
+		return nil, usagef("judge endpoint %q: %v", sc.judgeEndpoint, err)
+	}
+	return j, nil
 }

@@ -12,15 +12,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -46,6 +47,8 @@ type scanFlags struct {
 	githubEndpoint   string
 	githubHost       string
 	dnsResolver      string
+	judgeEndpoint    string
+	judgeModel       string
 	dnsAnchor        string
 	refresh          bool
 	cacheTTL         string
@@ -90,6 +93,14 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE placeholder environment for the server (repeatable); values are never logged, stored or reported")
 	fl.StringVar(&f.format, "format", "table", "report format: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
+	bindSandboxFlags(fl, f)
+	return cmd
+}
+
+// bindSandboxFlags registers the flags every scanning command shares: the
+// registry, the sandbox's limits and timeouts, behaviour capture and the
+// third-party signals.
+func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.StringVar(&f.registry, "registry", "", "npm registry URL (env VERIFYMCP_NPM_REGISTRY; default "+supplychain.DefaultNPMRegistry+")")
 	fl.StringVar(&f.caBundle, "ca-bundle", "", "PEM CA bundle the fetch step trusts, for TLS-intercepting proxies (env VERIFYMCP_CA_BUNDLE; default none)")
 	fl.DurationVar(&f.installTimeout, "install-timeout", 180*time.Second, "time limit of the install phase (fetch and scripts)")
@@ -103,14 +114,15 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringVar(&f.osvEndpoint, "osv-endpoint", "", "OSV API base URL (env VERIFYMCP_OSV_ENDPOINT; default https://api.osv.dev)")
 	fl.StringVar(&f.osvOfflineDB, "osv-offline-db", "", "directory of osv-scanner's offline vulnerability database; no network is used for OSV (env VERIFYMCP_OSV_OFFLINE_DB)")
 	fl.StringVar(&f.socketEndpoint, "socket-endpoint", "", "Socket API base URL (env VERIFYMCP_SOCKET_ENDPOINT; default https://api.socket.dev); the key comes from SOCKET_API_KEY only")
+	fl.StringVar(&f.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible API base URL of the LLM judge, e.g. http://127.0.0.1:8000/v1 for vLLM or llama.cpp, http://127.0.0.1:11434/v1 for Ollama (env VERIFYMCP_JUDGE_ENDPOINT; default https://api.openai.com/v1); the key comes from VERIFYMCP_JUDGE_API_KEY only")
+	fl.StringVar(&f.judgeModel, "judge-model", "", "model the judge asks (env VERIFYMCP_JUDGE_MODEL; default "+judge.DefaultModel+"); it must accept temperature and seed")
 	fl.StringVar(&f.dnsResolver, "dnssec-resolver", "", "recursive DNS resolver HOST[:PORT] the DNSSEC check asks (env VERIFYMCP_DNSSEC_RESOLVER; default the first nameserver of /etc/resolv.conf); its answers are validated, not trusted")
 	fl.StringVar(&f.dnsAnchor, "dnssec-anchor", "", "zone file of DS or DNSKEY records to use as the DNSSEC trust anchor (env VERIFYMCP_DNSSEC_ANCHOR; default the embedded IANA root anchors)")
 	fl.StringVar(&f.githubHost, "github-host", "", "host of the repositories the GitHub endpoint answers for (env VERIFYMCP_GITHUB_HOST; default github.com for api.github.com, else the endpoint's host)")
 	fl.StringVar(&f.githubEndpoint, "github-endpoint", "", "GitHub API base URL, e.g. https://ghe.example.com/api/v3/ (env VERIFYMCP_GITHUB_ENDPOINT; default https://api.github.com/); the token comes from GITHUB_TOKEN only")
 	fl.BoolVar(&f.refresh, "refresh", false, "ask third parties again instead of using cached answers (the new answers are cached)")
 	fl.StringVar(&f.cacheTTL, "cache-ttl", "", "how long third-party answers are reused (env VERIFYMCP_CACHE_TTL; default 24h)")
-	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github, dnssec (reported as not_assessed)")
-	return cmd
+	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github, dnssec, judge (reported as not_assessed)")
 }
 
 func parseEnv(kvs []string) (map[string]string, error) {
@@ -138,9 +150,9 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	mem, err := units.RAMInBytes(f.memory)
-	if err != nil || mem < 32<<20 {
-		return usagef("--memory %q: want a size of at least 32MiB, like 512MiB", f.memory)
+	mem, err := parseMemory(f.memory)
+	if err != nil {
+		return err
 	}
 	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 {
 		return usagef("--cpus, --pids (>= 32) and timeouts must be positive")
@@ -192,33 +204,73 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		return err
 	}
 	defer st.Close()
-	answers, err := cache.Open(ctx, dataDir)
+	answers, err := g.openAnswers(ctx, dataDir)
 	if err != nil {
-		return fmt.Errorf("open cache: %w", err)
+		return err
 	}
 	defer answers.Close()
 	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
 		return err
 	}
-
-	e, err := connectEngine(ctx)
-	if err != nil {
-		if _, rerr := resolved(); rerr != nil {
-			return rerr
-		}
+	if p.Judge, err = judgeClient(sup, answers, ca); err != nil {
 		return err
 	}
-	defer e.cli.Close()
+	p.RubricVersion = rubric.CurrentVersion
+
+	runID := pipeline.NewRunID(time.Now())
+	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, runID, func() error { _, err := resolved(); return err })
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	rt, err := resolved()
+	if err != nil {
+		discard()
+		return err
+	}
+	sandbox.ToolVersion = Version
+	scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env})
+	if err != nil {
+		return err
+	}
+	res, err := g.saveScan(ctx, st, dataDir, scanned, rb)
+	if err != nil {
+		return err
+	}
+	return g.writeReport(report.Build(scanned.Bundle, rb, res), f.format, f.output)
+}
+
+// prepareSandbox connects to the engine, starts the observer, reaps
+// leftovers and makes sure the image is there, then sets p's scanner. It
+// is shared by scan and by every command that scans many targets (one
+// preparation, many scans). runID is prewarmed; discard removes what was
+// prepared for it when the scan does not happen. resolved reports the
+// resolution of the (first) target, so that a typo fails before anything
+// slow starts.
+func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *scanFlags, dataDir, registry string, ca *caBundle, mem int64, runID string, resolved func() error) (io.Closer, func(), error) {
+	e, err := connectEngine(ctx)
+	if err != nil {
+		if rerr := resolved(); rerr != nil {
+			return nil, nil, rerr
+		}
+		return nil, nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			e.cli.Close()
+		}
+	}()
 	// The observer (behaviour capture) is the slowest thing to start on a
 	// warm scan: start it first, from the helper image, while the rest of
 	// the preparation and the resolution go on.
 	exe, err := os.Executable()
 	if err != nil {
-		return imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
+		return nil, nil, imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
 	}
 	helper, err := sandbox.EnsureHelperImage(ctx, e.cli, exe)
 	if err != nil {
-		return imageError{fmt.Errorf("helper image: %w", err)}
+		return nil, nil, imageError{fmt.Errorf("helper image: %w", err)}
 	}
 	opts := sandbox.Options{
 		Image: sandbox.ImageRef(), HelperImage: helper, Registry: registry,
@@ -232,9 +284,8 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	}
 	sb, err := sandbox.New(e.cli, opts)
 	if err != nil {
-		return usageError{err}
+		return nil, nil, usageError{err}
 	}
-	runID := pipeline.NewRunID(time.Now())
 	sb.Prewarm(ctx, runID)
 	discard := func() {
 		if derr := sb.Discard(context.WithoutCancel(ctx), runID); derr != nil {
@@ -248,15 +299,15 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		g.log.Info("removed leftovers of crashed runs", "objects", n)
 	}
 	if _, present, _ := sandbox.InspectImage(ctx, e.cli); !present {
-		if _, err := resolved(); err != nil {
+		if err := resolved(); err != nil {
 			discard()
-			return err
+			return nil, nil, err
 		}
 	}
 	img, err := g.ensureImage(ctx, e, registry, ca)
 	if err != nil {
 		discard()
-		return err
+		return nil, nil, err
 	}
 	p.Behavior = !f.noBehavior
 	p.Sandbox = pipeline.SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.engineVersion, APIVersion: e.apiVersion, Limits: opts.Limits()}
@@ -264,34 +315,31 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		p.Sandbox.CABundle = ca.SHA256
 	}
 	p.Scanner = sb
-	rt, err := resolved()
-	if err != nil {
-		discard()
-		return err
-	}
-	sandbox.ToolVersion = Version
-	scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env})
-	if err != nil {
-		return err
-	}
+	ok = true
+	return e.cli, discard, nil
+}
+
+// saveScan scores a scan and saves it (lockfile, run record, bundle file)
+// before anything is printed: nothing observed is lost if the output fails.
+func (g *globals) saveScan(ctx context.Context, st *store.Store, dataDir string, scanned *pipeline.Scanned, rb *rubric.Rubric) (rubric.Result, error) {
 	res := rubric.Evaluate(scanned.Bundle, rb)
 
 	// Save before printing: nothing observed is lost if the output fails.
 	if len(scanned.Lockfile) > 0 {
 		sum := sha256.Sum256(scanned.Lockfile)
 		if err := st.SaveArtifact(ctx, hex.EncodeToString(sum[:]), scanned.Lockfile); err != nil {
-			return fmt.Errorf("save lockfile: %w", err)
+			return res, fmt.Errorf("save lockfile: %w", err)
 		}
 	}
 	if err := st.SaveRun(ctx, scanned.BundleJSON, scanned.Bundle, res); err != nil {
-		return fmt.Errorf("save run: %w", err)
+		return res, fmt.Errorf("save run: %w", err)
 	}
 	bundlePath := filepath.Join(dataDir, "bundles", scanned.Bundle.Run.ID+".json")
 	if err := writeFileAtomic(bundlePath, scanned.BundleJSON); err != nil {
-		return fmt.Errorf("save bundle file: %w", err)
+		return res, fmt.Errorf("save bundle file: %w", err)
 	}
 	g.log.Info("scan complete", "outcome", scanned.Bundle.Sandbox.Outcome, "run", scanned.Bundle.Run.ID, "bundle", bundlePath)
-	return g.writeReport(report.Build(scanned.Bundle, rb, res), f.format, f.output)
+	return res, nil
 }
 
 func buildReport(b *evidence.Bundle, rb *rubric.Rubric) report.Report {

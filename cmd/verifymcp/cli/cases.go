@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/spf13/cobra"
+
+	"github.com/verifymcp/verifymcp/benchmark"
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/store"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+func newCasesCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cases",
+		Short: "Score the benchmark corpus of reviewed cases: emitted reason codes against a reviewer's",
+	}
+	f := &scanFlags{}
+	var corpus string
+	var fromStore bool
+	var only []string
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Scan every case's pinned target and diff the emitted codes against the expected ones",
+		Long: `Scan every case of the corpus (benchmark/cases/{synthetic,reviewed}/*.yaml) through the
+same pipeline as scan, then compare, within each case's scope (reason-code prefixes):
+a true positive is an expected code that was emitted, a false positive an emitted in-scope
+code nobody expected, a false negative an expected code not emitted. Matching is by code.
+Findings outside the scope are shown and counted in nothing. Per kind of case (synthetic
+fixtures, reviewed real packages; never pooled) the false discovery rate is FP over all
+in-scope findings. A false negative whose signal was not observed during the run is shown
+apart. A case reviewed under another rubric version than the one in force, with no named
+reviewer, or with an open dispute is flagged and its results are not publishable.
+
+--from-store diffs the newest stored run of each case's target (rescored under the rubric
+in force) without scanning again. Every scan is saved like a scan's.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.runCases(cmd.Context(), corpus, only, fromStore, f)
+		},
+	}
+	fl := run.Flags()
+	fl.StringVar(&corpus, "corpus", "benchmark", "directory of the corpus (holding cases/ and fixtures/)")
+	fl.StringSliceVar(&only, "case", nil, "run only these case ids (repeatable or comma-separated)")
+	fl.BoolVar(&fromStore, "from-store", false, "diff the stored runs of the cases' targets instead of scanning")
+	fl.StringVar(&f.format, "format", "table", "output format: table or json")
+	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of stdout")
+	bindSandboxFlags(fl, f)
+	cmd.AddCommand(run)
+	return cmd
+}
+
+func (g *globals) runCases(ctx context.Context, corpus string, only []string, fromStore bool, f *scanFlags) error {
+	if f.format != "table" && f.format != "json" {
+		return usagef("--format must be table or json, not %q", f.format)
+	}
+	cases, err := benchmark.LoadCorpus(corpus)
+	if err != nil {
+		return usagef("corpus %s: %v", corpus, err)
+	}
+	if len(only) > 0 {
+		var kept []benchmark.Case
+		for _, id := range only {
+			i := slices.IndexFunc(cases, func(c benchmark.Case) bool { return c.ID == id })
+			if i < 0 {
+				return usagef("--case %q: no such case in %s", id, corpus)
+			}
+			kept = append(kept, cases[i])
+		}
+		cases = kept
+	}
+	if len(cases) == 0 {
+		return usagef("corpus %s holds no case", corpus)
+	}
+	rb := rubric.Current()
+	info := benchmark.RunInfo{Date: time.Now().UTC(), RubricVersion: rb.Version, RubricHash: rb.Hash, ToolVersion: Version, Source: benchmark.SourceScan}
+	tmp, err := os.MkdirTemp("", "verifymcp-cases-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	st, dataDir, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var scan benchmark.ScanFunc
+	if fromStore {
+		info.Source = benchmark.SourceStore
+		scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
+			b, err := storedRun(ctx, st, t)
+			if err != nil {
+				return benchmark.Observed{}, err
+			}
+			return benchmark.Observe(b, rubric.Evaluate(b, rb)), nil
+		}
+	} else {
+		scanOne, closeFn, err := g.caseScanner(ctx, f, st, dataDir, rb)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		n := 0
+		scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
+			n++
+			g.log.Info("case", "n", fmt.Sprintf("%d/%d", n, len(cases)), "id", c.ID, "target", c.Target)
+			return scanOne(ctx, c, t)
+		}
+	}
+	rep, err := benchmark.RunCases(ctx, info, cases, corpus, tmp, scan, benchmark.RubricSignals(rb))
+	if err != nil {
+		return err
+	}
+	w := g.stdout
+	if f.output != "" {
+		out, err := os.Create(f.output)
+		if err != nil {
+			return usagef("--output: %v", err)
+		}
+		defer out.Close()
+		w = out
+	}
+	if f.format == "json" {
+		return benchmark.WriteJSON(w, rep)
+	}
+	return benchmark.WriteTable(w, rep)
+}
+
+// storedRun returns the newest stored bundle of a case's target (of the
+// same artefact, when the target says which).
+func storedRun(ctx context.Context, st *store.Store, t benchmark.ScanTarget) (*evidence.Bundle, error) {
+	runs, err := st.Runs(ctx, store.Filter{Ecosystem: "npm", Name: t.Name, Version: t.Version})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		data, err := st.Bundle(ctx, r.RunID)
+		if err != nil {
+			return nil, err
+		}
+		b, err := evidence.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("stored run %s: %w", r.RunID, err)
+		}
+		if t.Integrity == "" || b.Target.Integrity == t.Integrity {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("no stored run of %s@%s%s", t.Name, t.Version, map[bool]string{true: " with this artefact", false: ""}[t.Integrity != ""])
+}
+
+// caseScanner prepares the scanner once (engine, image, observer, clients)
+// for many cases, each scanned exactly as scan does and saved likewise.
+func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (benchmark.ScanFunc, func(), error) {
+	if f.idle == 0 {
+		f.idle = -1
+	}
+	cfg, _, err := loadConfig(g.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.caBundle == "" {
+		f.caBundle = cfg.CABundle
+	}
+	ca, err := loadCABundle(f.caBundle)
+	if err != nil {
+		return nil, nil, err
+	}
+	sup, err := resolveSupply(f, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	mem, err := parseMemory(f.memory)
+	if err != nil {
+		return nil, nil, err
+	}
+	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
+	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log}
+	answers, err := g.openAnswers(ctx, dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers := []func(){func() { answers.Close() }}
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	if p.Judge, err = judgeClient(sup, answers, ca); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	p.RubricVersion = rb.Version
+	firstID := pipeline.NewRunID(time.Now())
+	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, firstID, func() error { return nil })
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, func() { engine.Close() })
+	sandbox.ToolVersion = Version
+	used := false
+	closers = append(closers, func() {
+		if !used {
+			discard()
+		}
+	})
+	scan := func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
+		tg, err := pipeline.ParseTarget(t.Arg)
+		if err != nil {
+			return benchmark.Observed{}, err
+		}
+		rt, err := p.Resolve(ctx, tg)
+		if err != nil {
+			return benchmark.Observed{}, err
+		}
+		runID := firstID
+		if used {
+			runID = pipeline.NewRunID(time.Now())
+		}
+		used = true
+		scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: c.Bin, Args: c.Args, Env: c.Env})
+		if err != nil {
+			return benchmark.Observed{}, err
+		}
+		res, err := g.saveScan(ctx, st, dataDir, scanned, rb)
+		if err != nil {
+			return benchmark.Observed{}, err
+		}
+		return benchmark.Observe(scanned.Bundle, res), nil
+	}
+	return scan, closeAll, nil
+}
+
+// parseMemory reads --memory.
+func parseMemory(s string) (int64, error) {
+	mem, err := units.RAMInBytes(s)
+	if err != nil || mem < 32<<20 {
+		return 0, usagef("--memory %q: want a size of at least 32MiB, like 512MiB", s)
+	}
+	return mem, nil
+}
