@@ -1,0 +1,540 @@
+// Package benchmark holds the case corpus and the harness that scores the
+// scanner against it: for a package whose defects a person has established,
+// does the scanner report the reason codes that person expected, and does
+// it report anything they did not.
+//
+// A case (a YAML file under cases/) names one exact package version, the
+// reason-code prefixes it asserts ground truth over (its scope) and the codes
+// it expects. The harness does not scan: the caller runs the production
+// pipeline on each case's target (see Case.ResolveTarget), or reads a stored
+// run, and hands the emitted findings to Compare. Matching is by code within
+// the scope, never by value; findings outside the scope are shown and counted
+// in nothing. Synthetic fixtures and reviewed real packages are two kinds of
+// case and are summarised separately, never in one figure.
+package benchmark
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Kind is the kind of a case. The two kinds are reported apart.
+type Kind string
+
+const (
+	// KindSynthetic is a fixture built by the project with one flaw and a
+	// statement of what would change the answer.
+	KindSynthetic Kind = "synthetic"
+	// KindReviewed is a real published package whose defects a person
+	// established by review.
+	KindReviewed Kind = "reviewed"
+)
+
+// Kinds lists the kinds in report order.
+func Kinds() []Kind { return []Kind{KindSynthetic, KindReviewed} }
+
+// TrackPackage is the only track this harness scores.
+const TrackPackage = "package"
+
+// ReviewerPending is the reviewer of a case no person has signed yet. Such a
+// case runs, but its results are never publishable.
+const ReviewerPending = "pending"
+
+// Sentinel errors; every error LoadCorpus and Validate return wraps one.
+var (
+	// ErrInvalidCase is a malformed or incomplete case file.
+	ErrInvalidCase = errors.New("invalid case")
+	// ErrTrack is a case of another track than package.
+	ErrTrack = errors.New("unsupported track")
+	// ErrTarget is a target that does not pin one exact package version
+	// (registry-only, a range, a tag, no version) or that is of another
+	// ecosystem or track.
+	ErrTarget = errors.New("unpinned or unsupported target")
+)
+
+// CaseError is a problem with one case file, located by file and line.
+type CaseError struct {
+	File  string // path of the file within the corpus
+	Line  int    // 0 when the problem has no single line
+	Field string // the YAML field at fault, or ""
+	Err   error
+}
+
+func (e *CaseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *CaseError) Unwrap() error { return e.Err }
+
+// Case is one benchmark case as written in its YAML file.
+type Case struct {
+	ID string `yaml:"id" json:"id"`
+	// Kind must agree with the directory the file is in
+	// (cases/synthetic or cases/reviewed).
+	Kind  Kind   `yaml:"kind" json:"kind"`
+	Track string `yaml:"track" json:"track"`
+	// Target pins one exact version: npm:NAME@VERSION for a reviewed
+	// package, fixture:ID@VERSION for a synthetic fixture under fixtures/.
+	Target string `yaml:"target" json:"target"`
+	// Reviewer is the name of the person who established the expected
+	// codes, or ReviewerPending.
+	Reviewer string `yaml:"reviewer" json:"reviewer"`
+	// Provenance says how this package came to be reviewed; it is written
+	// before the case is first scored.
+	Provenance string `yaml:"provenance" json:"provenance"`
+	// RubricVersion is the rubric version the case was reviewed under.
+	RubricVersion string `yaml:"rubric_version" json:"rubric_version"`
+	// Scope lists the reason-code prefixes (ending in ".") or exact codes
+	// the case asserts ground truth over.
+	Scope []string `yaml:"scope" json:"scope"`
+	// Expected are the codes the reviewer expects, each within Scope. An
+	// empty list asserts that nothing in scope is wrong with the package.
+	Expected []string `yaml:"expected" json:"expected"`
+	// Statement says, for a synthetic fixture, what would change the
+	// answer.
+	Statement string `yaml:"statement" json:"statement,omitempty"`
+	// Bin, Args and Env are what the server needs to start. Env values are
+	// placeholders: the file is public.
+	Bin      string            `yaml:"bin" json:"bin,omitempty"`
+	Args     []string          `yaml:"args" json:"args"`
+	Env      map[string]string `yaml:"env" json:"-"`
+	Notes    string            `yaml:"notes" json:"notes,omitempty"`
+	Disputes []Dispute         `yaml:"disputes" json:"disputes"`
+
+	// File is the path of the case file within the corpus.
+	File string `yaml:"-" json:"file"`
+	// lines maps a top-level field to its line in File.
+	lines map[string]int
+}
+
+// Dispute is a challenge to a case's expected codes or scope, and its
+// answer. A dispute with no answer is open, and a case with an open dispute
+// is not publishable.
+type Dispute struct {
+	// Code is the code in dispute, when the dispute is about one.
+	Code     string `yaml:"code" json:"code,omitempty"`
+	RaisedBy string `yaml:"raised_by" json:"raised_by"`
+	Date     string `yaml:"date" json:"date"` // YYYY-MM-DD
+	Question string `yaml:"question" json:"question"`
+	Answer   string `yaml:"answer" json:"answer"`
+	// AnsweredBy is required with an answer; AnsweredOn is YYYY-MM-DD.
+	AnsweredBy string `yaml:"answered_by" json:"answered_by,omitempty"`
+	AnsweredOn string `yaml:"answered_on" json:"answered_on,omitempty"`
+}
+
+// Open reports whether the dispute still waits for an answer.
+func (d Dispute) Open() bool { return strings.TrimSpace(d.Answer) == "" }
+
+// caseFields are the keys a case file may hold, in the order they are
+// documented.
+var caseFields = []string{"id", "kind", "track", "target", "reviewer", "provenance", "rubric_version",
+	"scope", "expected", "statement", "bin", "args", "env", "notes", "disputes"}
+
+var disputeFields = []string{"code", "raised_by", "date", "question", "answer", "answered_by", "answered_on"}
+
+var (
+	idPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*[a-z0-9]$`)
+	codePattern = regexp.MustCompile(`^pkg\.[a-z0-9_]+(\.[a-z0-9_]+)+$`)
+	// prefixPattern is a dotted code prefix ending in a dot: pkg.session.
+	prefixPattern = regexp.MustCompile(`^pkg\.([a-z0-9_]+\.)*$`)
+	envPattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	rubricPattern = regexp.MustCompile(`^v?[0-9]+$`)
+	letterPattern = regexp.MustCompile(`\pL`)
+)
+
+// Directories of the corpus, relative to its root.
+const (
+	casesDir    = "cases"
+	fixturesDir = "fixtures"
+)
+
+// LoadCorpus reads every case under dir/cases/synthetic and
+// dir/cases/reviewed, validates each, and returns them sorted by kind and
+// id. It reports every problem in every file at once, each as a *CaseError
+// with its file and line.
+func LoadCorpus(dir string) ([]Case, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("benchmark corpus: %w", err)
+	}
+	return LoadCorpusFS(os.DirFS(dir))
+}
+
+// LoadCorpusFS is LoadCorpus over a file system whose root is the corpus.
+func LoadCorpusFS(fsys fs.FS) ([]Case, error) {
+	var cases []Case
+	var errs []error
+	entries, err := fs.ReadDir(fsys, casesDir)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark corpus: %w", err)
+	}
+	for _, e := range entries {
+		name := path.Join(casesDir, e.Name())
+		switch {
+		case e.IsDir() && slices.Contains(Kinds(), Kind(e.Name())):
+		case !e.IsDir() && e.Name() == "README.md":
+			continue
+		default:
+			errs = append(errs, &CaseError{File: name, Err: invalid("cases/ holds only synthetic/ and reviewed/ (and README.md)")})
+			continue
+		}
+		files, err := fs.ReadDir(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("benchmark corpus: %w", err)
+		}
+		for _, f := range files {
+			file := path.Join(name, f.Name())
+			switch {
+			case f.Name() == "README.md":
+				continue
+			case f.IsDir() || !strings.HasSuffix(f.Name(), ".yaml"):
+				errs = append(errs, &CaseError{File: file, Err: invalid("a case is one file named ID.yaml; nothing else belongs in %s", name)})
+				continue
+			}
+			data, err := fs.ReadFile(fsys, file)
+			if err != nil {
+				return nil, fmt.Errorf("benchmark corpus: %w", err)
+			}
+			c, err := ParseCase(file, data)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if c.Kind != Kind(e.Name()) {
+				errs = append(errs, c.errorf("kind", invalid("kind %q, but the file is in %s", c.Kind, name)))
+			}
+			if want := strings.TrimSuffix(f.Name(), ".yaml"); c.ID != want {
+				errs = append(errs, c.errorf("id", invalid("id %q, but the file is named %s.yaml; they must agree", c.ID, want)))
+			}
+			if c.Kind == KindSynthetic {
+				if err := c.checkFixture(fsys); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			cases = append(cases, c)
+		}
+	}
+	seen := map[string]string{}
+	for _, c := range cases {
+		if other, dup := seen[c.ID]; dup {
+			errs = append(errs, c.errorf("id", invalid("id %q is also the id of %s", c.ID, other)))
+		}
+		seen[c.ID] = c.File
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	SortCases(cases)
+	return cases, nil
+}
+
+// SortCases orders cases by kind (synthetic first), then id.
+func SortCases(cs []Case) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Kind != cs[j].Kind {
+			return kindRank(cs[i].Kind) < kindRank(cs[j].Kind)
+		}
+		return cs[i].ID < cs[j].ID
+	})
+}
+
+func kindRank(k Kind) int {
+	if i := slices.Index(Kinds(), k); i >= 0 {
+		return i
+	}
+	return len(Kinds())
+}
+
+// ParseCase decodes and validates one case file; file names it in errors.
+func ParseCase(file string, data []byte) (Case, error) {
+	c := Case{File: file, lines: map[string]int{}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, &CaseError{File: file, Err: invalid("empty file")}
+		}
+		return c, &CaseError{File: file, Err: invalid("%v", err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return c, &CaseError{File: file, Line: extra.Line, Err: invalid("one case per file (a second YAML document starts here)")}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return c, &CaseError{File: file, Line: root.Line, Err: invalid("a case is a mapping of fields (%s)", strings.Join(caseFields, ", "))}
+	}
+	var errs []error
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if !slices.Contains(caseFields, k.Value) {
+			errs = append(errs, &CaseError{File: file, Line: k.Line, Err: invalid("unknown field %q (known: %s)", k.Value, strings.Join(caseFields, ", "))})
+			continue
+		}
+		c.lines[k.Value] = k.Line
+		if v := root.Content[i+1]; k.Value == "disputes" && v.Kind == yaml.SequenceNode {
+			for j, d := range v.Content {
+				c.lines[fmt.Sprintf("disputes[%d]", j)] = d.Line
+			}
+			errs = append(errs, checkDisputeFields(file, v)...)
+		}
+	}
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	if err := root.Decode(&c); err != nil {
+		// yaml's type errors carry "line N:" themselves.
+		return c, &CaseError{File: file, Err: invalid("%v", err)}
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func checkDisputeFields(file string, n *yaml.Node) []error {
+	var errs []error
+	for i, d := range n.Content {
+		if d.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(d.Content); j += 2 {
+			if k := d.Content[j]; !slices.Contains(disputeFields, k.Value) {
+				errs = append(errs, &CaseError{File: file, Line: k.Line, Field: fmt.Sprintf("disputes[%d]", i),
+					Err: invalid("unknown field %q (known: %s)", k.Value, strings.Join(disputeFields, ", "))})
+			}
+		}
+	}
+	return errs
+}
+
+// errorf returns a CaseError about field, located at its line (a
+// dispute's own line, else the top-level field's).
+func (c Case) errorf(field string, err error) error {
+	line, ok := c.lines[field]
+	if !ok {
+		top, _, _ := strings.Cut(field, "[")
+		line = c.lines[top]
+	}
+	return &CaseError{File: c.File, Line: line, Field: field, Err: err}
+}
+
+// flaw is an error that matches its sentinel with errors.Is without
+// repeating the sentinel's text.
+type flaw struct{ sentinel, err error }
+
+func (f *flaw) Error() string   { return f.err.Error() }
+func (f *flaw) Unwrap() []error { return []error{f.sentinel, f.err} }
+
+// invalid returns an ErrInvalidCase with the given message.
+func invalid(format string, args ...any) error {
+	return &flaw{ErrInvalidCase, fmt.Errorf(format, args...)}
+}
+
+// Validate checks a case: every required field, the package track, a
+// pinned target of the right form for the case's kind, a person as
+// reviewer, a scope of code prefixes, expected codes within it, and
+// answered or open disputes written in full. It returns every problem.
+func (c Case) Validate() error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, c.errorf(field, invalid(format, args...)))
+	}
+	if !idPattern.MatchString(c.ID) {
+		add("id", "%q: want lower-case letters, digits and dashes, like crash-at-start", c.ID)
+	}
+	if !slices.Contains(Kinds(), c.Kind) {
+		add("kind", "%q: want synthetic or reviewed", c.Kind)
+	}
+	switch c.Track {
+	case TrackPackage:
+	case "":
+		add("track", "missing (want %q)", TrackPackage)
+	default:
+		errs = append(errs, c.errorf("track", &flaw{ErrTrack, fmt.Errorf("%q: this harness scores the %s track only; remote endpoints are another track with another rubric, and their results are never pooled with packages",
+			c.Track, TrackPackage)}))
+	}
+	if t, err := ParseTarget(c.Target); err != nil {
+		errs = append(errs, c.errorf("target", err))
+	} else {
+		switch {
+		case c.Kind == KindSynthetic && t.Scheme != SchemeFixture:
+			add("target", "a synthetic case targets a fixture of this corpus (fixture:ID@VERSION), not %q", c.Target)
+		case c.Kind == KindReviewed && t.Scheme == SchemeFixture:
+			add("target", "a reviewed case targets a published package (npm:NAME@VERSION); fixtures are synthetic cases")
+		}
+	}
+	if err := checkPerson(c.Reviewer, true); err != nil {
+		add("reviewer", "%v", err)
+	}
+	if strings.TrimSpace(c.Provenance) == "" {
+		add("provenance", "missing: say how this package came to be reviewed, before it is scored")
+	}
+	if v := strings.TrimSpace(c.RubricVersion); v == "" {
+		add("rubric_version", "missing: the rubric version the case was reviewed under")
+	} else if !rubricPattern.MatchString(v) {
+		add("rubric_version", "%q: want a rubric version like 5", v)
+	}
+	if len(c.Scope) == 0 {
+		add("scope", "empty: a case asserts ground truth over at least one code prefix, such as pkg.session.")
+	}
+	for i, s := range c.Scope {
+		switch {
+		case strings.HasSuffix(s, "."):
+			if !prefixPattern.MatchString(s) || s == "pkg." {
+				if s == "pkg." {
+					add(fmt.Sprintf("scope[%d]", i), "%q covers every code; name the areas the review covered", s)
+				} else {
+					add(fmt.Sprintf("scope[%d]", i), "%q is not a code prefix like pkg.session.", s)
+				}
+			}
+		case !codePattern.MatchString(s):
+			add(fmt.Sprintf("scope[%d]", i), "%q is neither a code prefix ending in a dot (pkg.session.) nor a reason code", s)
+		}
+		if slices.Index(c.Scope, s) != i {
+			add(fmt.Sprintf("scope[%d]", i), "%q is listed twice", s)
+		}
+	}
+	for i, code := range c.Expected {
+		field := fmt.Sprintf("expected[%d]", i)
+		switch {
+		case !codePattern.MatchString(code):
+			add(field, "%q is not a reason code like pkg.session.start_crashed", code)
+		case !c.InScope(code):
+			add(field, "%s is outside the case's scope (%s): a case expects only what it asserts ground truth over", code, strings.Join(c.Scope, ", "))
+		}
+		if slices.Index(c.Expected, code) != i {
+			add(field, "%s is listed twice; a code counts once per case", code)
+		}
+	}
+	if c.Kind == KindSynthetic && strings.TrimSpace(c.Statement) == "" {
+		add("statement", "missing: a synthetic fixture states what would change the answer")
+	}
+	for name := range c.Env {
+		if !envPattern.MatchString(name) {
+			add("env", "%q is not an environment variable name", name)
+		}
+	}
+	for i, d := range c.Disputes {
+		field := fmt.Sprintf("disputes[%d]", i)
+		if d.Code != "" && !codePattern.MatchString(d.Code) {
+			add(field, "code %q is not a reason code", d.Code)
+		}
+		if err := checkPerson(d.RaisedBy, false); err != nil {
+			add(field, "raised_by: %v", err)
+		}
+		if !validDate(d.Date) {
+			add(field, "date %q: want YYYY-MM-DD", d.Date)
+		}
+		if strings.TrimSpace(d.Question) == "" {
+			add(field, "question: missing")
+		}
+		if d.Open() {
+			if d.AnsweredBy != "" || d.AnsweredOn != "" {
+				add(field, "answered_by/answered_on given, but no answer")
+			}
+			continue
+		}
+		if err := checkPerson(d.AnsweredBy, false); err != nil {
+			add(field, "answered_by: %v", err)
+		}
+		if !validDate(d.AnsweredOn) {
+			add(field, "answered_on %q: want YYYY-MM-DD", d.AnsweredOn)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// notPeople are values that name a role, a team or a placeholder rather
+// than a person.
+var notPeople = []string{"anonymous", "automated", "automation", "bot", "ci", "maintainers", "n/a", "na", "none",
+	"nobody", "system", "tbd", "team", "todo", "unknown", "verifymcp"}
+
+// checkPerson checks that s names a person. pendingOK accepts
+// ReviewerPending.
+func checkPerson(s string, pendingOK bool) error {
+	s = strings.TrimSpace(s)
+	lower := strings.ToLower(s)
+	switch {
+	case s == "":
+		return errors.New("missing: the name of the person, as they sign their work")
+	case lower == ReviewerPending && pendingOK:
+		return nil
+	case lower == ReviewerPending:
+		return errors.New("pending is only for a case's reviewer")
+	case strings.ContainsAny(s, "@<>/\n"):
+		return fmt.Errorf("%q: a person's name, not an address, handle or URL", s)
+	case !letterPattern.MatchString(s):
+		return fmt.Errorf("%q is not a name", s)
+	}
+	for _, w := range strings.FieldsFunc(lower, func(r rune) bool {
+		return r == ' ' || r == '-' || r == '_' || r == '[' || r == ']' || r == '(' || r == ')'
+	}) {
+		if slices.Contains(notPeople, w) {
+			return fmt.Errorf("%q names a role, team or placeholder; a case is signed by a person", s)
+		}
+	}
+	return nil
+}
+
+func validDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+// InScope reports whether code is within the case's scope: it starts with
+// a scope prefix, or equals a scope entry that is a whole code.
+func (c Case) InScope(code string) bool {
+	for _, s := range c.Scope {
+		if strings.HasSuffix(s, ".") && strings.HasPrefix(code, s) || code == s {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenDisputes counts the disputes that wait for an answer.
+func (c Case) OpenDisputes() int {
+	n := 0
+	for _, d := range c.Disputes {
+		if d.Open() {
+			n++
+		}
+	}
+	return n
+}
+
+// EnvNames lists the names of the variables the case sets, sorted; values
+// are never reported.
+func (c Case) EnvNames() []string {
+	names := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

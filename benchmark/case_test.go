@@ -1,0 +1,330 @@
+package benchmark_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/verifymcp/verifymcp/benchmark"
+)
+
+const validReviewed = `id: example
+kind: reviewed
+track: package
+target: npm:example-mcp@1.2.3
+reviewer: Ada Lovelace
+provenance: Reported by a user on 2026-01-05, reviewed before any scan.
+rubric_version: "5"
+scope: [pkg.session.]
+expected: [pkg.session.start_crashed]
+env: {API_TOKEN: placeholder}
+args: [--stdio]
+disputes: []
+`
+
+const validSynthetic = `id: crash
+kind: synthetic
+track: package
+target: fixture:crash@1.0.0
+reviewer: pending
+provenance: Built by the project.
+rubric_version: 5
+scope: [pkg.session.]
+expected: [pkg.session.start_crashed]
+statement: It exits at start; it would not if it answered initialize.
+`
+
+const fixtureManifest = `{"name":"verifymcp-case-crash","version":"1.0.0","bin":{"verifymcp-case-crash":"server.js"}}`
+
+// corpus returns a file system with the given case files and a valid
+// crash fixture.
+func corpus(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{
+		"fixtures/crash/package.json": {Data: []byte(fixtureManifest)},
+		"fixtures/crash/server.js":    {Data: []byte("process.exit(3)\n")},
+		"fixtures/crash/fixture.json": {Data: []byte(`{"crash":3}`)},
+		"cases/README.md":             {Data: []byte("# cases\n")},
+	}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return fsys
+}
+
+func TestLoadCorpusValid(t *testing.T) {
+	cases, err := benchmark.LoadCorpusFS(corpus(map[string]string{
+		"cases/reviewed/example.yaml": validReviewed,
+		"cases/synthetic/crash.yaml":  validSynthetic,
+		"cases/reviewed/README.md":    "# reviewed\n",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 2 || cases[0].ID != "crash" || cases[1].ID != "example" {
+		t.Fatalf("cases %+v, want crash (synthetic) then example (reviewed)", cases)
+	}
+	ex := cases[1]
+	if ex.File != "cases/reviewed/example.yaml" || ex.RubricVersion != "5" || ex.Env["API_TOKEN"] != "placeholder" || ex.Args[0] != "--stdio" {
+		t.Errorf("case %+v", ex)
+	}
+	if cases[0].RubricVersion != "5" {
+		t.Errorf("an unquoted rubric version reads as %q", cases[0].RubricVersion)
+	}
+}
+
+// TestLoadCorpusErrors checks that each malformed file is refused with its
+// file, its line and the right sentinel.
+func TestLoadCorpusErrors(t *testing.T) {
+	replace := func(base, old, new string) string {
+		if !strings.Contains(base, old) {
+			panic("test setup: " + old)
+		}
+		return strings.Replace(base, old, new, 1)
+	}
+	tests := []struct {
+		name  string
+		file  string
+		data  string
+		is    error
+		where string // file:line
+		msg   string
+	}{
+		{"unknown_field", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "scopes: [pkg.x.]"), benchmark.ErrInvalidCase, "example.yaml:12", `unknown field "scopes"`},
+		{"remote_track", "cases/reviewed/example.yaml", replace(validReviewed, "track: package", "track: remote"), benchmark.ErrTrack, "example.yaml:3", "package track only"},
+		{"missing_track", "cases/reviewed/example.yaml", replace(validReviewed, "track: package\n", ""), benchmark.ErrInvalidCase, "example.yaml", "track: missing"},
+		{"unpinned_target", "cases/reviewed/example.yaml", replace(validReviewed, "@1.2.3", ""), benchmark.ErrTarget, "example.yaml:4", "registry-only"},
+		{"range_target", "cases/reviewed/example.yaml", replace(validReviewed, "@1.2.3", "@^1.2.3"), benchmark.ErrTarget, "example.yaml:4", "range"},
+		{"tag_target", "cases/reviewed/example.yaml", replace(validReviewed, "@1.2.3", "@latest"), benchmark.ErrTarget, "example.yaml:4", "dist-tag"},
+		{"remote_endpoint_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "https://mcp.example.com/sse"), benchmark.ErrTarget, "example.yaml:4", "another track"},
+		{"pypi_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "pypi:example-mcp==1.2.3"), benchmark.ErrTarget, "example.yaml:4", "PyPI"},
+		{"reviewed_case_on_a_fixture", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "fixture:crash@1.0.0"), benchmark.ErrInvalidCase, "example.yaml:4", "fixtures are synthetic"},
+		{"no_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "reviewer: Ada Lovelace\n", ""), benchmark.ErrInvalidCase, "example.yaml", "reviewer: missing"},
+		{"bot_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "Ada Lovelace", "renovate[bot]"), benchmark.ErrInvalidCase, "example.yaml:5", "signed by a person"},
+		{"email_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "Ada Lovelace", "ada@example.com"), benchmark.ErrInvalidCase, "example.yaml:5", "not an address"},
+		{"no_provenance", "cases/reviewed/example.yaml", replace(validReviewed, "provenance: Reported by a user on 2026-01-05, reviewed before any scan.\n", ""), benchmark.ErrInvalidCase, "example.yaml", "provenance: missing"},
+		{"no_rubric_version", "cases/reviewed/example.yaml", replace(validReviewed, "rubric_version: \"5\"\n", ""), benchmark.ErrInvalidCase, "example.yaml", "rubric_version: missing"},
+		{"empty_scope", "cases/reviewed/example.yaml", replace(replace(validReviewed, "[pkg.session.]", "[]"), "[pkg.session.start_crashed]", "[]"), benchmark.ErrInvalidCase, "example.yaml:8", "scope: empty"},
+		{"scope_of_everything", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.]", "[pkg.]"), benchmark.ErrInvalidCase, "example.yaml:8", "covers every code"},
+		{"scope_not_a_prefix", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.]", "[session]"), benchmark.ErrInvalidCase, "example.yaml:8", "neither a code prefix"},
+		{"expected_out_of_scope", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.start_crashed]", "[pkg.supply.osv.vulnerable]"), benchmark.ErrInvalidCase, "example.yaml:9", "outside the case's scope"},
+		{"expected_twice", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.start_crashed]", "[pkg.session.start_crashed, pkg.session.start_crashed]"), benchmark.ErrInvalidCase, "example.yaml:9", "listed twice"},
+		{"wrong_type", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.]", "{a: b}"), benchmark.ErrInvalidCase, "line 8", "cannot unmarshal"},
+		{"yaml_syntax", "cases/reviewed/example.yaml", replace(validReviewed, "scope: [pkg.session.]", "scope: [pkg.session."), benchmark.ErrInvalidCase, "example.yaml", "line"},
+		{"two_documents", "cases/reviewed/example.yaml", validReviewed + "---\nid: other\n", benchmark.ErrInvalidCase, "example.yaml:13", "one case per file"},
+		{"kind_in_the_wrong_directory", "cases/synthetic/example.yaml", validReviewed, benchmark.ErrInvalidCase, "example.yaml:2", "the file is in cases/synthetic"},
+		{"id_not_the_file_name", "cases/reviewed/other.yaml", validReviewed, benchmark.ErrInvalidCase, "other.yaml:1", "must agree"},
+		{"synthetic_without_statement", "cases/synthetic/crash.yaml", replace(validSynthetic, "statement: It exits at start; it would not if it answered initialize.\n", ""), benchmark.ErrInvalidCase, "crash.yaml", "what would change the answer"},
+		{"fixture_of_another_version", "cases/synthetic/crash.yaml", replace(validSynthetic, "crash@1.0.0", "crash@1.0.1"), benchmark.ErrInvalidCase, "crash.yaml:4", "package.json has version \"1.0.0\""},
+		{"missing_fixture", "cases/synthetic/crash.yaml", replace(validSynthetic, "fixture:crash@1.0.0", "fixture:nosuch@1.0.0"), benchmark.ErrInvalidCase, "crash.yaml:4", "fixture nosuch"},
+		{"open_dispute_half_answered", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answered_by: Ada Lovelace"), benchmark.ErrInvalidCase, "example.yaml:13", "no answer"},
+		{"answered_dispute_without_who", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answer: Because."), benchmark.ErrInvalidCase, "example.yaml:13", "answered_by: missing"},
+		{"dispute_unknown_field", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    reason: x"), benchmark.ErrInvalidCase, "example.yaml:14", `unknown field "reason"`},
+		{"stray_file", "cases/reviewed/example.yml", validReviewed, benchmark.ErrInvalidCase, "example.yml", "named ID.yaml"},
+		{"empty_file", "cases/reviewed/example.yaml", "", benchmark.ErrInvalidCase, "example.yaml", "empty file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := benchmark.LoadCorpusFS(corpus(map[string]string{tc.file: tc.data}))
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			if !errors.Is(err, tc.is) {
+				t.Errorf("error %v does not wrap %v", err, tc.is)
+			}
+			var ce *benchmark.CaseError
+			if !errors.As(err, &ce) {
+				t.Errorf("error %v is not a *CaseError", err)
+			}
+			found := false
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if strings.Contains(line, tc.where) && strings.Contains(line, tc.msg) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("error %q, want a line with %q and %q", err, tc.where, tc.msg)
+			}
+		})
+	}
+}
+
+func TestLoadCorpusReportsEveryProblem(t *testing.T) {
+	bad := strings.Replace(strings.Replace(validReviewed, "track: package", "track: remote", 1), "Ada Lovelace", "", 1)
+	_, err := benchmark.LoadCorpusFS(corpus(map[string]string{
+		"cases/reviewed/example.yaml": bad,
+		"cases/synthetic/crash.yaml":  strings.Replace(validSynthetic, "@1.0.0", "", 1),
+	}))
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{"example.yaml:3: track", "example.yaml:5: reviewer", "crash.yaml:4: target"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestLoadCorpusDuplicateIDs(t *testing.T) {
+	syn := strings.NewReplacer("id: crash", "id: example", "fixture:crash@", "fixture:crash@").Replace(validSynthetic)
+	_, err := benchmark.LoadCorpusFS(corpus(map[string]string{
+		"cases/reviewed/example.yaml":  validReviewed,
+		"cases/synthetic/example.yaml": syn,
+	}))
+	if err == nil || !strings.Contains(err.Error(), `id "example" is also the id of`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	ok := []struct {
+		in   string
+		want benchmark.TargetRef
+	}{
+		{"npm:example-mcp@1.2.3", benchmark.TargetRef{Scheme: "npm", Name: "example-mcp", Version: "1.2.3"}},
+		{"npm:@scope/server-x@2026.8.31", benchmark.TargetRef{Scheme: "npm", Name: "@scope/server-x", Version: "2026.8.31"}},
+		{"npm:x@1.0.0-beta.2", benchmark.TargetRef{Scheme: "npm", Name: "x", Version: "1.0.0-beta.2"}},
+		{" fixture:crash-at-start@1.0.0 ", benchmark.TargetRef{Scheme: "fixture", Name: "crash-at-start", Version: "1.0.0"}},
+	}
+	for _, tc := range ok {
+		got, err := benchmark.ParseTarget(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%q: %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+	bad := map[string]string{
+		"":                                   "missing",
+		"npm:example":                        "registry-only",
+		"npm:@scope/example":                 "registry-only",
+		"npm:example@":                       "registry-only",
+		"npm:example@latest":                 "dist-tag",
+		"npm:example@next":                   "dist-tag",
+		"npm:example@^1.2.3":                 "range",
+		"npm:example@~1.2.3":                 "range",
+		"npm:example@>=1.0.0":                "range",
+		"npm:example@1.x":                    "range",
+		"npm:example@1.2.x":                  "range",
+		"npm:example@*":                      "range",
+		"npm:example@1.0.0 - 2.0.0":          "range",
+		"npm:example@1.0.0 || 2.0.0":         "range",
+		"npm:example@1.2":                    "not one exact version",
+		"npm:example@v1.2.3":                 "not one exact version",
+		"npm:example@01.2.3":                 "not one exact version",
+		"npm:example@1.2.3+build.5":          "build metadata",
+		"npm:Example@1.2.3":                  "not a valid npm package name",
+		"example@1.2.3":                      "want npm:NAME@VERSION",
+		"pkg:npm/example@1.2.3":              "want npm:NAME@VERSION",
+		"pypi:example==1.2.3":                "PyPI",
+		"https://mcp.example.com/sse":        "another track",
+		"https://registry.npmjs.org/example": "registry URL",
+		"./example-1.2.3.tgz":                "local tarball",
+		"fixture:Crash@1.0.0":                "not a fixture id",
+	}
+	for in, want := range bad {
+		_, err := benchmark.ParseTarget(in)
+		if !errors.Is(err, benchmark.ErrTarget) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want ErrTarget saying %q", in, err, want)
+		}
+	}
+}
+
+func TestPackFixture(t *testing.T) {
+	fsys := corpus(nil)
+	fsys["fixtures/crash/lib/util.js"] = &fstest.MapFile{Data: []byte("module.exports = 1\n")}
+	ref := benchmark.TargetRef{Scheme: "fixture", Name: "crash", Version: "1.0.0"}
+	a, err := benchmark.PackFixture(fsys, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same sources with other file times and modes pack to the same bytes.
+	for _, f := range fsys {
+		f.ModTime, f.Mode = time.Now(), 0o600
+	}
+	b, err := benchmark.PackFixture(fsys, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("packing twice gave different bytes")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zr.Name != "" || !zr.ModTime.IsZero() {
+		t.Errorf("gzip header name %q time %v", zr.Name, zr.ModTime)
+	}
+	tr := tar.NewReader(zr)
+	var got []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.ModTime.Equal(time.Date(1985, 10, 26, 8, 15, 0, 0, time.UTC)) || h.Uid != 0 || h.Uname != "" {
+			t.Errorf("%s: mtime %v uid %d uname %q", h.Name, h.ModTime, h.Uid, h.Uname)
+		}
+		got = append(got, h.Name+" "+strings.TrimPrefix(os.FileMode(h.Mode).String(), "-"))
+	}
+	want := []string{
+		"package/fixture.json rw-r--r--",
+		"package/lib/util.js rw-r--r--",
+		"package/package.json rw-r--r--",
+		"package/server.js rwxr-xr-x",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+}
+
+func TestResolveTarget(t *testing.T) {
+	dir := t.TempDir()
+	for name, f := range corpus(map[string]string{"cases/synthetic/crash.yaml": validSynthetic}) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases, err := benchmark.LoadCorpus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	st, err := cases[0].ResolveTarget(dir, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Arg != filepath.Join(tmp, "crash-1.0.0.tgz") || st.Name != "verifymcp-case-crash" || st.Version != "1.0.0" || !strings.HasPrefix(st.Integrity, "sha512-") {
+		t.Errorf("scan target %+v", st)
+	}
+	rev, err := benchmark.ParseCase("example.yaml", []byte(validReviewed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = rev.ResolveTarget(dir, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (benchmark.ScanTarget{Arg: "npm:example-mcp@1.2.3", Name: "example-mcp", Version: "1.2.3"}) {
+		t.Errorf("npm scan target %+v", st)
+	}
+}

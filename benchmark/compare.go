@@ -1,0 +1,374 @@
+package benchmark
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+)
+
+// Emitted is one finding the scanner reported: a code about a subject.
+type Emitted struct {
+	Code    string `json:"code"`
+	Subject string `json:"subject"`
+}
+
+// SignalState is the state of one evidence signal during a scan.
+type SignalState struct {
+	State      evidence.State `json:"state"`
+	ThirdParty bool           `json:"third_party"`
+	Reason     string         `json:"reason,omitempty"`
+}
+
+// Observed is what one scan of a case's target produced, scored under the
+// rubric of the run: fresh from the pipeline, or a stored bundle rescored.
+type Observed struct {
+	// RunID, Date and ToolVersion identify the scan.
+	RunID       string    `json:"run_id"`
+	Date        time.Time `json:"date"`
+	ToolVersion string    `json:"tool_version"`
+	// RubricVersion is the rubric the findings were scored under; it must
+	// be the run's.
+	RubricVersion string `json:"rubric_version"`
+	// Name, Version and Integrity identify the artefact that was scanned.
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Integrity string `json:"integrity"`
+	// Bin, Args and EnvNames are how the server was started; nil Args or
+	// EnvNames mean unknown and are not checked against the case.
+	Bin      string   `json:"bin,omitempty"`
+	Args     []string `json:"args"`
+	EnvNames []string `json:"env_names"`
+	// Findings are every emitted finding, in or out of the case's scope.
+	Findings []Emitted `json:"findings"`
+	// Signals are the state of every signal of the scan, by name.
+	Signals map[string]SignalState `json:"signals"`
+	// Error, when set, says why there is no scan to compare (the scan
+	// failed, or no stored run was found); Findings are then ignored.
+	Error string `json:"error,omitempty"`
+}
+
+// Observe turns a bundle and its evaluation into an Observed, the same way
+// for a fresh scan and for a stored bundle rescored.
+func Observe(b *evidence.Bundle, res rubric.Result) Observed {
+	o := Observed{
+		RunID: b.Run.ID, Date: b.Run.Date, ToolVersion: b.Run.Tool.Version,
+		RubricVersion: res.RubricVersion,
+		Name:          b.Target.Name, Version: b.Target.Version, Integrity: b.Target.Integrity,
+		Args: nonNil(b.Target.Args), EnvNames: nonNil(b.Target.EnvNames),
+		Findings: make([]Emitted, 0, len(res.Findings)),
+		Signals:  make(map[string]SignalState, len(b.Signals)),
+	}
+	if b.Target.Bin != nil {
+		o.Bin = b.Target.Bin.Name
+	}
+	for _, f := range res.Findings {
+		o.Findings = append(o.Findings, Emitted{Code: f.Code, Subject: f.Subject})
+	}
+	for name, s := range b.Signals {
+		o.Signals[name] = SignalState{State: s.State, ThirdParty: s.ThirdParty, Reason: s.Reason}
+	}
+	return o
+}
+
+// SignalsOf returns the evidence signals a reason code depends on.
+type SignalsOf func(code string) []string
+
+// prefixSignals maps code prefixes to the signal each depends on, longest
+// prefix first where they nest.
+var prefixSignals = []struct {
+	prefix string
+	signal string
+}{
+	{"pkg.supply.osv.", evidence.SignalOSV},
+	{"pkg.supply.socket.", evidence.SignalSocket},
+	{"pkg.supply.github.", evidence.SignalGitHub},
+	{"pkg.supply.registry.", evidence.SignalRegistryMeta},
+	{"pkg.dnssec.", evidence.SignalDNSSEC},
+	{"pkg.judge.", evidence.SignalJudge},
+	{"pkg.behavior.", evidence.SignalBehavior},
+	{"pkg.install.", evidence.SignalInstall},
+	{"pkg.session.", evidence.SignalSession},
+	{"pkg.protocol.", evidence.SignalSession},
+	{"pkg.contract.", evidence.SignalContract},
+}
+
+// DefaultSignals maps a code to its signal by its prefix: pkg.supply.osv.
+// to osv, pkg.judge. to judge, pkg.session. to sandbox.session, and so on.
+// A code under no known prefix depends on no signal.
+func DefaultSignals(code string) []string {
+	for _, p := range prefixSignals {
+		if strings.HasPrefix(code, p.prefix) {
+			return []string{p.signal}
+		}
+	}
+	return nil
+}
+
+// RubricSignals maps a code to the signals of its dimension in r's
+// catalog, falling back to DefaultSignals for a code r does not know. It
+// is coarser than DefaultSignals (a provenance code depends on registry
+// metadata, GitHub and DNSSEC alike), so more false negatives are set
+// apart as unavailable.
+func RubricSignals(r *rubric.Rubric) SignalsOf {
+	return func(code string) []string {
+		def, ok := r.Code(code)
+		if !ok {
+			return DefaultSignals(code)
+		}
+		d, ok := r.Dimension(def.Dimension)
+		if !ok {
+			return DefaultSignals(code)
+		}
+		return slices.Clone(d.Signals)
+	}
+}
+
+// Counts are the confusion counts of a case, a code or a kind. FN counts
+// the expected codes not emitted although every signal they depend on was
+// observed; FNUnavailable those whose signal was not observed, which say
+// nothing about the scanner's checks.
+type Counts struct {
+	TP            int `json:"tp"`
+	FP            int `json:"fp"`
+	FN            int `json:"fn"`
+	FNUnavailable int `json:"fn_signal_unavailable"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.TP += o.TP
+	c.FP += o.FP
+	c.FN += o.FN
+	c.FNUnavailable += o.FNUnavailable
+}
+
+// Match is one code emitted for a case, with every subject it was emitted
+// for ("" is the package itself). A code counts once per case however many
+// subjects it names.
+type Match struct {
+	Code     string   `json:"code"`
+	Subjects []string `json:"subjects"`
+}
+
+// Missed is an expected code that was not emitted, with the state of the
+// signals it depends on.
+type Missed struct {
+	Code    string        `json:"code"`
+	Signals []NamedSignal `json:"signals"`
+}
+
+// NamedSignal is a signal and its state during the scan.
+type NamedSignal struct {
+	Name  string         `json:"name"`
+	State evidence.State `json:"state"`
+}
+
+// CaseResult is the comparison of one case with one scan.
+type CaseResult struct {
+	ID     string `json:"id"`
+	Kind   Kind   `json:"kind"`
+	File   string `json:"file"`
+	Target string `json:"target"`
+	// Artefact is what was scanned: the case's package and version, and
+	// the integrity of the fixture or of the registry's tarball.
+	Artefact ScanTarget `json:"artefact"`
+	// Reviewer and ReviewedUnder come from the case file.
+	Reviewer      string   `json:"reviewer"`
+	ReviewedUnder string   `json:"reviewed_under_rubric"`
+	Scope         []string `json:"scope"`
+	Expected      []string `json:"expected"`
+	EnvNames      []string `json:"env_names"`
+	Args          []string `json:"args"`
+	OpenDisputes  int      `json:"open_disputes"`
+	Disputes      int      `json:"disputes"`
+	// Publishable is false while any of NotPublishable holds: the case was
+	// reviewed under another rubric than the run's, no person has signed
+	// it, a dispute is open, or the scan failed.
+	Publishable    bool     `json:"publishable"`
+	NotPublishable []string `json:"not_publishable"`
+	// RunID, ScannedAt and ScanToolVersion identify the scan compared;
+	// empty when there was none.
+	RunID           string    `json:"run_id,omitempty"`
+	ScannedAt       time.Time `json:"scanned_at,omitzero"`
+	ScanToolVersion string    `json:"scan_tool_version,omitempty"`
+	// Error says why the case could not be compared; it then counts in
+	// nothing.
+	Error string `json:"error,omitempty"`
+
+	TP            []Match  `json:"tp"`
+	FP            []Match  `json:"fp"`
+	FN            []Missed `json:"fn"`
+	FNUnavailable []Missed `json:"fn_signal_unavailable"`
+	// OutOfScope are emitted codes outside the scope: shown, counted in
+	// nothing.
+	OutOfScope []Match                `json:"out_of_scope"`
+	Counts     Counts                 `json:"counts"`
+	Signals    map[string]SignalState `json:"signals"`
+}
+
+// Compare scores one case against one scan of its target. rubricVersion is
+// the rubric in force for the run; signalsOf maps an expected code to the
+// signals it depends on (nil: DefaultSignals).
+//
+// Within the case's scope, an expected code that was emitted is a TP, an
+// emitted code nobody expected is an FP, and an expected code not emitted
+// is an FN, set apart as FNUnavailable when a signal it depends on was not
+// observed during the scan (unavailable, error, not assessed or not
+// recorded). Codes are compared as codes: each counts once per case however
+// many findings (subjects) carry it, and values are never compared.
+// Findings outside the scope are listed in OutOfScope and counted in
+// nothing. If target names an artefact (name, version, and for a fixture
+// its integrity), a scan of anything else is an error, not a result.
+func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, signalsOf SignalsOf) CaseResult {
+	if signalsOf == nil {
+		signalsOf = DefaultSignals
+	}
+	r := CaseResult{
+		ID: c.ID, Kind: c.Kind, File: c.File, Target: c.Target, Artefact: ScanTarget{Name: target.Name, Version: target.Version, Integrity: target.Integrity},
+		Reviewer: c.Reviewer, ReviewedUnder: c.RubricVersion,
+		Scope: nonNil(c.Scope), Expected: nonNil(c.Expected), EnvNames: c.EnvNames(), Args: nonNil(c.Args),
+		OpenDisputes: c.OpenDisputes(), Disputes: len(c.Disputes),
+		NotPublishable: []string{},
+		RunID:          o.RunID, ScannedAt: o.Date, ScanToolVersion: o.ToolVersion,
+		TP: []Match{}, FP: []Match{}, FN: []Missed{}, FNUnavailable: []Missed{}, OutOfScope: []Match{},
+		Signals: map[string]SignalState{},
+	}
+	for k, v := range o.Signals {
+		r.Signals[k] = v
+	}
+	if !sameVersion(c.RubricVersion, rubricVersion) {
+		r.NotPublishable = append(r.NotPublishable, "reviewed under rubric "+c.RubricVersion+", but rubric "+rubricVersion+
+			" is in force: re-review the case under it before publishing")
+	}
+	if strings.EqualFold(strings.TrimSpace(c.Reviewer), ReviewerPending) {
+		r.NotPublishable = append(r.NotPublishable, "no person has signed the case (reviewer: pending)")
+	}
+	if n := c.OpenDisputes(); n > 0 {
+		r.NotPublishable = append(r.NotPublishable, plural(n, "open dispute"))
+	}
+	if err := checkObserved(c, target, o, rubricVersion); err != "" {
+		r.Error = err
+	}
+	if r.Error != "" {
+		r.NotPublishable = append(r.NotPublishable, "no comparison: "+r.Error)
+		r.Publishable = false
+		return r
+	}
+	r.Publishable = len(r.NotPublishable) == 0
+	if r.Artefact.Integrity == "" {
+		r.Artefact.Integrity = o.Integrity
+	}
+
+	emitted := map[string][]string{}
+	for _, f := range o.Findings {
+		if !slices.Contains(emitted[f.Code], f.Subject) {
+			emitted[f.Code] = append(emitted[f.Code], f.Subject)
+		}
+	}
+	expected := map[string]bool{}
+	for _, code := range c.Expected {
+		expected[code] = true
+	}
+	for _, code := range sortedKeys(emitted) {
+		subjects := emitted[code]
+		sort.Strings(subjects)
+		m := Match{Code: code, Subjects: subjects}
+		switch {
+		case !c.InScope(code):
+			r.OutOfScope = append(r.OutOfScope, m)
+		case expected[code]:
+			r.TP = append(r.TP, m)
+		default:
+			r.FP = append(r.FP, m)
+		}
+	}
+	for _, code := range sortedKeys(expected) {
+		if _, ok := emitted[code]; ok {
+			continue
+		}
+		m := Missed{Code: code, Signals: []NamedSignal{}}
+		unavailable := false
+		for _, name := range signalsOf(code) {
+			s, ok := o.Signals[name]
+			state := s.State
+			if !ok {
+				// A signal the scan did not record never reads as observed.
+				state = evidence.StateError
+			}
+			m.Signals = append(m.Signals, NamedSignal{Name: name, State: state})
+			if state != evidence.StateObserved {
+				unavailable = true
+			}
+		}
+		if unavailable {
+			r.FNUnavailable = append(r.FNUnavailable, m)
+		} else {
+			r.FN = append(r.FN, m)
+		}
+	}
+	r.Counts = Counts{TP: len(r.TP), FP: len(r.FP), FN: len(r.FN), FNUnavailable: len(r.FNUnavailable)}
+	return r
+}
+
+// checkObserved says why o cannot be compared for c and target, or "".
+func checkObserved(c Case, target ScanTarget, o Observed, rubricVersion string) string {
+	envNames := o.EnvNames
+	if envNames != nil {
+		envNames = slices.Clone(envNames)
+		sort.Strings(envNames)
+	}
+	switch {
+	case o.Error != "":
+		return o.Error
+	case !sameVersion(o.RubricVersion, rubricVersion):
+		if o.RubricVersion == "" {
+			return "the findings carry no rubric version"
+		}
+		return "the findings were scored under rubric " + o.RubricVersion + ", not " + rubricVersion + "; rescore the bundle"
+	case target.Name != "" && o.Name != target.Name, target.Version != "" && o.Version != target.Version:
+		return "the scan is of " + o.Name + "@" + o.Version + ", not " + target.Name + "@" + target.Version
+	case target.Integrity != "" && o.Integrity != target.Integrity:
+		return "the scan is of another build of " + target.Name + "@" + target.Version + " (integrity " + o.Integrity + ", the fixture packs to " + target.Integrity + ")"
+	case c.Bin != "" && o.Bin != c.Bin:
+		return "the scan started bin " + strconv.Quote(o.Bin) + ", the case names " + strconv.Quote(c.Bin)
+	case o.Args != nil && !slices.Equal(o.Args, nonNil(c.Args)):
+		return "the scan started the server with arguments " + strconv.Quote(strings.Join(o.Args, " ")) + ", the case names " + strconv.Quote(strings.Join(c.Args, " "))
+	case envNames != nil && !slices.Equal(envNames, c.EnvNames()):
+		return "the scan set the environment variables " + strings.Join(envNames, ", ") + ", the case names " + strings.Join(c.EnvNames(), ", ")
+	}
+	return ""
+}
+
+// sameVersion compares rubric versions, allowing a leading v.
+func sameVersion(a, b string) bool {
+	a, b = strings.TrimPrefix(strings.TrimSpace(a), "v"), strings.TrimPrefix(strings.TrimSpace(b), "v")
+	return a != "" && a == b
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func plural(n int, what string) string {
+	s := strconv.Itoa(n) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}

@@ -1,0 +1,284 @@
+package benchmark
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Target schemes a case may use.
+const (
+	// SchemeNPM is a published npm package: npm:NAME@VERSION.
+	SchemeNPM = "npm"
+	// SchemeFixture is a synthetic fixture of the corpus: fixture:ID@VERSION,
+	// the sources in fixtures/ID/.
+	SchemeFixture = "fixture"
+)
+
+// TargetRef is a parsed case target.
+type TargetRef struct {
+	Scheme  string // SchemeNPM or SchemeFixture
+	Name    string // npm package name, or fixture id
+	Version string // exact version
+}
+
+// String returns the target as a case writes it.
+func (t TargetRef) String() string { return t.Scheme + ":" + t.Name + "@" + t.Version }
+
+// PackageName is the npm name the scanned package has: the npm name, or
+// verifymcp-case-ID for a fixture.
+func (t TargetRef) PackageName() string {
+	if t.Scheme == SchemeFixture {
+		return FixturePackagePrefix + t.Name
+	}
+	return t.Name
+}
+
+// FixturePackagePrefix starts the package.json name of every fixture.
+const FixturePackagePrefix = "verifymcp-case-"
+
+var (
+	// semverPattern is a SemVer 2.0 version without build metadata, which
+	// npm ignores and so cannot pin anything.
+	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?$`)
+	npmPattern    = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
+	rangeChars    = regexp.MustCompile(`[\^~<>=*| ]|(^|\.)[xX](\.|$)|\s-\s`)
+)
+
+// ParseTarget parses a case target and refuses anything that does not pin
+// one exact package version: a name with no version, a range, a dist-tag,
+// a registry URL, a remote endpoint (another track), PyPI (not yet
+// supported), a local tarball (not reproducible by anyone else). Every
+// error wraps ErrTarget.
+func ParseTarget(s string) (TargetRef, error) {
+	raw := s
+	s = strings.TrimSpace(s)
+	fail := func(format string, args ...any) (TargetRef, error) {
+		return TargetRef{}, &flaw{ErrTarget, fmt.Errorf("%q: "+format, append([]any{raw}, args...)...)}
+	}
+	var scheme, rest string
+	switch {
+	case s == "":
+		return TargetRef{}, &flaw{ErrTarget, errors.New("missing (want npm:NAME@VERSION or fixture:ID@VERSION)")}
+	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
+		if strings.Contains(s, "registry") {
+			return fail("a registry URL names no version; pin one exact version as npm:NAME@VERSION")
+		}
+		return fail("a remote endpoint is another track with another rubric; this corpus holds packages only")
+	case strings.HasPrefix(s, "pypi:"), strings.HasPrefix(s, "pkg:pypi/"):
+		return fail("PyPI cases are not supported yet (npm only)")
+	case strings.HasSuffix(s, ".tgz"), strings.HasSuffix(s, ".tar.gz"):
+		return fail("a local tarball cannot be re-fetched by anyone else; name a published npm:NAME@VERSION, or a fixture of this corpus")
+	case strings.HasPrefix(s, SchemeNPM+":"):
+		scheme, rest = SchemeNPM, strings.TrimPrefix(s, SchemeNPM+":")
+	case strings.HasPrefix(s, SchemeFixture+":"):
+		scheme, rest = SchemeFixture, strings.TrimPrefix(s, SchemeFixture+":")
+	default:
+		return fail("want npm:NAME@VERSION or fixture:ID@VERSION")
+	}
+	at := strings.LastIndex(rest, "@")
+	if at <= 0 {
+		return fail("registry-only target: no version; pin one exact version (npm:NAME@1.2.3)")
+	}
+	name, version := rest[:at], rest[at+1:]
+	switch {
+	case version == "":
+		return fail("registry-only target: no version; pin one exact version (npm:NAME@1.2.3)")
+	case strings.Contains(version, "+"):
+		return fail("version %q has build metadata, which npm ignores; pin the version alone", version)
+	case rangeChars.MatchString(version):
+		return fail("version %q is a range; pin one exact version", version)
+	case !semverPattern.MatchString(version):
+		if !strings.ContainsAny(version, "0123456789") {
+			return fail("version %q is a dist-tag, which moves; pin one exact version", version)
+		}
+		return fail("version %q is not one exact version (MAJOR.MINOR.PATCH)", version)
+	}
+	switch scheme {
+	case SchemeNPM:
+		if len(name) > 214 || !npmPattern.MatchString(name) {
+			return fail("%q is not a valid npm package name", name)
+		}
+	case SchemeFixture:
+		if !idPattern.MatchString(name) {
+			return fail("%q is not a fixture id (lower-case letters, digits and dashes)", name)
+		}
+	}
+	return TargetRef{Scheme: scheme, Name: name, Version: version}, nil
+}
+
+// ScanTarget is what the scanner is given for a case.
+type ScanTarget struct {
+	// Arg is the target to hand to the scan pipeline (pipeline.ParseTarget):
+	// npm:NAME@VERSION, or the path of a packed fixture tarball.
+	Arg string `json:"-"`
+	// Name and Version identify the package the scan must report.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Integrity is the SRI sha512 of a packed fixture; empty for a
+	// registry target, whose integrity the registry states.
+	Integrity string `json:"integrity,omitempty"`
+}
+
+// ResolveTarget turns the case's target into a scan target. A fixture is
+// packed from corpusDir/fixtures/ID into tmpDir as a deterministic npm
+// tarball; an npm target is returned as written.
+func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
+	t, err := ParseTarget(c.Target)
+	if err != nil {
+		return ScanTarget{}, fmt.Errorf("case %s: %w", c.ID, err)
+	}
+	if t.Scheme == SchemeNPM {
+		return ScanTarget{Arg: t.String(), Name: t.Name, Version: t.Version}, nil
+	}
+	data, err := PackFixture(os.DirFS(corpusDir), t)
+	if err != nil {
+		return ScanTarget{}, fmt.Errorf("case %s: %w", c.ID, err)
+	}
+	file := filepath.Join(tmpDir, t.Name+"-"+t.Version+".tgz")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		return ScanTarget{}, fmt.Errorf("case %s: write fixture tarball: %w", c.ID, err)
+	}
+	return ScanTarget{Arg: file, Name: t.PackageName(), Version: t.Version, Integrity: Integrity(data)}, nil
+}
+
+// Integrity returns the SRI sha512 of data, the form npm and the evidence
+// bundle use.
+func Integrity(data []byte) string {
+	sum := sha512.Sum512(data)
+	return "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// fixtureMTime is the modification time of every packed file, npm's own
+// fixed date, so that the same sources always pack to the same bytes.
+var fixtureMTime = time.Date(1985, 10, 26, 8, 15, 0, 0, time.UTC)
+
+// fixtureManifest is what the harness reads of a fixture's package.json.
+type fixtureManifest struct {
+	Name    string          `json:"name"`
+	Version string          `json:"version"`
+	Bin     json.RawMessage `json:"bin"`
+}
+
+// readFixture checks a fixture directory against its target and returns
+// its manifest.
+func readFixture(fsys fs.FS, t TargetRef) (string, fixtureManifest, error) {
+	dir := path.Join(fixturesDir, t.Name)
+	var m fixtureManifest
+	data, err := fs.ReadFile(fsys, path.Join(dir, "package.json"))
+	if err != nil {
+		return dir, m, invalid("fixture %s: %w", t.Name, err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return dir, m, invalid("fixture %s: package.json: %w", t.Name, err)
+	}
+	if want := t.PackageName(); m.Name != want {
+		return dir, m, invalid("fixture %s: package.json names %q, want %q", t.Name, m.Name, want)
+	}
+	if m.Version != t.Version {
+		return dir, m, invalid("fixture %s: package.json has version %q, but the target pins %s", t.Name, m.Version, t.Version)
+	}
+	return dir, m, nil
+}
+
+// checkFixture checks that a synthetic case's fixture exists and agrees
+// with its target.
+func (c Case) checkFixture(fsys fs.FS) error {
+	t, err := ParseTarget(c.Target)
+	if err != nil || t.Scheme != SchemeFixture {
+		return nil // Validate reported it
+	}
+	if _, _, err := readFixture(fsys, t); err != nil {
+		return c.errorf("target", err)
+	}
+	return nil
+}
+
+// PackFixture packs fixtures/ID of the corpus fsys into an npm tarball:
+// every regular file under package/, in byte order of path, with a fixed
+// modification time, owner and mode (0755 for the package's bin entries,
+// 0644 otherwise), gzip with no name or time. The same sources always give
+// the same bytes, hence the same integrity.
+func PackFixture(fsys fs.FS, t TargetRef) ([]byte, error) {
+	if t.Scheme != SchemeFixture {
+		return nil, &flaw{ErrTarget, fmt.Errorf("%s is not a fixture", t)}
+	}
+	dir, m, err := readFixture(fsys, t)
+	if err != nil {
+		return nil, err
+	}
+	bins := map[string]bool{}
+	var one string
+	var many map[string]string
+	if json.Unmarshal(m.Bin, &one) == nil && one != "" {
+		bins[path.Clean(one)] = true
+	} else if json.Unmarshal(m.Bin, &many) == nil {
+		for _, p := range many {
+			bins[path.Clean(p)] = true
+		}
+	}
+	type file struct {
+		rel  string
+		data []byte
+	}
+	var files []file
+	err = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: only regular files can be packed", p)
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{strings.TrimPrefix(p, dir+"/"), data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pack fixture %s: %w", t.Name, err)
+	}
+	// WalkDir visits in lexical order within a directory; sort the whole
+	// list so the order does not depend on the directory layout.
+	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
+
+	var buf bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	tw := tar.NewWriter(gz)
+	for _, f := range files {
+		mode := int64(0o644)
+		if bins[f.rel] {
+			mode = 0o755
+		}
+		// The writer picks USTAR when it can, PAX for long names: a pure
+		// function of the header, so still deterministic.
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: "package/" + f.rel, Mode: mode, Size: int64(len(f.data)), ModTime: fixtureMTime}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, fmt.Errorf("pack fixture %s: %w", t.Name, err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, fmt.Errorf("pack fixture %s: %w", t.Name, err)
+		}
+	}
+	if err := errors.Join(tw.Close(), gz.Close()); err != nil {
+		return nil, fmt.Errorf("pack fixture %s: %w", t.Name, err)
+	}
+	return buf.Bytes(), nil
+}
