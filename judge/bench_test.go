@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/verifymcp/verifymcp/cache"
@@ -60,5 +61,59 @@ func BenchmarkCacheHit(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkRejudgeStored1000 re-judges 1,000 stored scans whose surfaces
+// did not change, as a rescore or a re-run of a batch does: 1,000 distinct
+// surfaces (real ones, each with one description changed, so each has
+// its own schema hash) were judged once into the SQLite cache; a new judge on
+// the same cache (a new process) then answers all 1,000 from the cache
+// and the endpoint receives zero calls. The figure is per 1,000 surfaces.
+func BenchmarkRejudgeStored1000(b *testing.B) {
+	ctx := context.Background()
+	srv := judgetest.New(nil)
+	defer srv.Close()
+	sc, err := cache.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.Close()
+	names := []string{"everything", "filesystem", "memory", "github"}
+	surfaces := make([]*contract.Contract, 1000)
+	for i := range surfaces {
+		c := *loadSurface(b, names[i%len(names)])
+		c.Tools = append([]contract.Tool(nil), c.Tools...)
+		c.Tools[0].Description += fmt.Sprintf(" (release %d)", i)
+		c.SchemaHash = ""
+		h, err := contract.Hash(&c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SchemaHash = h
+		surfaces[i] = &c
+	}
+	first := newJudge(b, srv, func(o *Options) { o.Cache = sc })
+	for _, c := range surfaces {
+		if _, err := first.Judge(ctx, c, "5"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if srv.Count() != len(surfaces) {
+		b.Fatalf("first pass: %d calls for %d surfaces", srv.Count(), len(surfaces))
+	}
+	calls := srv.Count()
+	again := newJudge(b, srv, func(o *Options) { o.Cache = sc })
+	for b.Loop() {
+		for _, c := range surfaces {
+			r, err := again.Judge(ctx, c, "5")
+			if err != nil || !r.CacheHit {
+				b.Fatalf("hit %v, err %v", r != nil && r.CacheHit, err)
+			}
+		}
+	}
+	b.ReportMetric(float64(srv.Count()-calls), "calls")
+	if srv.Count() != calls {
+		b.Fatalf("re-judging unchanged surfaces made %d calls", srv.Count()-calls)
 	}
 }
