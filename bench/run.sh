@@ -20,3 +20,7 @@ go test -run '^$' -bench 'BenchmarkEvaluate' -benchmem -count 3 ./rubric
 
 echo "== DNSSEC: 20 domains against the loopback hierarchy (target warm < 50 ms)"
 go test -run '^$' -bench 'BenchmarkValidate20' -benchmem -count 3 ./dnssec
+
+echo "== judge: cache hits (target < 1 ms) and re-judging 1,000 unchanged surfaces (target: 0 calls)"
+go test -run '^$' -bench 'BenchmarkCacheHit|BenchmarkRejudgeStored1000' -benchtime 3x ./judge
+go test -run '^$' -bench 'BenchmarkGet' ./cache
