@@ -41,8 +41,10 @@ func (p *Pipeline) judgeContract(ctx context.Context, c *contract.Contract) (*ev
 		switch {
 		case errors.Is(err, judge.ErrBadAnswer):
 			sig.State = evidence.StateError
-		case errors.Is(err, judge.ErrUnavailable), errors.Is(err, judge.ErrNotConfigured),
-			errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, judge.ErrNotConfigured):
+			sig.State = evidence.StateUnavailable
+			sig.Reason = "no LLM judge configured: no API key (VERIFYMCP_JUDGE_API_KEY) and no cached verdict for this surface"
+		case errors.Is(err, judge.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 			sig.State = evidence.StateUnavailable
 		default:
 			sig.State = evidence.StateError
