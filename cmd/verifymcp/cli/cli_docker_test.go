@@ -158,10 +158,9 @@ func TestScanThenScore(t *testing.T) {
 			t.Errorf("signal %s is %q; a third party asked must be observed or unavailable", s, st)
 		}
 	}
-	for _, s := range []string{"judge"} {
-		if r.Signals[s].State != "not_assessed" {
-			t.Errorf("signal %s is %q; what did not run must say so", s, r.Signals[s].State)
-		}
+	// No judge is configured here: it is unavailable, and says so.
+	if st := r.Signals["judge"].State; st != "unavailable" {
+		t.Errorf("signal judge is %q with no judge configured; want unavailable", st)
 	}
 	if c := codes(r); !c["pkg.contract.schema.completeness"] || !c["pkg.contract.description.coverage"] {
 		t.Errorf("measurement codes missing: %v", c)
