@@ -1,0 +1,372 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/store"
+)
+
+// rescoreGCPercent is the garbage collector's target percentage during a
+// pass (runtime/debug.SetGCPercent).
+const rescoreGCPercent = 400
+
+// RescoreSchemaVersion identifies the JSON that `rescore --format json`
+// writes.
+const RescoreSchemaVersion = "verifymcp.rescore/v1"
+
+type rescoreFlags struct {
+	rubric   string
+	baseline string
+	name     string
+	version  string
+	since    string
+	until    string
+	limit    int
+	workers  int
+	dryRun   bool
+	format   string
+}
+
+func newRescoreCmd(g *globals) *cobra.Command {
+	f := &rescoreFlags{}
+	cmd := &cobra.Command{
+		Use:   "rescore",
+		Short: "Score stored runs again under a rubric version, from stored evidence, and report what moved",
+		Long: `Score every stored run matching the filters again under a rubric version, from
+the stored evidence alone: no sandbox, no engine, no network. Each new result is
+saved next to the run's earlier ones (replacing an earlier result under the same
+rubric version), and the command reports what moved: per dimension, per reason
+code and for the composite score, and the throughput.
+
+Each run is compared with its stored result under --baseline, or by default
+under the highest other rubric version it was scored under (the version before
+the rubric moved); a run scored only under the same version is compared with
+that result, and a run with no stored result is counted apart.
+
+A rubric may read evidence a run did not collect (a signal added after the run,
+or judge verdicts given under another judge specification than the rubric
+pins). The result is saved with that dimension's zero point, as the stored
+evidence supports, and the report counts per signal the runs that need it
+collected again.
+
+Filters select every matching run, not only each target's newest: --name and
+--version match exactly; --since and --until bound the run date (since <= date
+< until), as YYYY-MM-DD (UTC) or RFC 3339; --limit keeps the oldest N.
+
+The pass can be interrupted: results are written in transactions of 500, and
+those committed stay; running it again finishes the job.
+
+` + exitCodesHelp,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.runRescore(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.rubric, "rubric", "", "rubric version to score under (default: the version in force)")
+	fl.StringVar(&f.baseline, "baseline", "", "rubric version of the stored results to compare with (default: per run, the highest other version it was scored under)")
+	fl.StringVar(&f.name, "name", "", "only runs of this package name")
+	fl.StringVar(&f.version, "version", "", "only runs of this exact package version")
+	fl.StringVar(&f.since, "since", "", "only runs on or after DATE (YYYY-MM-DD, UTC, or RFC 3339)")
+	fl.StringVar(&f.until, "until", "", "only runs before DATE (YYYY-MM-DD, UTC, or RFC 3339)")
+	fl.IntVar(&f.limit, "limit", 0, "rescore at most N runs, the oldest first (0: all)")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines decoding and scoring bundles (0: one per CPU)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "compute and report what would move, saving nothing")
+	fl.StringVar(&f.format, "format", "table", "report format: table or json")
+	return cmd
+}
+
+// parseRescoreDate reads a --since or --until value.
+func parseRescoreDate(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("--%s wants YYYY-MM-DD or an RFC 3339 time, not %q", flag, s)
+}
+
+func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
+	if f.format != "table" && f.format != "json" {
+		return usagef("--format must be table or json, not %q", f.format)
+	}
+	if f.limit < 0 || f.workers < 0 {
+		return usagef("--limit and --workers must not be negative")
+	}
+	rb := rubric.Current()
+	if f.rubric != "" {
+		var err error
+		if rb, err = rubric.Load(f.rubric); err != nil {
+			return usagef("--rubric: %v", err)
+		}
+	}
+	since, err := parseRescoreDate("since", f.since)
+	if err != nil {
+		return err
+	}
+	until, err := parseRescoreDate("until", f.until)
+	if err != nil {
+		return err
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return usagef("--since %s is not before --until %s", f.since, f.until)
+	}
+	filter := store.Filter{Name: f.name, Version: f.version, Since: since, Until: until, Limit: f.limit}
+
+	st, dir, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	// A pass allocates tens of kilobytes per run (bundle, result, JSON)
+	// and keeps little of it: collecting garbage less often saves a sixth
+	// of the CPU for a heap of a few hundred megabytes at most. GOGC, if
+	// set, is the operator's choice.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(rescoreGCPercent))
+	}
+
+	mode := "saving results"
+	if f.dryRun {
+		mode = "dry run, saving nothing"
+	}
+	g.log.Info("rescoring stored runs", "rubric", rb.Version, "store", dir, "mode", mode)
+	start := time.Now()
+	var last time.Time
+	sum, err := store.Rescore(ctx, st, store.RescoreOptions{
+		Rubric:   rb,
+		Filter:   filter,
+		Baseline: f.baseline,
+		Workers:  f.workers,
+		Save:     !f.dryRun,
+		Progress: func(done, total int) {
+			// A line a second at most: a store of a million runs commits
+			// two thousand batches.
+			if now := time.Now(); now.Sub(last) >= time.Second || done == total {
+				last = now
+				rate := float64(done) / now.Sub(start).Seconds()
+				g.log.Info("rescored", "runs", fmt.Sprintf("%d/%d", done, total), "rate", fmt.Sprintf("%.0f/s", rate))
+			}
+		},
+		NeedsRecollection: func(runID string, signals []string) {
+			g.log.Debug("evidence lacks what the rubric reads", "run", runID, "recollect", strings.Join(signals, ","))
+		},
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			g.log.Warn("rescore interrupted; the results committed so far stay, run it again to finish",
+				"committed", sum.Rescored, "of", sum.Total)
+		}
+		return fmt.Errorf("rescore: %w", err)
+	}
+	out := newRescoreOutput(sum, f.dryRun)
+	if f.format == "json" {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fmt.Errorf("write rescore report: %w", err)
+		}
+	} else if err := writeRescoreTable(g.stdout, out); err != nil {
+		return fmt.Errorf("write rescore report: %w", err)
+	}
+	if n := len(sum.Failed); n > 0 {
+		return fmt.Errorf("rescore: %d stored runs could not be rescored (first: run %s: %s)", n, sum.Failed[0].RunID, sum.Failed[0].Error)
+	}
+	return nil
+}
+
+// rescoreOutput is the JSON form of a rescoring pass.
+type rescoreOutput struct {
+	SchemaVersion string `json:"schema_version"`
+	DryRun        bool   `json:"dry_run"`
+	store.RescoreSummary
+	ElapsedSeconds   float64            `json:"elapsed_seconds"`
+	ResultsPerSecond float64            `json:"results_per_second"`
+	StageSeconds     map[string]float64 `json:"stage_seconds"`
+}
+
+func newRescoreOutput(sum store.RescoreSummary, dryRun bool) rescoreOutput {
+	out := rescoreOutput{
+		SchemaVersion:  RescoreSchemaVersion,
+		DryRun:         dryRun,
+		RescoreSummary: sum,
+		ElapsedSeconds: sum.Elapsed.Seconds(),
+		StageSeconds: map[string]float64{
+			"read": sum.Stages.Read.Seconds(), "decode": sum.Stages.Decode.Seconds(),
+			"evaluate": sum.Stages.Evaluate.Seconds(), "encode": sum.Stages.Encode.Seconds(),
+			"compare": sum.Stages.Compare.Seconds(), "write": sum.Stages.Write.Seconds(),
+		},
+	}
+	if s := sum.Elapsed.Seconds(); s > 0 {
+		out.ResultsPerSecond = float64(sum.Rescored) / s
+	}
+	return out
+}
+
+func writeRescoreTable(w io.Writer, out rescoreOutput) error {
+	var b strings.Builder
+	sum := out.RescoreSummary
+	saved := "saved"
+	if out.DryRun {
+		saved = "dry run: nothing saved"
+	}
+	fmt.Fprintf(&b, "Rescored %d of %d stored runs under rubric %s (%s), %s.\n", sum.Rescored, sum.Total, sum.RubricVersion, sum.RubricHash, saved)
+	if len(sum.Baselines) > 0 || sum.NoBaseline > 0 {
+		var parts []string
+		for _, v := range rescoreKeys(sum.Baselines) {
+			parts = append(parts, fmt.Sprintf("rubric %s (%d runs)", v, sum.Baselines[v]))
+		}
+		if sum.NoBaseline > 0 {
+			parts = append(parts, fmt.Sprintf("no stored result (%d runs, not compared)", sum.NoBaseline))
+		}
+		fmt.Fprintf(&b, "Compared with: %s.\n", strings.Join(parts, ", "))
+	}
+
+	c := sum.Composite
+	fmt.Fprintf(&b, "\nComposite score over %d compared runs: %d up, %d down, %d unchanged", c.Compared, c.Up, c.Down, c.Unchanged)
+	if c.Gained > 0 || c.Lost > 0 {
+		fmt.Fprintf(&b, ", %d gained a score, %d lost it (every dimension dropped)", c.Gained, c.Lost)
+	}
+	if c.Scored > 0 {
+		fmt.Fprintf(&b, "; delta mean %s, min %s, max %s", rescoreDelta(c.MeanDelta), rescoreDelta(c.MinDelta), rescoreDelta(c.MaxDelta))
+	}
+	b.WriteString(".\n\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DIMENSION\tWEIGHT\tCOMPARED\tMOVED\tMEAN Δ\tMIN Δ\tMAX Δ\tCHANGES")
+	for _, d := range sum.Dimensions {
+		var notes []string
+		for _, k := range rescoreKeys(d.StateChanges) {
+			notes = append(notes, fmt.Sprintf("%s %d", k, d.StateChanges[k]))
+		}
+		if d.Added > 0 {
+			notes = append(notes, fmt.Sprintf("new: %d runs", d.Added))
+		}
+		if d.Removed > 0 {
+			notes = append(notes, fmt.Sprintf("removed: %d runs", d.Removed))
+		}
+		mean, lo, hi := "-", "-", "-"
+		if d.Compared > 0 {
+			mean, lo, hi = rescoreDelta(d.MeanDelta), rescoreDelta(d.MinDelta), rescoreDelta(d.MaxDelta)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", d.ID, rescoreWeight(d), d.Compared, d.Moved, mean, lo, hi, rescoreOrDash(strings.Join(notes, ", ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	b.WriteString("\n")
+	var moved []store.CodeMove
+	for _, m := range sum.Codes {
+		if m.Appeared > 0 || m.Disappeared > 0 {
+			moved = append(moved, m)
+		}
+	}
+	if len(moved) == 0 {
+		fmt.Fprintf(&b, "Reason codes: none appeared or disappeared in the %d compared runs (%d codes found).\n", c.Compared, len(sum.Codes))
+	} else {
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CODE\tRUNS BEFORE\tRUNS AFTER\tAPPEARED\tDISAPPEARED")
+		for _, m := range moved {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", m.Code, m.Before, m.After, m.Appeared, m.Disappeared)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if n := len(sum.Codes) - len(moved); n > 0 {
+			fmt.Fprintf(&b, "(%d other codes found, in the same runs as before)\n", n)
+		}
+	}
+
+	b.WriteString("\n")
+	if sum.RecollectRuns == 0 {
+		fmt.Fprintf(&b, "Needs re-collection: nothing; the stored evidence holds every signal rubric %s reads.\n", sum.RubricVersion)
+	} else {
+		var parts []string
+		for _, s := range rescoreKeys(sum.Recollect) {
+			parts = append(parts, fmt.Sprintf("%s %d runs", s, sum.Recollect[s]))
+		}
+		fmt.Fprintf(&b, "Needs re-collection: %s (%d runs in all). Their evidence lacks a signal rubric %s reads, "+
+			"which was scored at its zero point; only that signal needs collecting again.\n",
+			strings.Join(parts, ", "), sum.RecollectRuns, sum.RubricVersion)
+	}
+	if len(sum.Failed) > 0 {
+		fmt.Fprintf(&b, "Failed: %d runs could not be rescored:\n", len(sum.Failed))
+		for _, f := range sum.Failed {
+			fmt.Fprintf(&b, "  %s: %s\n", f.RunID, oneLine(f.Error))
+		}
+	}
+	st := sum.Stages
+	fmt.Fprintf(&b, "Throughput: %d results in %s, %.0f results/s (read %s, decode %s, evaluate %s, encode %s, compare %s, write %s; decode to compare summed over workers).\n",
+		sum.Rescored, sum.Elapsed.Round(time.Millisecond), out.ResultsPerSecond,
+		rescoreSecs(st.Read), rescoreSecs(st.Decode), rescoreSecs(st.Evaluate), rescoreSecs(st.Encode), rescoreSecs(st.Compare), rescoreSecs(st.Write))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// rescoreWeight shows a dimension's weight, and what it was when the
+// baselines weighed it otherwise.
+func rescoreWeight(d store.DimensionMove) string {
+	w := strconv.FormatFloat(d.Weight, 'f', -1, 64)
+	var old []string
+	for _, o := range d.OldWeights {
+		old = append(old, strconv.FormatFloat(o, 'f', -1, 64))
+	}
+	switch {
+	case d.Compared == 0 && d.Removed > 0:
+		return strings.Join(old, "|") + "→-"
+	case len(old) == 0:
+		return w
+	case len(old) == 1 && d.OldWeights[0] == d.Weight:
+		return w
+	default:
+		return strings.Join(old, "|") + "→" + w
+	}
+}
+
+func rescoreDelta(x float64) string {
+	switch {
+	case x == 0:
+		return "0"
+	case x > 0:
+		return "+" + strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+func rescoreSecs(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func rescoreOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func rescoreKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

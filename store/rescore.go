@@ -1,0 +1,896 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+)
+
+// DefaultRescoreBatch is how many results Rescore writes per transaction.
+// SQLite has one writer; a transaction per result would spend most of the
+// pass committing, and a very large one would hold the write lock for long
+// and lose more work to an interruption.
+const DefaultRescoreBatch = 500
+
+// RescoreOptions parameterise Rescore.
+type RescoreOptions struct {
+	// Rubric is the rubric to score under; nil means rubric.Current().
+	Rubric *rubric.Rubric
+	// Filter selects the runs, as in EachBundle: every run matching it,
+	// oldest first (Limit keeps the oldest), not only the newest run of
+	// each target.
+	Filter Filter
+	// Baseline is the rubric version whose stored result each new result is
+	// compared with. Empty chooses, per run, the stored result under the
+	// highest rubric version other than Rubric's (what the run was scored
+	// under before the rubric moved); failing that the stored result under
+	// Rubric's own version (a re-run, which shows what changed in a rubric
+	// file edited without a new version, normally nothing); failing that
+	// none, and the run counts in NoBaseline. Versions order as rubric
+	// versions do: "10" after "9".
+	Baseline string
+	// Workers decode and evaluate bundles; 0 means GOMAXPROCS. One reader
+	// and one writer run beside them.
+	Workers int
+	// Save writes each new result, replacing a stored result of the same
+	// run and rubric version. False is a dry run: nothing is written.
+	Save bool
+	// BatchSize is the number of results written per transaction; 0 means
+	// DefaultRescoreBatch.
+	BatchSize int
+	// Progress, if set, is called after each batch is committed (or, in a
+	// dry run, evaluated) with the runs rescored so far and the runs the
+	// filter selects. It is called from one goroutine at a time.
+	Progress func(done, total int)
+	// NeedsRecollection, if set, is called for every rescored run whose
+	// evidence lacks a signal Rubric needs (see RecollectSignals), after
+	// its result is committed (in a dry run, evaluated). It is called from
+	// one goroutine at a time.
+	NeedsRecollection func(runID string, signals []string)
+}
+
+// RescoreSummary is what a rescoring pass did and what moved. Every count
+// covers the runs whose new result was committed (in a dry run, evaluated),
+// so that after an interruption it describes exactly what the store holds.
+type RescoreSummary struct {
+	RubricVersion string `json:"rubric_version"`
+	RubricHash    string `json:"rubric_hash"`
+	// Saved is false for a dry run.
+	Saved bool `json:"saved"`
+	// Total is the number of runs the filter selects; Rescored the number
+	// rescored (and saved, unless a dry run).
+	Total    int `json:"total"`
+	Rescored int `json:"rescored"`
+	// Failed lists the runs whose stored bundle or baseline result could
+	// not be decoded; they are neither saved nor counted below.
+	Failed []RescoreFailure `json:"failed"`
+	// Baselines counts the rescored runs by the rubric version of the result
+	// they were compared with; NoBaseline counts those with none.
+	Baselines  map[string]int `json:"baselines"`
+	NoBaseline int            `json:"no_baseline"`
+	Composite  CompositeMove  `json:"composite"`
+	// Dimensions has one entry per dimension of the new rubric, in its
+	// order, then one per dimension only baselines had, by id.
+	Dimensions []DimensionMove `json:"dimensions"`
+	// Codes has one entry per reason code found in a new result or its
+	// baseline, by code.
+	Codes []CodeMove `json:"codes"`
+	// Recollect counts, per signal, the rescored runs whose evidence lacks
+	// it (see RecollectSignals); RecollectRuns counts the runs lacking any.
+	Recollect     map[string]int `json:"recollect"`
+	RecollectRuns int            `json:"recollect_runs"`
+	// Elapsed is the wall time of the pass, Stages where it went.
+	Elapsed time.Duration `json:"-"`
+	Stages  RescoreStages `json:"-"`
+}
+
+// RescoreFailure is a run Rescore could not rescore.
+type RescoreFailure struct {
+	RunID string `json:"run_id"`
+	Error string `json:"error"`
+}
+
+// RescoreStages is the time spent in each stage of a pass. Read and Write
+// are the wall time of the single reader and writer; Decode, Evaluate,
+// Encode (the new result's JSON) and Compare (with the baseline) are summed
+// over the workers, so with several workers they can exceed Elapsed.
+type RescoreStages struct {
+	Read, Decode, Evaluate, Encode, Compare, Write time.Duration
+}
+
+// CompositeMove is how the composite scores moved, over the runs with a
+// baseline (Compared = Up + Down + Unchanged + Gained + Lost).
+type CompositeMove struct {
+	Compared  int `json:"compared"`
+	Up        int `json:"up"`
+	Down      int `json:"down"`
+	Unchanged int `json:"unchanged"` // including runs with no score in either result
+	// Gained counts runs that have a composite now and had none (every
+	// dimension dropped), Lost the reverse.
+	Gained int `json:"gained"`
+	Lost   int `json:"lost"`
+	// Scored counts runs with a composite in both results; the deltas
+	// (new minus old) are over those, 0 when there are none.
+	Scored    int     `json:"scored"`
+	MeanDelta float64 `json:"mean_delta"`
+	MinDelta  float64 `json:"min_delta"`
+	MaxDelta  float64 `json:"max_delta"`
+}
+
+// DimensionMove is how one dimension moved.
+type DimensionMove struct {
+	ID string `json:"id"`
+	// Weight is the dimension's weight under the new rubric (0 when only
+	// baselines have it); OldWeights are the distinct weights it had in the
+	// baselines, ascending, so a reweighting shows as a change here.
+	Weight     float64   `json:"weight"`
+	OldWeights []float64 `json:"old_weights"`
+	// Compared counts runs whose new result and baseline both have the
+	// dimension; Moved those among them whose score or state changed.
+	Compared int `json:"compared"`
+	Moved    int `json:"moved"`
+	// The deltas (new score minus old) are over Compared, 0 when it is 0.
+	MeanDelta float64 `json:"mean_delta"`
+	MinDelta  float64 `json:"min_delta"`
+	MaxDelta  float64 `json:"max_delta"`
+	// StateChanges counts runs by "old->new" state, for those whose state
+	// changed (scored, zero_point, dropped).
+	StateChanges map[string]int `json:"state_changes"`
+	// Added counts runs whose baseline lacks the dimension (a dimension new
+	// in the rubric), Removed runs whose baseline has it and the new rubric
+	// does not.
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+}
+
+// CodeMove is how one reason code moved, over the runs with a baseline:
+// After - Before = Appeared - Disappeared.
+type CodeMove struct {
+	Code string `json:"code"`
+	// Before and After count runs whose baseline, and new result, emit the
+	// code at least once.
+	Before int `json:"before"`
+	After  int `json:"after"`
+	// Appeared counts runs whose new result emits the code and whose
+	// baseline did not; Disappeared the reverse.
+	Appeared    int `json:"appeared"`
+	Disappeared int `json:"disappeared"`
+}
+
+// RecollectSignals returns, sorted, the signals r needs that only
+// collecting again can supply for b: every signal a dimension of r names
+// that b does not record at all (evidence written before the signal
+// existed), and the judge signal when b's verdicts were observed under a
+// judge specification other than the one r pins. A signal recorded as
+// unavailable, error or not_assessed is not listed: it was asked about, and
+// the rubric scores that state (zero point or drop). Rescore saves the
+// result the stored evidence supports, zero points included; collecting
+// the listed signals again (only those) and scoring the new evidence is
+// the caller's job. The sandbox signals (sandbox.install, sandbox.session,
+// contract, sandbox.behavior) can only be collected again by a new scan.
+func RecollectSignals(b *evidence.Bundle, r *rubric.Rubric) []string {
+	return newNeeds(r).of(b)
+}
+
+// needs is what a rubric needs of a bundle's signals, computed once per
+// pass.
+type needs struct {
+	r       *rubric.Rubric
+	signals []string // every signal a dimension names, sorted, unique
+	judge   bool     // a dimension names the judge signal
+}
+
+func newNeeds(r *rubric.Rubric) needs {
+	n := needs{r: r}
+	for _, d := range r.Dimensions {
+		for _, s := range d.Signals {
+			if !slices.Contains(n.signals, s) {
+				n.signals = append(n.signals, s)
+			}
+			if s == evidence.SignalJudge {
+				n.judge = true
+			}
+		}
+	}
+	slices.Sort(n.signals)
+	return n
+}
+
+func (n needs) of(b *evidence.Bundle) []string {
+	var out []string
+	for _, s := range n.signals {
+		sig, ok := b.Signals[s]
+		switch {
+		case !ok:
+			out = append(out, s)
+		case s == evidence.SignalJudge && n.judge && sig.State == evidence.StateObserved && !n.r.JudgeCurrent(b.Judge):
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Rescore scores stored evidence again under opts.Rubric, with no sandbox
+// and no network: every run matching opts.Filter is read, decoded with
+// DecodeBundle and evaluated, and its new result is compared with a stored
+// baseline (see RescoreOptions.Baseline) and, unless a dry run, saved as
+// SaveResult would save it. A reader streams the bundles, opts.Workers
+// decode, evaluate and compare them, and one writer commits results in
+// transactions of opts.BatchSize (SQLite has one writer).
+//
+// Rescore is safe to interrupt: on cancellation it stops at the next
+// batch, committed batches stay, the batch in flight is rolled back whole,
+// and the summary counts only what was committed. Running it again
+// recomputes everything; a result is replaced, never duplicated. It
+// returns the summary with ctx's error then, or with the first read or
+// write error. Bundles or baselines that cannot be decoded do not stop the
+// pass: they are listed in the summary's Failed. Runs are read in chunks
+// (see readChunk), so a run saved during the pass is rescored too if it
+// sorts after the runs already read.
+func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary, error) {
+	start := time.Now()
+	rb := opts.Rubric
+	if rb == nil {
+		rb = rubric.Current()
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	batchSize := opts.BatchSize
+	if batchSize <= 0 {
+		batchSize = DefaultRescoreBatch
+	}
+	acc := newMoveAcc(rb)
+	sum := RescoreSummary{RubricVersion: rb.Version, RubricHash: rb.Hash, Saved: opts.Save}
+	finish := func(err error) (RescoreSummary, error) {
+		acc.fill(&sum)
+		sum.Elapsed = time.Since(start)
+		return sum, err
+	}
+
+	total, err := s.countRuns(ctx, opts.Filter)
+	if err != nil {
+		return finish(err)
+	}
+	sum.Total = total
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Rows travel in batches of readBatch, so that waking a worker is paid
+	// once per batch rather than once per run; their buffers are reused.
+	const readBatch = 64
+	rowsCh := make(chan []storedRow, 2*workers)
+	doneCh := make(chan []*rescored, 2*workers)
+	var pool sync.Pool
+
+	var readErr error
+	var readTime time.Duration
+	go func() {
+		defer close(rowsCh)
+		readTime, readErr = s.readForRescore(ctx, opts.Filter, rb.Version, opts.Baseline, readBatch, &pool, rowsCh)
+	}()
+
+	var decodeNS, evalNS, encodeNS, compareNS atomic.Int64
+	need := newNeeds(rb)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var st [4]time.Duration
+			for batch := range rowsCh {
+				if ctx.Err() != nil {
+					continue // drain: nothing more will be written
+				}
+				out := make([]*rescored, 0, len(batch))
+				for i := range batch {
+					out = append(out, rescoreOne(&batch[i], rb, need, &st))
+				}
+				pool.Put(batch[:0])
+				select {
+				case doneCh <- out:
+				case <-ctx.Done():
+				}
+			}
+			decodeNS.Add(int64(st[0]))
+			evalNS.Add(int64(st[1]))
+			encodeNS.Add(int64(st[2]))
+			compareNS.Add(int64(st[3]))
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(doneCh)
+	}()
+
+	// The writer: this goroutine.
+	var writeErr error
+	var writeTime time.Duration
+	pending := make([]*rescored, 0, batchSize)
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if opts.Save {
+			t0 := time.Now()
+			err := s.writeResults(ctx, pending)
+			writeTime += time.Since(t0)
+			if err != nil {
+				return err
+			}
+		}
+		for _, r := range pending {
+			acc.add(r)
+			if len(r.recollect) > 0 && opts.NeedsRecollection != nil {
+				opts.NeedsRecollection(r.runID, r.recollect)
+			}
+		}
+		sum.Rescored += len(pending)
+		pending = pending[:0]
+		if opts.Progress != nil {
+			opts.Progress(sum.Rescored, total)
+		}
+		return nil
+	}
+	for batch := range doneCh {
+		if writeErr != nil || ctx.Err() != nil {
+			continue // drain, so that the workers can stop
+		}
+		for _, r := range batch {
+			if r.err != nil {
+				sum.Failed = append(sum.Failed, RescoreFailure{RunID: r.runID, Error: r.err.Error()})
+				continue
+			}
+			pending = append(pending, r)
+			if len(pending) >= batchSize {
+				if writeErr = flush(); writeErr != nil {
+					cancel()
+					break
+				}
+			}
+		}
+	}
+	if writeErr == nil && ctx.Err() == nil {
+		writeErr = flush()
+	}
+	sum.Stages = RescoreStages{
+		Read:     readTime,
+		Decode:   time.Duration(decodeNS.Load()),
+		Evaluate: time.Duration(evalNS.Load()),
+		Encode:   time.Duration(encodeNS.Load()),
+		Compare:  time.Duration(compareNS.Load()),
+		Write:    writeTime,
+	}
+	switch {
+	case writeErr != nil:
+		return finish(writeErr)
+	case ctx.Err() != nil:
+		// The caller's cancellation: ours only follows a write error.
+		return finish(ctx.Err())
+	}
+	return finish(readErr)
+}
+
+// storedRow is one run as read for rescoring: its bundle and the baseline
+// result, if any. The byte slices are owned by the row (and reused through
+// the pool once the row is processed).
+type storedRow struct {
+	runID           string
+	bundle          []byte
+	baselineVersion string // "" when there is no baseline
+	baseline        []byte
+}
+
+// countRuns counts the runs f selects, Limit included.
+func (s *Store) countRuns(ctx context.Context, f Filter) (int, error) {
+	where, args := f.where(false)
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs r`+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count runs: %w", err)
+	}
+	if f.Limit > 0 && n > f.Limit {
+		n = f.Limit
+	}
+	return n, nil
+}
+
+// readChunk is how many runs one read query returns. A pass reads in
+// chunks, each query its own snapshot, because a reader holding one
+// snapshot for the whole pass would keep SQLite from checkpointing the
+// results written meanwhile: the write-ahead log would grow by every
+// result of the pass. A variable, so that tests can make chunks small.
+var readChunk = 2000
+
+// readForRescore streams the runs f selects, oldest first, each with its
+// baseline result, in batches to out. Runs are read in chunks ordered by
+// (run_date, run_id), each starting after the last run of the one before;
+// a run's baseline is read before the pass rewrites any result of that
+// run, so results the pass writes are never read back as baselines. It
+// returns the time spent reading, not waiting for workers.
+func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline string, batchSize int, pool *sync.Pool, out chan<- []storedRow) (time.Duration, error) {
+	start := time.Now()
+	var blocked time.Duration
+	elapsed := func() time.Duration { return time.Since(start) - blocked }
+
+	where, wargs := f.where(false)
+	var join string
+	var joinArgs []any
+	if baseline != "" {
+		join = ` LEFT JOIN results b ON b.run_id = r.run_id AND b.rubric_version = ?`
+		joinArgs = []any{baseline}
+	} else {
+		// Another version first, the highest one; then the same version.
+		// "10" sorts after "9": longer first, then lexically.
+		join = ` LEFT JOIN results b ON b.run_id = r.run_id AND b.rubric_version = (
+	SELECT o.rubric_version FROM results o WHERE o.run_id = r.run_id
+	ORDER BY o.rubric_version = ?, length(o.rubric_version) DESC, o.rubric_version DESC LIMIT 1)`
+		joinArgs = []any{version}
+	}
+	after := " WHERE (r.run_date, r.run_id) > (?, ?)"
+	if where != "" {
+		after = where + " AND (r.run_date, r.run_id) > (?, ?)"
+	}
+	const cols = `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result FROM runs r`
+	const order = ` ORDER BY r.run_date, r.run_id LIMIT ?`
+
+	var batch []storedRow
+	send := func() error {
+		t0 := time.Now()
+		defer func() { blocked += time.Since(t0) }()
+		select {
+		case out <- batch:
+			batch = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// chunk reads up to n runs after (date, id), or from the first when
+	// first is set, and returns how many it read and the last one.
+	chunk := func(first bool, date int64, id string, n int) (int, int64, string, error) {
+		args := append(append([]any(nil), joinArgs...), wargs...)
+		q := cols + join + where + order
+		if !first {
+			q = cols + join + after + order
+			args = append(args, date, id)
+		}
+		args = append(args, n)
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		defer rows.Close()
+		read := 0
+		for rows.Next() {
+			if batch == nil {
+				batch, _ = pool.Get().([]storedRow)
+				if batch == nil {
+					batch = make([]storedRow, 0, batchSize)
+				}
+			}
+			// RawBytes saves a copy of every bundle; the row's own
+			// buffers, reused from an earlier batch, take the bytes
+			// instead.
+			var data, res sql.RawBytes
+			var ver sql.NullString
+			if err := rows.Scan(&id, &date, &data, &ver, &res); err != nil {
+				return read, date, id, err
+			}
+			read++
+			k := len(batch)
+			batch = batch[:k+1]
+			row := &batch[k]
+			row.runID = id
+			row.bundle = append(row.bundle[:0], data...)
+			row.baselineVersion = ver.String
+			row.baseline = append(row.baseline[:0], res...)
+			if len(batch) == batchSize {
+				if err := send(); err != nil {
+					return read, date, id, err
+				}
+			}
+		}
+		return read, date, id, rows.Err()
+	}
+
+	remaining := f.Limit // 0: no limit
+	first := true
+	var date int64
+	var id string
+	for {
+		n := readChunk
+		if f.Limit > 0 {
+			n = min(n, remaining)
+		}
+		if n == 0 {
+			break
+		}
+		read, d, i, err := chunk(first, date, id, n)
+		if err != nil {
+			if ctx.Err() != nil {
+				return elapsed(), ctx.Err()
+			}
+			return elapsed(), fmt.Errorf("store: rescore: read runs: %w", err)
+		}
+		first, date, id, remaining = false, d, i, remaining-read
+		if read < n {
+			break
+		}
+	}
+	if len(batch) > 0 {
+		if err := send(); err != nil {
+			return elapsed(), err
+		}
+	}
+	return elapsed(), nil
+}
+
+// rescored is one run's new result and how it moved from its baseline.
+type rescored struct {
+	runID      string
+	err        error
+	score      *float64
+	resultJSON []byte
+	recollect  []string
+
+	baseline  string // version; "" when there is none
+	oldScore  *float64
+	dims      []dimPair
+	codesOld  []string // sorted, unique
+	codesNew  []string // sorted, unique
+	newRubric string
+	newHash   string
+}
+
+// dimPair is one dimension in the new result and the baseline.
+type dimPair struct {
+	id                 string
+	inOld, inNew       bool
+	oldState, newState rubric.State
+	oldScore, newScore float64
+	oldWeight          float64
+}
+
+// baselineResult is the part of a stored rubric.Result that comparing
+// needs: decoding findings' messages and evidence would cost more than the
+// comparison.
+type baselineResult struct {
+	Findings   []baselineFinding   `json:"findings"`
+	Dimensions []baselineDimension `json:"dimensions"`
+	Score      *float64            `json:"score"`
+}
+
+type baselineFinding struct {
+	Code string `json:"code"`
+}
+
+type baselineDimension struct {
+	ID     string       `json:"id"`
+	Weight float64      `json:"weight"`
+	State  rubric.State `json:"state"`
+	Score  float64      `json:"score"`
+}
+
+// rescoreOne decodes, evaluates, encodes and compares one run; st
+// accumulates the time of each of those stages.
+func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, st *[4]time.Duration) *rescored {
+	out := &rescored{runID: row.runID, newRubric: rb.Version, newHash: rb.Hash}
+	t0 := time.Now()
+	b, err := DecodeBundle(row.bundle)
+	t1 := time.Now()
+	st[0] += t1.Sub(t0)
+	if err != nil {
+		out.err = fmt.Errorf("decode bundle: %w", err)
+		return out
+	}
+	res := rubric.Evaluate(b, rb)
+	t2 := time.Now()
+	st[1] += t2.Sub(t1)
+	if out.resultJSON, err = json.Marshal(res); err != nil {
+		out.err = fmt.Errorf("encode result: %w", err)
+		return out
+	}
+	out.score = res.Score
+	t3 := time.Now()
+	st[2] += t3.Sub(t2)
+	out.recollect = need.of(b)
+	if row.baselineVersion != "" {
+		if err := out.compare(row.baselineVersion, row.baseline, res); err != nil {
+			out.err = fmt.Errorf("decode baseline result under rubric %s: %w", row.baselineVersion, err)
+		}
+	}
+	st[3] += time.Since(t3)
+	return out
+}
+
+// compare records how res moved from the stored result data of rubric
+// version ver.
+func (r *rescored) compare(ver string, data []byte, res rubric.Result) error {
+	r.baseline = ver
+	var old baselineResult
+	if string(data) == string(r.resultJSON) {
+		// A re-run under an unchanged rubric: nothing moved, and the new
+		// result says what the baseline held without decoding it.
+		old.Score = res.Score
+		for _, d := range res.Dimensions {
+			old.Dimensions = append(old.Dimensions, baselineDimension{ID: d.ID, Weight: d.Weight, State: d.State, Score: d.Score})
+		}
+		for _, f := range res.Findings {
+			old.Findings = append(old.Findings, baselineFinding{Code: f.Code})
+		}
+	} else if err := unmarshal(data, &old); err != nil {
+		return err
+	}
+	r.oldScore = old.Score
+	r.codesOld = make([]string, 0, len(old.Findings))
+	for _, f := range old.Findings {
+		r.codesOld = append(r.codesOld, f.Code)
+	}
+	r.codesOld = sortedUnique(r.codesOld)
+	r.codesNew = make([]string, 0, len(res.Findings))
+	for _, f := range res.Findings {
+		r.codesNew = append(r.codesNew, f.Code)
+	}
+	r.codesNew = sortedUnique(r.codesNew)
+
+	r.dims = make([]dimPair, 0, len(res.Dimensions)+1)
+	for _, d := range res.Dimensions {
+		r.dims = append(r.dims, dimPair{id: d.ID, inNew: true, newState: d.State, newScore: d.Score})
+	}
+	for _, od := range old.Dimensions {
+		i := slices.IndexFunc(r.dims, func(p dimPair) bool { return p.id == od.ID })
+		if i < 0 {
+			r.dims = append(r.dims, dimPair{id: od.ID})
+			i = len(r.dims) - 1
+		}
+		p := &r.dims[i]
+		p.inOld, p.oldState, p.oldScore, p.oldWeight = true, od.State, od.Score, od.Weight
+	}
+	return nil
+}
+
+func sortedUnique(s []string) []string {
+	if !slices.IsSorted(s) {
+		slices.Sort(s)
+	}
+	return slices.Compact(s)
+}
+
+// upsertResult is insertResult's statement: a result replaces the one of
+// the same run and rubric version.
+const upsertResult = `
+INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (run_id, rubric_version) DO UPDATE SET
+	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`
+
+// writeResults saves results in one transaction: all of them or none.
+func (s *Store) writeResults(ctx context.Context, rs []*rescored) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: rescore: save results: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, upsertResult)
+	if err != nil {
+		return fmt.Errorf("store: rescore: save results: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range rs {
+		var score any // NULL when every dimension was dropped
+		if r.score != nil {
+			score = *r.score
+		}
+		if _, err := stmt.ExecContext(ctx, r.runID, r.newRubric, r.newHash, score, r.resultJSON); err != nil {
+			return fmt.Errorf("store: rescore: save result of run %s: %w", r.runID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: rescore: save results: commit: %w", err)
+	}
+	return nil
+}
+
+// moveAcc aggregates what moved, one run at a time.
+type moveAcc struct {
+	rb         *rubric.Rubric
+	baselines  map[string]int
+	noBaseline int
+	comp       CompositeMove
+	compSum    float64
+	dims       map[string]*dimAcc
+	codes      map[string]*CodeMove
+	recollect  map[string]int
+	recRuns    int
+}
+
+type dimAcc struct {
+	DimensionMove
+	sum        float64
+	oldWeights map[float64]bool
+}
+
+func newMoveAcc(rb *rubric.Rubric) *moveAcc {
+	return &moveAcc{
+		rb:        rb,
+		baselines: map[string]int{},
+		dims:      map[string]*dimAcc{},
+		codes:     map[string]*CodeMove{},
+		recollect: map[string]int{},
+	}
+}
+
+func (a *moveAcc) add(r *rescored) {
+	if len(r.recollect) > 0 {
+		a.recRuns++
+		for _, s := range r.recollect {
+			a.recollect[s]++
+		}
+	}
+	if r.baseline == "" {
+		a.noBaseline++
+		return
+	}
+	a.baselines[r.baseline]++
+
+	c := &a.comp
+	c.Compared++
+	switch o, n := r.oldScore, r.score; {
+	case o == nil && n == nil:
+		c.Unchanged++
+	case o == nil:
+		c.Gained++
+	case n == nil:
+		c.Lost++
+	default:
+		d := delta(*n, *o)
+		switch {
+		case d > 0:
+			c.Up++
+		case d < 0:
+			c.Down++
+		default:
+			c.Unchanged++
+		}
+		if c.Scored == 0 || d < c.MinDelta {
+			c.MinDelta = d
+		}
+		if c.Scored == 0 || d > c.MaxDelta {
+			c.MaxDelta = d
+		}
+		c.Scored++
+		a.compSum += d
+	}
+
+	for _, p := range r.dims {
+		da := a.dims[p.id]
+		if da == nil {
+			da = &dimAcc{DimensionMove: DimensionMove{ID: p.id, StateChanges: map[string]int{}}, oldWeights: map[float64]bool{}}
+			a.dims[p.id] = da
+		}
+		if p.inOld {
+			da.oldWeights[p.oldWeight] = true
+		}
+		switch {
+		case p.inOld && !p.inNew:
+			da.Removed++
+		case !p.inOld && p.inNew:
+			da.Added++
+		default:
+			d := delta(p.newScore, p.oldScore)
+			if da.Compared == 0 || d < da.MinDelta {
+				da.MinDelta = d
+			}
+			if da.Compared == 0 || d > da.MaxDelta {
+				da.MaxDelta = d
+			}
+			da.Compared++
+			da.sum += d
+			if d != 0 || p.oldState != p.newState {
+				da.Moved++
+			}
+			if p.oldState != p.newState {
+				da.StateChanges[string(p.oldState)+"->"+string(p.newState)]++
+			}
+		}
+	}
+
+	code := func(c string) *CodeMove {
+		m := a.codes[c]
+		if m == nil {
+			m = &CodeMove{Code: c}
+			a.codes[c] = m
+		}
+		return m
+	}
+	// Both lists are sorted and unique: merge them.
+	i, j := 0, 0
+	for i < len(r.codesOld) || j < len(r.codesNew) {
+		switch {
+		case j == len(r.codesNew) || i < len(r.codesOld) && r.codesOld[i] < r.codesNew[j]:
+			m := code(r.codesOld[i])
+			m.Before++
+			m.Disappeared++
+			i++
+		case i == len(r.codesOld) || r.codesNew[j] < r.codesOld[i]:
+			m := code(r.codesNew[j])
+			m.After++
+			m.Appeared++
+			j++
+		default:
+			m := code(r.codesNew[j])
+			m.Before++
+			m.After++
+			i++
+			j++
+		}
+	}
+}
+
+// delta is new - old for scores rounded to one decimal, as Evaluate
+// rounds them, rounded again so that 56.5 - 50 is 6.5 and not
+// 6.500000000000001.
+func delta(after, before float64) float64 { return math.Round((after-before)*10) / 10 }
+
+// fill writes the aggregates into sum, in a stable order.
+func (a *moveAcc) fill(sum *RescoreSummary) {
+	if sum.Failed == nil {
+		sum.Failed = []RescoreFailure{}
+	}
+	sum.Baselines = a.baselines
+	sum.NoBaseline = a.noBaseline
+	sum.Recollect = a.recollect
+	sum.RecollectRuns = a.recRuns
+	sum.Composite = a.comp
+	if a.comp.Scored > 0 {
+		sum.Composite.MeanDelta = a.compSum / float64(a.comp.Scored)
+	}
+	dim := func(id string, weight float64) DimensionMove {
+		da := a.dims[id]
+		if da == nil {
+			return DimensionMove{ID: id, Weight: weight, OldWeights: []float64{}, StateChanges: map[string]int{}}
+		}
+		m := da.DimensionMove
+		m.Weight = weight
+		m.OldWeights = make([]float64, 0, len(da.oldWeights))
+		for w := range da.oldWeights {
+			m.OldWeights = append(m.OldWeights, w)
+		}
+		slices.Sort(m.OldWeights)
+		if m.Compared > 0 {
+			m.MeanDelta = da.sum / float64(m.Compared)
+		}
+		return m
+	}
+	sum.Dimensions = make([]DimensionMove, 0, len(a.rb.Dimensions))
+	for _, d := range a.rb.Dimensions {
+		sum.Dimensions = append(sum.Dimensions, dim(d.ID, d.Weight))
+	}
+	var gone []string
+	for id := range a.dims {
+		if _, ok := a.rb.Dimension(id); !ok {
+			gone = append(gone, id)
+		}
+	}
+	slices.Sort(gone)
+	for _, id := range gone {
+		sum.Dimensions = append(sum.Dimensions, dim(id, 0))
+	}
+	sum.Codes = make([]CodeMove, 0, len(a.codes))
+	for _, m := range a.codes {
+		sum.Codes = append(sum.Codes, *m)
+	}
+	slices.SortFunc(sum.Codes, func(x, y CodeMove) int { return strings.Compare(x.Code, y.Code) })
+}
