@@ -53,7 +53,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	if code == ExitInterrupted {
-		fmt.Fprintln(stderr, "verifymcp: interrupted; sandbox containers, networks and volumes were removed")
+		fmt.Fprintln(stderr, "verifymcp: interrupted; what was committed is kept, and any sandbox containers, networks and volumes of this run were removed")
 	} else {
 		fmt.Fprintln(stderr, "verifymcp: "+oneLine(err.Error()))
 	}
@@ -106,7 +106,7 @@ says a package is safe: no findings means nothing was found by those checks.
 	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (env VERIFYMCP_CONFIG; default ~/.config/verifymcp/config.yaml): endpoints, and credentials when mode 600")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "show debug progress on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "show only warnings and errors on stderr")
-	root.AddCommand(newScanCmd(g), newScoreCmd(g), newCasesCmd(g), newRubricCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
+	root.AddCommand(newScanCmd(g), newScoreCmd(g), newCasesCmd(g), newBatchCmd(g), newRescoreCmd(g), newRubricCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
 	root.SetHelpCommand(&cobra.Command{Hidden: true})
 	return root
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Batch throughput in packages per hour at several concurrencies, with a
+# warm npm cache, and where the time goes (see README "Batch scans").
+#
+#  1. One warm-up batch of bench/batch-servers.txt fills the npm cache
+#     volume and the install tree cache (and checks every server starts).
+#  2. For each concurrency (CONCURRENCY, default "1 2 4"), the same list in
+#     a fresh data directory that holds only the warm-up's tree-cache index:
+#     every target is scanned again (nothing is skipped as stored), with
+#     the default settings (behaviour capture on, every third party asked).
+#     A WORK directory that already holds a warm-up is reused.
+#
+# Prints, per concurrency: wall time, packages/hour, outcomes, host CPU
+# busy share, tree-cache hits, and per-phase medians read from the batch's
+# JSON summary. LIST, BIN, WORK and EXTRA (more batch flags) override.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+export VERIFYMCP_CA_BUNDLE="${VERIFYMCP_CA_BUNDLE-/etc/ssl/certs/ca-certificates.crt}"
+LIST="${LIST:-bench/batch-servers.txt}"
+WORK="${WORK:-$(mktemp -d /tmp/verifymcp-batchbench.XXXXXX)}"
+BIN="${BIN:-$WORK/verifymcp}"
+EXTRA="${EXTRA:-}"
+command -v jq >/dev/null || { echo "bench/batch.sh needs jq" >&2; exit 2; }
+
+if [ ! -x "$BIN" ]; then
+	CGO_ENABLED=0 go build -o "$BIN" ./cmd/verifymcp
+fi
+echo "list: $LIST ($(grep -cvE '^\s*(#|$)' "$LIST") targets); cpus: $(nproc); work: $WORK"
+echo "tool: $("$BIN" version | head -1)"
+
+# cpu_busy prints "busy total" jiffies of the host from /proc/stat.
+cpu_busy() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
+
+phases='["resolve","install.fetch","install.scripts","session.start","session.handshake","session.list","session.idle","osv","github","dnssec","other","scan"]'
+
+report() { # report NAME DATA-DIR SUMMARY.json WALL-SECONDS CPU-BUSY-%
+	local name=$1 data=$2 sum=$3 wall=$4 cpu=$5
+	local hits total
+	hits=$(cat "$data"/bundles/*.json | jq -s '[.[] | select(.install.tree_cache.hit == true)] | length')
+	total=$(ls "$data"/bundles/*.json | wc -l)
+	jq -r --arg name "$name" --arg wall "$wall" --arg cpu "$cpu" --arg hits "$hits/$total" --argjson phases "$phases" '
+		"\($name): \(.totals.scanned) scanned in \($wall)s wall -> \((.totals.scanned / ($wall|tonumber) * 3600 * 10 | round) / 10) packages/hour" +
+		" (completed \(.totals.completed), failed \(.totals.failed) \(.failed_by_outcome|tostring), skipped \(.totals.skipped));" +
+		" host CPU busy \($cpu)%; tree cache hits \($hits)",
+		"  median per scan (s): " + ([$phases[] as $p | select(.phases[$p]) | "\($p) \((.phases[$p].median_ms/100|round)/10)"] | join(", ")),
+		"  total over scans (s): " + ([$phases[] as $p | select(.phases[$p]) | "\($p) \((.phases[$p].total_ms/1000|round))"] | join(", "))
+	' "$sum"
+}
+
+run_batch() { # run_batch NAME DATA-DIR CONCURRENCY
+	local name=$1 data=$2 c=$3
+	local b0 t0 b1 t1 start end wall cpu code=0
+	read -r b0 t0 < <(cpu_busy)
+	start=$(date +%s.%N)
+	# shellcheck disable=SC2086
+	"$BIN" -q batch --data-dir "$data" --concurrency "$c" --format json -o "$WORK/$name.json" $EXTRA "$LIST" 2>"$WORK/$name.log" || code=$?
+	end=$(date +%s.%N)
+	read -r b1 t1 < <(cpu_busy)
+	wall=$(echo "$end - $start" | bc -l | xargs printf '%.1f')
+	cpu=$(echo "100 * ($b1 - $b0) / ($t1 - $t0)" | bc -l | xargs printf '%.0f')
+	[ "$code" = 0 ] || echo "$name: batch exited $code (see $WORK/$name.log)"
+	report "$name" "$data" "$WORK/$name.json" "$wall" "$cpu"
+}
+
+echo
+if [ -d "$WORK/warm/cache/trees" ]; then
+	echo "== warm-up: reusing $WORK/warm (remove it to warm up again)"
+else
+	echo "== warm-up (concurrency 2; fills the npm cache and the tree cache)"
+	run_batch warmup "$WORK/warm" 2
+fi
+
+for c in ${CONCURRENCY:-1 2 4}; do
+	echo
+	echo "== concurrency $c, warm npm and tree caches"
+	data="$WORK/c$c"
+	rm -rf "$data"
+	mkdir -p "$data/cache"
+	cp -r "$WORK/warm/cache/trees" "$data/cache/trees"
+	run_batch "c$c" "$data" "$c"
+done

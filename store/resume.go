@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// ResumeKey names one scan a batch asks for: the exact artefact (ecosystem,
+// name, version and integrity, the artefact's digest), what the server was
+// given, and the tool and rubric versions. A batch that finds a stored run
+// for its key skips the scan, so that running the same batch again does no
+// work twice. Scan settings that are not part of the key (limits, timeouts,
+// behaviour capture, skipped third-party signals) do not make a stored run
+// stale.
+type ResumeKey struct {
+	Ecosystem string
+	Name      string
+	Version   string
+	// Integrity is the artefact's SRI digest, as recorded in the bundle's
+	// target. It is not a column: it is read from the stored bundle.
+	Integrity     string
+	ToolVersion   string
+	RubricVersion string
+	// Args are the server's arguments, in order; nil and empty are equal.
+	Args []string
+	// EnvNames are the names of the placeholder variables the server was
+	// given (values are never stored), in any order.
+	EnvNames []string
+	// Bin, when set, is the entry point asked for; empty matches the run
+	// whatever entry point the rule chose.
+	Bin string
+}
+
+// ResumeRun is the stored run that satisfies a ResumeKey.
+type ResumeRun struct {
+	RunID   string
+	Date    time.Time // UTC
+	Outcome evidence.Outcome
+	// Score is the composite under the key's rubric version; nil when every
+	// dimension was dropped.
+	Score *float64
+}
+
+// ResumeFind returns the newest stored run of k's artefact, scanned by k's
+// tool version with k's inputs and scored under k's rubric version, or
+// ErrNotFound. The run and its result are saved in one transaction
+// (SaveRun), so a run found here is complete: a process killed mid-save
+// leaves either both or neither.
+func (s *Store) ResumeFind(ctx context.Context, k ResumeKey) (ResumeRun, error) {
+	if k.Name == "" || k.Version == "" || k.Integrity == "" || k.ToolVersion == "" || k.RubricVersion == "" {
+		return ResumeRun{}, fmt.Errorf("store: resume lookup: name, version, integrity, tool and rubric versions are required")
+	}
+	eco := k.Ecosystem
+	if eco == "" {
+		eco = "npm"
+	}
+	// runs_by_target narrows the candidates to the few runs of one exact
+	// version; only those bundles are parsed for what is not a column.
+	// CAST: the bundle is a BLOB, which SQLite's JSON functions would read
+	// as JSONB rather than as JSON text.
+	rows, err := s.db.QueryContext(ctx, `
+SELECT r.run_id, r.run_date, r.outcome, res.score,
+	json_extract(CAST(r.bundle AS TEXT), '$.target.args'),
+	json_extract(CAST(r.bundle AS TEXT), '$.target.env_names'),
+	COALESCE(json_extract(CAST(r.bundle AS TEXT), '$.target.bin.name'), '')
+FROM runs r JOIN results res ON res.run_id = r.run_id
+WHERE r.ecosystem = ? AND r.target_name = ? AND r.target_version = ? AND r.tool_version = ?
+	AND res.rubric_version = ?
+	AND json_extract(CAST(r.bundle AS TEXT), '$.target.integrity') = ?
+ORDER BY r.run_date DESC, r.run_id`,
+		eco, k.Name, k.Version, k.ToolVersion, k.RubricVersion, k.Integrity)
+	if err != nil {
+		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rr ResumeRun
+		var date int64
+		var outcome, bin string
+		var args, envNames sql.NullString
+		var score sql.NullFloat64
+		if err := rows.Scan(&rr.RunID, &date, &outcome, &score, &args, &envNames, &bin); err != nil {
+			return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, err)
+		}
+		if !sameList(args, k.Args, false) || !sameList(envNames, k.EnvNames, true) || (k.Bin != "" && bin != k.Bin) {
+			continue
+		}
+		rr.Date = time.Unix(0, date).UTC()
+		rr.Outcome = evidence.Outcome(outcome)
+		if score.Valid {
+			v := score.Float64
+			rr.Score = &v
+		}
+		return rr, nil
+	}
+	if err := rows.Err(); err != nil {
+		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, err)
+	}
+	return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, ErrNotFound)
+}
+
+// sameList compares a JSON array of strings from a bundle with want; a
+// missing or null array is empty. unordered compares them as sets.
+func sameList(stored sql.NullString, want []string, unordered bool) bool {
+	var got []string
+	if stored.Valid && stored.String != "" {
+		if err := json.Unmarshal([]byte(stored.String), &got); err != nil {
+			return false
+		}
+	}
+	if len(got) != len(want) {
+		return false
+	}
+	if unordered {
+		got = slices.Sorted(slices.Values(got))
+		want = slices.Sorted(slices.Values(want))
+	}
+	return slices.Equal(got, want)
+}
