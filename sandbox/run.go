@@ -297,7 +297,11 @@ func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, stdin io.W
 	if !probeExpired || hsCtx.Err() != nil {
 		return nil, "", fmt.Errorf("mcp handshake: %w", errOrCause(hsCtx, err))
 	}
-	second := &mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}}
+	// The server may still reject server/discover, late: that answer
+	// carries the id the fallback's initialize reuses, so it is dropped.
+	fr := newFrameReader(filter.frames)
+	fr.skip = lateProbeRejection
+	second := &mcp.IOTransport{Reader: fr, Writer: &stdinWriter{w: stdin}}
 	cs, err = client.Connect(hsCtx, second, &mcp.ClientSessionOptions{ProtocolVersion: fallbackProtocol})
 	if err != nil {
 		return nil, "", fmt.Errorf("mcp handshake (initialize %s after server/discover went unanswered for %s): %w", fallbackProtocol, s.opts.DiscoverProbe, errOrCause(hsCtx, err))

@@ -107,6 +107,23 @@ type frameReader struct {
 	done   chan struct{}
 	once   sync.Once
 	buf    []byte
+	// skip, when set, drops the first frame it matches (once).
+	skip func([]byte) bool
+}
+
+// lateProbeRejection reports whether a frame is a JSON-RPC error answer
+// "method not found": the late rejection of server/discover by a server
+// that was slow to start, which must not be taken as the fallback
+// session's answer (both sessions number their requests from 1).
+func lateProbeRejection(f []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(f, &m) == nil && m.Method == "" && len(m.ID) > 0 && m.Error != nil && m.Error.Code == -32601
 }
 
 func newFrameReader(frames <-chan []byte) *frameReader {
@@ -120,11 +137,15 @@ func (r *frameReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	default:
 	}
-	if len(r.buf) == 0 {
+	for len(r.buf) == 0 {
 		select {
 		case f, ok := <-r.frames:
 			if !ok {
 				return 0, io.EOF
+			}
+			if r.skip != nil && r.skip(f) {
+				r.skip = nil
+				continue
 			}
 			r.buf = f
 		case <-r.done:
