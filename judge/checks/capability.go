@@ -88,11 +88,27 @@ var tokenQualifiers = map[string]bool{
 var (
 	reCredentialDesc = regexp.MustCompile(`(?i)^(?:the\s+|your\s+|a\s+|an\s+|user'?s?\s+)?(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret(?:\s+key)?|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials?|ssh\s+key)\b|\byour\s+(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret\s+key|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials|ssh\s+key)\b`)
 	rePaging         = regexp.MustCompile(`(?i)\b(?:page|pagination|paginate|cursor|next|continuation|count|number\s+of|limit|tokens\s+to)\b`)
+
+	secretWords        = newWordSet(anySecret)
+	gateCredentialDesc = regexGate(reCredentialDesc)
 )
+
+// joinWords appends strings.Join(ws, sep) to b: a map key built on the
+// stack.
+func joinWords(b []byte, ws []string, sep string) []byte {
+	for i, w := range ws {
+		if i > 0 {
+			b = append(b, sep...)
+		}
+		b = append(b, w...)
+	}
+	return b
+}
 
 // credentialName reports whether a parameter name asks for a secret.
 func credentialName(name string) bool {
-	ws := words(name)
+	var buf [16]string
+	ws := appendWords(buf[:0], name)
 	if len(ws) == 0 {
 		return false
 	}
@@ -101,8 +117,8 @@ func credentialName(name string) bool {
 			return false
 		}
 	}
-	joined := strings.Join(ws, "")
-	if credentialWords[joined] {
+	var key [64]byte
+	if credentialWords[string(joinWords(key[:0], ws, ""))] {
 		return true
 	}
 	for _, w := range ws {
@@ -111,7 +127,7 @@ func credentialName(name string) bool {
 		}
 	}
 	for i := 0; i+1 < len(ws); i++ {
-		if credentialPairs[ws[i]+" "+ws[i+1]] {
+		if credentialPairs[string(joinWords(key[:0], ws[i:i+2], " "))] {
 			return true
 		}
 	}
@@ -153,17 +169,28 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param) {
 				Evidence: evidence(p.name, 0, len(p.name)),
 				Message:  fmt.Sprintf("Parameter %q is declared as a secret (format password or writeOnly): the model is asked to supply it.", p.name)})
 		case credentialName(p.name):
-			if words(p.name)[len(words(p.name))-1] == "token" && len(words(p.name)) == 1 && rePaging.MatchString(p.desc) {
+			if ws := words(p.name); ws[len(ws)-1] == "token" && len(ws) == 1 && rePaging.MatchString(p.desc) {
 				continue
 			}
 			out.add(Finding{Code: CodeParamCredential, Kind: kind, Subject: subject, Field: nameField,
 				Evidence: evidence(p.name, 0, len(p.name)),
 				Message:  fmt.Sprintf("Parameter %q asks for a credential by name: the secret passes through the model's context.", p.name)})
 		default:
-			if !(&detector{any: anySecret}).mayMatch(strings.ToLower(p.desc + " " + p.title)) {
+			// The words hold no space, so they are found in p.desc + " " +
+			// p.title exactly when one of the two holds one.
+			inDesc, exoticDesc := secretWords.find(p.desc)
+			inTitle, exoticTitle := secretWords.find(p.title)
+			if exoticDesc || exoticTitle {
+				if !(&detector{any: anySecret}).mayMatch(strings.ToLower(p.desc + " " + p.title)) {
+					continue
+				}
+			} else if !inDesc && !inTitle {
 				continue
 			}
-			for _, t := range []struct{ field, text string }{{"/description", p.desc}, {"/title", p.title}} {
+			for _, t := range [...]struct{ field, text string }{{"/description", p.desc}, {"/title", p.title}} {
+				if !gateMay(gateCredentialDesc, t.text) {
+					continue
+				}
 				m := reCredentialDesc.FindStringIndex(t.text)
 				if m == nil || aboutName(p.name) {
 					continue
@@ -182,7 +209,7 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param) {
 }
 
 func aboutName(name string) bool {
-	for _, w := range words(name) {
+	for w, i := nextWord(name, 0); i >= 0; w, i = nextWord(name, i) {
 		if aboutWords[w] {
 			return true
 		}
@@ -194,15 +221,55 @@ var (
 	reEnvDesc     = regexp.MustCompile(`(?i)\b(?:returns?|prints?|lists?|dumps?|shows?|displays?|exposes?|reads?|gets?|retrieves?|outputs?|reveals?|fetch(?:es)?|provides?|echo(?:es)?)\s+(?:all\s+|the\s+|every\s+|any\s+|an\s+|a\s+)?(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:environment\s+variables?|env\s+vars?|env\s+variables?)\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b`)
 	reRemoteScope = regexp.MustCompile(`(?i)\b(?:project|projects|deployment|deployments|repository|repo|site|app|application|service|workspace|cluster|container|pod|function|lambda|secret\s+manager|vault|vercel|netlify|heroku|railway|render|github\s+actions|codespace|pipeline|job|runner)\b`)
 	envNameWords  = map[string]bool{"env": true, "environ": true, "environment": true, "envs": true, "dotenv": true, "printenv": true, "envvars": true}
+
+	gateEnvDesc     = regexGate(reEnvDesc)
+	litEnv          = litGate("env").lit
+	gateRemoteScope = regexGate(reRemoteScope)
 )
 
-func checkEnvironment(out *findings, ti toolInfo) {
+// containsFoldASCII reports whether s holds sub, lower-case ASCII
+// letters, with ASCII letters of s folded to lower case. (Setting bit 0x20
+// folds a capital to its lower case, and maps nothing else to a lower-case
+// letter.)
+func containsFoldASCII(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i]|0x20 != sub[0] {
+			continue
+		}
+		j := 1
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// findGated is re.FindStringIndex(s), skipped when the gate of re rules a
+// match out.
+func findGated(re *regexp.Regexp, g *gate, s string) []int {
+	if !gateMay(g, s) {
+		return nil
+	}
+	return re.FindStringIndex(s)
+}
+
+func checkEnvironment(out *findings, ti *toolInfo) {
 	t := ti.tool
-	if !strings.Contains(strings.ToLower(t.Name+" "+t.Description), "env") {
+	// strings.ToLower turns no character but ASCII letters into e, n or v,
+	// and "env" holds no space: this is
+	// strings.Contains(strings.ToLower(t.Name+" "+t.Description), "env"),
+	// the description's part read from its scan.
+	inDesc := ti.desc != nil && ti.desc.scan.bits.has(litEnv)
+	if !containsFoldASCII(t.Name, "env") && !inDesc {
 		return
 	}
-	if m := reEnvDesc.FindStringIndex(t.Description); m != nil {
-		if reRemoteScope.MatchString(t.Description) {
+	// The description's scan decides the gates (an empty description has
+	// no scan, and no match).
+	if m := descMatch(ti, reEnvDesc, gateEnvDesc); m != nil {
+		if descMatch(ti, reRemoteScope, gateRemoteScope) != nil {
 			return
 		}
 		out.add(Finding{Code: CodeCapabilityEnv, Kind: KindTool, Subject: t.Name, Field: "description",
@@ -213,7 +280,7 @@ func checkEnvironment(out *findings, ti toolInfo) {
 	if strings.TrimSpace(t.Description) != "" {
 		return
 	}
-	for _, w := range words(t.Name) {
+	for w, i := nextWord(t.Name, 0); i >= 0; w, i = nextWord(t.Name, i) {
 		if envNameWords[w] {
 			out.add(Finding{Code: CodeCapabilityEnv, Kind: KindTool, Subject: t.Name, Field: "name",
 				Evidence: evidence(t.Name, 0, len(t.Name)),
@@ -221,6 +288,15 @@ func checkEnvironment(out *findings, ti toolInfo) {
 			return
 		}
 	}
+}
+
+// descMatch is re.FindStringIndex(ti.tool.Description), skipped when the
+// gate of re rules a match out in the description's scan.
+func descMatch(ti *toolInfo, re *regexp.Regexp, g *gate) []int {
+	if ti.desc == nil || !ti.desc.scan.may(g) {
+		return nil
+	}
+	return re.FindStringIndex(ti.desc.text)
 }
 
 func annotationsSay(t contract.Tool) string {
@@ -239,6 +315,11 @@ var (
 	remoteWords = map[string]bool{"owner": true, "repo": true, "repository": true, "bucket": true, "branch": true, "ref": true,
 		"commit": true, "sha": true, "drive": true, "site": true, "host": true, "hostname": true, "container": true,
 		"pod": true, "namespace": true, "url": true, "endpoint": true, "server": true, "gist": true}
+	gatePathDesc   = regexGate(rePathDesc)
+	gateRemoteDesc = joinedGate(regexGate(reRemoteDesc))
+	wConfined      = newWindowedMatch(reConfined)
+	gateConfined   = joinedGate(wConfined.gate)
+
 	rePathDesc   = regexp.MustCompile(`(?i)\b(?:file|directory|folder)\s+paths?\b|\bpaths?\s+(?:to|of)\s+(?:a|an|the)?\s*(?:local\s+)?(?:file|directory|folder)s?\b|\babsolute\s+paths?\b|\b(?:local\s+)?file\s*system\s+paths?\b`)
 	reRemoteDesc = regexp.MustCompile(`(?i)\b(?:repository|repositories|repo|github|gitlab|bitbucket|bucket|s3|gcs|google\s+drive|dropbox|onedrive|sharepoint|remote|ftp|sftp|container|pod|cloud\s+storage|blob|gist|wiki)\b`)
 	reConfined   = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|configured|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders?|paths?|roots?|locations?)\b|\b(?:only|must\s+be|restricted|limited|confined|sandboxed|scoped)\b[^.\n]{0,40}?\b(?:within|inside|under|to)\b[^.\n]{0,40}?\b(?:director(?:y|ies)|folders?|paths?|roots?|workspace|project|sandbox)\b|\ballowed\s+to\s+access\b|\bworkspace\s+roots?\b|\bclient\s+roots\b`)
@@ -253,11 +334,12 @@ func pathParamOf(t contract.Tool, p param) bool {
 	if pathParam(p) {
 		return true
 	}
-	ws := words(p.name)
+	var buf [16]string
+	ws := appendWords(buf[:0], p.name)
 	if len(ws) != 1 || !endpointWords[ws[0]] || nonSecretType(p.types) {
 		return false
 	}
-	for _, w := range words(t.Name) {
+	for w, i := nextWord(t.Name, 0); i >= 0; w, i = nextWord(t.Name, i) {
 		if pathWords[w] {
 			return true
 		}
@@ -279,7 +361,8 @@ func pathParam(p param) bool {
 	if !ok && len(p.types) > 0 {
 		return false
 	}
-	ws := words(p.name)
+	var buf [16]string
+	ws := appendWords(buf[:0], p.name)
 	for _, w := range ws {
 		if urlWords[w] {
 			return false
@@ -288,39 +371,69 @@ func pathParam(p param) bool {
 	if len(ws) > 0 && pathWords[ws[len(ws)-1]] {
 		return true
 	}
-	return rePathDesc.MatchString(p.desc)
+	// Every match of rePathDesc holds "path", whose letters (?i) folds to
+	// ASCII only.
+	return containsFoldASCII(p.desc, "path") && findGated(rePathDesc, gatePathDesc, p.desc) != nil
 }
 
-func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
-	serverConfined := reConfined.MatchString(c.Instructions)
-	for _, ti := range tools {
+func checkArbitraryPath(out *findings, c *contract.Contract, units []unit, tools []toolInfo) {
+	instructions := &textScan{}
+	for i := range units {
+		if units[i].kind == KindServer && units[i].field == "instructions" {
+			instructions = units[i].scan
+		}
+	}
+	serverConfined := instructions.text == c.Instructions && wConfined.match(instructions) // reConfined.MatchString(c.Instructions)
+	// confined reports whether a tool's texts state the confinement,
+	// asking at most once per tool.
+	confined := make([]int8, len(tools)) // 0 unknown, 1 yes, -1 no
+	toolConfined := func(i int) bool {
+		if confined[i] == 0 {
+			confined[i] = -1
+			ti := &tools[i]
+			scans := make([]*textScan, len(ti.texts))
+			for j, u := range ti.texts {
+				scans[j] = u.scan
+			}
+			if mayJoined(gateConfined, scans...) {
+				texts := make([]string, len(ti.texts))
+				for j, u := range ti.texts {
+					texts[j] = u.text
+				}
+				if wConfined.match(scanText(strings.Join(texts, "\n"))) {
+					confined[i] = 1
+				}
+			}
+		}
+		return confined[i] == 1
+	}
+	for i, ti := range tools {
 		if serverConfined {
 			break
 		}
 		// A tool without parameters that states the confinement declares
 		// it for the server (list_allowed_directories).
-		if len(ti.params) == 0 && reConfined.MatchString(strings.Join(ti.texts, "\n")) {
+		if len(ti.params) == 0 && toolConfined(i) {
 			serverConfined = true
 		}
 	}
 	if serverConfined {
 		return
 	}
-	for _, ti := range tools {
+	for i, ti := range tools {
 		var found *param
 		remote := false
 		for i, p := range ti.params {
-			for _, w := range words(p.name) {
+			eachWord(p.name, func(w string) {
 				if remoteWords[w] {
 					remote = true
 				}
-			}
+			})
 			if found == nil && pathParamOf(ti.tool, p) {
 				found = &ti.params[i]
 			}
 		}
-		if found == nil || remote || reRemoteDesc.MatchString(ti.tool.Description+" "+ti.tool.Title) ||
-			reConfined.MatchString(strings.Join(ti.texts, "\n")) {
+		if found == nil || remote || remoteDesc(ti.tool) || toolConfined(i) {
 			continue
 		}
 		p := *found
@@ -332,4 +445,13 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 		}
 		out.add(f)
 	}
+}
+
+// remoteDesc reports whether a tool's description or title names a
+// remote store.
+func remoteDesc(t contract.Tool) bool {
+	var desc, title textScan
+	desc.read(t.Description)
+	title.read(t.Title)
+	return mayJoined(gateRemoteDesc, &desc, &title) && reRemoteDesc.MatchString(t.Description+" "+t.Title)
 }

@@ -49,6 +49,33 @@ type detector struct {
 	re     *regexp.Regexp
 	accept func(d *doc, m []int) bool
 	msg    string
+	// needs are expressions one of which accept needs to find in the
+	// sentence of a match. A match in a sentence is a span of the text,
+	// which holds the literals of the match, so the text must pass the gate
+	// of one of them.
+	needs []*regexp.Regexp
+	// anyGate is any as a gate, and reGate the gate of re and needs.
+	anyGate, reGate *gate
+	// w runs re in windows.
+	w *windowed
+}
+
+// withGates fills in the gates of dets.
+func withGates(dets []detector) []detector {
+	for i := range dets {
+		det := &dets[i]
+		det.anyGate = wordsGate(det.any)
+		det.w = newWindowed(det.re)
+		det.reGate = det.w.gate
+		if len(det.needs) > 0 {
+			var ks []*gate
+			for _, re := range det.needs {
+				ks = append(ks, regexGate(re))
+			}
+			det.reGate = andGate([]*gate{det.reGate, orGate(ks)})
+		}
+	}
+	return dets
 }
 
 // mayMatch applies the prefilter to lower-cased text.
@@ -78,18 +105,27 @@ var (
 
 // doc is a text under check and what the filters need to know about it.
 type doc struct {
-	text   string
-	own    ownSet
-	params map[string]bool // the subject tool's parameter names
+	text string
+	own  *ownSet
+	u    *unit // the unit whose tool's parameters a text may name
+	// bounds are the sentence boundaries of text, found on first use.
+	bounds [][2]int
+	split  bool
 }
+
+// hasParam reports whether the subject tool has a parameter named name.
+func (d *doc) hasParam(name string) bool { return d.u != nil && d.u.hasParam(name) }
 
 var reBoundary = regexp.MustCompile(`[.!?](?:\s+|$)|\n[ \t]*\n|\n[ \t]*(?:[-*•]|\d+[.)])\s`)
 
 // sentenceSpan returns the bounds of the sentence of d.text around byte
 // offset pos.
 func (d *doc) sentenceSpan(pos int) (int, int) {
+	if !d.split {
+		d.bounds, d.split = sentenceBounds(d.text), true
+	}
 	start, end := 0, len(d.text)
-	for _, b := range reBoundary.FindAllStringIndex(d.text, -1) {
+	for _, b := range d.bounds {
 		if b[1] <= pos {
 			start = b[1]
 		} else if b[0] >= pos {
@@ -98,6 +134,76 @@ func (d *doc) sentenceSpan(pos int) (int, int) {
 		}
 	}
 	return start, end
+}
+
+// sentenceBounds is reBoundary.FindAllStringIndex(s, -1) (as pairs). The
+// expression
+// matches at a '.', '!', '?' or line break, all ASCII, so a byte scan
+// reads the characters the expression reads; at each, its alternatives
+// are tried in order, and none backtracks into a shorter repetition, as
+// what follows each repetition is outside its class.
+func sentenceBounds(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); {
+		// Only '.', '!', '?' and a line break start a boundary.
+		j := strings.IndexAny(s[i:], ".!?\n")
+		if j < 0 {
+			break
+		}
+		i += j
+		if e := boundaryAt(s, i); e > i {
+			out = append(out, [2]int{i, e})
+			i = e
+			continue
+		}
+		i++
+	}
+	return out
+}
+
+// boundaryAt returns the end of a match of reBoundary at i, or i.
+func boundaryAt(s string, i int) int {
+	switch s[i] {
+	case '.', '!', '?':
+		// [.!?](?:\s+|$)
+		j := i + 1
+		for j < len(s) && isSpaceByte(s[j]) {
+			j++
+		}
+		if j > i+1 || j == len(s) {
+			return j
+		}
+	case '\n':
+		j := i + 1
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		switch {
+		case j < len(s) && s[j] == '\n':
+			// \n[ \t]*\n
+			return j + 1
+		case j < len(s) && (s[j] == '-' || s[j] == '*'):
+			// \n[ \t]*[-*]\s
+			if j+1 < len(s) && isSpaceByte(s[j+1]) {
+				return j + 2
+			}
+		case strings.HasPrefix(s[j:], "•"):
+			// \n[ \t]*•\s
+			if k := j + len("•"); k < len(s) && isSpaceByte(s[k]) {
+				return k + 1
+			}
+		case j < len(s) && s[j] >= '0' && s[j] <= '9':
+			// \n[ \t]*\d+[.)]\s
+			k := j
+			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				k++
+			}
+			if k+1 < len(s) && (s[k] == '.' || s[k] == ')') && isSpaceByte(s[k+1]) {
+				return k + 2
+			}
+		}
+	}
+	return i
 }
 
 // sentence returns the sentence of d.text around byte offset pos.
@@ -149,7 +255,7 @@ var (
 	reSource        = regexp.MustCompile(`(?i)` + reSensitivePath + `|~/|\b` + reSecretNoun + `\b|\bsecret\b|\bconversation\b|\b(?:chat|message)\s+history\b|\b(?:previous|prior|all)\s+messages\b|\bsystem\s+prompt\b|\byour\s+instructions\b|\bcontext\s+window\b|\bprevious\s+tool\s+(?:calls?|results?|outputs?)\b`)
 )
 
-var injectionDetectors = []detector{
+var injectionDetectors = withGates([]detector{
 	{code: CodeInjectionOverride, any: anyIgnore, msg: "tells the model to ignore its previous instructions",
 		re:     regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|discard)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+|its\s+)?(?:previous|prior|above|earlier|preceding|former|original|initial|system|developer|safety|other)\s+(?:\w+\s+)?(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guardrails|constraints|context|messages|policies|commands)\b`),
 		accept: always},
@@ -172,7 +278,7 @@ var injectionDetectors = []detector{
 		re:     regexp.MustCompile(`(?i)\b(?:do\s+not|don't|never)\s+(?:mention|reveal|disclose|say|tell|explain|admit)\s+(?:to\s+(?:the\s+)?user\s+)?(?:that\s+you|this\s+(?:step|instruction|tool\s+call|requirement)|these\s+(?:instructions|steps)|(?:what|that)\s+you\s+(?:did|are\s+doing|read|need))\b`),
 		accept: always},
 	{code: CodeInjectionSecret, any: anyPath, msg: "tells the model to read a credential file",
-		re: regexp.MustCompile(`(?i)` + reSensitivePath),
+		re: regexp.MustCompile(`(?i)` + reSensitivePath), needs: []*regexp.Regexp{reCueImperative},
 		accept: func(d *doc, m []int) bool {
 			return d.hasCue(reCueImperative, m[0])
 		}},
@@ -180,18 +286,20 @@ var injectionDetectors = []detector{
 		re:     regexp.MustCompile(`(?i)\b(?:read|collect|gather|extract|dump|send|pass|include|attach|upload|copy|share|forward|list|print|output|return)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+user'?s\s+|the\s+|their\s+|all\s+|any\s+)?(?:saved\s+|stored\s+|local\s+|cached\s+)` + reSecretNoun + `\b|\b(?:read|collect|gather|extract|dump|send|pass|include|attach|upload|copy|share|forward)\s+(?:all|any|every|the\s+user'?s|their)\s+(?:\w+\s+)?` + reSecretNoun + `\b`),
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionExfil, any: append(append(append([]string{"~/", "conversation", "history", "messages", "system prompt", "your instructions", "context window", "previous tool"}, anyPath...), anySecret...), "secret"), msg: "tells the model to pass secrets or the conversation through a parameter",
-		re: regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
+		needs: []*regexp.Regexp{reSource},
+		re:    regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
 			}
-			if quoted := d.group(m, 1); quoted != "" && d.group(m, 2) == "" && !d.params[quoted] {
+			if quoted := d.group(m, 1); quoted != "" && d.group(m, 2) == "" && !d.hasParam(quoted) {
 				return false
 			}
 			return reSource.MatchString(d.sentence(m[0]))
 		}},
 	{code: CodeInjectionExfil, any: []string{"http://", "https://", "@"}, msg: "tells the model to send data to an outside address",
-		re: regexp.MustCompile(`(?i)\b(?:send|post|upload|forward|transmit|email|exfiltrate|leak|copy|bcc|cc)\b[^.!?\n]{0,120}?\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`),
+		needs: []*regexp.Regexp{reSource, reAllData},
+		re:    regexp.MustCompile(`(?i)\b(?:send|post|upload|forward|transmit|email|exfiltrate|leak|copy|bcc|cc)\b[^.!?\n]{0,120}?\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
@@ -205,7 +313,7 @@ var injectionDetectors = []detector{
 	{code: CodeInjectionTag, any: []string{"<", "[inst", "[system", "[/inst", "[/system"}, msg: "uses pseudo-authoritative markup aimed at the model",
 		re:     regexp.MustCompile(`(?i)</?\s*(?:important|system|sys|instructions?|admin|administrator|critical|secret|hidden|override|priority)\s*>|<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?(?:INST|SYSTEM)\]|<<\s*/?SYS\s*>>`),
 		accept: always},
-}
+})
 
 var (
 	reToolRef    = regexp.MustCompile(`(?i)(?:["'` + "`" + `‘“]([^"'` + "`" + `’”\n]{1,64})["'` + "`" + `’”]|\b([A-Za-z][\w.-]*\w))\s+(tool|function)\b|\btool\s+(?:called|named)\s+["'` + "`" + `‘“]?([\w.-]+)`)
@@ -213,6 +321,19 @@ var (
 	reOtherTools = regexp.MustCompile(`(?i)\b(?:all|any|every|the)\s+other\s+(?:tools?|servers?|mcp\s+servers?|functions?)\b|\bside\s+effects?\s+on\b|\balso\s+present\b|\bwhen\s+this\s+tool\s+is\s+(?:available|present|installed|loaded|enabled)\b`)
 	reOrdering   = regexp.MustCompile(`(?i)\b(?:before|instead\s+of|prior\s+to|rather\s+than)\s+(?:using\s+|calling\s+|invoking\s+|running\s+)?$`)
 	reServerRef  = regexp.MustCompile(`(?i)\b(?:the\s+)?["'` + "`" + `]?([A-Za-z][\w.-]*)["'` + "`" + `]?\s+(?:mcp\s+)?server\b`)
+)
+
+// Gates of the shadowing expressions, and of the first filter of
+// findShadowing.
+var (
+	gateShadowing  = orGate([]*gate{wordsGate(anyToolRef), wordsGate(anyUsing), wordsGate(anyOther), litGate("server")})
+	gateToolCalled = orGate([]*gate{litGate("tool called"), litGate("tool named")})
+
+	wToolRef    = newWindowed(reToolRef)
+	wWhenUsing  = newWindowed(reWhenUsing)
+	wServerRef  = newWindowed(reServerRef)
+	wOtherTools = newWindowed(reOtherTools)
+	wDirective  = newWindowedMatch(reDirective)
 )
 
 // genericServerWords precede "server" without naming another MCP server.
@@ -247,7 +368,8 @@ func identifierLike(s string) bool {
 	return false
 }
 
-func (o ownSet) foreign(name string) bool {
+func (o *ownSet) foreign(name string) bool {
+	o.build()
 	n := normName(name)
 	if n == "" || genericToolWords[n] || o.isOwn(n) {
 		return false
@@ -255,28 +377,37 @@ func (o ownSet) foreign(name string) bool {
 	// A single word that is a word of one of the server's own names ("the
 	// search tool" on a server with search_repositories) is its own.
 	if !strings.ContainsAny(n, "_.- ") {
-		for k := range o.names {
-			for _, w := range words(k) {
-				if w == n {
-					return false
-				}
-			}
-		}
-		if o.server[n] {
+		if o.isNameWord(n) || o.isServerWord(n) {
 			return false
 		}
 	}
 	return true
 }
 
-func checkInjection(out *findings, u unit, own ownSet) {
-	d := &doc{text: u.text, own: own, params: paramsOf(u)}
-	lower := strings.ToLower(u.text)
-	for _, det := range injectionDetectors {
-		if !det.mayMatch(lower) {
+// gateAnyInjection holds when one of the detectors' word lists does: most
+// texts hold none, and are done with at once.
+var gateAnyInjection = func() *gate {
+	var ks []*gate
+	for i := range injectionDetectors {
+		ks = append(ks, injectionDetectors[i].anyGate)
+	}
+	return orGate(ks)
+}()
+
+func checkInjection(out *findings, u *unit, own *ownSet) {
+	if !u.scan.exotic && !gateAnyInjection.ok(&u.scan.bits) {
+		return
+	}
+	var d *doc // made for the first match
+	for i := range injectionDetectors {
+		det := &injectionDetectors[i]
+		if !u.scan.words(det) || !u.scan.may(det.reGate) {
 			continue
 		}
-		for _, m := range det.re.FindAllStringSubmatchIndex(u.text, -1) {
+		for _, m := range det.w.findAll(u.scan) {
+			if d == nil {
+				d = &doc{text: u.text, own: own, u: u}
+			}
 			if det.accept(d, m) {
 				out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
 					Evidence: evidence(u.text, m[0], m[1]),
@@ -287,9 +418,9 @@ func checkInjection(out *findings, u unit, own ownSet) {
 	}
 }
 
-func checkShadowing(out *findings, u unit, own ownSet) {
+func checkShadowing(out *findings, u *unit, own *ownSet) {
 	d := &doc{text: u.text, own: own}
-	if s, e, ref, ok := findShadowing(d); ok {
+	if s, e, ref, ok := findShadowing(d, u.scan); ok {
 		out.add(Finding{Code: CodeShadowing, Kind: u.kind, Subject: u.subject, Field: u.field,
 			Evidence: evidence(u.text, s, e),
 			Message:  fmt.Sprintf("The %s tells the model how %s must behave.", describeField(u), ref)})
@@ -298,29 +429,43 @@ func checkShadowing(out *findings, u unit, own ownSet) {
 
 // findShadowing returns the first reference to another tool or server in a
 // directive sentence.
-func findShadowing(d *doc) (start, end int, ref string, ok bool) {
-	directive := func(pos int) bool { return reDirective.MatchString(d.sentence(pos)) }
-	lower := strings.ToLower(d.text)
-	has := func(ws []string) bool { return (&detector{any: ws}).mayMatch(lower) }
-	if !has(anyToolRef) && !has(anyUsing) && !has(anyOther) && !strings.Contains(lower, "server") {
+func findShadowing(d *doc, sc *textScan) (start, end int, ref string, ok bool) {
+	directive := func(pos int) bool {
+		s, e := d.sentenceSpan(pos)
+		return wDirective.matchIn(sc, s, e) // reDirective.MatchString(d.sentence(pos))
+	}
+	if sc.exotic {
+		lower := sc.lowered()
+		has := func(ws []string) bool { return (&detector{any: ws}).mayMatch(lower) }
+		if !has(anyToolRef) && !has(anyUsing) && !has(anyOther) && !strings.Contains(lower, "server") {
+			return 0, 0, "", false
+		}
+	} else if !gateShadowing.ok(&sc.bits) {
 		return 0, 0, "", false
 	}
-	for _, m := range reToolRef.FindAllStringSubmatchIndex(d.text, -1) {
-		name, quoted := d.group(m, 1), true
-		if name == "" {
-			name, quoted = d.group(m, 2), false
-		}
-		if name == "" {
-			name, quoted = d.group(m, 4), true
-		}
-		if !quoted && !identifierLike(name) {
-			continue
-		}
-		if d.own.foreign(name) && directive(m[0]) {
-			return m[0], m[1], fmt.Sprintf("the tool %q", name), true
+	// A reference other than "when using X" counts only in a sentence
+	// with a directive. A sentence is a span of the text, so without the
+	// literals of a directive in the text no such reference counts, and
+	// the expressions need not run.
+	directed := sc.may(wDirective.gate)
+	if directed {
+		for _, m := range wToolRef.findAllBy(sc, findToolRefs) {
+			name, quoted := d.group(m, 1), true
+			if name == "" {
+				name, quoted = d.group(m, 2), false
+			}
+			if name == "" {
+				name, quoted = d.group(m, 4), true
+			}
+			if !quoted && !identifierLike(name) {
+				continue
+			}
+			if d.own.foreign(name) && directive(m[0]) {
+				return m[0], m[1], fmt.Sprintf("the tool %q", name), true
+			}
 		}
 	}
-	for _, m := range reWhenUsing.FindAllStringSubmatchIndex(d.text, -1) {
+	for _, m := range wWhenUsing.findAllBy(sc, findWhenUsing) {
 		name, quoted := d.group(m, 1), true
 		if name == "" {
 			name, quoted = d.group(m, 2), false
@@ -330,7 +475,7 @@ func findShadowing(d *doc) (start, end int, ref string, ok bool) {
 			continue
 		}
 		if kind == "server" {
-			if !d.own.server[strings.ToLower(name)] && !genericServerWords[strings.ToLower(name)] {
+			if !d.own.isServerWord(strings.ToLower(name)) && !genericServerWords[strings.ToLower(name)] {
 				return m[0], m[1], fmt.Sprintf("the server %q", name), true
 			}
 			continue
@@ -339,7 +484,10 @@ func findShadowing(d *doc) (start, end int, ref string, ok bool) {
 			return m[0], m[1], fmt.Sprintf("the tool %q", name), true
 		}
 	}
-	for _, m := range reOtherTools.FindAllStringIndex(d.text, -1) {
+	if !directed {
+		return 0, 0, "", false
+	}
+	for _, m := range wOtherTools.findAll(sc) {
 		// "before any other tool" orders the calls (tool_order); it does not
 		// say how the other tools behave.
 		if reOrdering.MatchString(d.text[max(0, m[0]-40):m[0]]) {
@@ -349,9 +497,9 @@ func findShadowing(d *doc) (start, end int, ref string, ok bool) {
 			return m[0], m[1], "other tools", true
 		}
 	}
-	for _, m := range reServerRef.FindAllStringSubmatchIndex(d.text, -1) {
+	for _, m := range wServerRef.findAllBy(sc, findServerRefs) {
 		name := strings.ToLower(d.group(m, 1))
-		if genericServerWords[name] || d.own.server[name] || d.own.isOwn(name) {
+		if genericServerWords[name] || d.own.isServerWord(name) || d.own.isOwn(name) {
 			continue
 		}
 		if directive(m[0]) {
@@ -361,17 +509,35 @@ func findShadowing(d *doc) (start, end int, ref string, ok bool) {
 	return 0, 0, "", false
 }
 
+// isNameByte is the class [\w.-].
+func isNameByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
+
+// hasPrefixFold reports whether s starts with prefix (lower-case ASCII)
+// with ASCII case folded.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		if lowerByte(s[i]) != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // checkInjectionPayload runs the injection and shadowing checks over text
 // revealed by a hidden-text check: the evidence is where it was hidden,
 // Decoded what it says.
-func checkInjectionPayload(out *findings, u unit, p payload) {
-	d := &doc{text: p.text, params: paramsOf(u)}
-	lower := strings.ToLower(p.text)
-	for _, det := range injectionDetectors {
-		if !det.mayMatch(lower) {
+func checkInjectionPayload(out *findings, u *unit, p payload) {
+	d := &doc{text: p.text, u: u}
+	sc := scanText(p.text)
+	for i := range injectionDetectors {
+		det := &injectionDetectors[i]
+		if !sc.words(det) || !sc.may(det.reGate) {
 			continue
 		}
-		for _, m := range det.re.FindAllStringSubmatchIndex(p.text, -1) {
+		for _, m := range det.w.findAll(sc) {
 			if det.accept(d, m) {
 				out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
 					Evidence: evidence(u.text, p.start, p.end), Decoded: clip(p.text),
@@ -382,17 +548,7 @@ func checkInjectionPayload(out *findings, u unit, p payload) {
 	}
 }
 
-// noParams is the parameter set of a unit that is not a tool's.
-var noParams = map[string]bool{}
-
-func paramsOf(u unit) map[string]bool {
-	if u.params == nil {
-		return noParams
-	}
-	return u.params
-}
-
-func describeField(u unit) string {
+func describeField(u *unit) string {
 	switch u.kind {
 	case KindServer:
 		return "server's " + strings.ReplaceAll(u.field, "/", " ")
