@@ -577,7 +577,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 		return err
 	}
 	defer st.Close()
-	p, ca, closeScanner, err := g.newBatchPipeline(hard, sf, dataDir, rb)
+	p, ca, closeScanner, err := g.newScanPipeline(hard, sf, dataDir, rb)
 	if err != nil {
 		return err
 	}
@@ -657,10 +657,10 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	return nil
 }
 
-// newBatchPipeline builds the pipeline a batch scans with: the registry
+// newScanPipeline builds the pipeline batch and cases run scan with: the registry
 // client and the third-party clients, as scan builds them. The sandbox is
 // prepared later, and only when something is left to scan.
-func (g *globals) newBatchPipeline(ctx context.Context, f *scanFlags, dataDir string, rb *rubric.Rubric) (*pipeline.Pipeline, *caBundle, func(), error) {
+func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir string, rb *rubric.Rubric) (*pipeline.Pipeline, *caBundle, func(), error) {
 	cfg, _, err := loadConfig(g.config)
 	if err != nil {
 		return nil, nil, nil, err

@@ -16,7 +16,6 @@ import (
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 func newCasesCmd(g *globals) *cobra.Command {
@@ -165,48 +164,22 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 	if f.idle == 0 {
 		f.idle = -1
 	}
-	cfg, _, err := loadConfig(g.config)
-	if err != nil {
-		return nil, nil, err
-	}
-	if f.caBundle == "" {
-		f.caBundle = cfg.CABundle
-	}
-	ca, err := loadCABundle(f.caBundle)
-	if err != nil {
-		return nil, nil, err
-	}
-	sup, err := resolveSupply(f, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
 	mem, err := parseMemory(f.memory)
 	if err != nil {
 		return nil, nil, err
 	}
-	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
-	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log}
-	answers, err := g.openAnswers(ctx, dataDir)
+	p, ca, closeScanner, err := g.newScanPipeline(ctx, f, dataDir, rb)
 	if err != nil {
 		return nil, nil, err
 	}
-	closers := []func(){func() { answers.Close() }}
+	closers := []func(){closeScanner}
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	if p.Judge, err = judgeClient(sup, answers, ca); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	p.RubricVersion = rb.Version
 	firstID := pipeline.NewRunID(time.Now())
-	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, firstID, func() error { return nil })
+	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, firstID, func() error { return nil })
 	if err != nil {
 		closeAll()
 		return nil, nil, err
