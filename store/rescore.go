@@ -398,7 +398,7 @@ type storedRow struct {
 func (s *Store) countRuns(ctx context.Context, f Filter) (int, error) {
 	where, args := f.where(false)
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs r`+where, args...).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM runs r`+where), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count runs: %w", err)
 	}
 	if f.Limit > 0 && n > f.Limit {
@@ -468,7 +468,7 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 			args = append(args, date, id)
 		}
 		args = append(args, n)
-		rows, err := s.db.QueryContext(ctx, q, args...)
+		rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 		if err != nil {
 			return 0, 0, "", err
 		}
@@ -669,36 +669,65 @@ func sortedUnique(s []string) []string {
 	return slices.Compact(s)
 }
 
-// upsertResult is insertResult's statement: a result replaces the one of
-// the same run and rubric version.
+// upsertResult saves a result, replacing the one of the same run and
+// rubric version.
 const upsertResult = `
 INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (run_id, rubric_version) DO UPDATE SET
 	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`
 
+// upsertRows is how many results one statement of writeResults saves: a
+// statement per result would spend a rescoring pass on round trips to
+// Postgres and on statement overhead in SQLite.
+const upsertRows = 100
+
+// upsertMany returns upsertResult for n rows.
+func upsertMany(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?)")
+	}
+	b.WriteString(`
+ON CONFLICT (run_id, rubric_version) DO UPDATE SET
+	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`)
+	return b.String()
+}
+
+var upsertFull = upsertMany(upsertRows)
+
 // writeResults saves results in one transaction: all of them or none.
 func (s *Store) writeResults(ctx context.Context, rs []*rescored) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: rescore: save results: %w", err)
+		return fmt.Errorf("store: rescore: save results: %w", s.redact(err))
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, upsertResult)
-	if err != nil {
-		return fmt.Errorf("store: rescore: save results: %w", err)
-	}
-	defer stmt.Close()
-	for _, r := range rs {
-		var score any // NULL when every dimension was dropped
-		if r.score != nil {
-			score = *r.score
+	args := make([]any, 0, 5*upsertRows)
+	for len(rs) > 0 {
+		n := min(len(rs), upsertRows)
+		args = args[:0]
+		for _, r := range rs[:n] {
+			var score any // NULL when every dimension was dropped
+			if r.score != nil {
+				score = *r.score
+			}
+			args = append(args, r.runID, r.newRubric, r.newHash, score, r.resultJSON)
 		}
-		if _, err := stmt.ExecContext(ctx, r.runID, r.newRubric, r.newHash, score, r.resultJSON); err != nil {
-			return fmt.Errorf("store: rescore: save result of run %s: %w", r.runID, err)
+		q := upsertFull
+		if n < upsertRows {
+			q = upsertMany(n)
 		}
+		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
+			return fmt.Errorf("store: rescore: save results of runs %s to %s: %w", rs[0].runID, rs[n-1].runID, s.redact(err))
+		}
+		rs = rs[n:]
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: rescore: save results: commit: %w", err)
+		return fmt.Errorf("store: rescore: save results: commit: %w", s.redact(err))
 	}
 	return nil
 }

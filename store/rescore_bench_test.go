@@ -29,14 +29,21 @@ const rescoreBenchRuns = 20000
 //   - rubric=5/dry-run is the same pass writing nothing;
 //   - stage=* measure each stage alone, on one goroutine, over the same
 //     runs: the cost per result of each, free of contention.
+//
+// BenchmarkRescorePostgres (build tag postgres) runs the same on a
+// Postgres store.
 func BenchmarkRescore(b *testing.B) {
-	ctx := context.Background()
-	fx := loadRescoreFixtures(b)
-	s, err := Open(ctx, b.TempDir())
+	s, err := Open(context.Background(), b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	benchmarkRescore(b, s)
+}
+
+func benchmarkRescore(b *testing.B, s *Store) {
+	ctx := context.Background()
+	fx := loadRescoreFixtures(b)
 	v4, err := rubric.Load("4")
 	if err != nil {
 		b.Fatal(err)
@@ -44,7 +51,11 @@ func BenchmarkRescore(b *testing.B) {
 	v5 := rubric.Current()
 	start := time.Now()
 	seedBulk(b, s, rescoreBenchRuns, fx.mixed, v4)
-	b.Logf("stored %d runs with their v4 results in %v; GOMAXPROCS %d", rescoreBenchRuns, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	backend := "SQLite"
+	if s.Postgres() {
+		backend = "Postgres"
+	}
+	b.Logf("%s: stored %d runs with their v4 results in %v; GOMAXPROCS %d", backend, rescoreBenchRuns, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
 
 	pass := func(r *rubric.Rubric, save bool) func(b *testing.B) {
 		return func(b *testing.B) {

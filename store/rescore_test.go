@@ -186,10 +186,10 @@ func seedBulk(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle
 		}
 		for _, it := range items {
 			b := it.b
-			if _, err := tx.ExecContext(ctx, `
+			if _, err := tx.ExecContext(ctx, s.q(`
 INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
 	tool_name, tool_version, outcome, bundle_sha256, bundle)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 				b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
 				b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), it.digest, it.data); err != nil {
 				t.Fatal(err)
@@ -198,7 +198,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			if it.score != nil {
 				score = *it.score
 			}
-			if _, err := tx.ExecContext(ctx, upsertResult, b.Run.ID, r.Version, r.Hash, score, it.res); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q(upsertResult), b.Run.ID, r.Version, r.Hash, score, it.res); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -224,7 +224,7 @@ func reweighted(r *rubric.Rubric) *rubric.Rubric {
 // storedResults returns the stored result bytes of every run under version.
 func storedResults(t testing.TB, s *Store, version string) map[string][]byte {
 	t.Helper()
-	rows, err := s.db.Query(`SELECT run_id, result FROM results WHERE rubric_version = ?`, version)
+	rows, err := s.db.Query(s.q(`SELECT run_id, result FROM results WHERE rubric_version = ?`), version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,8 +697,8 @@ func TestRescoreFilterAndFailures(t *testing.T) {
 	// A stored bundle the program can no longer decode: a later evidence
 	// schema version, written by a newer program sharing the store.
 	b := fx.mixed(40)
-	if _, err := s.db.Exec(`INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
-		tool_name, tool_version, outcome, bundle_sha256, bundle) VALUES (?, ?, ?, ?, ?, ?, 'verifymcp', '9', 'ok', '', ?)`,
+	if _, err := s.db.Exec(s.q(`INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
+		tool_name, tool_version, outcome, bundle_sha256, bundle) VALUES (?, ?, ?, ?, ?, ?, 'verifymcp', '9', 'ok', '', ?)`),
 		b.Run.ID, "verifymcp.evidence/v99", b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
 		[]byte(`{"schema_version":"verifymcp.evidence/v99"}`)); err != nil {
 		t.Fatal(err)

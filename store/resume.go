@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -61,34 +60,34 @@ func (s *Store) ResumeFind(ctx context.Context, k ResumeKey) (ResumeRun, error) 
 		eco = "npm"
 	}
 	// runs_by_target narrows the candidates to the few runs of one exact
-	// version; only those bundles are parsed for what is not a column.
-	// CAST: the bundle is a BLOB, which SQLite's JSON functions would read
-	// as JSONB rather than as JSON text.
-	rows, err := s.db.QueryContext(ctx, `
-SELECT r.run_id, r.run_date, r.outcome, res.score,
-	json_extract(CAST(r.bundle AS TEXT), '$.target.args'),
-	json_extract(CAST(r.bundle AS TEXT), '$.target.env_names'),
-	COALESCE(json_extract(CAST(r.bundle AS TEXT), '$.target.bin.name'), '')
+	// version; only their bundles' targets are decoded, for what is not a
+	// column.
+	rows, err := s.db.QueryContext(ctx, s.q(`
+SELECT r.run_id, r.run_date, r.outcome, res.score, r.bundle
 FROM runs r JOIN results res ON res.run_id = r.run_id
 WHERE r.ecosystem = ? AND r.target_name = ? AND r.target_version = ? AND r.tool_version = ?
 	AND res.rubric_version = ?
-	AND json_extract(CAST(r.bundle AS TEXT), '$.target.integrity') = ?
-ORDER BY r.run_date DESC, r.run_id`,
-		eco, k.Name, k.Version, k.ToolVersion, k.RubricVersion, k.Integrity)
+ORDER BY r.run_date DESC, r.run_id`),
+		eco, k.Name, k.Version, k.ToolVersion, k.RubricVersion)
 	if err != nil {
-		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, err)
+		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, s.redact(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var rr ResumeRun
 		var date int64
-		var outcome, bin string
-		var args, envNames sql.NullString
+		var outcome string
+		var bundle sql.RawBytes
 		var score sql.NullFloat64
-		if err := rows.Scan(&rr.RunID, &date, &outcome, &score, &args, &envNames, &bin); err != nil {
-			return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, err)
+		if err := rows.Scan(&rr.RunID, &date, &outcome, &score, &bundle); err != nil {
+			return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, s.redact(err))
 		}
-		if !sameList(args, k.Args, false) || !sameList(envNames, k.EnvNames, true) || (k.Bin != "" && bin != k.Bin) {
+		var t resumeTarget
+		if err := unmarshal(bundle, &t); err != nil {
+			continue // not a bundle this program can compare: not a match
+		}
+		if t.Target.Integrity != k.Integrity || !sameList(t.Target.Args, k.Args, false) ||
+			!sameList(t.Target.EnvNames, k.EnvNames, true) || (k.Bin != "" && t.Target.Bin.Name != k.Bin) {
 			continue
 		}
 		rr.Date = time.Unix(0, date).UTC()
@@ -100,20 +99,26 @@ ORDER BY r.run_date DESC, r.run_id`,
 		return rr, nil
 	}
 	if err := rows.Err(); err != nil {
-		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, err)
+		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, s.redact(err))
 	}
 	return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, ErrNotFound)
 }
 
-// sameList compares a JSON array of strings from a bundle with want; a
-// missing or null array is empty. unordered compares them as sets.
-func sameList(stored sql.NullString, want []string, unordered bool) bool {
-	var got []string
-	if stored.Valid && stored.String != "" {
-		if err := json.Unmarshal([]byte(stored.String), &got); err != nil {
-			return false
-		}
-	}
+// resumeTarget is the part of a bundle a ResumeKey compares.
+type resumeTarget struct {
+	Target struct {
+		Integrity string   `json:"integrity"`
+		Args      []string `json:"args"`
+		EnvNames  []string `json:"env_names"`
+		Bin       struct {
+			Name string `json:"name"`
+		} `json:"bin"`
+	} `json:"target"`
+}
+
+// sameList compares a list of strings from a bundle with want; nil and
+// empty are equal. unordered compares them as sets.
+func sameList(got, want []string, unordered bool) bool {
 	if len(got) != len(want) {
 		return false
 	}

@@ -1,8 +1,10 @@
-// Package store keeps run records in a SQLite file: each run's evidence
-// bundle, exactly as it was written and never changed afterwards; the
-// result of scoring it under each rubric version; and content-addressed
-// artefacts such as lockfiles. It uses the pure-Go modernc.org/sqlite
-// driver, so it needs no cgo and no server.
+// Package store keeps run records: each run's evidence bundle, exactly as
+// it was written and never changed afterwards; the result of scoring it
+// under each rubric version; and content-addressed artefacts such as
+// lockfiles. One machine keeps them in a SQLite file (the pure-Go
+// modernc.org/sqlite driver, so no cgo and no server); a fleet of machines
+// shares one Postgres database (OpenPostgres). Both backends have the same
+// tables, the same behaviour and the same tests.
 package store
 
 import (
@@ -45,7 +47,11 @@ var (
 // Store is an open run store. It is safe for concurrent use.
 type Store struct {
 	db   *sql.DB
-	path string
+	path string // the SQLite file, or the Postgres location without a password
+	// pg is set for a Postgres store: statements are written with "?"
+	// placeholders and rebound to "$n" (see Store.q).
+	pg     bool
+	secret string // a password to keep out of error messages, if any
 }
 
 // DefaultDir returns the data directory: $VERIFYMCP_DATA_DIR, else
@@ -102,8 +108,12 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the database file's path.
+// Path returns the database file's path, or for Postgres its location as
+// a URL with no password.
 func (s *Store) Path() string { return s.path }
+
+// Postgres reports whether the store is in Postgres.
+func (s *Store) Postgres() bool { return s.pg }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
@@ -157,6 +167,9 @@ CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
 func SchemaVersion() int { return len(migrations) }
 
 func (s *Store) migrate(ctx context.Context) error {
+	if s.pg {
+		return s.migratePostgres(ctx)
+	}
 	for {
 		done, err := s.migrateOne(ctx)
 		if err != nil {
@@ -221,55 +234,94 @@ type identity struct {
 // Saving a run id a second time returns ErrRunExists and changes nothing.
 // Both rows are written in one transaction.
 func (s *Store) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+	p, err := prepareRun(bundleJSON, b, res)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: save run %s: %w", b.Run.ID, s.redact(err))
+	}
+	defer tx.Rollback()
+	if err := p.save(ctx, s.sqlExec(tx)); err != nil {
+		return s.redact(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: save run %s: commit: %w", b.Run.ID, s.redact(err))
+	}
+	return nil
+}
+
+// preparedRun is a run checked and encoded for saving.
+type preparedRun struct {
+	runID      string
+	runArgs    []any
+	res        rubric.Result
+	resultJSON []byte
+}
+
+func prepareRun(bundleJSON []byte, b *evidence.Bundle, res rubric.Result) (*preparedRun, error) {
 	if b == nil {
-		return errors.New("store: save run: nil bundle")
+		return nil, errors.New("store: save run: nil bundle")
 	}
 	if err := b.Validate(); err != nil {
-		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+		return nil, fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
 	}
 	if err := checkResult(res); err != nil {
-		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+		return nil, fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
 	}
 	var id identity
 	if err := unmarshal(bundleJSON, &id); err != nil {
-		return fmt.Errorf("store: save run %s: bundle bytes: %w", b.Run.ID, err)
+		return nil, fmt.Errorf("store: save run %s: bundle bytes: %w", b.Run.ID, err)
 	}
 	if id.SchemaVersion != b.SchemaVersion || id.Run.ID != b.Run.ID || !id.Run.Date.Equal(b.Run.Date) ||
 		id.Target.Name != b.Target.Name || id.Target.Version != b.Target.Version {
-		return fmt.Errorf("store: save run %s: the bundle bytes are of run %s (%s@%s), not of the bundle given",
+		return nil, fmt.Errorf("store: save run %s: the bundle bytes are of run %s (%s@%s), not of the bundle given",
 			b.Run.ID, id.Run.ID, id.Target.Name, id.Target.Version)
 	}
 	resultJSON, err := json.Marshal(res)
 	if err != nil {
-		return fmt.Errorf("store: save run %s: encode result: %w", b.Run.ID, err)
+		return nil, fmt.Errorf("store: save run %s: encode result: %w", b.Run.ID, err)
 	}
 	sum := sha256.Sum256(bundleJSON)
+	return &preparedRun{
+		runID: b.Run.ID,
+		runArgs: []any{b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
+			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), bundleJSON},
+		res:        res,
+		resultJSON: resultJSON,
+	}, nil
+}
 
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+// execFunc runs one statement, written with "?" placeholders, in a
+// transaction and returns the number of rows it affected.
+type execFunc func(ctx context.Context, query string, args ...any) (int64, error)
+
+// sqlExec runs statements in a database/sql transaction of the store.
+func (s *Store) sqlExec(tx *sql.Tx) execFunc {
+	return func(ctx context.Context, query string, args ...any) (int64, error) {
+		r, err := tx.ExecContext(ctx, s.q(query), args...)
+		if err != nil {
+			return 0, err
+		}
+		return r.RowsAffected()
 	}
-	defer tx.Rollback()
-	r, err := tx.ExecContext(ctx, `
+}
+
+func (p *preparedRun) save(ctx context.Context, exec execFunc) error {
+	n, err := exec(ctx, `
 INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
 	tool_name, tool_version, outcome, bundle_sha256, bundle)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (run_id) DO NOTHING`,
-		b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-		b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), bundleJSON)
+ON CONFLICT (run_id) DO NOTHING`, p.runArgs...)
 	if err != nil {
-		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
+		return fmt.Errorf("store: save run %s: %w", p.runID, err)
 	}
-	if n, err := r.RowsAffected(); err != nil {
-		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
-	} else if n == 0 {
-		return fmt.Errorf("%w: %s", ErrRunExists, b.Run.ID)
+	if n == 0 {
+		return fmt.Errorf("%w: %s", ErrRunExists, p.runID)
 	}
-	if err := insertResult(ctx, tx, b.Run.ID, res, resultJSON); err != nil {
-		return fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: save run %s: commit: %w", b.Run.ID, err)
+	if err := insertResult(ctx, exec, p.runID, p.res, p.resultJSON); err != nil {
+		return fmt.Errorf("store: save run %s: %w", p.runID, err)
 	}
 	return nil
 }
@@ -287,21 +339,21 @@ func (s *Store) SaveResult(ctx context.Context, runID string, res rubric.Result)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: save result %s: %w", runID, err)
+		return fmt.Errorf("store: save result %s: %w", runID, s.redact(err))
 	}
 	defer tx.Rollback()
 	var one int
-	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE run_id = ?`, runID).Scan(&one); {
+	switch err := tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM runs WHERE run_id = ?`), runID).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("store: save result: run %s: %w", runID, ErrNotFound)
 	case err != nil:
-		return fmt.Errorf("store: save result %s: %w", runID, err)
+		return fmt.Errorf("store: save result %s: %w", runID, s.redact(err))
 	}
-	if err := insertResult(ctx, tx, runID, res, resultJSON); err != nil {
-		return fmt.Errorf("store: save result %s: %w", runID, err)
+	if err := insertResult(ctx, s.sqlExec(tx), runID, res, resultJSON); err != nil {
+		return fmt.Errorf("store: save result %s: %w", runID, s.redact(err))
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: save result %s: commit: %w", runID, err)
+		return fmt.Errorf("store: save result %s: commit: %w", runID, s.redact(err))
 	}
 	return nil
 }
@@ -313,23 +365,19 @@ func checkResult(res rubric.Result) error {
 	return nil
 }
 
-func insertResult(ctx context.Context, tx *sql.Tx, runID string, res rubric.Result, resultJSON []byte) error {
+func insertResult(ctx context.Context, exec execFunc, runID string, res rubric.Result, resultJSON []byte) error {
 	var score any // NULL when every dimension was dropped
 	if res.Score != nil {
 		score = *res.Score
 	}
-	_, err := tx.ExecContext(ctx, `
-INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (run_id, rubric_version) DO UPDATE SET
-	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`,
-		runID, res.RubricVersion, res.RubricHash, score, resultJSON)
+	_, err := exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, resultJSON)
 	return err
 }
 
 // Bundle returns the stored bundle bytes of a run, exactly as saved.
 func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx, `SELECT bundle FROM runs WHERE run_id = ?`, runID).Scan(&data)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT bundle FROM runs WHERE run_id = ?`), runID).Scan(&data)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("store: bundle of run %s: %w", runID, ErrNotFound)
@@ -342,7 +390,7 @@ func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 // Result returns the stored result of a run under a rubric version.
 func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (rubric.Result, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx, `SELECT result FROM results WHERE run_id = ? AND rubric_version = ?`,
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT result FROM results WHERE run_id = ? AND rubric_version = ?`),
 		runID, rubricVersion).Scan(&data)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -366,7 +414,7 @@ func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (rubric
 func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, bundle []byte) error) error {
 	where, args := f.where(false)
 	q := `SELECT r.run_id, r.bundle FROM runs r` + where + ` ORDER BY r.run_date, r.run_id` + f.limit()
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return fmt.Errorf("store: read bundles: %w", err)
 	}
@@ -469,7 +517,7 @@ SELECT r.run_id, r.ecosystem, r.target_name, r.target_version, r.run_date, r.too
 	COALESCE(res.rubric_version, ''), COALESCE(res.rubric_hash, ''), res.score
 FROM runs r LEFT JOIN results res ON res.run_id = r.run_id` + where + `
 ORDER BY r.run_date DESC, r.run_id, res.rubric_version` + f.limit()
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
@@ -511,8 +559,8 @@ func (s *Store) SaveArtifact(ctx context.Context, sha256hex string, data []byte)
 	if data == nil {
 		data = []byte{} // NOT NULL: an empty artefact is still an artefact
 	}
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO artifacts (sha256, size, data) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING`,
+	_, err := s.db.ExecContext(ctx, s.q(
+		`INSERT INTO artifacts (sha256, size, data) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING`),
 		sha256hex, len(data), data)
 	if err != nil {
 		return fmt.Errorf("store: save artifact %s: %w", sha256hex, err)
@@ -523,7 +571,7 @@ func (s *Store) SaveArtifact(ctx context.Context, sha256hex string, data []byte)
 // Artifact returns the artefact stored under a SHA-256.
 func (s *Store) Artifact(ctx context.Context, sha256hex string) ([]byte, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx, `SELECT data FROM artifacts WHERE sha256 = ?`, sha256hex).Scan(&data)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT data FROM artifacts WHERE sha256 = ?`), sha256hex).Scan(&data)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("store: artifact %s: %w", sha256hex, ErrNotFound)

@@ -20,8 +20,15 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// openTemp opens an empty store for a test: a SQLite file in a temporary
+// directory, or, while TestPostgres runs the backend-agnostic tests, a
+// Postgres schema of its own.
 func openTemp(t *testing.T) *Store {
 	t.Helper()
+	return newTestStore(t)
+}
+
+var newTestStore = func(t *testing.T) *Store {
 	s, err := Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -181,7 +188,7 @@ func TestSaveRun(t *testing.T) {
 	}
 
 	// Evidence cannot be changed or deleted behind the store's back.
-	for _, q := range []string{`UPDATE runs SET bundle = x'00' WHERE run_id = 'run-1'`, `DELETE FROM runs WHERE run_id = 'run-1'`} {
+	for _, q := range []string{`UPDATE runs SET outcome = 'ok' WHERE run_id = 'run-1'`, `DELETE FROM runs WHERE run_id = 'run-1'`} {
 		if _, err := s.db.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "immutable") {
 			t.Errorf("%s: error %v, want the immutability trigger", q, err)
 		}
@@ -224,8 +231,15 @@ func TestSaveRunRejects(t *testing.T) {
 func TestSaveRunIsAtomic(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
-	if _, err := s.db.ExecContext(ctx, `CREATE TRIGGER fail_results BEFORE INSERT ON results
-		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+	inject, clear := `CREATE TRIGGER fail_results BEFORE INSERT ON results
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`, `DROP TRIGGER fail_results`
+	if s.pg {
+		inject = `CREATE FUNCTION fail_results() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN RAISE EXCEPTION 'injected failure'; END $$;
+			CREATE TRIGGER fail_results BEFORE INSERT ON results FOR EACH ROW EXECUTE FUNCTION fail_results()`
+		clear = `DROP TRIGGER fail_results ON results`
+	}
+	if _, err := s.db.ExecContext(ctx, inject); err != nil {
 		t.Fatal(err)
 	}
 	data, b, res := run(t, "run-1", day)
@@ -235,7 +249,7 @@ func TestSaveRunIsAtomic(t *testing.T) {
 	if _, err := s.Bundle(ctx, "run-1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Bundle after a failed save: error %v, want ErrNotFound", err)
 	}
-	if _, err := s.db.ExecContext(ctx, `DROP TRIGGER fail_results`); err != nil {
+	if _, err := s.db.ExecContext(ctx, clear); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SaveRun(ctx, data, b, res); err != nil {

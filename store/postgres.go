@@ -1,0 +1,266 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+)
+
+// ErrInvalidDSN means a Postgres DSN did not parse. The DSN itself is not
+// quoted, because it may hold a password.
+var ErrInvalidDSN = errors.New("store: the Postgres DSN does not parse (it is not shown because it may hold a password)")
+
+// IsPostgresDSN reports whether OpenDSN opens target as a Postgres
+// database rather than as a data directory.
+func IsPostgresDSN(target string) bool {
+	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
+}
+
+// OpenDSN opens the store in target: a Postgres database when target is a
+// postgres:// or postgresql:// URL, else the SQLite file in the data
+// directory target.
+func OpenDSN(ctx context.Context, target string) (*Store, error) {
+	if IsPostgresDSN(target) {
+		return OpenPostgres(ctx, target)
+	}
+	return Open(ctx, target)
+}
+
+// migrateLock is the key of the advisory lock under which processes
+// migrate the store's tables, so that workers starting together apply each
+// migration once. It differs from the cache's.
+const migrateLock int64 = 0x766d63702d72756e // "vmcp-run"
+
+// OpenPostgres opens, creating or migrating its tables as needed, the
+// store in the Postgres database that dsn names, as a URL
+// (postgres://user:password@host:5432/db?sslmode=disable) or key=value
+// pairs. The tables go in the first schema of the search path, which the
+// DSN may set (search_path=name). Many processes on many machines may open
+// the same database: runs stay immutable (a trigger refuses updates and
+// deletes), a run id is saved once, and a result is replaced, never
+// duplicated. The password never appears in an error or in Path.
+func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, ErrInvalidDSN
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	db := stdlib.OpenDB(*cfg)
+	// A fleet shares one server (100 connections by default): each process
+	// keeps a small pool. Rescoring uses one reader and one writer.
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &Store{db: db, path: postgresLocation(cfg), pg: true, secret: cfg.Password}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", s.path, s.redact(err))
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, s.redact(err)
+	}
+	return s, nil
+}
+
+func postgresLocation(cfg *pgx.ConnConfig) string {
+	u := url.URL{
+		Scheme: "postgres",
+		User:   url.User(cfg.User),
+		Host:   net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+		Path:   "/" + cfg.Database,
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		u.Host = ""
+		u.RawQuery = url.Values{"host": {cfg.Host}}.Encode()
+	}
+	return u.String()
+}
+
+// pgMigrations are the Postgres forms of migrations, one for one: the same
+// tables, columns and guarantees. Version i+1 of both is the same schema.
+// The applied version is kept in store_schema, changed in the migration's
+// transaction.
+var pgMigrations = []string{
+	`
+CREATE TABLE runs (
+	run_id         TEXT COLLATE "C" PRIMARY KEY,
+	schema_version TEXT NOT NULL,
+	ecosystem      TEXT NOT NULL,
+	target_name    TEXT NOT NULL,
+	target_version TEXT NOT NULL,
+	run_date       BIGINT NOT NULL,
+	tool_name      TEXT NOT NULL,
+	tool_version   TEXT NOT NULL,
+	outcome        TEXT NOT NULL,
+	bundle_sha256  TEXT NOT NULL,
+	bundle         BYTEA NOT NULL
+);
+CREATE INDEX runs_by_target ON runs (target_name, target_version, run_date);
+CREATE INDEX runs_by_date ON runs (run_date, run_id);
+CREATE FUNCTION runs_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'runs are immutable evidence'; END $$;
+CREATE TRIGGER runs_no_update BEFORE UPDATE OR DELETE ON runs
+	FOR EACH ROW EXECUTE FUNCTION runs_immutable();
+CREATE TRIGGER runs_no_truncate BEFORE TRUNCATE ON runs
+	FOR EACH STATEMENT EXECUTE FUNCTION runs_immutable();
+
+CREATE TABLE results (
+	run_id         TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+	rubric_version TEXT COLLATE "C" NOT NULL,
+	rubric_hash    TEXT NOT NULL,
+	score          DOUBLE PRECISION,
+	result         BYTEA NOT NULL,
+	PRIMARY KEY (run_id, rubric_version)
+);
+
+CREATE TABLE artifacts (
+	sha256 TEXT PRIMARY KEY,
+	size   BIGINT NOT NULL,
+	data   BYTEA NOT NULL
+);
+CREATE FUNCTION artifacts_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'artifacts are content-addressed and immutable'; END $$;
+CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
+	FOR EACH ROW EXECUTE FUNCTION artifacts_immutable();
+`,
+}
+
+func init() {
+	if len(pgMigrations) != len(migrations) {
+		panic("store: the SQLite and Postgres migrations differ in number")
+	}
+}
+
+// migratePostgres applies the missing migrations in one transaction under
+// an advisory lock, so that processes starting together apply each once.
+func (s *Store) migratePostgres(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.FormatInt(migrateLock, 10)+`)`); err != nil {
+		return fmt.Errorf("store: migrate: lock: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM store_schema`).Scan(&v); {
+	case err == nil:
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO store_schema (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("store: migrate: %w", err)
+		}
+	default:
+		return fmt.Errorf("store: read schema version: %w", err)
+	}
+	if v > len(pgMigrations) {
+		return fmt.Errorf("%w: %s has version %d, this program knows %d", ErrSchemaTooNew, s.path, v, len(pgMigrations))
+	}
+	for ; v < len(pgMigrations); v++ {
+		if _, err := tx.ExecContext(ctx, pgMigrations[v]); err != nil {
+			return fmt.Errorf("store: migrate to schema version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE store_schema SET version = $1`, v+1); err != nil {
+			return fmt.Errorf("store: set schema version %d: %w", v+1, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// rebound caches statements rebound for Postgres: they are few and
+// constant, and rescoring issues some of them thousands of times.
+var rebound sync.Map // string -> string
+
+// q returns query for the store's backend: unchanged for SQLite, with each
+// "?" placeholder numbered as "$1", "$2", ... for Postgres. The package's
+// statements hold no "?" but placeholders.
+func (s *Store) q(query string) string {
+	if !s.pg {
+		return query
+	}
+	return rebind(query)
+}
+
+func rebind(query string) string {
+	if v, ok := rebound.Load(query); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	out := b.String()
+	rebound.Store(query, out)
+	return out
+}
+
+// redact masks the store's password in err's message.
+func (s *Store) redact(err error) error {
+	if err == nil || s.secret == "" {
+		return err
+	}
+	userinfo := strings.TrimPrefix(url.UserPassword("", s.secret).String(), ":")
+	msg := err.Error()
+	masked := msg
+	for _, v := range []string{s.secret, url.QueryEscape(s.secret), url.PathEscape(s.secret), userinfo} {
+		masked = strings.ReplaceAll(masked, v, "xxxxx")
+	}
+	if masked == msg {
+		return err
+	}
+	return &redactedError{msg: masked, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// SaveRunTx saves a run as SaveRun does, in tx: a transaction on this
+// store's Postgres database that the caller commits or rolls back. The
+// fleet's worker saves a scan's run in the transaction that completes its
+// job, so that the run exists if and only if the job completed.
+func (s *Store) SaveRunTx(ctx context.Context, tx pgx.Tx, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+	if !s.pg {
+		return errors.New("store: SaveRunTx needs a Postgres store")
+	}
+	p, err := prepareRun(bundleJSON, b, res)
+	if err != nil {
+		return err
+	}
+	return s.redact(p.save(ctx, func(ctx context.Context, query string, args ...any) (int64, error) {
+		tag, err := tx.Exec(ctx, rebind(query), args...)
+		if err != nil {
+			return 0, err
+		}
+		return tag.RowsAffected(), nil
+	}))
+}

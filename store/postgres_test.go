@@ -1,0 +1,287 @@
+//go:build postgres
+
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The Postgres tests need a real server: scripts/setup.sh (or
+// scripts/setup.sh postgres) installs and starts one with this role and
+// database. They fail, not skip, when it is not there.
+const (
+	postgresDSNEnv     = "VERIFYMCP_TEST_POSTGRES_DSN"
+	defaultPostgresDSN = "postgres://verifymcp:verifymcp@127.0.0.1:5432/verifymcp_test?sslmode=disable"
+)
+
+func testPostgresDSN() string {
+	if dsn := os.Getenv(postgresDSNEnv); dsn != "" {
+		return dsn
+	}
+	return defaultPostgresDSN
+}
+
+// newPostgresDSN makes a schema of its own for the test, dropped when it
+// ends, and returns the test server's DSN with that schema as its
+// search_path.
+func newPostgresDSN(tb testing.TB) string {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testPostgresDSN())
+	if err != nil {
+		tb.Fatalf("the Postgres test server is unreachable: %v\nrun scripts/setup.sh postgres, or set %s", err, postgresDSNEnv)
+	}
+	tb.Cleanup(func() { conn.Close(context.Background()) })
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "store_test_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		tb.Fatalf("create schema: %v", err)
+	}
+	tb.Cleanup(func() {
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			tb.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(testPostgresDSN())
+	if err != nil {
+		tb.Fatal(ErrInvalidDSN)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func openPostgresTemp(tb testing.TB) *Store {
+	tb.Helper()
+	s, err := OpenPostgres(context.Background(), newPostgresDSN(tb))
+	if err != nil {
+		tb.Fatalf("OpenPostgres: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestPostgres runs the backend-agnostic store and rescoring tests against
+// a Postgres store, each in a schema of its own.
+func TestPostgres(t *testing.T) {
+	orig := newTestStore
+	newTestStore = func(t *testing.T) *Store { return openPostgresTemp(t) }
+	defer func() { newTestStore = orig }()
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"SaveRun", TestSaveRun},
+		{"SaveRunRejects", TestSaveRunRejects},
+		{"SaveRunIsAtomic", TestSaveRunIsAtomic},
+		{"SaveResult", TestSaveResult},
+		{"Runs", TestRuns},
+		{"EachBundle", TestEachBundle},
+		{"Artifacts", TestArtifacts},
+		{"ResumeFind", TestResumeFind},
+		{"RescoreReweighted", TestRescoreReweighted},
+		{"RescoreBaseline", TestRescoreBaseline},
+		{"RescoreInterrupted", TestRescoreInterrupted},
+		{"RescoreFilterAndFailures", TestRescoreFilterAndFailures},
+		{"RescoreChunks", TestRescoreChunks},
+	} {
+		t.Run(tc.name, tc.fn)
+	}
+}
+
+// TestPostgresOpen: opening migrates once however many processes start
+// together, reopening keeps the data, a newer schema is refused, and the
+// password never shows in Path or in an error.
+func TestPostgresOpen(t *testing.T) {
+	ctx := context.Background()
+	dsn := newPostgresDSN(t)
+	var wg sync.WaitGroup
+	stores := make([]*Store, 4)
+	errs := make([]error, len(stores))
+	for i := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = OpenDSN(ctx, dsn)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent open %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	s := stores[0]
+	pu, _ := url.Parse(dsn)
+	if pw, ok := pu.User.Password(); !s.Postgres() || !strings.HasPrefix(s.Path(), "postgres://") || ok && strings.Contains(s.Path(), ":"+pw+"@") {
+		t.Errorf("Path() = %q, Postgres() = %v: want a location with no password", s.Path(), s.Postgres())
+	}
+	var version int
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM store_schema`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Errorf("store_schema = %d, %v; want %d", version, err, SchemaVersion())
+	}
+	var rows int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM store_schema`).Scan(&rows); err != nil || rows != 1 {
+		t.Errorf("store_schema has %d rows, %v; want 1", rows, err)
+	}
+	data, b, res := run(t, "run-a", day)
+	if err := stores[1].SaveRun(ctx, data, b, res); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := stores[2].Bundle(ctx, "run-a"); err != nil || string(got) != string(data) {
+		t.Errorf("Bundle from another connection = %d bytes, %v; want the saved bytes", len(got), err)
+	}
+
+	if _, err := s.db.ExecContext(ctx, `UPDATE store_schema SET version = $1`, SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenPostgres(ctx, dsn); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("OpenPostgres of a newer schema: error %v, want ErrSchemaTooNew", err)
+	}
+
+	// A wrong password: the error names the server, never the password.
+	u, _ := url.Parse(dsn)
+	u.User = url.UserPassword(u.User.Username(), "s3cret-Pa55:word")
+	_, err := OpenPostgres(ctx, u.String())
+	if err == nil {
+		t.Fatal("OpenPostgres with a wrong password succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "Pa55") {
+		t.Errorf("error shows the password: %v", err)
+	}
+	if _, err := OpenDSN(ctx, "postgres://%zz"); !errors.Is(err, ErrInvalidDSN) || strings.Contains(err.Error(), "%zz") {
+		t.Errorf("OpenDSN of a malformed DSN: %v, want ErrInvalidDSN without the DSN", err)
+	}
+}
+
+// TestPostgresConcurrentSaves: processes on many machines save runs and
+// results into one database at once; each run is saved once, and a
+// second save of a run id is refused whichever connection makes it.
+func TestPostgresConcurrentSaves(t *testing.T) {
+	ctx := context.Background()
+	dsn := newPostgresDSN(t)
+	stores := make([]*Store, 3)
+	for i := range stores {
+		s, err := OpenPostgres(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	const n = 60
+	var wg sync.WaitGroup
+	var exists, saved sync.Map
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("c%02d", i%n) // every id saved twice
+			data, b, res := run(t, id, day.Add(time.Duration(i%n)*time.Second))
+			switch err := stores[i%3].SaveRun(ctx, data, b, res); {
+			case errors.Is(err, ErrRunExists):
+				exists.Store(id, true)
+			case err != nil:
+				t.Errorf("SaveRun %s: %v", id, err)
+			default:
+				if _, dup := saved.LoadOrStore(id, true); dup {
+					t.Errorf("run %s saved twice", id)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	runs, err := stores[0].Runs(ctx, Filter{})
+	if err != nil || len(runs) != n {
+		t.Errorf("Runs = %d rows, %v; want %d", len(runs), err, n)
+	}
+}
+
+// TestPostgresSaveRunTx: a run saved in a caller's transaction exists if
+// and only if the transaction commits, as the fleet's worker needs.
+func TestPostgresSaveRunTx(t *testing.T) {
+	ctx := context.Background()
+	dsn := newPostgresDSN(t)
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	save := func(id string, commit bool) error {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		data, b, res := run(t, id, day)
+		if err := s.SaveRunTx(ctx, tx, data, b, res); err != nil {
+			return err
+		}
+		if commit {
+			return tx.Commit(ctx)
+		}
+		return nil
+	}
+	if err := save("rolled-back", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Bundle(ctx, "rolled-back"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a run saved in a rolled-back transaction: %v, want ErrNotFound", err)
+	}
+	if err := save("committed", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Result(ctx, "committed", "1"); err != nil {
+		t.Errorf("the committed run's result: %v", err)
+	}
+	if err := save("committed", true); !errors.Is(err, ErrRunExists) {
+		t.Errorf("saving the run again: %v, want ErrRunExists", err)
+	}
+
+	sqlite := openTempSQLite(t)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	data, b, res := run(t, "x", day)
+	if err := sqlite.SaveRunTx(ctx, tx, data, b, res); err == nil {
+		t.Error("SaveRunTx on a SQLite store succeeded")
+	}
+}
+
+func openTempSQLite(t *testing.T) *Store {
+	s, err := Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkRescorePostgres is BenchmarkRescore on a Postgres store on
+// loopback. cpu-µs/result counts this process only, not the server's.
+func BenchmarkRescorePostgres(b *testing.B) {
+	benchmarkRescore(b, openPostgresTemp(b))
+}
