@@ -170,6 +170,8 @@ func testHandler(pool *pgxpool.Pool, schema, worker, block string) Handler {
 			return Permanent(errors.New("npm install exited 1"))
 		case "infrastructure":
 			return errors.New("docker engine unreachable")
+		case "cancel":
+			return Cancel(errors.New("the target no longer resolves"))
 		}
 		return nil
 	}
@@ -550,13 +552,17 @@ func TestFailures(t *testing.T) {
 
 	broken := scanJob("npm:broken-install@0.1.0", testOptions{Fail: "package"})
 	flaky := scanJob("npm:fine-package@1.0.0", testOptions{Fail: "infrastructure"})
-	if ins, _, err := c.Enqueue(ctx, []ScanArgs{broken, flaky}); err != nil || ins != 2 {
+	gone := scanJob("npm:unpublished@2.0.0", testOptions{Fail: "cancel"})
+	if ins, _, err := c.Enqueue(ctx, []ScanArgs{broken, flaky, gone}); err != nil || ins != 3 {
 		t.Fatalf("enqueue: %d, %v", ins, err)
 	}
-	waitFor(t, 30*time.Second, "both jobs finalized", func() (bool, error) {
+	waitFor(t, 30*time.Second, "the jobs finalized", func() (bool, error) {
 		n, err := countJobs(ctx, pool, schema, "finalized_at IS NOT NULL")
-		return n == 2, err
+		return n == 3, err
 	})
+	if n, err := c.Count(ctx); err != nil || n != (Counts{Completed: 1, Discarded: 1, Cancelled: 1}) {
+		t.Errorf("Count() = %+v, %v; want 1 completed, 1 discarded, 1 cancelled", n, err)
+	}
 
 	got, err := jobOf(ctx, pool, schema, broken.Target)
 	if err != nil {
@@ -581,17 +587,24 @@ func TestFailures(t *testing.T) {
 		discarded[i].ID, discarded[i].DiscardedAt = 0, time.Time{}
 	}
 	reason := "scan npm:fine-package@1.0.0: docker engine unreachable"
+	// River prefixes the reason of a cancelled job with the error type.
+	cancelled := "JobCancelError: scan npm:unpublished@2.0.0: the target no longer resolves"
 	want := []DiscardedJob{{
+		State:  "discarded",
 		Target: flaky.Target, RubricVersion: flaky.RubricVersion, ToolVersion: flaky.ToolVersion,
 		Attempts: 2, LastError: reason, Errors: []string{reason, reason},
+	}, {
+		State:  "cancelled",
+		Target: gone.Target, RubricVersion: gone.RubricVersion, ToolVersion: gone.ToolVersion,
+		Attempts: 1, LastError: cancelled, Errors: []string{cancelled},
 	}}
 	if diff := cmp.Diff(want, discarded); diff != "" {
 		t.Errorf("Discarded() (-want +got):\n%s", diff)
 	}
 
-	ins, dup, err := c.Enqueue(ctx, []ScanArgs{broken, flaky})
-	if err != nil || ins != 1 || dup != 1 {
-		t.Errorf("re-enqueue after completion and discard: inserted %d, duplicates %d, %v; want 1 (discarded), 1 (completed)", ins, dup, err)
+	ins, dup, err := c.Enqueue(ctx, []ScanArgs{broken, flaky, gone})
+	if err != nil || ins != 2 || dup != 1 {
+		t.Errorf("re-enqueue after completion, discard and cancel: inserted %d, duplicates %d, %v; want 2 (discarded, cancelled), 1 (completed)", ins, dup, err)
 	}
 }
 

@@ -140,6 +140,24 @@ func Permanent(err error) error {
 	return &PermanentError{Err: err}
 }
 
+// CancelError marks a handler error as one no worker and no retry can
+// overcome, where there is no result to write: the target no longer
+// resolves, or resolves to another artefact than the one enqueued.
+type CancelError struct{ Err error }
+
+func (e *CancelError) Error() string { return "cancelled: " + e.Err.Error() }
+func (e *CancelError) Unwrap() error { return e.Err }
+
+// Cancel wraps err as a CancelError; Cancel(nil) is nil. The job is
+// cancelled at once, nothing the handler wrote is kept, and the reason is
+// recorded in the job row, where Discarded shows it.
+func Cancel(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &CancelError{Err: err}
+}
+
 // Config configures a Client. The zero value (with a Handler) is a
 // production worker; leave Handler nil for an insert-only client such as
 // `batch --enqueue`.
@@ -341,7 +359,10 @@ func (c *Client) Enqueue(ctx context.Context, jobs []ScanArgs) (inserted, duplic
 
 // DiscardedJob is a scan job River gave up on, with the reason.
 type DiscardedJob struct {
-	ID            int64
+	ID int64
+	// State is "discarded" (attempts exhausted) or "cancelled" (the
+	// handler returned a Cancel error).
+	State         string
 	Target        string
 	RubricVersion string
 	ToolVersion   string
@@ -354,12 +375,13 @@ type DiscardedJob struct {
 	DiscardedAt time.Time
 }
 
-// Discarded lists the retained discarded scan jobs, oldest first, so an
-// operator can see why they failed and re-enqueue them once fixed.
+// Discarded lists the retained discarded and cancelled scan jobs, oldest
+// first, so an operator can see why they failed and re-enqueue them once
+// fixed.
 func (c *Client) Discarded(ctx context.Context) ([]DiscardedJob, error) {
 	params := river.NewJobListParams().
 		Kinds(KindScan).
-		States(rivertype.JobStateDiscarded).
+		States(rivertype.JobStateDiscarded, rivertype.JobStateCancelled).
 		OrderBy(river.JobListOrderByID, river.SortOrderAsc).
 		First(1000)
 	var out []DiscardedJob
@@ -389,6 +411,7 @@ func discardedJob(j *rivertype.JobRow) (DiscardedJob, error) {
 	}
 	d := DiscardedJob{
 		ID:            j.ID,
+		State:         string(j.State),
 		Target:        a.Target,
 		RubricVersion: a.RubricVersion,
 		ToolVersion:   a.ToolVersion,
@@ -423,6 +446,12 @@ func (w *scanWorker) Work(ctx context.Context, job *river.Job[ScanArgs]) error {
 
 	herr := w.c.handler(ctx, tx, job.Args)
 	var perm *PermanentError
+	var cancel *CancelError
+	if errors.As(herr, &cancel) {
+		w.c.logger.WarnContext(ctx, "queue: job cancelled, not retried",
+			"target", job.Args.Target, "job_id", job.ID, "error", cancel.Err)
+		return river.JobCancel(fmt.Errorf("scan %s: %w", job.Args.Target, cancel.Err))
+	}
 	if herr != nil && !errors.As(herr, &perm) {
 		return fmt.Errorf("scan %s: %w", job.Args.Target, herr)
 	}
@@ -473,6 +502,54 @@ func (c *Client) holdJob(ctx context.Context, tx pgx.Tx, job *rivertype.JobRow) 
 			ErrJobLost, job.ID, state, attempt, job.Attempt)
 	}
 	return nil
+}
+
+// Counts are the retained scan jobs by state: Pending counts the jobs not
+// yet finished (available, scheduled, retryable, pending, running).
+type Counts struct {
+	Pending   int
+	Running   int
+	Completed int
+	Discarded int
+	Cancelled int
+}
+
+// Count counts the retained scan jobs by state.
+func (c *Client) Count(ctx context.Context) (Counts, error) {
+	table := pgx.Identifier{"river_job"}
+	if c.schema != "" {
+		table = pgx.Identifier{c.schema, "river_job"}
+	}
+	rows, err := c.pool.Query(ctx, "SELECT state::text, count(*) FROM "+table.Sanitize()+" WHERE kind = $1 GROUP BY state", KindScan)
+	if err != nil {
+		return Counts{}, fmt.Errorf("queue: count jobs: %w", err)
+	}
+	defer rows.Close()
+	var n Counts
+	for rows.Next() {
+		var state string
+		var k int
+		if err := rows.Scan(&state, &k); err != nil {
+			return Counts{}, fmt.Errorf("queue: count jobs: %w", err)
+		}
+		switch rivertype.JobState(state) {
+		case rivertype.JobStateCompleted:
+			n.Completed += k
+		case rivertype.JobStateDiscarded:
+			n.Discarded += k
+		case rivertype.JobStateCancelled:
+			n.Cancelled += k
+		case rivertype.JobStateRunning:
+			n.Running += k
+			n.Pending += k
+		default:
+			n.Pending += k
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Counts{}, fmt.Errorf("queue: count jobs: %w", err)
+	}
+	return n, nil
 }
 
 // migrateLockClass namespaces this package's advisory lock (two-key form)
