@@ -26,6 +26,7 @@ import (
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
+	"github.com/verifymcp/verifymcp/store/queue"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -55,6 +56,9 @@ const resolveConcurrency = 8
 type batchFlags struct {
 	scan        scanFlags
 	concurrency int
+	enqueue     bool
+	maxAttempts int
+	queueSchema string
 }
 
 func newBatchCmd(g *globals) *cobra.Command {
@@ -98,6 +102,16 @@ package (install_failed, start_crashed, ...) the batch exits 0; when a
 target could not be scanned, with the code of the first such target in
 FILE's order (3 not found, 4 registry, 5 engine, ...).
 
+With --enqueue the batch scans nothing here: it resolves every target,
+skips those already stored, and submits the rest as jobs to the fleet's
+Postgres queue (VERIFYMCP_DATABASE_URL or database_url), for
+` + "`verifymcp worker`" + ` on any number of machines. A job is keyed by target,
+rubric version and tool version: submitting the same list again adds
+nothing that is queued, running or done, and re-submits what was discarded
+or cancelled. A tarball is submitted by its absolute path, which every
+worker must be able to read, and its digest. --env values travel in the
+job row: give servers placeholders, never real credentials.
+
 ` + exitCodesHelp,
 		Args: exactArgs(1, "exactly one FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,6 +120,9 @@ FILE's order (3 not found, 4 registry, 5 engine, ...).
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.concurrency, "concurrency", "j", 1, "scans in flight at once")
+	fl.BoolVar(&f.enqueue, "enqueue", false, "submit the targets to the fleet's queue for `verifymcp worker` instead of scanning them here")
+	fl.IntVar(&f.maxAttempts, "max-attempts", queue.DefaultMaxAttempts, "with --enqueue: attempts of a job failing for infrastructure reasons before it is discarded")
+	fl.StringVar(&f.queueSchema, "queue-schema", "", "with --enqueue: Postgres schema of the queue's tables (default: the DSN's search_path)")
 	fl.StringVar(&f.scan.format, "format", "table", "summary format: table or json")
 	fl.StringVarP(&f.scan.output, "output", "o", "", "write the summary to this file instead of stdout")
 	bindSandboxFlags(fl, &f.scan)
@@ -514,6 +531,9 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	lines, err := readBatchFile(file)
 	if err != nil {
 		return err
+	}
+	if f.enqueue {
+		return g.enqueueBatch(ctx, file, lines, f)
 	}
 	started := time.Now()
 

@@ -77,16 +77,23 @@ func (g *globals) openCache(cmd *cobra.Command) (*cache.Cache, error) {
 
 // openAnswers opens the cache of third-party answers and judge verdicts:
 // the Postgres database named by $VERIFYMCP_CACHE_DSN or the config file's
-// cache_dsn when set (shared by many machines), else the SQLite database
-// in the data directory. The DSN comes from the environment or the config
+// cache_dsn when set, else the fleet's database ($VERIFYMCP_DATABASE_URL or
+// database_url) when set (both shared by many machines), else the SQLite
+// database in the data directory. The DSN comes from the environment or the config
 // file only, never a flag, since it may hold a password.
 func (g *globals) openAnswers(ctx context.Context, dataDir string) (*cache.Cache, error) {
 	cfg, _, err := loadConfig(g.config)
 	if err != nil {
 		return nil, err
 	}
-	target := pick(os.Getenv("VERIFYMCP_CACHE_DSN"), cfg.CacheDSN, dataDir)
-	c, err := cache.OpenDSN(ctx, target)
+	var c *cache.Cache
+	if dsn := pick(os.Getenv("VERIFYMCP_CACHE_DSN"), cfg.CacheDSN); dsn != "" {
+		c, err = cache.OpenDSN(ctx, dsn)
+	} else if dsn := pick(os.Getenv("VERIFYMCP_DATABASE_URL"), cfg.DatabaseURL); dsn != "" {
+		c, err = cache.OpenPostgres(ctx, dsn)
+	} else {
+		c, err = cache.Open(ctx, dataDir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}

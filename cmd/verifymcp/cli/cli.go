@@ -106,7 +106,7 @@ says a package is safe: no findings means nothing was found by those checks.
 	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (env VERIFYMCP_CONFIG; default ~/.config/verifymcp/config.yaml): endpoints, and credentials when mode 600")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "show debug progress on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "show only warnings and errors on stderr")
-	root.AddCommand(newScanCmd(g), newScoreCmd(g), newCasesCmd(g), newBatchCmd(g), newRescoreCmd(g), newRubricCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
+	root.AddCommand(newScanCmd(g), newScoreCmd(g), newCasesCmd(g), newBatchCmd(g), newWorkerCmd(g), newQueueCmd(g), newRescoreCmd(g), newRubricCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
 	root.SetHelpCommand(&cobra.Command{Hidden: true})
 	return root
 }
@@ -120,10 +120,40 @@ func (g *globals) resolveDataDir() (string, error) {
 	return store.DefaultDir()
 }
 
+// databaseURL returns the Postgres DSN of a fleet's shared database
+// ($VERIFYMCP_DATABASE_URL, else the config file's database_url), or ""
+// on one machine. It never comes from a flag: it may hold a password.
+func (g *globals) databaseURL() (string, error) {
+	if dsn := os.Getenv("VERIFYMCP_DATABASE_URL"); dsn != "" {
+		return dsn, nil
+	}
+	cfg, _, err := loadConfig(g.config)
+	if err != nil {
+		return "", err
+	}
+	return cfg.DatabaseURL, nil
+}
+
+// openStore opens the run store: in the fleet's Postgres database when
+// one is configured (see databaseURL), else in the data directory's SQLite
+// file. It also returns the data directory, which holds this machine's
+// bundle files and caches either way.
 func (g *globals) openStore(ctx context.Context) (*store.Store, string, error) {
 	dir, err := g.resolveDataDir()
 	if err != nil {
 		return nil, "", fmt.Errorf("data directory: %w", err)
+	}
+	dsn, err := g.databaseURL()
+	if err != nil {
+		return nil, "", err
+	}
+	if dsn != "" {
+		st, err := store.OpenPostgres(ctx, dsn)
+		if err != nil {
+			// The error names the server, never the DSN's password.
+			return nil, "", fmt.Errorf("open the store in the fleet database (VERIFYMCP_DATABASE_URL or database_url): %w", err)
+		}
+		return st, dir, nil
 	}
 	st, err := store.Open(ctx, dir)
 	if err != nil {

@@ -55,6 +55,9 @@ type fileConfig struct {
 	CacheTTL string `yaml:"cache_ttl"`
 	// CacheDSN is a Postgres DSN for a cache shared by many machines.
 	CacheDSN string `yaml:"cache_dsn"`
+	// DatabaseURL is the Postgres DSN of a fleet's shared database: run
+	// store, cache and job queue.
+	DatabaseURL string `yaml:"database_url"`
 }
 
 func configPath(flag string) string {
@@ -95,12 +98,17 @@ func loadConfig(flag string) (*fileConfig, string, error) {
 	if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
 		return nil, path, usagef("config file %s: %v", path, err)
 	}
-	if cfg.Socket.APIKey != "" || cfg.GitHub.Token != "" || cfg.Judge.APIKey != "" || strings.Contains(cfg.CacheDSN, "@") || strings.Contains(cfg.CacheDSN, "password") {
+	if cfg.Socket.APIKey != "" || cfg.GitHub.Token != "" || cfg.Judge.APIKey != "" || dsnHasSecret(cfg.CacheDSN) || dsnHasSecret(cfg.DatabaseURL) {
 		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
 			return nil, path, usagef("config file %s holds credentials but is readable by others (mode %v); chmod 600 it", path, st.Mode().Perm())
 		}
 	}
 	return cfg, path, nil
+}
+
+// dsnHasSecret reports whether a DSN may hold a password.
+func dsnHasSecret(dsn string) bool {
+	return strings.Contains(dsn, "@") || strings.Contains(dsn, "password")
 }
 
 // resolvConf is where the default DNSSEC resolver comes from.
