@@ -114,6 +114,19 @@ type Run struct {
 	ID   string    `json:"id"`
 	Date time.Time `json:"date"`
 	Tool Tool      `json:"tool"`
+	// Recollected is set on a run made by `rescore --recollect`: it carries
+	// over the evidence of an earlier run (its date and tool included) and
+	// holds only the listed signals collected again.
+	Recollected *Recollection `json:"recollected,omitempty"`
+}
+
+// Recollection says which run a derived run carries over, and which of its
+// signals were collected again, when and by which tool.
+type Recollection struct {
+	From    string    `json:"from"`
+	Signals []string  `json:"signals"`
+	At      time.Time `json:"at"`
+	Tool    Tool      `json:"tool"`
 }
 
 // Tool names the program that produced a bundle.
@@ -316,6 +329,9 @@ func (b *Bundle) Validate() error {
 	}
 	if b.Target.Name == "" || b.Target.Version == "" {
 		return fmt.Errorf("evidence: target name and exact version are required")
+	}
+	if r := b.Run.Recollected; r != nil && (r.From == "" || r.From == b.Run.ID || len(r.Signals) == 0 || r.At.IsZero()) {
+		return fmt.Errorf("evidence: a recollected run names the run it carries over (not itself), the signals collected again and when")
 	}
 	for name, s := range b.Signals {
 		if !s.State.Valid() {

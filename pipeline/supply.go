@@ -153,6 +153,12 @@ func (p *Pipeline) timeout() time.Duration {
 
 // treeScans runs OSV and Socket over the installed tree, concurrently.
 func (p *Pipeline) treeScans(ctx context.Context, b *evidence.Bundle, lockfile []byte) {
+	p.treeScansOf(ctx, b, lockfile, true, true)
+}
+
+// treeScansOf runs OSV, Socket or both over the installed tree, and sets
+// only their signals and results.
+func (p *Pipeline) treeScansOf(ctx context.Context, b *evidence.Bundle, lockfile []byte, doOSV, doSocket bool) {
 	sp := p.Supply
 	target := b.Target.Name
 	var wg sync.WaitGroup
@@ -164,6 +170,7 @@ func (p *Pipeline) treeScans(ctx context.Context, b *evidence.Bundle, lockfile [
 	go func() {
 		defer wg.Done()
 		switch {
+		case !doOSV:
 		case sp.Skip["osv"]:
 			osvSig = skipped("osv")
 		case sp.OSV == nil:
@@ -179,6 +186,7 @@ func (p *Pipeline) treeScans(ctx context.Context, b *evidence.Bundle, lockfile [
 	go func() {
 		defer wg.Done()
 		switch {
+		case !doSocket:
 		case sp.Skip["socket"]:
 			sockSig = skipped("socket")
 		case sp.Socket == nil:
@@ -191,13 +199,20 @@ func (p *Pipeline) treeScans(ctx context.Context, b *evidence.Bundle, lockfile [
 		}
 	}()
 	wg.Wait()
-	b.Signals[evidence.SignalOSV] = osvSig
-	b.Signals[evidence.SignalSocket] = sockSig
-	if osvRes != nil || sockRes != nil {
-		if b.Supply == nil {
-			b.Supply = &evidence.Supply{}
+	if (osvRes != nil || sockRes != nil) && b.Supply == nil {
+		b.Supply = &evidence.Supply{}
+	}
+	if doOSV {
+		b.Signals[evidence.SignalOSV] = osvSig
+		if b.Supply != nil {
+			b.Supply.OSV = osvRes
 		}
-		b.Supply.OSV, b.Supply.Socket = osvRes, sockRes
+	}
+	if doSocket {
+		b.Signals[evidence.SignalSocket] = sockSig
+		if b.Supply != nil {
+			b.Supply.Socket = sockRes
+		}
 	}
 }
 

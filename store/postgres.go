@@ -139,6 +139,10 @@ BEGIN RAISE EXCEPTION 'artifacts are content-addressed and immutable'; END $$;
 CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
 	FOR EACH ROW EXECUTE FUNCTION artifacts_immutable();
 `,
+	`
+ALTER TABLE runs ADD COLUMN derived_from TEXT COLLATE "C";
+CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NULL;
+`,
 }
 
 func init() {

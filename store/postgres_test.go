@@ -93,6 +93,7 @@ func TestPostgres(t *testing.T) {
 		{"EachBundle", TestEachBundle},
 		{"Artifacts", TestArtifacts},
 		{"ResumeFind", TestResumeFind},
+		{"Derived", TestDerived},
 		{"RescoreReweighted", TestRescoreReweighted},
 		{"RescoreBaseline", TestRescoreBaseline},
 		{"RescoreInterrupted", TestRescoreInterrupted},

@@ -161,6 +161,11 @@ CREATE TABLE artifacts (
 CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
 	BEGIN SELECT RAISE(ABORT, 'artifacts are content-addressed and immutable'); END;
 `,
+	// 2: runs made by rescore --recollect name the run they carry over.
+	`
+ALTER TABLE runs ADD COLUMN derived_from TEXT;
+CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NULL;
+`,
 }
 
 // SchemaVersion is the database schema version this program writes.
@@ -284,10 +289,14 @@ func prepareRun(bundleJSON []byte, b *evidence.Bundle, res rubric.Result) (*prep
 		return nil, fmt.Errorf("store: save run %s: encode result: %w", b.Run.ID, err)
 	}
 	sum := sha256.Sum256(bundleJSON)
+	var from any // NULL for a run that carries over no other
+	if b.Run.Recollected != nil {
+		from = b.Run.Recollected.From
+	}
 	return &preparedRun{
 		runID: b.Run.ID,
 		runArgs: []any{b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), bundleJSON},
+			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), bundleJSON, from},
 		res:        res,
 		resultJSON: resultJSON,
 	}, nil
@@ -311,8 +320,8 @@ func (s *Store) sqlExec(tx *sql.Tx) execFunc {
 func (p *preparedRun) save(ctx context.Context, exec execFunc) error {
 	n, err := exec(ctx, `
 INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
-	tool_name, tool_version, outcome, bundle_sha256, bundle)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	tool_name, tool_version, outcome, bundle_sha256, bundle, derived_from)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id) DO NOTHING`, p.runArgs...)
 	if err != nil {
 		return fmt.Errorf("store: save run %s: %w", p.runID, err)
@@ -566,6 +575,25 @@ func (s *Store) SaveArtifact(ctx context.Context, sha256hex string, data []byte)
 		return fmt.Errorf("store: save artifact %s: %w", sha256hex, err)
 	}
 	return nil
+}
+
+// Derived returns the ids of the runs made from runID by rescore
+// --recollect (see evidence.Recollection), oldest first.
+func (s *Store) Derived(ctx context.Context, runID string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT run_id FROM runs WHERE derived_from = ? ORDER BY run_date, run_id`), runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: runs derived from %s: %w", runID, s.redact(err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: runs derived from %s: %w", runID, s.redact(err))
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // Artifact returns the artefact stored under a SHA-256.

@@ -468,3 +468,34 @@ func TestConcurrentSaves(t *testing.T) {
 		t.Errorf("Runs = %d rows, %v; want %d", len(runs), err, n)
 	}
 }
+
+// TestDerived: a run made by rescore --recollect is saved as a run of its
+// own, naming the run it carries over, which Derived finds.
+func TestDerived(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	data, b, res := run(t, "run-1", day)
+	if err := s.SaveRun(ctx, data, b, res); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Derived(ctx, "run-1"); err != nil || len(got) != 0 {
+		t.Fatalf("Derived before any = %v, %v; want none", got, err)
+	}
+	for _, id := range []string{"run-1.b", "run-1.a"} {
+		_, d, res := run(t, id, day)
+		d.Run.Recollected = &evidence.Recollection{From: "run-1", Signals: []string{evidence.SignalJudge}, At: day.Add(time.Hour)}
+		dd, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveRun(ctx, dd, d, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.Derived(ctx, "run-1"); err != nil || strings.Join(got, ",") != "run-1.a,run-1.b" {
+		t.Errorf("Derived = %v, %v; want run-1.a,run-1.b", got, err)
+	}
+	if got, err := s.Derived(ctx, "run-1.a"); err != nil || len(got) != 0 {
+		t.Errorf("Derived of a derived run = %v, %v; want none", got, err)
+	}
+}

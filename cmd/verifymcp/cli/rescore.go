@@ -39,6 +39,10 @@ type rescoreFlags struct {
 	workers  int
 	dryRun   bool
 	format   string
+	// recollect collects again, into new runs, the signals the rubric
+	// reads and the stored evidence lacks.
+	recollect bool
+	scan      scanFlags
 }
 
 func newRescoreCmd(g *globals) *cobra.Command {
@@ -62,6 +66,16 @@ or judge verdicts given under another judge specification than the rubric
 pins). The result is saved with that dimension's zero point, as the stored
 evidence supports, and the report counts per signal the runs that need it
 collected again.
+
+--recollect then collects those signals again, and only those, from what
+each run stored: the judge from the stored contract (its cache makes an
+unchanged tool surface free), DNSSEC and GitHub from the stored registry
+metadata, OSV and Socket from the stored lockfile. Each becomes a new run
+carrying over the earlier run's evidence (its date included) with the new
+signals, saved and scored under the rubric; the earlier run stays as it was,
+evidence being immutable. A run recollected once is not recollected again.
+The sandbox signals and the registry resolution need a new scan (batch).
+Endpoints, keys and --skip are those of scan.
 
 Filters select every matching run, not only each target's newest: --name and
 --version match exactly; --since and --until bound the run date (since <= date
@@ -87,6 +101,10 @@ those committed stay; running it again finishes the job.
 	fl.IntVar(&f.workers, "workers", 0, "goroutines decoding and scoring bundles (0: one per CPU)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "compute and report what would move, saving nothing")
 	fl.StringVar(&f.format, "format", "table", "report format: table or json")
+	fl.BoolVar(&f.recollect, "recollect", false, "collect again, into new runs, the signals the rubric reads and the stored evidence lacks (judge, dnssec, github, osv, socket)")
+	fl.StringVar(&f.scan.registry, "registry", "", "npm registry URL (env VERIFYMCP_NPM_REGISTRY); with --recollect")
+	fl.StringVar(&f.scan.caBundle, "ca-bundle", "", "PEM CA bundle to trust (env VERIFYMCP_CA_BUNDLE); with --recollect")
+	bindSignalFlags(fl, &f.scan)
 	return cmd
 }
 
@@ -110,6 +128,9 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 	}
 	if f.limit < 0 || f.workers < 0 {
 		return usagef("--limit and --workers must not be negative")
+	}
+	if f.recollect && f.dryRun {
+		return usagef("--recollect saves new runs; it cannot be combined with --dry-run")
 	}
 	rb := rubric.Current()
 	if f.rubric != "" {
@@ -149,9 +170,10 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 	if f.dryRun {
 		mode = "dry run, saving nothing"
 	}
-	g.log.Info("rescoring stored runs", "rubric", rb.Version, "store", dir, "mode", mode)
+	g.log.Info("rescoring stored runs", "rubric", rb.Version, "store", st.Path(), "mode", mode)
 	start := time.Now()
 	var last time.Time
+	var need []recollectItem
 	sum, err := store.Rescore(ctx, st, store.RescoreOptions{
 		Rubric:   rb,
 		Filter:   filter,
@@ -169,6 +191,9 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 		},
 		NeedsRecollection: func(runID string, signals []string) {
 			g.log.Debug("evidence lacks what the rubric reads", "run", runID, "recollect", strings.Join(signals, ","))
+			if f.recollect {
+				need = append(need, recollectItem{runID: runID, signals: signals})
+			}
 		},
 	})
 	if err != nil {
@@ -179,6 +204,13 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 		return fmt.Errorf("rescore: %w", err)
 	}
 	out := newRescoreOutput(sum, f.dryRun)
+	if f.recollect {
+		rec, err := g.recollectRuns(ctx, st, dir, rb, f, need)
+		if err != nil {
+			return err
+		}
+		out.Recollection = rec
+	}
 	if f.format == "json" {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -202,6 +234,8 @@ type rescoreOutput struct {
 	ElapsedSeconds   float64            `json:"elapsed_seconds"`
 	ResultsPerSecond float64            `json:"results_per_second"`
 	StageSeconds     map[string]float64 `json:"stage_seconds"`
+	// Recollection is what --recollect did; absent without it.
+	Recollection *recollectSummary `json:"recollection,omitempty"`
 }
 
 func newRescoreOutput(sum store.RescoreSummary, dryRun bool) rescoreOutput {
@@ -308,6 +342,9 @@ func writeRescoreTable(w io.Writer, out rescoreOutput) error {
 		fmt.Fprintf(&b, "Needs re-collection: %s (%d runs in all). Their evidence lacks a signal rubric %s reads, "+
 			"which was scored at its zero point; only that signal needs collecting again.\n",
 			strings.Join(parts, ", "), sum.RecollectRuns, sum.RubricVersion)
+	}
+	if r := out.Recollection; r != nil {
+		writeRecollectTable(&b, r)
 	}
 	if len(sum.Failed) > 0 {
 		fmt.Fprintf(&b, "Failed: %d runs could not be rescored:\n", len(sum.Failed))

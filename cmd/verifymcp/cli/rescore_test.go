@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/judge/judgetest"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 )
@@ -43,6 +44,12 @@ func runRescore(t *testing.T, args ...string) (int, string, string) {
 // and the run ids.
 func seedStore(t *testing.T) (string, []string) {
 	t.Helper()
+	return seedStoreWith(t, nil)
+}
+
+// seedStoreWith is seedStore with each bundle changed by mutate first.
+func seedStoreWith(t *testing.T, mutate func(*evidence.Bundle)) (string, []string) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := store.Open(ctx, dir)
@@ -71,6 +78,9 @@ func seedStore(t *testing.T) (string, []string) {
 			}
 			b.Run.ID = fmt.Sprintf("20260%d01t000000z-%08x", day+3, i)
 			b.Run.Date = time.Date(2026, time.Month(day+3), 1, 0, 0, i, 0, time.UTC)
+			if mutate != nil {
+				mutate(b)
+			}
 			raw, err := json.Marshal(b)
 			if err != nil {
 				t.Fatal(err)
@@ -281,4 +291,127 @@ func TestRescoreHelp(t *testing.T) {
 			t.Errorf("rescore --help lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestRescoreRecollect: runs stored before the judge existed lack the
+// signal rubric v5 reads. rescore --recollect collects the judge's verdicts
+// again, and nothing else, from each stored contract, into new runs that
+// carry the earlier evidence over; the judge is asked once per distinct
+// tool surface (its cache answers the rest), and a second pass asks nothing
+// and makes no run.
+func TestRescoreRecollect(t *testing.T) {
+	ctx := context.Background()
+	// Evidence from before the judge: no judge signal at all.
+	dir, ids := seedStoreWith(t, func(b *evidence.Bundle) {
+		delete(b.Signals, evidence.SignalJudge)
+		b.Judge = nil
+	})
+	fake := judgetest.New(judgetest.Always(judgetest.Reply{Content: judgetest.Verdicts()}))
+	defer fake.Close()
+	t.Setenv("VERIFYMCP_CONFIG", "")
+	t.Setenv("VERIFYMCP_JUDGE_API_KEY", "sk-test-recollect")
+	args := []string{"--data-dir", dir, "rescore", "--rubric", "5", "--recollect", "--format", "json",
+		"--judge-endpoint", fake.BaseURL(), "--skip", "osv,socket,github,dnssec"}
+
+	code, out, errOut := runRescore(t, args...)
+	if code != ExitOK {
+		t.Fatalf("rescore --recollect: exit %d\n%s", code, errOut)
+	}
+	if strings.Contains(out+errOut, "sk-test-recollect") {
+		t.Error("the judge key shows in the output")
+	}
+	var sum struct {
+		Recollect    map[string]int `json:"recollect"`
+		Recollection struct {
+			Runs           int                       `json:"runs"`
+			Derived        int                       `json:"derived"`
+			AlreadyDerived int                       `json:"already_derived"`
+			Signals        map[string]map[string]int `json:"signals"`
+			NeedScan       map[string]int            `json:"need_scan"`
+			Failed         []any                     `json:"failed"`
+		} `json:"recollection"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	rec := sum.Recollection
+	lacking := sum.Recollect[evidence.SignalJudge]
+	if lacking == 0 || rec.Runs < lacking || rec.Derived == 0 || len(rec.Failed) != 0 || rec.AlreadyDerived != 0 {
+		t.Fatalf("recollection %+v (runs lacking the judge: %d)", rec, lacking)
+	}
+	if n := rec.Signals[evidence.SignalJudge]["observed"]; n == 0 {
+		t.Errorf("no new run has the judge observed: %v", rec.Signals)
+	}
+	for s := range rec.Signals {
+		if s != evidence.SignalJudge {
+			t.Errorf("collected %s again; only the judge was lacking", s)
+		}
+	}
+	calls := fake.Count()
+	if calls == 0 || calls > len(ids)/3 {
+		t.Errorf("the judge was asked %d times for %d runs of %d distinct packages: want at most one call per surface", calls, rec.Derived, len(ids)/3)
+	}
+
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived := 0
+	for _, id := range ids {
+		ds, err := st.Derived(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) > 1 {
+			t.Errorf("run %s: %d derived runs, want at most 1", id, len(ds))
+		}
+		for _, d := range ds {
+			derived++
+			oldData, _ := st.Bundle(ctx, id)
+			newData, _ := st.Bundle(ctx, d)
+			old, err1 := evidence.Decode(oldData)
+			nb, err2 := evidence.Decode(newData)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			r := nb.Run.Recollected
+			if r == nil || r.From != id || !slices.Equal(r.Signals, []string{evidence.SignalJudge}) || !nb.Run.Date.Equal(old.Run.Date) {
+				t.Errorf("derived run %s: recollected %+v, date %v (earlier run's %v)", d, r, nb.Run.Date, old.Run.Date)
+			}
+			// Everything but the judge is carried over as it was.
+			for name, sig := range old.Signals {
+				if name != evidence.SignalJudge && !sameSignal(sig, nb.Signals[name]) {
+					t.Errorf("derived run %s: signal %s changed from %+v to %+v", d, name, sig, nb.Signals[name])
+				}
+			}
+			if res, err := st.Result(ctx, d, "5"); err != nil || res.RubricVersion != "5" {
+				t.Errorf("derived run %s: result under v5: %v", d, err)
+			}
+		}
+	}
+	st.Close()
+	if derived != rec.Derived {
+		t.Errorf("%d derived runs stored, summary says %d", derived, rec.Derived)
+	}
+
+	// Again: every lacking run was recollected before; nothing is asked.
+	code, out, errOut = runRescore(t, args...)
+	if code != ExitOK {
+		t.Fatalf("second rescore --recollect: exit %d\n%s", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Recollection.Derived != 0 || sum.Recollection.AlreadyDerived != rec.Derived || fake.Count() != calls {
+		t.Errorf("second pass: %+v, judge calls %d (first pass %d); want nothing new", sum.Recollection, fake.Count(), calls)
+	}
+	if code, _, errOut := runRescore(t, "--data-dir", dir, "rescore", "--recollect", "--dry-run"); code != ExitUsage || !strings.Contains(errOut, "--dry-run") {
+		t.Errorf("--recollect --dry-run: exit %d, %s; want a usage error", code, errOut)
+	}
+}
+
+func sameSignal(a, b evidence.Signal) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }

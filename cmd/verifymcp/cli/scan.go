@@ -111,6 +111,12 @@ func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
 	fl.BoolVar(&f.noBehavior, "no-behavior", false, "do not watch behaviour (no sink, tracer or canaries); scripts and server run with no network at all, and the behaviour signal is reported as not assessed")
 	fl.DurationVar(&f.idle, "idle", 2*time.Second, "how long the server is watched after the listing, for beacons and late activity")
+	bindSignalFlags(fl, f)
+}
+
+// bindSignalFlags binds the flags of the third-party signals and the
+// judge, which scans and rescore --recollect share.
+func bindSignalFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.StringVar(&f.osvEndpoint, "osv-endpoint", "", "OSV API base URL (env VERIFYMCP_OSV_ENDPOINT; default https://api.osv.dev)")
 	fl.StringVar(&f.osvOfflineDB, "osv-offline-db", "", "directory of osv-scanner's offline vulnerability database; no network is used for OSV (env VERIFYMCP_OSV_OFFLINE_DB)")
 	fl.StringVar(&f.socketEndpoint, "socket-endpoint", "", "Socket API base URL (env VERIFYMCP_SOCKET_ENDPOINT; default https://api.socket.dev); the key comes from SOCKET_API_KEY only")
