@@ -93,6 +93,17 @@ type Tool struct {
 type Run struct {
 	ID   string `json:"id"`
 	Date string `json:"date"` // UTC, RFC 3339
+	// Recollected is set on a run made by rescore --recollect.
+	Recollected *Recollected `json:"recollected,omitempty"`
+}
+
+// Recollected says which run's evidence a derived run carries over and
+// which signals it collected again, when and with which tool version.
+type Recollected struct {
+	From        string   `json:"from"`
+	Signals     []string `json:"signals"`
+	At          string   `json:"at"` // UTC, RFC 3339
+	ToolVersion string   `json:"tool_version"`
 }
 
 // Target is the exact artefact scanned.
@@ -322,7 +333,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	rep := Report{
 		SchemaVersion: SchemaVersion,
 		Tool:          Tool{Name: b.Run.Tool.Name, Version: b.Run.Tool.Version},
-		Run:           Run{ID: b.Run.ID, Date: b.Run.Date.UTC().Format(time.RFC3339)},
+		Run:           runOf(b.Run),
 		Target: Target{
 			Ecosystem: b.Target.Ecosystem, Name: b.Target.Name, Version: b.Target.Version,
 			Requested: b.Target.Requested, Integrity: b.Target.Integrity, Source: b.Target.Source, Purl: b.Target.Purl,
@@ -507,4 +518,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func runOf(r evidence.Run) Run {
+	out := Run{ID: r.ID, Date: r.Date.UTC().Format(time.RFC3339)}
+	if rc := r.Recollected; rc != nil {
+		out.Recollected = &Recollected{From: rc.From, Signals: rc.Signals, At: rc.At.UTC().Format(time.RFC3339), ToolVersion: rc.Tool.Version}
+	}
+	return out
 }

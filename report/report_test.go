@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -341,5 +342,39 @@ func TestSchemaIsACopy(t *testing.T) {
 	s[0] = 'x'
 	if Schema()[0] == 'x' {
 		t.Error("Schema() returned the embedded bytes, which a caller could change")
+	}
+}
+
+// TestRecollectedRun: a run made by rescore --recollect says so, in the
+// JSON (valid against the schema) and in the table, naming the run whose
+// evidence it carries over.
+func TestRecollectedRun(t *testing.T) {
+	b := loadBundle(t, "everything")
+	at := time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC)
+	b.Run.Recollected = &evidence.Recollection{From: "20260301t000000z-00000001", Signals: []string{"judge"}, At: at,
+		Tool: evidence.Tool{Name: "verifymcp", Version: "0.9.0"}}
+	rep := build(t, b)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(t, compileSchema(t), buf.Bytes()); err != nil {
+		t.Errorf("report does not validate: %v", err)
+	}
+	if !strings.Contains(buf.String(), `"recollected": {`) || !strings.Contains(buf.String(), `"from": "20260301t000000z-00000001"`) {
+		t.Errorf("JSON lacks the recollection:\n%.600s", buf.String())
+	}
+	buf.Reset()
+	if err := WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "judge at 2026-11-30T13:00:00Z by verifymcp 0.9.0; the rest carried over from run 20260301t000000z-00000001") {
+		t.Errorf("table lacks the recollection:\n%s", buf.String())
+	}
+	// A run that is not derived says nothing of it.
+	b.Run.Recollected = nil
+	data, _ := json.Marshal(build(t, b))
+	if strings.Contains(string(data), "recollected") {
+		t.Error("a scanned run's report mentions a recollection")
 	}
 }

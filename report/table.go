@@ -86,6 +86,10 @@ func (t *table) header(rep Report) {
 		{"purl", orDash(clean(rep.Target.Purl))},
 		{"integrity", orDash(clean(rep.Target.Integrity))},
 	}
+	if rc := rep.Run.Recollected; rc != nil {
+		rows = append(rows[:1], append([][]string{{"recollected", clean(strings.Join(rc.Signals, ", ")) + " at " + rc.At + " by verifymcp " +
+			clean(rc.ToolVersion) + "; the rest carried over from run " + clean(rc.From)}}, rows[1:]...)...)
+	}
 	if b := rep.Target.Bin; b != nil {
 		rows = append(rows, []string{"bin", clean(b.Name) + " -> " + clean(b.Path) + " (" + clean(b.Rule) + ")"})
 	}
