@@ -66,7 +66,9 @@ func OpenPostgres(ctx context.Context, dsn string) (*Cache, error) {
 	return newCache(ctx, db, postgresDialect, postgresLocation(cfg), cfg.Password)
 }
 
-func postgresLocation(cfg *pgx.ConnConfig) string {
+// PostgresLocation is where cfg points, as a postgres:// URL with the user
+// and no password, fit for logs and errors. The run store uses it too.
+func PostgresLocation(cfg *pgx.ConnConfig) string {
 	u := url.URL{
 		Scheme: "postgres",
 		User:   url.User(cfg.User),
@@ -121,10 +123,17 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
-// redact masks secret, as written and as percent-encoded in a URL, in
+// postgresLocation is PostgresLocation.
+func postgresLocation(cfg *pgx.ConnConfig) string { return PostgresLocation(cfg) }
+
+// redact is Redact.
+func redact(err error, secret string) error { return Redact(err, secret) }
+
+// Redact masks secret, as written and as percent-encoded in a URL, in
 // err's message. The result still unwraps to err, so errors.Is works, but
-// its own message is the only one a caller should print.
-func redact(err error, secret string) error {
+// its own message is the only one a caller should print. The run store
+// uses it for its Postgres password too.
+func Redact(err error, secret string) error {
 	if err == nil || secret == "" {
 		return err
 	}

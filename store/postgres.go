@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
 )
@@ -66,7 +65,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, path: postgresLocation(cfg), pg: true, secret: cfg.Password}
+	s := &Store{db: db, path: cache.PostgresLocation(cfg), pg: true, secret: cfg.Password}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", s.path, s.redact(err))
@@ -76,20 +75,6 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 		return nil, s.redact(err)
 	}
 	return s, nil
-}
-
-func postgresLocation(cfg *pgx.ConnConfig) string {
-	u := url.URL{
-		Scheme: "postgres",
-		User:   url.User(cfg.User),
-		Host:   net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
-		Path:   "/" + cfg.Database,
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		u.Host = ""
-		u.RawQuery = url.Values{"host": {cfg.Host}}.Encode()
-	}
-	return u.String()
 }
 
 // pgMigrations are the Postgres forms of migrations, one for one: the same
@@ -224,29 +209,7 @@ func rebind(query string) string {
 }
 
 // redact masks the store's password in err's message.
-func (s *Store) redact(err error) error {
-	if err == nil || s.secret == "" {
-		return err
-	}
-	userinfo := strings.TrimPrefix(url.UserPassword("", s.secret).String(), ":")
-	msg := err.Error()
-	masked := msg
-	for _, v := range []string{s.secret, url.QueryEscape(s.secret), url.PathEscape(s.secret), userinfo} {
-		masked = strings.ReplaceAll(masked, v, "xxxxx")
-	}
-	if masked == msg {
-		return err
-	}
-	return &redactedError{msg: masked, err: err}
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+func (s *Store) redact(err error) error { return cache.Redact(err, s.secret) }
 
 // SaveRunTx saves a run as SaveRun does, in tx: a transaction on this
 // store's Postgres database that the caller commits or rolls back. The

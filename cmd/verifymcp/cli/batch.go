@@ -518,13 +518,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	if f.concurrency < 1 || f.concurrency > 64 {
 		return usagef("--concurrency must be between 1 and 64, not %d", f.concurrency)
 	}
-	if sf.cpus <= 0 || sf.pids < 32 || sf.installTimeout <= 0 || sf.handshakeTimeout <= 0 || sf.discoverProbe <= 0 || sf.idle < 0 {
-		return usagef("--cpus, --pids (>= 32) and timeouts must be positive")
-	}
-	if sf.idle == 0 {
-		sf.idle = -1 // zero means "no idle watch", not the sandbox's default
-	}
-	mem, err := parseMemory(sf.memory)
+	mem, err := checkSandboxFlags(sf)
 	if err != nil {
 		return err
 	}
@@ -592,16 +586,11 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	}()
 
 	rb := rubric.Current()
-	st, dataDir, err := g.openStore(hard)
+	st, dataDir, p, ca, closeAll, err := g.openScanning(hard, sf, rb)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	p, ca, closeScanner, err := g.newScanPipeline(hard, sf, dataDir, rb)
-	if err != nil {
-		return err
-	}
-	defer closeScanner()
+	defer closeAll()
 
 	items := make([]*batchItem, len(lines))
 	for i, bl := range lines {
@@ -675,6 +664,21 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 			len(stopped), len(items), file, it.Line, it.Target, it.err)
 	}
 	return nil
+}
+
+// openScanning opens the store and builds the scan pipeline, as batch,
+// its --enqueue and the worker need them; closeAll closes both.
+func (g *globals) openScanning(ctx context.Context, sf *scanFlags, rb *rubric.Rubric) (*store.Store, string, *pipeline.Pipeline, *caBundle, func(), error) {
+	st, dataDir, err := g.openStore(ctx)
+	if err != nil {
+		return nil, "", nil, nil, nil, err
+	}
+	p, ca, closeScanner, err := g.newScanPipeline(ctx, sf, dataDir, rb)
+	if err != nil {
+		st.Close()
+		return nil, "", nil, nil, nil, err
+	}
+	return st, dataDir, p, ca, func() { closeScanner(); st.Close() }, nil
 }
 
 // newScanPipeline builds the pipeline batch and cases run scan with: the registry

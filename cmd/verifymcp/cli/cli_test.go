@@ -56,6 +56,8 @@ func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	notJSON := filepath.Join(dir, "bundle.json")
 	os.WriteFile(notJSON, []byte("{not json"), 0o600)
+	batchList := filepath.Join(dir, "list.txt")
+	os.WriteFile(batchList, []byte("npm:x@1.0.0\n"), 0o600)
 	tests := []struct {
 		name string
 		args []string
@@ -79,7 +81,14 @@ func TestBadInput(t *testing.T) {
 		{"unknown run id", []string{"--data-dir", dir, "score", "20990101t000000z-deadbeef"}, ExitUsage, "neither a bundle file nor a run id"},
 		{"unknown code", []string{"rubric", "explain", "pkg.nope.nothing"}, ExitUsage, "no reason code"},
 		{"unknown rubric version", []string{"rubric", "show", "--rubric", "99"}, ExitUsage, "rubric version"},
+		{"worker without a fleet database", []string{"worker"}, ExitUsage, "VERIFYMCP_DATABASE_URL"},
+		{"worker rescued before its timeout", []string{"worker", "--job-timeout", "10m", "--rescue-after", "5m"}, ExitUsage, "--rescue-after"},
+		{"queue status without a fleet database", []string{"queue", "status"}, ExitUsage, "VERIFYMCP_DATABASE_URL"},
+		{"enqueue without a fleet database", []string{"batch", "--enqueue", batchList}, ExitUsage, "VERIFYMCP_DATABASE_URL"},
+		{"recollect in a dry run", []string{"rescore", "--recollect", "--dry-run"}, ExitUsage, "--dry-run"},
 	}
+	t.Setenv("VERIFYMCP_DATABASE_URL", "")
+	t.Setenv("VERIFYMCP_CONFIG", "")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(t, tc.args...)

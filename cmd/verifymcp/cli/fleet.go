@@ -150,16 +150,11 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 	g.log = slog.New(newProgressHandler(prog, slog.LevelWarn))
 
 	rb := rubric.Current()
-	st, dataDir, err := g.openStore(ctx)
+	st, _, p, _, closeAll, err := g.openScanning(ctx, &f.scan, rb)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	p, _, closeScanner, err := g.newScanPipeline(ctx, &f.scan, dataDir, rb)
-	if err != nil {
-		return err
-	}
-	defer closeScanner()
+	defer closeAll()
 	pool, client, err := g.openQueue(ctx, dsn, queue.Config{Schema: f.queueSchema, MaxAttempts: f.maxAttempts})
 	if err != nil {
 		return err
@@ -337,13 +332,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	if f.jobTimeout <= 0 || f.rescue <= f.jobTimeout {
 		return usagef("--job-timeout must be positive and --rescue-after (%s) longer than it (%s)", f.rescue, f.jobTimeout)
 	}
-	if sf.cpus <= 0 || sf.pids < 32 || sf.installTimeout <= 0 || sf.handshakeTimeout <= 0 || sf.discoverProbe <= 0 || sf.idle < 0 {
-		return usagef("--cpus, --pids (>= 32) and timeouts must be positive")
-	}
-	if sf.idle == 0 {
-		sf.idle = -1
-	}
-	mem, err := parseMemory(sf.memory)
+	mem, err := checkSandboxFlags(sf)
 	if err != nil {
 		return err
 	}
@@ -361,16 +350,11 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	defer signal.Stop(sigC)
 
 	rb := rubric.Current()
-	st, dataDir, err := g.openStore(hard)
+	st, dataDir, p, ca, closeAll, err := g.openScanning(hard, sf, rb)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	p, ca, closeScanner, err := g.newScanPipeline(hard, sf, dataDir, rb)
-	if err != nil {
-		return err
-	}
-	defer closeScanner()
+	defer closeAll()
 	bs := &batchScan{p: p, st: st, dataDir: dataDir, rb: rb, firstID: pipeline.NewRunID(time.Now())}
 	engine, discard, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, bs.firstID, func() error { return nil })
 	if err != nil {

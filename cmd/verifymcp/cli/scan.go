@@ -114,6 +114,23 @@ func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	bindSignalFlags(fl, f)
 }
 
+// checkSandboxFlags checks the sandbox flags every scanning command
+// shares, turns --idle 0 into "no idle watch", and returns the memory
+// limit in bytes.
+func checkSandboxFlags(f *scanFlags) (int64, error) {
+	mem, err := parseMemory(f.memory)
+	if err != nil {
+		return 0, err
+	}
+	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 {
+		return 0, usagef("--cpus, --pids (>= 32) and timeouts must be positive")
+	}
+	if f.idle == 0 {
+		f.idle = -1 // zero means "no idle watch", not the sandbox's default
+	}
+	return mem, nil
+}
+
 // bindSignalFlags binds the flags of the third-party signals and the
 // judge, which scans and rescore --recollect share.
 func bindSignalFlags(fl *pflag.FlagSet, f *scanFlags) {
@@ -156,15 +173,9 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	mem, err := parseMemory(f.memory)
+	mem, err := checkSandboxFlags(f)
 	if err != nil {
 		return err
-	}
-	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 {
-		return usagef("--cpus, --pids (>= 32) and timeouts must be positive")
-	}
-	if f.idle == 0 {
-		f.idle = -1 // zero means "no idle watch", not the sandbox's default
 	}
 	cfg, _, err := loadConfig(g.config)
 	if err != nil {
