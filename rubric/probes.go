@@ -69,26 +69,30 @@ var scorers = map[string]scorer{
 		score: scoreProtocolHygiene,
 	},
 	"spec_recency": {
-		emits: map[string]Kind{CodeSpecOutdated: KindFinding},
-		score: scoreSpecRecency,
+		emits:        map[string]Kind{CodeSpecOutdated: KindFinding},
+		score:        scoreSpecRecency,
+		contractOnly: true,
 	},
 	"schema_completeness": {
 		emits: map[string]Kind{
 			CodeSchemaCompleteness: KindMeasurement, CodeSchemaMissing: KindFinding,
 			CodeUndescribedParameter: KindFinding,
 		},
-		score: scoreSchemaCompleteness,
+		score:        scoreSchemaCompleteness,
+		contractOnly: true,
 	},
 	"description_coverage": {
-		emits: map[string]Kind{CodeDescriptionCoverage: KindMeasurement, CodeDescriptionMissing: KindFinding},
-		score: scoreDescriptionCoverage,
+		emits:        map[string]Kind{CodeDescriptionCoverage: KindMeasurement, CodeDescriptionMissing: KindFinding},
+		score:        scoreDescriptionCoverage,
+		contractOnly: true,
 	},
 	"action_safety": {
 		emits: map[string]Kind{
 			CodeAnnotationAbsent: KindFinding, CodeAnnotationContradiction: KindFinding,
 			CodeToolDestructive: KindFinding,
 		},
-		score: scoreActionSafety,
+		score:        scoreActionSafety,
+		contractOnly: true,
 	},
 	DimensionEgress: {
 		emits: map[string]Kind{
@@ -162,8 +166,9 @@ var scorers = map[string]scorer{
 	},
 	// The surface-poisoning probes of rubric v5 (integrity.go, clarity.go).
 	DimensionPromptIntegrity: {
-		emits: integrityEmits(),
-		score: scorePromptIntegrity,
+		emits:        integrityEmits(),
+		score:        scorePromptIntegrity,
+		contractOnly: true,
 	},
 	DimensionCapabilityClarity: {
 		emits: map[string]Kind{

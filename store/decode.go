@@ -2,12 +2,14 @@ package store
 
 import (
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -36,7 +38,7 @@ import (
 // through time.Time's UnmarshalJSON.
 func DecodeBundle(data []byte) (*evidence.Bundle, error) {
 	var b evidence.Bundle
-	if err := fastUnmarshal(data, &b); err != nil {
+	if err := fastDecode(data, &b, nil); err != nil {
 		return evidence.Decode(data)
 	}
 	if err := b.Validate(); err != nil {
@@ -61,13 +63,21 @@ func unmarshal[T any](data []byte, v *T) error {
 
 // fastUnmarshal decodes data into the value v points to, as json.Unmarshal
 // would into a zero value, or returns errFallback.
-func fastUnmarshal(data []byte, v any) error {
+func fastUnmarshal(data []byte, v any) error { return fastDecode(data, v, nil) }
+
+// fastDecode is fastUnmarshal; with memo, values of the types memo shares
+// are shared with earlier decodes of the same bytes (see decodeMemo).
+//
+// Each string is allocated on its own. Cutting them from one copy of the
+// input instead saves most of the decoder's allocations, but measured
+// slower: the large copy costs more than the small allocations it saves.
+func fastDecode(data []byte, v any, memo *decodeMemo) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return errFallback
 	}
 	c := codecFor(rv.Type().Elem())
-	d := decoder{data: data}
+	d := decoder{data: data, memo: memo}
 	d.skipSpace()
 	if err := d.value(rv.Elem(), c); err != nil {
 		return err
@@ -102,6 +112,9 @@ type codec struct {
 	elem   *codec // pointer, slice and map element
 	fields []field
 	byName map[string]int
+	// lastLen is the number of entries of the last map of this type
+	// decoded, a size hint for the next.
+	lastLen atomic.Int32
 	// empty is a non-nil slice of length and capacity 0, which every []
 	// of a slice type shares: nothing can be written through it, and an
 	// append to it allocates anew.
@@ -226,6 +239,7 @@ type decoder struct {
 	data  []byte
 	i     int
 	depth int
+	memo  *decodeMemo
 }
 
 // maxDepth bounds nesting well below encoding/json's limit of 10000, so
@@ -378,6 +392,7 @@ func (d *decoder) object(v reflect.Value, c *codec) error {
 	d.i++
 	var seenSmall uint64
 	var seenBig map[int]bool
+	next := 0 // the field after the last one decoded
 	first := true
 	for {
 		d.skipSpace()
@@ -396,7 +411,32 @@ func (d *decoder) object(v reflect.Value, c *codec) error {
 		}
 		d.i++
 		d.skipSpace()
-		if idx, ok := c.byName[string(key)]; ok {
+		// json.Marshal writes fields in their order, leaving out only
+		// empty omitempty ones, so the key is most often the next field
+		// or one shortly after it: look there before hashing it.
+		idx, ok := -1, false
+		for j := next; j < len(c.fields); j++ {
+			if c.fields[j].name == string(key) {
+				idx, ok = j, true
+				break
+			}
+		}
+		switch {
+		case ok:
+		case len(c.fields) <= 16:
+			// The fields before next are all there is left to look at,
+			// which is quicker than hashing the key.
+			for j := range min(next, len(c.fields)) {
+				if c.fields[j].name == string(key) {
+					idx, ok = j, true
+					break
+				}
+			}
+		default:
+			idx, ok = c.byName[string(key)]
+		}
+		if ok {
+			next = idx + 1
 			// A repeated key merges into the earlier value in
 			// encoding/json; leave that to it.
 			if idx < 64 {
@@ -414,18 +454,16 @@ func (d *decoder) object(v reflect.Value, c *codec) error {
 				seenBig[idx] = true
 			}
 			f := c.fields[idx]
-			if err := d.value(v.Field(f.index), f.codec); err != nil {
+			if err := d.field(v.Field(f.index), f.codec); err != nil {
 				return err
 			}
 		} else {
 			// encoding/json matches keys case-insensitively when no field
 			// matches exactly, and ignores the rest.
-			k := string(key)
-			if !isASCII(k) {
-				return errFallback
-			}
+			// Keys and field names are ASCII (rawKey and buildCodec see to
+			// it), which fold to equal only at equal length.
 			for _, f := range c.fields {
-				if strings.EqualFold(f.name, k) {
+				if len(f.name) == len(key) && strings.EqualFold(f.name, string(key)) {
 					return errFallback
 				}
 			}
@@ -446,6 +484,102 @@ func (d *decoder) object(v reflect.Value, c *codec) error {
 	}
 }
 
+// field decodes a struct field's value, sharing it through d.memo when
+// the memo shares values of its type.
+func (d *decoder) field(v reflect.Value, c *codec) error {
+	var t *memoTable
+	if d.memo != nil && c.kind == kindPointer && d.peek() == '{' {
+		t = d.memo.table(c.typ)
+	}
+	if t == nil {
+		return d.value(v, c)
+	}
+	// A value found in the memo is recognised by its bytes alone: they are
+	// a valid object, which ends where they end. Otherwise its end is
+	// found without validating what it holds, and the bytes up to there
+	// are decoded on their own below, where they must make exactly one
+	// valid value.
+	start := d.i
+	if n, p, ok := t.load(d.data[start:]); ok {
+		d.i = start + n
+		v.Set(p)
+		return nil
+	}
+	end := objectEnd(d.data, start)
+	if end < 0 {
+		return errFallback
+	}
+	raw := d.data[start:end]
+	sub := decoder{data: raw, depth: d.depth}
+	p := reflect.New(c.typ.Elem())
+	if err := sub.value(p.Elem(), c.elem); err != nil {
+		return err
+	}
+	if sub.i != len(raw) {
+		return errFallback
+	}
+	d.i = end
+	t.store(raw, p)
+	v.Set(p)
+	return nil
+}
+
+// stringEnd returns the offset just past the string that starts at
+// data[i], or -1 if the input ends first. It does not validate the
+// string.
+func stringEnd(data []byte, i int) int {
+	for i++; i < len(data); {
+		i = plainRun(data, i)
+		switch {
+		case i >= len(data):
+			return -1
+		case data[i] == '"':
+			return i + 1
+		case data[i] == '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+// objectEnd returns the offset just past the object or array that starts
+// at data[i], by counting brackets outside strings, or -1 if the input
+// ends first. It does not validate what it passes over.
+func objectEnd(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		switch structural[data[i]] {
+		case 0:
+			i++
+		case '"':
+			if i = stringEnd(data, i); i < 0 {
+				return -1
+			}
+		case '{':
+			depth++
+			i++
+		case '}':
+			depth--
+			i++
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// structural classes the bytes objectEnd looks at: the quote, and the
+// brackets as '{' (opening) or '}' (closing).
+var structural = func() (t [256]byte) {
+	t['"'] = '"'
+	t['{'], t['['] = '{', '{'
+	t['}'], t[']'] = '}', '}'
+	return t
+}()
+
 func (d *decoder) mapValue(v reflect.Value, c *codec) error {
 	if d.peek() != '{' {
 		return errFallback
@@ -456,8 +590,12 @@ func (d *decoder) mapValue(v reflect.Value, c *codec) error {
 	defer func() { d.depth-- }()
 	d.i++
 	if v.IsNil() {
-		v.Set(reflect.MakeMap(c.typ))
+		// Sized as the last map of its type was, which for a bundle's
+		// signals saves growing the map twice.
+		v.Set(reflect.MakeMapWithSize(c.typ, int(c.lastLen.Load())))
 	}
+	n := 0
+	defer func() { c.lastLen.Store(int32(min(n, 64))) }()
 	// One key and one element value serve every entry: SetMapIndex copies
 	// them, and encoding/json also zeroes its element before each entry,
 	// so a repeated key replaces the earlier value.
@@ -487,6 +625,7 @@ func (d *decoder) mapValue(v reflect.Value, c *codec) error {
 		}
 		key.SetString(k)
 		v.SetMapIndex(key, elem)
+		n++
 		d.skipSpace()
 		switch d.peek() {
 		case ',':
@@ -552,14 +691,11 @@ func (d *decoder) rawKey() ([]byte, bool) {
 		return nil, false
 	}
 	start := d.i + 1
-	for j := start; j < len(d.data); j++ {
-		switch c := d.data[j]; {
-		case c == '"':
-			d.i = j + 1
-			return d.data[start:j], true
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return nil, false
-		}
+	// A key ends at the first byte that is not plain, which must be the
+	// quote: an escape, a control character or non-ASCII declines.
+	if j := plainRun(d.data, start); j < len(d.data) && d.data[j] == '"' {
+		d.i = j + 1
+		return d.data[start:j], true
 	}
 	return nil, false
 }
@@ -573,6 +709,26 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
+// plainRun returns the offset of the first byte from j on that is not
+// plain (see plainByte), or len(data). It looks at eight bytes at a time
+// while they are all plain, which most of a bundle's text is.
+func plainRun(data []byte, j int) int {
+	for j+8 <= len(data) {
+		x := binary.LittleEndian.Uint64(data[j:])
+		// A byte with its top bit set, or (exact when there is none) under
+		// 0x20, or equal to the quote or the backslash.
+		bad := x | (x-0x20*lsb)&^x | zeroByte(x^'"'*lsb) | zeroByte(x^'\\'*lsb)
+		if bad&msb != 0 {
+			break
+		}
+		j += 8
+	}
+	for j < len(data) && plainByte[data[j]] {
+		j++
+	}
+	return j
+}
+
 // str decodes the string at the cursor.
 func (d *decoder) str() (string, error) {
 	if d.peek() != '"' {
@@ -581,9 +737,7 @@ func (d *decoder) str() (string, error) {
 	start := d.i + 1
 	ascii := true
 	for j := start; j < len(d.data); j++ {
-		for j < len(d.data) && plainByte[d.data[j]] {
-			j++
-		}
+		j = plainRun(d.data, j)
 		if j >= len(d.data) {
 			break
 		}
@@ -845,9 +999,7 @@ func (d *decoder) skipString() (int, error) {
 		return 0, errFallback
 	}
 	for j := d.i + 1; j < len(d.data); j++ {
-		for j < len(d.data) && plainByte[d.data[j]] {
-			j++
-		}
+		j = plainRun(d.data, j)
 		if j >= len(d.data) {
 			break
 		}

@@ -71,3 +71,24 @@ func TestFastPathTakenForFixture(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainRun(t *testing.T) {
+	// Every byte value at every position of a run of plain bytes, with
+	// text around it, must stop the run exactly where the byte is, or
+	// not at all.
+	for n := range 20 {
+		for pos := range n {
+			for c := range 256 {
+				b := bytes.Repeat([]byte("x"), n)
+				b[pos] = byte(c)
+				want := n
+				if !plainByte[c] {
+					want = pos
+				}
+				if got := plainRun(b, 0); got != want {
+					t.Fatalf("plainRun(%q, 0) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}

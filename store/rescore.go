@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -285,6 +284,7 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 
 	var decodeNS, evalNS, encodeNS, compareNS atomic.Int64
 	need := newNeeds(rb)
+	memo := newRescoreMemo(rb)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -297,7 +297,7 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 				}
 				out := make([]*rescored, 0, len(batch))
 				for i := range batch {
-					out = append(out, rescoreOne(&batch[i], rb, need, &st))
+					out = append(out, rescoreOne(&batch[i], rb, need, memo, &st))
 				}
 				pool.Put(batch[:0])
 				select {
@@ -586,20 +586,20 @@ type baselineDimension struct {
 
 // rescoreOne decodes, evaluates, encodes and compares one run; st
 // accumulates the time of each of those stages.
-func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, st *[4]time.Duration) *rescored {
+func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo, st *[4]time.Duration) *rescored {
 	out := &rescored{runID: row.runID, newRubric: rb.Version, newHash: rb.Hash}
 	t0 := time.Now()
-	b, err := DecodeBundle(row.bundle)
+	b, err := memo.decodeBundle(row.bundle)
 	t1 := time.Now()
 	st[0] += t1.Sub(t0)
 	if err != nil {
 		out.err = fmt.Errorf("decode bundle: %w", err)
 		return out
 	}
-	res := rubric.Evaluate(b, rb)
+	res := memo.evaluate(b)
 	t2 := time.Now()
 	st[1] += t2.Sub(t1)
-	if out.resultJSON, err = json.Marshal(res); err != nil {
+	if out.resultJSON, err = encodeResult(res); err != nil {
 		out.err = fmt.Errorf("encode result: %w", err)
 		return out
 	}
