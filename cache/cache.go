@@ -84,7 +84,9 @@ func Open(ctx context.Context, dir string) (*Cache, error) {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	// The page size matches the run store's, which shares the file, when
+	// the cache creates it.
+	dsn := "file:" + path + "?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_pragma=page_size(65536)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)

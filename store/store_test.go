@@ -116,8 +116,8 @@ func TestOpen(t *testing.T) {
 	if err := s.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
 		t.Fatal(err)
 	}
-	if mode != "wal" || version != SchemaVersion() || pageSize != 16384 {
-		t.Errorf("journal_mode %q, user_version %d, page_size %d; want wal, %d, 16384", mode, version, pageSize, SchemaVersion())
+	if mode != "wal" || version != SchemaVersion() || pageSize != 65536 {
+		t.Errorf("journal_mode %q, user_version %d, page_size %d; want wal, %d, 65536", mode, version, pageSize, SchemaVersion())
 	}
 	data, b, res := run(t, "run-a", day)
 	if err := s.SaveRun(ctx, data, b, res); err != nil {
