@@ -96,6 +96,7 @@ CREATE TABLE runs (
 	bundle_sha256  TEXT NOT NULL,
 	bundle         BYTEA NOT NULL
 );
+ALTER TABLE runs ALTER COLUMN bundle SET COMPRESSION lz4;
 CREATE INDEX runs_by_target ON runs (target_name, target_version, run_date);
 CREATE INDEX runs_by_date ON runs (run_date, run_id);
 CREATE FUNCTION runs_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -113,6 +114,7 @@ CREATE TABLE results (
 	result         BYTEA NOT NULL,
 	PRIMARY KEY (run_id, rubric_version)
 );
+ALTER TABLE results ALTER COLUMN result SET COMPRESSION lz4;
 
 CREATE TABLE artifacts (
 	sha256 TEXT PRIMARY KEY,

@@ -461,13 +461,33 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 	// chunk reads up to n runs after (date, id), or from the first when
 	// first is set, and returns how many it read and the last one.
 	chunk := func(first bool, date int64, id string, n int) (int, int64, string, error) {
-		args := append(append([]any(nil), joinArgs...), wargs...)
-		q := cols + join + where + order
-		if !first {
-			q = cols + join + after + order
-			args = append(args, date, id)
+		var q string
+		var args []any
+		switch {
+		case s.pg:
+			// Postgres would join every run before taking the chunk's first
+			// n, and evaluate the baseline subquery twice per run: select
+			// the chunk by the (run_date, run_id) index first, then each
+			// run's baseline by one lookup.
+			q, args = pgChunk(first, where, after, baseline), append([]any(nil), wargs...)
+			if !first {
+				args = append(args, date, id)
+			}
+			args = append(args, n)
+			if baseline != "" {
+				args = append(args, baseline)
+			} else {
+				args = append(args, version)
+			}
+		default:
+			args = append(append([]any(nil), joinArgs...), wargs...)
+			q = cols + join + where + order
+			if !first {
+				q = cols + join + after + order
+				args = append(args, date, id)
+			}
+			args = append(args, n)
 		}
-		args = append(args, n)
 		rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 		if err != nil {
 			return 0, 0, "", err
@@ -536,6 +556,26 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 		}
 	}
 	return elapsed(), nil
+}
+
+// pgChunk is readForRescore's chunk query on Postgres: where or after
+// selects the runs (after when not first), then LIMIT, then the baseline
+// version asked for, or the version being scored to order the others
+// against.
+func pgChunk(first bool, where, after, baseline string) string {
+	sel := where
+	if !first {
+		sel = after
+	}
+	lateral := `SELECT o.rubric_version, o.result FROM results o WHERE o.run_id = r.run_id AND o.rubric_version = ?`
+	if baseline == "" {
+		lateral = `SELECT o.rubric_version, o.result FROM results o WHERE o.run_id = r.run_id
+	ORDER BY o.rubric_version = ?, length(o.rubric_version) DESC, o.rubric_version DESC LIMIT 1`
+	}
+	return `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result
+FROM (SELECT r.run_id, r.run_date, r.bundle FROM runs r` + sel + ` ORDER BY r.run_date, r.run_id LIMIT ?) r
+LEFT JOIN LATERAL (` + lateral + `) b ON true
+ORDER BY r.run_date, r.run_id`
 }
 
 // rescored is one run's new result and how it moved from its baseline.
