@@ -559,7 +559,9 @@ const migrateLockClass = 0x76_6d_71 // "vmq"
 // Migrate brings River's tables in schema (empty: the search_path) up to
 // date. It is idempotent, and safe when many workers start at once: an
 // advisory lock runs one migration at a time per schema.
-func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+//
+// River's migrator logs what it applies to logger (nil: slog.Default()).
+func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string, logger ...*slog.Logger) error {
 	if err := validSchema(schema); err != nil {
 		return err
 	}
@@ -583,7 +585,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{
 		Schema: schema,
 		// Its default logger writes to stdout, which belongs to the report.
-		Logger: slog.Default(),
+		Logger: migrateLogger(logger),
 	})
 	if err != nil {
 		return fmt.Errorf("queue migrate: %w", err)
@@ -592,4 +594,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return fmt.Errorf("queue migrate: %w", err)
 	}
 	return nil
+}
+
+func migrateLogger(l []*slog.Logger) *slog.Logger {
+	if len(l) > 0 && l[0] != nil {
+		return l[0]
+	}
+	return slog.Default()
 }

@@ -73,12 +73,14 @@ func (g *globals) openQueue(ctx context.Context, dsn string, cfg queue.Config) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("queue: connect: %w", err)
 	}
-	if err := queue.Migrate(ctx, pool, cfg.Schema); err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = g.log
+	}
+	// River's migrator says "No migrations to apply" at every start.
+	quiet := slog.New(newProgressHandler(g.stderr, slog.LevelWarn))
+	if err := queue.Migrate(ctx, pool, cfg.Schema, quiet); err != nil {
+		pool.Close()
+		return nil, nil, err
 	}
 	c, err := queue.NewClient(pool, cfg)
 	if err != nil {
