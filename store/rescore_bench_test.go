@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +45,11 @@ func BenchmarkRescore(b *testing.B) {
 
 func benchmarkRescore(b *testing.B, s *Store) {
 	ctx := context.Background()
+	// As `verifymcp rescore` runs a pass (cmd/verifymcp/cli/rescore.go),
+	// unless GOGC is set.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	fx := loadRescoreFixtures(b)
 	v4, err := rubric.Load("4")
 	if err != nil {
