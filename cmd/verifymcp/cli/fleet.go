@@ -371,9 +371,15 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	sandbox.ToolVersion = Version
 
 	w := &fleetWorker{g: g, bs: bs}
+	// River reports its own workings (job counts every few seconds, client
+	// ids) at info: only its warnings show, unless --verbose.
+	riverLog := slog.New(newProgressHandler(g.stderr, slog.LevelWarn))
+	if g.verbose {
+		riverLog = g.log
+	}
 	pool, client, err := g.openQueue(hard, dsn, queue.Config{
 		Schema: f.queueSchema, Handler: w.handle, Workers: f.concurrency,
-		JobTimeout: f.jobTimeout, RescueStuckJobsAfter: f.rescue,
+		JobTimeout: f.jobTimeout, RescueStuckJobsAfter: f.rescue, Logger: riverLog,
 	})
 	if err != nil {
 		return err
