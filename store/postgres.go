@@ -135,6 +135,8 @@ CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
 ALTER TABLE runs ADD COLUMN derived_from TEXT COLLATE "C";
 CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NULL;
 `,
+	// 3: runs_by_date has been on (run_date, run_id) from the start here.
+	`SELECT 1`,
 }
 
 func init() {

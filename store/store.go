@@ -171,6 +171,13 @@ CREATE TRIGGER artifacts_no_update BEFORE UPDATE ON artifacts
 ALTER TABLE runs ADD COLUMN derived_from TEXT;
 CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NULL;
 `,
+	// 3: the rescoring reader walks runs in (run_date, run_id) order; with
+	// run_date alone indexed, SQLite sorted every row, bundle and baseline
+	// included, on run_id.
+	`
+CREATE INDEX runs_by_date_id ON runs (run_date, run_id);
+DROP INDEX runs_by_date;
+`,
 }
 
 // SchemaVersion is the database schema version this program writes.
