@@ -330,7 +330,7 @@ func TestRescoreReweighted(t *testing.T) {
 	if sum.Total != n || sum.Rescored != n || len(sum.Failed) != 0 || !sum.Saved {
 		t.Fatalf("summary: total %d, rescored %d, failed %v, saved %v; want %d rescored and saved", sum.Total, sum.Rescored, sum.Failed, sum.Saved, n)
 	}
-	if want := []int{500, 1000}; len(progress) != n/DefaultRescoreBatch || !slices.Equal(progress[:2], want) || progress[len(progress)-1] != n {
+	if want := []int{DefaultRescoreBatch, 2 * DefaultRescoreBatch}; len(progress) != n/DefaultRescoreBatch || !slices.Equal(progress[:2], want) || progress[len(progress)-1] != n {
 		t.Errorf("progress %v..., want every %d up to %d", progress[:min(3, len(progress))], DefaultRescoreBatch, n)
 	}
 

@@ -81,7 +81,7 @@ Filters select every matching run, not only each target's newest: --name and
 --version match exactly; --since and --until bound the run date (since <= date
 < until), as YYYY-MM-DD (UTC) or RFC 3339; --limit keeps the oldest N.
 
-The pass can be interrupted: results are written in transactions of 500, and
+The pass can be interrupted: results are written in transactions of 200, and
 those committed stay; running it again finishes the job.
 
 ` + exitCodesHelp,
@@ -182,7 +182,7 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 		Save:     !f.dryRun,
 		Progress: func(done, total int) {
 			// A line a second at most: a store of a million runs commits
-			// two thousand batches.
+			// five thousand batches.
 			if now := time.Now(); now.Sub(last) >= time.Second || done == total {
 				last = now
 				rate := float64(done) / now.Sub(start).Seconds()
