@@ -47,11 +47,22 @@ var postgresDialect = &dialect{
 // DSN may set (search_path=name). The password, from the DSN, PGPASSWORD
 // or a password file, never appears in an error or in Location.
 func OpenPostgres(ctx context.Context, dsn string) (*Cache, error) {
+	db, cfg, err := OpenPostgresDB(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return newCache(ctx, db, postgresDialect, postgresLocation(cfg), cfg.Password)
+}
+
+// OpenPostgresDB parses dsn and returns a small connection pool on it (no
+// connection is made yet) and the parsed configuration. A DSN that does
+// not parse is ErrInvalidDSN, with none of pgx's message: pgx masks
+// passwords in what it quotes only on a best-effort basis for malformed
+// input. The run store opens its database the same way.
+func OpenPostgresDB(dsn string) (*sql.DB, *pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		// pgx masks passwords in what it quotes only on a best-effort basis
-		// for malformed input, so none of its message is passed on.
-		return nil, fmt.Errorf("cache: %w", ErrInvalidDSN)
+		return nil, nil, ErrInvalidDSN
 	}
 	if cfg.ConnectTimeout == 0 {
 		// Without one, a host that drops packets would hang a scan.
@@ -63,7 +74,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*Cache, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return newCache(ctx, db, postgresDialect, postgresLocation(cfg), cfg.Password)
+	return db, cfg, nil
 }
 
 // PostgresLocation is where cfg points, as a postgres:// URL with the user

@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
@@ -52,19 +50,10 @@ const migrateLock int64 = 0x766d63702d72756e // "vmcp-run"
 // deletes), a run id is saved once, and a result is replaced, never
 // duplicated. The password never appears in an error or in Path.
 func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+	db, cfg, err := cache.OpenPostgresDB(dsn)
 	if err != nil {
 		return nil, ErrInvalidDSN
 	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 10 * time.Second
-	}
-	db := stdlib.OpenDB(*cfg)
-	// A fleet shares one server (100 connections by default): each process
-	// keeps a small pool. Rescoring uses one reader and one writer.
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(8)
-	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{db: db, path: cache.PostgresLocation(cfg), pg: true, secret: cfg.Password}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
