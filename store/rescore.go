@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,9 +318,20 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 		close(doneCh)
 	}()
 
-	// The writer: this goroutine.
+	// The writer: this goroutine. On SQLite it writes on a connection of
+	// its own that leaves checkpoints to a second one, so that copying the
+	// write-ahead log into the database does not hold up the next batch.
 	var writeErr error
 	var writeTime time.Duration
+	var writeDB txBeginner = s.db
+	if opts.Save && !s.pg {
+		w, stop, err := s.checkpointBeside(ctx)
+		if err != nil {
+			return finish(err)
+		}
+		defer stop()
+		writeDB = w
+	}
 	pending := make([]*rescored, 0, batchSize)
 	flush := func() error {
 		if len(pending) == 0 {
@@ -327,7 +339,7 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 		}
 		if opts.Save {
 			t0 := time.Now()
-			err := s.writeResults(ctx, pending)
+			err := s.writeResultsOn(ctx, writeDB, pending)
 			writeTime += time.Since(t0)
 			if err != nil {
 				return err
@@ -383,6 +395,49 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 		return finish(ctx.Err())
 	}
 	return finish(readErr)
+}
+
+// checkpointBeside returns a connection that does not checkpoint the
+// write-ahead log itself, and starts a goroutine that checkpoints it
+// (passively: it never waits for the reader) on another connection every
+// few milliseconds while the log has grown; stop ends the goroutine,
+// checkpoints once more and returns the connection to the pool with its
+// usual setting.
+func (s *Store) checkpointBeside(ctx context.Context) (*sql.Conn, func(), error) {
+	w, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: rescore: writer connection: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("store: rescore: writer connection: %w", err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				// Errors are harmless here: the next tick or the writer's
+				// own checkpoints, once restored, catch up.
+				s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+			}
+		}
+	}()
+	return w, func() {
+		close(done)
+		wg.Wait()
+		bg := context.WithoutCancel(ctx)
+		w.ExecContext(bg, `PRAGMA wal_autocheckpoint = `+strconv.Itoa(walAutocheckpoint))
+		w.Close()
+		s.db.ExecContext(bg, `PRAGMA wal_checkpoint(PASSIVE)`)
+	}, nil
 }
 
 // storedRow is one run as read for rescoring: its bundle and the baseline
@@ -742,7 +797,17 @@ var upsertFull = upsertMany(upsertRows)
 
 // writeResults saves results in one transaction: all of them or none.
 func (s *Store) writeResults(ctx context.Context, rs []*rescored) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return s.writeResultsOn(ctx, s.db, rs)
+}
+
+// txBeginner is a *sql.DB or a *sql.Conn.
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// writeResultsOn is writeResults on db.
+func (s *Store) writeResultsOn(ctx context.Context, db txBeginner, rs []*rescored) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: rescore: save results: %w", s.redact(err))
 	}

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
+
+// walAutocheckpoint is the write-ahead log's checkpoint interval in pages.
+const walAutocheckpoint = 100
 
 // FileName is the database file inside the data directory.
 const FileName = "verifymcp.db"
@@ -100,7 +104,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	// changed in the mapped file rather than reading them from the log.
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() +
 		"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate" +
-		"&_pragma=page_size(65536)&_pragma=mmap_size(1073741824)&_pragma=wal_autocheckpoint(100)"
+		"&_pragma=page_size(65536)&_pragma=mmap_size(1073741824)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walAutocheckpoint) + ")"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
