@@ -592,10 +592,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	}
 	defer closeAll()
 
-	items := make([]*batchItem, len(lines))
-	for i, bl := range lines {
-		items[i] = &batchItem{Line: bl.Line, Target: bl.Target.Raw, line: bl}
-	}
+	items := newBatchItems(lines)
 	prog.begin(len(items))
 	todo, err := resolveBatch(hard, p, st, rb, items, prog)
 	if err != nil {
@@ -652,18 +649,33 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	}
 	// A target that could not be scanned makes the batch fail with that
 	// target's exit code; a package that failed in the sandbox does not.
+	return stoppedError(items, file, "scanned (run the batch again to retry them)")
+}
+
+func newBatchItems(lines []batchLine) []*batchItem {
+	items := make([]*batchItem, len(lines))
+	for i, bl := range lines {
+		items[i] = &batchItem{Line: bl.Line, Target: bl.Target.Raw, line: bl}
+	}
+	return items
+}
+
+// stoppedError is nil when every item was dealt with, else an error with
+// the first stopped item's error (and so its exit code): "N of M targets
+// could not be " + what.
+func stoppedError(items []*batchItem, file, what string) error {
 	var stopped []*batchItem
 	for _, it := range items {
 		if it.err != nil {
 			stopped = append(stopped, it)
 		}
 	}
-	if len(stopped) > 0 {
-		it := stopped[0]
-		return fmt.Errorf("%d of %d targets could not be scanned (run the batch again to retry them); first, %s:%d %s: %w",
-			len(stopped), len(items), file, it.Line, it.Target, it.err)
+	if len(stopped) == 0 {
+		return nil
 	}
-	return nil
+	it := stopped[0]
+	return fmt.Errorf("%d of %d targets could not be %s; first, %s:%d %s: %w",
+		len(stopped), len(items), what, file, it.Line, it.Target, it.err)
 }
 
 // openScanning opens the store and builds the scan pipeline, as batch,

@@ -163,10 +163,7 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 	}
 	defer pool.Close()
 
-	items := make([]*batchItem, len(lines))
-	for i, bl := range lines {
-		items[i] = &batchItem{Line: bl.Line, Target: bl.Target.Raw, line: bl}
-	}
+	items := newBatchItems(lines)
 	prog.begin(len(items))
 	todo, err := resolveBatch(ctx, p, st, rb, items, prog)
 	if err != nil {
@@ -201,7 +198,6 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 	sum := enqueueSummary{SchemaVersion: EnqueueSchemaVersion, File: file, ToolVersion: Version, RubricVersion: rb.Version, Targets: items}
 	t := &sum.Totals
 	t.Targets, t.Enqueued, t.AlreadyQueued = len(items), inserted, dups
-	var stopped []*batchItem
 	for _, it := range items {
 		switch it.Status {
 		case batchSubmitted:
@@ -210,20 +206,12 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 			t.Skipped++
 		default:
 			t.Failed++
-			if it.err != nil {
-				stopped = append(stopped, it)
-			}
 		}
 	}
 	if err := g.writeEnqueueSummary(sum, f.scan.format, f.scan.output); err != nil {
 		return err
 	}
-	if len(stopped) > 0 {
-		it := stopped[0]
-		return fmt.Errorf("%d of %d targets could not be enqueued (fix them and run the command again); first, %s:%d %s: %w",
-			len(stopped), len(items), file, it.Line, it.Target, it.err)
-	}
-	return nil
+	return stoppedError(items, file, "enqueued (fix them and run the command again)")
 }
 
 func (g *globals) writeEnqueueSummary(s enqueueSummary, format, output string) error {
