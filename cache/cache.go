@@ -323,5 +323,5 @@ func (c *Cache) Prune(ctx context.Context, all bool) (int64, error) {
 
 // errorf is fmt.Errorf with the backend's password, if any, masked.
 func (c *Cache) errorf(format string, args ...any) error {
-	return redact(fmt.Errorf(format, args...), c.secret)
+	return Redact(fmt.Errorf(format, args...), c.secret)
 }

@@ -521,7 +521,7 @@ func TestRedact(t *testing.T) {
 		{"absent", fmt.Errorf("no secret here: %w", base), "no secret here: boom"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := redact(tt.err, secret)
+			got := Redact(tt.err, secret)
 			if got.Error() != tt.want {
 				t.Errorf("got %q, want %q", got.Error(), tt.want)
 			}
@@ -530,8 +530,8 @@ func TestRedact(t *testing.T) {
 			}
 		})
 	}
-	if redact(nil, secret) != nil {
-		t.Error("redact(nil) is not nil")
+	if Redact(nil, secret) != nil {
+		t.Error("Redact(nil) is not nil")
 	}
 }
 

@@ -51,7 +51,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return newCache(ctx, db, postgresDialect, postgresLocation(cfg), cfg.Password)
+	return newCache(ctx, db, postgresDialect, PostgresLocation(cfg), cfg.Password)
 }
 
 // OpenPostgresDB parses dsn and returns a small connection pool on it (no
@@ -133,12 +133,6 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	}
 	return tx.Commit()
 }
-
-// postgresLocation is PostgresLocation.
-func postgresLocation(cfg *pgx.ConnConfig) string { return PostgresLocation(cfg) }
-
-// redact is Redact.
-func redact(err error, secret string) error { return Redact(err, secret) }
 
 // Redact masks secret, as written and as percent-encoded in a URL, in
 // err's message. The result still unwraps to err, so errors.Is works, but

@@ -51,7 +51,7 @@ func connectPostgres(tb testing.TB) *pgx.Conn {
 	if err != nil {
 		tb.Fatalf("the Postgres test server at %s is unreachable: %v\n"+
 			"run scripts/setup.sh (or scripts/setup.sh postgres) to install and start it, or set %s",
-			postgresLocation(cfg), redact(err, cfg.Password), postgresDSNEnv)
+			PostgresLocation(cfg), Redact(err, cfg.Password), postgresDSNEnv)
 	}
 	tb.Cleanup(func() { conn.Close(context.Background()) })
 	return conn

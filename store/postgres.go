@@ -22,9 +22,7 @@ var ErrInvalidDSN = errors.New("store: the Postgres DSN does not parse (it is no
 
 // IsPostgresDSN reports whether OpenDSN opens target as a Postgres
 // database rather than as a data directory.
-func IsPostgresDSN(target string) bool {
-	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
-}
+func IsPostgresDSN(target string) bool { return cache.IsPostgresDSN(target) }
 
 // OpenDSN opens the store in target: a Postgres database when target is a
 // postgres:// or postgresql:// URL, else the SQLite file in the data
