@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // The Postgres tests need a real server: scripts/setup.sh (or
@@ -99,6 +102,7 @@ func TestPostgres(t *testing.T) {
 		{"RescoreInterrupted", TestRescoreInterrupted},
 		{"RescoreFilterAndFailures", TestRescoreFilterAndFailures},
 		{"RescoreChunks", TestRescoreChunks},
+		{"RescoreWithoutSummaries", TestRescoreWithoutSummaries},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
@@ -283,6 +287,62 @@ func openTempSQLite(t *testing.T) *Store {
 
 // BenchmarkRescorePostgres is BenchmarkRescore on a Postgres store on
 // loopback. cpu-µs/result counts this process only, not the server's.
+// TestPostgresRescoreCopy: a batch of new results is copied; when one of
+// them was saved meanwhile (another pass, a scan), COPY fails on the key
+// and the whole batch is upserted instead, replacing it; a batch naming a
+// run that does not exist fails whole, writing nothing.
+func TestPostgresRescoreCopy(t *testing.T) {
+	ctx := context.Background()
+	s := openPostgresTemp(t)
+	fx := loadRescoreFixtures(t)
+	v5 := rubric.Current()
+	seedBulk(t, s, 20, fx.mixed, v5)
+	batch := func(tag string, ids ...string) []*rescored {
+		var rs []*rescored
+		for _, id := range ids {
+			score := 50.0
+			rs = append(rs, &rescored{runID: id, fresh: true, newRubric: "9", newHash: v5.Hash, score: &score,
+				resultJSON: []byte(`{"run":"` + id + `","tag":"` + tag + `"}`), summary: []byte(`{"findings":null,"dimensions":null,"score":50}`)})
+		}
+		return rs
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stored := func() map[string]string {
+		got := map[string]string{}
+		for id, data := range storedResults(t, s, "9") {
+			got[id] = string(data)
+		}
+		return got
+	}
+	if err := s.pgWriteResults(ctx, conn, batch("a", "run-000001", "run-000002")); err != nil {
+		t.Fatal(err)
+	}
+	// run-000002 has a result under 9 by now, though the batch was read
+	// before it had: copied, run-000003's would collide with it.
+	if err := s.pgWriteResults(ctx, conn, batch("b", "run-000003", "run-000002")); err != nil {
+		t.Fatalf("a batch colliding with a saved result: %v", err)
+	}
+	want := map[string]string{
+		"run-000001": `{"run":"run-000001","tag":"a"}`,
+		"run-000002": `{"run":"run-000002","tag":"b"}`,
+		"run-000003": `{"run":"run-000003","tag":"b"}`,
+	}
+	if got := stored(); !maps.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
+	}
+	err = s.pgWriteResults(ctx, conn, batch("c", "run-000004", "run-nope"))
+	if err == nil || !strings.Contains(err.Error(), "run-000004 to run-nope") {
+		t.Errorf("a batch naming a missing run: error %v", err)
+	}
+	if got := stored(); !maps.Equal(got, want) {
+		t.Errorf("after the failed batch, results %v, want %v", got, want)
+	}
+}
+
 func BenchmarkRescorePostgres(b *testing.B) {
 	benchmarkRescore(b, openPostgresTemp(b))
 }

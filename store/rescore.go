@@ -320,17 +320,26 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 
 	// The writer: this goroutine. On SQLite it writes on a connection of
 	// its own that leaves checkpoints to a second one, so that copying the
-	// write-ahead log into the database does not hold up the next batch.
+	// write-ahead log into the database does not hold up the next batch;
+	// on Postgres, through pgx on a connection of its own.
 	var writeErr error
 	var writeTime time.Duration
-	var writeDB txBeginner = s.db
-	if opts.Save && !s.pg {
+	var write func([]*rescored) error
+	switch {
+	case opts.Save && s.pg:
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return finish(fmt.Errorf("store: rescore: save results: %w", s.redact(err)))
+		}
+		defer c.Close()
+		write = func(rs []*rescored) error { return s.pgWriteResults(ctx, c, rs) }
+	case opts.Save:
 		w, stop, err := s.checkpointBeside(ctx)
 		if err != nil {
 			return finish(err)
 		}
 		defer stop()
-		writeDB = w
+		write = func(rs []*rescored) error { return s.writeResultsOn(ctx, w, rs) }
 	}
 	pending := make([]*rescored, 0, batchSize)
 	flush := func() error {
@@ -339,7 +348,7 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 		}
 		if opts.Save {
 			t0 := time.Now()
-			err := s.writeResultsOn(ctx, writeDB, pending)
+			err := write(pending)
 			writeTime += time.Since(t0)
 			if err != nil {
 				return err
@@ -440,14 +449,20 @@ func (s *Store) checkpointBeside(ctx context.Context) (*sql.Conn, func(), error)
 	}, nil
 }
 
-// storedRow is one run as read for rescoring: its bundle and the baseline
-// result, if any. The byte slices are owned by the row (and reused through
-// the pool once the row is processed).
+// storedRow is one run as read for rescoring: its bundle and, if there is
+// a baseline, the baseline result's summary (see summary.go), or the
+// result itself when it was saved before summaries were. The byte slices
+// are owned by the row (and reused through the pool once the row is
+// processed).
 type storedRow struct {
 	runID           string
 	bundle          []byte
 	baselineVersion string // "" when there is no baseline
 	baseline        []byte
+	// scored is whether the run had a result under the rubric version
+	// being scored when it was read (read on Postgres only, where a
+	// batch of results that are all new is copied rather than upserted).
+	scored bool
 }
 
 // countRuns counts the runs f selects, Limit included.
@@ -499,7 +514,7 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 	if where != "" {
 		after = where + " AND (r.run_date, r.run_id) > (?, ?)"
 	}
-	const cols = `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result FROM runs r`
+	const cols = `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, coalesce(b.summary, b.result) FROM runs r`
 	const order = ` ORDER BY r.run_date, r.run_id LIMIT ?`
 
 	var batch []storedRow
@@ -514,6 +529,17 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 			return ctx.Err()
 		}
 	}
+	// On Postgres the reader keeps one connection for the pass and reads
+	// through pgx itself (see pgReadChunk).
+	var pgConn *sql.Conn
+	if s.pg {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return elapsed(), fmt.Errorf("store: rescore: read runs: %w", s.redact(err))
+		}
+		defer c.Close()
+		pgConn = c
+	}
 	// chunk reads up to n runs after (date, id), or from the first when
 	// first is set, and returns how many it read and the last one.
 	chunk := func(first bool, date int64, id string, n int) (int, int64, string, error) {
@@ -525,7 +551,7 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 			// n, and evaluate the baseline subquery twice per run: select
 			// the chunk by the (run_date, run_id) index first, then each
 			// run's baseline by one lookup.
-			q, args = pgChunk(first, where, after, baseline), append([]any(nil), wargs...)
+			q, args = pgChunk(first, where, after, baseline), append([]any{version}, wargs...)
 			if !first {
 				args = append(args, date, id)
 			}
@@ -544,39 +570,52 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 			}
 			args = append(args, n)
 		}
-		rows, err := s.db.QueryContext(ctx, s.q(q), args...)
-		if err != nil {
-			return 0, 0, "", err
-		}
-		defer rows.Close()
 		read := 0
-		for rows.Next() {
+		// add takes one run; the byte slices are the driver's, valid
+		// until the next row, and are copied into the row's own buffers,
+		// reused from an earlier batch.
+		add := func(runID string, runDate int64, data []byte, ver string, res []byte, scored bool) error {
+			read++
+			id, date = runID, runDate
 			if batch == nil {
 				batch, _ = pool.Get().([]storedRow)
 				if batch == nil {
 					batch = make([]storedRow, 0, batchSize)
 				}
 			}
-			// RawBytes saves a copy of every bundle; the row's own
-			// buffers, reused from an earlier batch, take the bytes
-			// instead.
-			var data, res sql.RawBytes
-			var ver sql.NullString
-			if err := rows.Scan(&id, &date, &data, &ver, &res); err != nil {
-				return read, date, id, err
-			}
-			read++
 			k := len(batch)
 			batch = batch[:k+1]
 			row := &batch[k]
-			row.runID = id
+			row.runID = runID
 			row.bundle = append(row.bundle[:0], data...)
-			row.baselineVersion = ver.String
+			row.baselineVersion = ver
 			row.baseline = append(row.baseline[:0], res...)
+			row.scored = scored
 			if len(batch) == batchSize {
-				if err := send(); err != nil {
-					return read, date, id, err
-				}
+				return send()
+			}
+			return nil
+		}
+		if s.pg {
+			err := s.pgReadChunk(ctx, pgConn, q, args, add)
+			return read, date, id, err
+		}
+		rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			// RawBytes saves a copy of every bundle.
+			var data, res sql.RawBytes
+			var ver sql.NullString
+			var runID string
+			var runDate int64
+			if err := rows.Scan(&runID, &runDate, &data, &ver, &res); err != nil {
+				return read, date, id, err
+			}
+			if err := add(runID, runDate, data, ver.String, res, false); err != nil {
+				return read, date, id, err
 			}
 		}
 		return read, date, id, rows.Err()
@@ -614,21 +653,23 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 	return elapsed(), nil
 }
 
-// pgChunk is readForRescore's chunk query on Postgres: where or after
-// selects the runs (after when not first), then LIMIT, then the baseline
-// version asked for, or the version being scored to order the others
-// against.
+// pgChunk is readForRescore's chunk query on Postgres. Its parameters are
+// the version being scored (to tell whether each run has a result under
+// it), then those of where or after, which select the runs (after when
+// not first), then LIMIT, then the baseline version asked for, or the
+// version being scored to order the others against.
 func pgChunk(first bool, where, after, baseline string) string {
 	sel := where
 	if !first {
 		sel = after
 	}
-	lateral := `SELECT o.rubric_version, o.result FROM results o WHERE o.run_id = r.run_id AND o.rubric_version = ?`
+	lateral := `SELECT o.rubric_version, coalesce(o.summary, o.result) AS result FROM results o WHERE o.run_id = r.run_id AND o.rubric_version = ?`
 	if baseline == "" {
-		lateral = `SELECT o.rubric_version, o.result FROM results o WHERE o.run_id = r.run_id
+		lateral = `SELECT o.rubric_version, coalesce(o.summary, o.result) AS result FROM results o WHERE o.run_id = r.run_id
 	ORDER BY o.rubric_version = ?, length(o.rubric_version) DESC, o.rubric_version DESC LIMIT 1`
 	}
-	return `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result
+	return `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result,
+	EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.run_id AND x.rubric_version = ?) AS scored
 FROM (SELECT r.run_id, r.run_date, r.bundle FROM runs r` + sel + ` ORDER BY r.run_date, r.run_id LIMIT ?) r
 LEFT JOIN LATERAL (` + lateral + `) b ON true
 ORDER BY r.run_date, r.run_id`
@@ -637,9 +678,11 @@ ORDER BY r.run_date, r.run_id`
 // rescored is one run's new result and how it moved from its baseline.
 type rescored struct {
 	runID      string
+	fresh      bool // no result under the new version when read (Postgres)
 	err        error
 	score      *float64
 	resultJSON []byte
+	summary    []byte // of the new result
 	recollect  []string
 
 	baseline  string // version; "" when there is none
@@ -683,7 +726,7 @@ type baselineDimension struct {
 // rescoreOne decodes, evaluates, encodes and compares one run; st
 // accumulates the time of each of those stages.
 func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo, st *[4]time.Duration) *rescored {
-	out := &rescored{runID: row.runID, newRubric: rb.Version, newHash: rb.Hash}
+	out := &rescored{runID: row.runID, fresh: !row.scored, newRubric: rb.Version, newHash: rb.Hash}
 	t0 := time.Now()
 	b, err := memo.decodeBundle(row.bundle)
 	t1 := time.Now()
@@ -699,6 +742,10 @@ func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo
 		out.err = fmt.Errorf("encode result: %w", err)
 		return out
 	}
+	if out.summary, err = encodeSummary(&res); err != nil {
+		out.err = fmt.Errorf("encode result summary: %w", err)
+		return out
+	}
 	out.score = res.Score
 	t3 := time.Now()
 	st[2] += t3.Sub(t2)
@@ -712,21 +759,15 @@ func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo
 	return out
 }
 
-// compare records how res moved from the stored result data of rubric
-// version ver.
+// compare records how res moved from the stored result of rubric version
+// ver, given as its summary or (saved before summaries were) in full.
 func (r *rescored) compare(ver string, data []byte, res rubric.Result) error {
 	r.baseline = ver
 	var old baselineResult
-	if string(data) == string(r.resultJSON) {
+	if string(data) == string(r.summary) || string(data) == string(r.resultJSON) {
 		// A re-run under an unchanged rubric: nothing moved, and the new
 		// result says what the baseline held without decoding it.
-		old.Score = res.Score
-		for _, d := range res.Dimensions {
-			old.Dimensions = append(old.Dimensions, baselineDimension{ID: d.ID, Weight: d.Weight, State: d.State, Score: d.Score})
-		}
-		for _, f := range res.Findings {
-			old.Findings = append(old.Findings, baselineFinding{Code: f.Code})
-		}
+		old = summaryOf(&res)
 	} else if err := unmarshal(data, &old); err != nil {
 		return err
 	}
@@ -768,9 +809,9 @@ func sortedUnique(s []string) []string {
 // upsertResult saves a result, replacing the one of the same run and
 // rubric version.
 const upsertResult = `
-INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES (?, ?, ?, ?, ?)
+INSERT INTO results (run_id, rubric_version, rubric_hash, score, result, summary) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id, rubric_version) DO UPDATE SET
-	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`
+	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result, summary = excluded.summary`
 
 // upsertRows is how many results one statement of writeResults saves: a
 // statement per result would spend a rescoring pass on round trips to
@@ -780,16 +821,16 @@ const upsertRows = 100
 // upsertMany returns upsertResult for n rows.
 func upsertMany(n int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES ")
+	b.WriteString("INSERT INTO results (run_id, rubric_version, rubric_hash, score, result, summary) VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
 	}
 	b.WriteString(`
 ON CONFLICT (run_id, rubric_version) DO UPDATE SET
-	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result`)
+	rubric_hash = excluded.rubric_hash, score = excluded.score, result = excluded.result, summary = excluded.summary`)
 	return b.String()
 }
 
@@ -812,7 +853,7 @@ func (s *Store) writeResultsOn(ctx context.Context, db txBeginner, rs []*rescore
 		return fmt.Errorf("store: rescore: save results: %w", s.redact(err))
 	}
 	defer tx.Rollback()
-	args := make([]any, 0, 5*upsertRows)
+	args := make([]any, 0, 6*upsertRows)
 	for len(rs) > 0 {
 		n := min(len(rs), upsertRows)
 		args = args[:0]
@@ -821,7 +862,7 @@ func (s *Store) writeResultsOn(ctx context.Context, db txBeginner, rs []*rescore
 			if r.score != nil {
 				score = *r.score
 			}
-			args = append(args, r.runID, r.newRubric, r.newHash, score, r.resultJSON)
+			args = append(args, r.runID, r.newRubric, r.newHash, score, r.resultJSON, r.summary)
 		}
 		q := upsertFull
 		if n < upsertRows {
@@ -844,7 +885,7 @@ type moveAcc struct {
 	baselines  map[string]int
 	noBaseline int
 	comp       CompositeMove
-	compSum    float64
+	compTenths int64 // the deltas' sum, in tenths: exact, so in any order the same
 	dims       map[string]*dimAcc
 	codes      map[string]*CodeMove
 	recollect  map[string]int
@@ -853,7 +894,7 @@ type moveAcc struct {
 
 type dimAcc struct {
 	DimensionMove
-	sum        float64
+	tenths     int64 // as moveAcc.compTenths
 	oldWeights map[float64]bool
 }
 
@@ -906,7 +947,7 @@ func (a *moveAcc) add(r *rescored) {
 			c.MaxDelta = d
 		}
 		c.Scored++
-		a.compSum += d
+		a.compTenths += tenths(d)
 	}
 
 	for _, p := range r.dims {
@@ -932,7 +973,7 @@ func (a *moveAcc) add(r *rescored) {
 				da.MaxDelta = d
 			}
 			da.Compared++
-			da.sum += d
+			da.tenths += tenths(d)
 			if d != 0 || p.oldState != p.newState {
 				da.Moved++
 			}
@@ -979,6 +1020,10 @@ func (a *moveAcc) add(r *rescored) {
 // 6.500000000000001.
 func delta(after, before float64) float64 { return math.Round((after-before)*10) / 10 }
 
+// tenths is a delta in tenths. Summing deltas as floats would make a
+// pass's means depend on the order the workers finish in.
+func tenths(d float64) int64 { return int64(math.Round(d * 10)) }
+
 // fill writes the aggregates into sum, in a stable order.
 func (a *moveAcc) fill(sum *RescoreSummary) {
 	if sum.Failed == nil {
@@ -990,7 +1035,7 @@ func (a *moveAcc) fill(sum *RescoreSummary) {
 	sum.RecollectRuns = a.recRuns
 	sum.Composite = a.comp
 	if a.comp.Scored > 0 {
-		sum.Composite.MeanDelta = a.compSum / float64(a.comp.Scored)
+		sum.Composite.MeanDelta = float64(a.compTenths) / 10 / float64(a.comp.Scored)
 	}
 	dim := func(id string, weight float64) DimensionMove {
 		da := a.dims[id]
@@ -1005,7 +1050,7 @@ func (a *moveAcc) fill(sum *RescoreSummary) {
 		}
 		slices.Sort(m.OldWeights)
 		if m.Compared > 0 {
-			m.MeanDelta = da.sum / float64(m.Compared)
+			m.MeanDelta = float64(da.tenths) / 10 / float64(m.Compared)
 		}
 		return m
 	}

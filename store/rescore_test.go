@@ -152,6 +152,7 @@ func seedBulk(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle
 	type item struct {
 		b         *evidence.Bundle
 		data, res []byte
+		summary   []byte
 		score     *float64
 		digest    string
 	}
@@ -174,8 +175,12 @@ func seedBulk(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle
 					if err != nil {
 						panic(err)
 					}
+					summary, err := encodeSummary(&res)
+					if err != nil {
+						panic(err)
+					}
 					sum := sha256.Sum256(data)
-					items[i] = item{b, data, resJSON, res.Score, hex.EncodeToString(sum[:])}
+					items[i] = item{b, data, resJSON, summary, res.Score, hex.EncodeToString(sum[:])}
 				}
 			}()
 		}
@@ -198,7 +203,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			if it.score != nil {
 				score = *it.score
 			}
-			if _, err := tx.ExecContext(ctx, s.q(upsertResult), b.Run.ID, r.Version, r.Hash, score, it.res); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q(upsertResult), b.Run.ID, r.Version, r.Hash, score, it.res, it.summary); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -182,6 +182,10 @@ CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NUL
 CREATE INDEX runs_by_date_id ON runs (run_date, run_id);
 DROP INDEX runs_by_date;
 `,
+	// 4: each result's summary (see summary.go), what rescoring compares a
+	// new result with, so that it need not read and decode the result;
+	// NULL for results saved before.
+	`ALTER TABLE results ADD COLUMN summary BLOB;`,
 }
 
 // SchemaVersion is the database schema version this program writes.
@@ -395,7 +399,11 @@ func insertResult(ctx context.Context, exec execFunc, runID string, res rubric.R
 	if res.Score != nil {
 		score = *res.Score
 	}
-	_, err := exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, resultJSON)
+	summary, err := encodeSummary(&res)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, resultJSON, summary)
 	return err
 }
 
