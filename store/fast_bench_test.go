@@ -152,7 +152,7 @@ func BenchmarkFastStages(b *testing.B) {
 	b.Run("compare", func(b *testing.B) {
 		perResult(b, func() int {
 			for i, res := range c.results {
-				r := &rescored{resultJSON: c.json5[i]}
+				r := &rescored{result: c.json5[i]}
 				if err := r.compare("4", c.base4[i], res); err != nil {
 					b.Fatal(err)
 				}

@@ -302,7 +302,7 @@ func TestPostgresRescoreCopy(t *testing.T) {
 		for _, id := range ids {
 			score := 50.0
 			rs = append(rs, &rescored{runID: id, fresh: true, newRubric: "9", newHash: v5.Hash, score: &score,
-				resultJSON: []byte(`{"run":"` + id + `","tag":"` + tag + `"}`), summary: []byte(`{"findings":null,"dimensions":null,"score":50}`)})
+				result: compressResult([]byte(`{"run":"` + id + `","tag":"` + tag + `"}`)), summary: []byte(`{"findings":null,"dimensions":null,"score":50}`)})
 		}
 		return rs
 	}

@@ -299,7 +299,7 @@ func Rescore(ctx context.Context, s *Store, opts RescoreOptions) (RescoreSummary
 				}
 				out := make([]*rescored, 0, len(batch))
 				for i := range batch {
-					out = append(out, rescoreOne(&batch[i], rb, need, memo, &st))
+					out = append(out, rescoreOne(&batch[i], rb, need, memo, opts.Save, &st))
 				}
 				pool.Put(batch[:0])
 				select {
@@ -677,13 +677,13 @@ ORDER BY r.run_date, r.run_id`
 
 // rescored is one run's new result and how it moved from its baseline.
 type rescored struct {
-	runID      string
-	fresh      bool // no result under the new version when read (Postgres)
-	err        error
-	score      *float64
-	resultJSON []byte
-	summary    []byte // of the new result
-	recollect  []string
+	runID     string
+	fresh     bool // no result under the new version when read (Postgres)
+	err       error
+	score     *float64
+	result    []byte // the new result, stored form (see codec.go)
+	summary   []byte // of the new result
+	recollect []string
 
 	baseline  string // version; "" when there is none
 	oldScore  *float64
@@ -724,8 +724,9 @@ type baselineDimension struct {
 }
 
 // rescoreOne decodes, evaluates, encodes and compares one run; st
-// accumulates the time of each of those stages.
-func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo, st *[4]time.Duration) *rescored {
+// accumulates the time of each of those stages. The result itself is
+// encoded only when it is to be saved: comparing needs only its summary.
+func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo, save bool, st *[4]time.Duration) *rescored {
 	out := &rescored{runID: row.runID, fresh: !row.scored, newRubric: rb.Version, newHash: rb.Hash}
 	t0 := time.Now()
 	b, err := memo.decodeBundle(row.bundle)
@@ -738,9 +739,11 @@ func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo
 	res := memo.evaluate(b)
 	t2 := time.Now()
 	st[1] += t2.Sub(t1)
-	if out.resultJSON, err = encodeResult(res); err != nil {
-		out.err = fmt.Errorf("encode result: %w", err)
-		return out
+	if save {
+		if out.result, err = encodeStoredResult(&res); err != nil {
+			out.err = fmt.Errorf("encode result: %w", err)
+			return out
+		}
 	}
 	if out.summary, err = encodeSummary(&res); err != nil {
 		out.err = fmt.Errorf("encode result summary: %w", err)
@@ -764,12 +767,18 @@ func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo
 func (r *rescored) compare(ver string, data []byte, res rubric.Result) error {
 	r.baseline = ver
 	var old baselineResult
-	if string(data) == string(r.summary) || string(data) == string(r.resultJSON) {
+	if string(data) == string(r.summary) {
 		// A re-run under an unchanged rubric: nothing moved, and the new
 		// result says what the baseline held without decoding it.
 		old = summaryOf(&res)
-	} else if err := unmarshal(data, &old); err != nil {
-		return err
+	} else {
+		j, err := resultJSON(data)
+		if err != nil {
+			return err
+		}
+		if err := unmarshal(j, &old); err != nil {
+			return err
+		}
 	}
 	r.oldScore = old.Score
 	r.codesOld = make([]string, 0, len(old.Findings))
@@ -862,7 +871,7 @@ func (s *Store) writeResultsOn(ctx context.Context, db txBeginner, rs []*rescore
 			if r.score != nil {
 				score = *r.score
 			}
-			args = append(args, r.runID, r.newRubric, r.newHash, score, r.resultJSON, r.summary)
+			args = append(args, r.runID, r.newRubric, r.newHash, score, r.result, r.summary)
 		}
 		q := upsertFull
 		if n < upsertRows {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -179,11 +178,16 @@ func benchmarkRescore(b *testing.B, s *Store) {
 		var n int
 		for b.Loop() {
 			for i, res := range results {
-				data, err := json.Marshal(res)
+				// As a pass encodes: the stored result and its summary.
+				data, err := encodeStoredResult(&res)
 				if err != nil {
 					b.Fatal(err)
 				}
-				out[i] = &rescored{runID: rows[i].runID, score: res.Score, resultJSON: data, newRubric: v5.Version, newHash: v5.Hash}
+				summary, err := encodeSummary(&res)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out[i] = &rescored{runID: rows[i].runID, score: res.Score, result: data, summary: summary, newRubric: v5.Version, newHash: v5.Hash}
 				n++
 			}
 		}

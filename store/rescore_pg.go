@@ -108,7 +108,7 @@ func pgWriteBatch(ctx context.Context, pc *pgx.Conn, rs []*rescored, copy bool) 
 			}
 			r := fresh[i]
 			i++
-			return []any{r.runID, r.newRubric, r.newHash, r.score, r.resultJSON, r.summary}, nil
+			return []any{r.runID, r.newRubric, r.newHash, r.score, r.result, r.summary}, nil
 		})
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"results"}, pgResultColumns, src); err != nil {
 			return err
@@ -119,7 +119,7 @@ func pgWriteBatch(ctx context.Context, pc *pgx.Conn, rs []*rescored, copy bool) 
 		n := min(len(rest), upsertRows)
 		args = args[:0]
 		for _, r := range rest[:n] {
-			args = append(args, r.runID, r.newRubric, r.newHash, r.score, r.resultJSON, r.summary)
+			args = append(args, r.runID, r.newRubric, r.newHash, r.score, r.result, r.summary)
 		}
 		q := upsertFull
 		if n < upsertRows {

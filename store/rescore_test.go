@@ -180,7 +180,7 @@ func seedBulk(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle
 						panic(err)
 					}
 					sum := sha256.Sum256(data)
-					items[i] = item{b, data, resJSON, summary, res.Score, hex.EncodeToString(sum[:])}
+					items[i] = item{b, data, compressResult(resJSON), summary, res.Score, hex.EncodeToString(sum[:])}
 				}
 			}()
 		}
@@ -226,7 +226,8 @@ func reweighted(r *rubric.Rubric) *rubric.Rubric {
 	return &c
 }
 
-// storedResults returns the stored result bytes of every run under version.
+// storedResults returns the JSON of the stored result of every run under
+// version.
 func storedResults(t testing.TB, s *Store, version string) map[string][]byte {
 	t.Helper()
 	rows, err := s.db.Query(s.q(`SELECT run_id, result FROM results WHERE rubric_version = ?`), version)
@@ -240,6 +241,9 @@ func storedResults(t testing.TB, s *Store, version string) map[string][]byte {
 		var data []byte
 		if err := rows.Scan(&id, &data); err != nil {
 			t.Fatal(err)
+		}
+		if data, err = resultJSON(data); err != nil {
+			t.Fatalf("run %s: %v", id, err)
 		}
 		out[id] = data
 	}

@@ -403,7 +403,7 @@ func insertResult(ctx context.Context, exec execFunc, runID string, res rubric.R
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	_, err = exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, resultJSON, summary)
+	_, err = exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, compressResult(resultJSON), summary)
 	return err
 }
 
@@ -431,8 +431,12 @@ func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (rubric
 	case err != nil:
 		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
 	}
+	j, err := resultJSON(data)
+	if err != nil {
+		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
+	}
 	var res rubric.Result
-	if err := json.Unmarshal(data, &res); err != nil {
+	if err := json.Unmarshal(j, &res); err != nil {
 		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: decode: %w", runID, rubricVersion, err)
 	}
 	return res, nil

@@ -145,8 +145,12 @@ func TestRescoreWithoutSummaries(t *testing.T) {
 		if err := rows.Scan(&id, &data, &summary); err != nil {
 			t.Fatal(err)
 		}
+		j, err := resultJSON(data)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var res rubric.Result
-		if err := json.Unmarshal(data, &res); err != nil {
+		if err := json.Unmarshal(j, &res); err != nil {
 			t.Fatal(err)
 		}
 		want, _ := json.Marshal(summaryOf(&res))
@@ -217,5 +221,43 @@ func TestMigrateToSummaries(t *testing.T) {
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(summary) FROM results`).Scan(&summaries); err != nil || summaries != 1 {
 		t.Fatalf("%d summaries after a saving pass, %v; want 1", summaries, err)
+	}
+	// The old result, stored as plain JSON, and the new one, compressed,
+	// both read back.
+	if got, err := s.Result(ctx, "run-old", "4"); err != nil || *got.Score != *res.Score {
+		t.Errorf("old result: %v, %v", got.Score, err)
+	}
+	if got, err := s.Result(ctx, "run-old", rubric.Current().Version); err != nil || got.RubricVersion != rubric.Current().Version {
+		t.Errorf("new result: %+v, %v", got.RubricVersion, err)
+	}
+}
+
+// TestResultCodec: a stored result is its JSON compressed behind a
+// marker no JSON text starts with; plain JSON (results stored before)
+// reads as itself; a damaged block is an error, not a result.
+func TestResultCodec(t *testing.T) {
+	fx := loadRescoreFixtures(t)
+	for i := range 24 {
+		res := rubric.Evaluate(fx.mixed(i), rubric.Current())
+		stored, err := encodeStoredResult(&res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(stored), resultS2) || len(stored) >= len(want)/2 {
+			t.Errorf("bundle %d: stored %d bytes for %d of JSON", i, len(stored), len(want))
+		}
+		for _, in := range [][]byte{stored, want} {
+			got, err := resultJSON(in)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("bundle %d: resultJSON = %.40q, %v", i, got, err)
+			}
+		}
+		if _, err := resultJSON(stored[:len(stored)-5]); err == nil {
+			t.Errorf("bundle %d: a truncated result decoded", i)
+		}
 	}
 }
