@@ -100,28 +100,37 @@ func appendResult(b []byte, res *rubric.Result) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			d := &res.Dimensions[i]
-			b = append(b, `{"id":`...)
-			b = appendJSONString(b, d.ID)
-			b = append(b, `,"weight":`...)
-			b, ok = appendJSONFloat(b, d.Weight, ok)
-			b = append(b, `,"state":`...)
-			b = appendJSONString(b, string(d.State))
-			b = append(b, `,"score":`...)
-			b, ok = appendJSONFloat(b, d.Score, ok)
+			b, ok = appendDimensionScore(b, d, ok)
 			b = append(b, `,"reason":`...)
 			b = appendJSONString(b, d.Reason)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
+	b, ok = appendComposite(b, res.Score, ok)
+	return append(b, '}'), ok
+}
+
+// appendDimensionScore appends d's id, weight, state and score, as the
+// start of its JSON object: the fields a result and its summary share.
+func appendDimensionScore(b []byte, d *rubric.DimensionScore, ok bool) ([]byte, bool) {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, d.ID)
+	b = append(b, `,"weight":`...)
+	b, ok = appendJSONFloat(b, d.Weight, ok)
+	b = append(b, `,"state":`...)
+	b = appendJSONString(b, string(d.State))
 	b = append(b, `,"score":`...)
-	if res.Score == nil {
-		b = append(b, "null"...)
-	} else {
-		b, ok = appendJSONFloat(b, *res.Score, ok)
+	return appendJSONFloat(b, d.Score, ok)
+}
+
+// appendComposite appends the "score" field of a result or a summary.
+func appendComposite(b []byte, score *float64, ok bool) ([]byte, bool) {
+	b = append(b, `,"score":`...)
+	if score == nil {
+		return append(b, "null"...), ok
 	}
-	b = append(b, '}')
-	return b, ok
+	return appendJSONFloat(b, *score, ok)
 }
 
 // appendJSONFloat appends f as encoding/json writes a float64; ok becomes

@@ -845,6 +845,33 @@ ON CONFLICT (run_id, rubric_version) DO UPDATE SET
 
 var upsertFull = upsertMany(upsertRows)
 
+// eachUpsert calls exec with the statement (with ? placeholders) and the
+// arguments that upsert rs, upsertRows results at a time, and the results
+// each statement saves.
+func eachUpsert(rs []*rescored, exec func(q string, args []any, batch []*rescored) error) error {
+	args := make([]any, 0, 6*upsertRows)
+	for len(rs) > 0 {
+		n := min(len(rs), upsertRows)
+		args = args[:0]
+		for _, r := range rs[:n] {
+			var score any // NULL when every dimension was dropped
+			if r.score != nil {
+				score = *r.score
+			}
+			args = append(args, r.runID, r.newRubric, r.newHash, score, r.result, r.summary)
+		}
+		q := upsertFull
+		if n < upsertRows {
+			q = upsertMany(n)
+		}
+		if err := exec(q, args, rs[:n]); err != nil {
+			return err
+		}
+		rs = rs[n:]
+	}
+	return nil
+}
+
 // writeResults saves results in one transaction: all of them or none.
 func (s *Store) writeResults(ctx context.Context, rs []*rescored) error {
 	return s.writeResultsOn(ctx, s.db, rs)
@@ -862,25 +889,13 @@ func (s *Store) writeResultsOn(ctx context.Context, db txBeginner, rs []*rescore
 		return fmt.Errorf("store: rescore: save results: %w", s.redact(err))
 	}
 	defer tx.Rollback()
-	args := make([]any, 0, 6*upsertRows)
-	for len(rs) > 0 {
-		n := min(len(rs), upsertRows)
-		args = args[:0]
-		for _, r := range rs[:n] {
-			var score any // NULL when every dimension was dropped
-			if r.score != nil {
-				score = *r.score
-			}
-			args = append(args, r.runID, r.newRubric, r.newHash, score, r.result, r.summary)
-		}
-		q := upsertFull
-		if n < upsertRows {
-			q = upsertMany(n)
-		}
+	if err := eachUpsert(rs, func(q string, args []any, batch []*rescored) error {
 		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
-			return fmt.Errorf("store: rescore: save results of runs %s to %s: %w", rs[0].runID, rs[n-1].runID, s.redact(err))
+			return fmt.Errorf("store: rescore: save results of runs %s to %s: %w", batch[0].runID, batch[len(batch)-1].runID, s.redact(err))
 		}
-		rs = rs[n:]
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: rescore: save results: commit: %w", s.redact(err))

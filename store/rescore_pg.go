@@ -114,21 +114,11 @@ func pgWriteBatch(ctx context.Context, pc *pgx.Conn, rs []*rescored, copy bool) 
 			return err
 		}
 	}
-	args := make([]any, 0, 6*upsertRows)
-	for len(rest) > 0 {
-		n := min(len(rest), upsertRows)
-		args = args[:0]
-		for _, r := range rest[:n] {
-			args = append(args, r.runID, r.newRubric, r.newHash, r.score, r.result, r.summary)
-		}
-		q := upsertFull
-		if n < upsertRows {
-			q = upsertMany(n)
-		}
-		if _, err := tx.Exec(ctx, rebind(q), args...); err != nil {
-			return err
-		}
-		rest = rest[n:]
+	if err := eachUpsert(rest, func(q string, args []any, _ []*rescored) error {
+		_, err := tx.Exec(ctx, rebind(q), args...)
+		return err
+	}); err != nil {
+		return err
 	}
 	return tx.Commit(ctx)
 }

@@ -76,24 +76,11 @@ func appendSummary(b []byte, res *rubric.Result) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			d := &res.Dimensions[i]
-			b = append(b, `{"id":`...)
-			b = appendJSONString(b, d.ID)
-			b = append(b, `,"weight":`...)
-			b, ok = appendJSONFloat(b, d.Weight, ok)
-			b = append(b, `,"state":`...)
-			b = appendJSONString(b, string(d.State))
-			b = append(b, `,"score":`...)
-			b, ok = appendJSONFloat(b, d.Score, ok)
+			b, ok = appendDimensionScore(b, &res.Dimensions[i], ok)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"score":`...)
-	if res.Score == nil {
-		b = append(b, "null"...)
-	} else {
-		b, ok = appendJSONFloat(b, *res.Score, ok)
-	}
+	b, ok = appendComposite(b, res.Score, ok)
 	return append(b, '}'), ok
 }
