@@ -8,3 +8,5 @@ import "time"
 func cpuTime() time.Duration { return 0 }
 
 func syncDisks() {}
+
+func serverCPUTime() time.Duration { return 0 }

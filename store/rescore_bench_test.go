@@ -27,6 +27,9 @@ const rescoreBenchRuns = 20000
 //     single reader's and writer's wall time; decode, evaluate, encode and
 //     compare are summed over the workers, so they include waiting for a
 //     core when there are more goroutines than cores);
+//   - cpu-µs/result is this process's CPU time per result and, on
+//     Postgres, server-cpu-µs/result the server's, when it runs on this
+//     machine;
 //   - rubric=5/dry-run is the same pass writing nothing;
 //   - stage=* measure each stage alone, on one goroutine, over the same
 //     runs: the cost per result of each, free of contention.
@@ -80,7 +83,7 @@ func benchmarkRescore(b *testing.B, s *Store) {
 		return func(b *testing.B) {
 			var total int
 			var st RescoreStages
-			cpu0 := cpuTime()
+			cpu0, srv0 := cpuTime(), serverCPUTime()
 			for b.Loop() {
 				sum, err := Rescore(ctx, s, RescoreOptions{Rubric: r, Save: save})
 				if err != nil {
@@ -100,6 +103,9 @@ func benchmarkRescore(b *testing.B, s *Store) {
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "results/s")
 			if cpu := cpuTime() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(cpu.Microseconds())/float64(total), "cpu-µs/result")
+			}
+			if srv := serverCPUTime() - srv0; s.Postgres() && srv > 0 {
+				b.ReportMetric(float64(srv.Microseconds())/float64(total), "server-cpu-µs/result")
 			}
 			per := func(d time.Duration, unit string) { b.ReportMetric(float64(d.Microseconds())/float64(total), unit) }
 			per(st.Read, "read-µs/result")
