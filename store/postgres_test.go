@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/verifymcp/verifymcp/rubric"
 )
@@ -285,8 +286,6 @@ func openTempSQLite(t *testing.T) *Store {
 	return s
 }
 
-// BenchmarkRescorePostgres is BenchmarkRescore on a Postgres store on
-// loopback. cpu-µs/result counts this process only, not the server's.
 // TestPostgresRescoreCopy: a batch of new results is copied; when one of
 // them was saved meanwhile (another pass, a scan), COPY fails on the key
 // and the whole batch is upserted instead, replacing it; a batch naming a
@@ -343,6 +342,68 @@ func TestPostgresRescoreCopy(t *testing.T) {
 	}
 }
 
+// TestPostgresResultsNameRuns: a result must name a stored run, however
+// it is written (insert, upsert, update, COPY); the statement that breaks
+// this fails whole with a foreign-key violation, and a run saved earlier
+// in the same transaction counts.
+func TestPostgresResultsNameRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openPostgresTemp(t)
+	v5 := rubric.Current()
+	data, b, res := run(t, "run-a", day)
+	if err := s.SaveRun(ctx, data, b, res); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM results`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	const ins = `INSERT INTO results (run_id, rubric_version, rubric_hash, score, result) VALUES `
+	for _, q := range []string{
+		ins + `('run-nope', '9', 'h', 1, '\x00')`,
+		ins + `('run-a', '9', 'h', 1, '\x00'), ('run-nope', '9', 'h', 1, '\x00')`,
+		ins + `('run-a', '5', 'h', 1, '\x00'), ('run-nope', '5', 'h', 1, '\x00') ON CONFLICT (run_id, rubric_version) DO UPDATE SET score = 2`,
+		`UPDATE results SET run_id = 'run-nope'`,
+	} {
+		_, err := s.db.ExecContext(ctx, q)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23503" || !strings.Contains(pgErr.Message, "run-nope") {
+			t.Errorf("%s: error %v, want a foreign_key_violation naming run-nope", q, err)
+		}
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	score := 1.0
+	err = s.pgWriteResults(ctx, conn, []*rescored{{runID: "run-nope", fresh: true, newRubric: "9", newHash: v5.Hash, score: &score, result: []byte{0}}})
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23503" {
+		t.Errorf("COPY of a result naming no run: error %v, want a foreign_key_violation", err)
+	}
+	if n := count(); n != before {
+		t.Errorf("%d results after the refused writes, want %d", n, before)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO runs SELECT 'run-b', schema_version, ecosystem, target_name, target_version, run_date, tool_name, tool_version, outcome, bundle_sha256, bundle FROM runs WHERE run_id = 'run-a'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, ins+`('run-b', '9', 'h', 1, '\x00')`); err != nil {
+		t.Errorf("a result for a run saved earlier in its transaction: %v", err)
+	}
+}
+
+// BenchmarkRescorePostgres is BenchmarkRescore on a Postgres store on
+// loopback. cpu-µs/result counts this process only; server-cpu-µs/result
+// counts the processes named postgres on this machine, when the server
+// runs here.
 func BenchmarkRescorePostgres(b *testing.B) {
 	benchmarkRescore(b, openPostgresTemp(b))
 }

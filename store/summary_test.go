@@ -209,8 +209,8 @@ func TestMigrateToSummaries(t *testing.T) {
 	defer s.Close()
 	var version int
 	var summaries int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != 4 {
-		t.Fatalf("schema version %d, %v; want 4", version, err)
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Fatalf("schema version %d, %v; want %d", version, err, SchemaVersion())
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(summary) FROM results`).Scan(&summaries); err != nil || summaries != 0 {
 		t.Fatalf("%d summaries after migrating, %v; want 0", summaries, err)
