@@ -766,12 +766,19 @@ func rescoreOne(row *storedRow, rb *rubric.Rubric, need needs, memo *rescoreMemo
 // ver, given as its summary or (saved before summaries were) in full.
 func (r *rescored) compare(ver string, data []byte, res rubric.Result) error {
 	r.baseline = ver
+	r.codesNew = make([]string, 0, len(res.Findings))
+	for _, f := range res.Findings {
+		r.codesNew = append(r.codesNew, f.Code)
+	}
+	r.codesNew = sortedUnique(r.codesNew)
 	var old baselineResult
-	if string(data) == string(r.summary) {
+	switch {
+	case string(data) == string(r.summary):
 		// A re-run under an unchanged rubric: nothing moved, and the new
 		// result says what the baseline held without decoding it.
 		old = summaryOf(&res)
-	} else {
+	case parseSummary(data, &old, r.codesNew, res.Dimensions):
+	default:
 		j, err := resultJSON(data)
 		if err != nil {
 			return err
@@ -786,11 +793,6 @@ func (r *rescored) compare(ver string, data []byte, res rubric.Result) error {
 		r.codesOld = append(r.codesOld, f.Code)
 	}
 	r.codesOld = sortedUnique(r.codesOld)
-	r.codesNew = make([]string, 0, len(res.Findings))
-	for _, f := range res.Findings {
-		r.codesNew = append(r.codesNew, f.Code)
-	}
-	r.codesNew = sortedUnique(r.codesNew)
 
 	r.dims = make([]dimPair, 0, len(res.Dimensions)+1)
 	for _, d := range res.Dimensions {

@@ -2,6 +2,9 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/verifymcp/verifymcp/rubric"
 )
@@ -83,4 +86,187 @@ func appendSummary(b []byte, res *rubric.Result) ([]byte, bool) {
 	}
 	b, ok = appendComposite(b, res.Score, ok)
 	return append(b, '}'), ok
+}
+
+// parseSummary reads data into s when it is a summary exactly as
+// appendSummary writes it, with strings of plain ASCII (no escapes), and
+// reports whether it was; for anything else (a result saved before
+// summaries, another spelling of the same JSON, a damaged value) it
+// returns false, and the caller decodes data in full. What it accepts, it
+// reads as unmarshal would. Codes found in codes (sorted) and dimension
+// ids found in dims are shared with them rather than allocated: a
+// baseline mostly names what the new result names.
+func parseSummary(data []byte, s *baselineResult, codes []string, dims []rubric.DimensionScore) bool {
+	p := summaryParser{data: data, codes: codes, dims: dims}
+	*s = baselineResult{}
+	if !p.lit(`{"findings":`) {
+		return false
+	}
+	if !p.lit("null") {
+		if !p.lit("[") {
+			return false
+		}
+		for {
+			if !p.lit(`{"code":`) {
+				return false
+			}
+			c, ok := p.str(p.code)
+			if !ok || !p.lit("}") {
+				return false
+			}
+			s.Findings = append(s.Findings, baselineFinding{Code: c})
+			if p.lit("]") {
+				break
+			}
+			if !p.lit(",") {
+				return false
+			}
+		}
+	}
+	if !p.lit(`,"dimensions":`) {
+		return false
+	}
+	if !p.lit("null") {
+		if !p.lit("[") {
+			return false
+		}
+		for {
+			var d baselineDimension
+			var ok bool
+			var st string
+			if !p.lit(`{"id":`) {
+				return false
+			}
+			if d.ID, ok = p.str(p.dimension); !ok || !p.lit(`,"weight":`) {
+				return false
+			}
+			if d.Weight, ok = p.num(); !ok || !p.lit(`,"state":`) {
+				return false
+			}
+			if st, ok = p.str(p.state); !ok || !p.lit(`,"score":`) {
+				return false
+			}
+			d.State = rubric.State(st)
+			if d.Score, ok = p.num(); !ok || !p.lit("}") {
+				return false
+			}
+			s.Dimensions = append(s.Dimensions, d)
+			if p.lit("]") {
+				break
+			}
+			if !p.lit(",") {
+				return false
+			}
+		}
+	}
+	if !p.lit(`,"score":`) {
+		return false
+	}
+	if !p.lit("null") {
+		v, ok := p.num()
+		if !ok {
+			return false
+		}
+		s.Score = &v
+	}
+	return p.lit("}") && p.i == len(p.data)
+}
+
+type summaryParser struct {
+	data  []byte
+	i     int
+	codes []string
+	dims  []rubric.DimensionScore
+}
+
+// lit consumes s if the input continues with it.
+func (p *summaryParser) lit(s string) bool {
+	if len(p.data)-p.i < len(s) || string(p.data[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// str consumes a quoted string of bytes JSON takes as they are, returning
+// the string known returns for them, or a new one.
+func (p *summaryParser) str(known func([]byte) (string, bool)) (string, bool) {
+	if !p.lit(`"`) {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.data) && p.data[p.i] != '"' {
+		if c := p.data[p.i]; c >= utf8.RuneSelf || !jsonSafe[c] {
+			return "", false
+		}
+		p.i++
+	}
+	if p.i == len(p.data) {
+		return "", false
+	}
+	b := p.data[start:p.i]
+	p.i++
+	if s, ok := known(b); ok {
+		return s, true
+	}
+	return string(b), true
+}
+
+func (p *summaryParser) code(b []byte) (string, bool) {
+	i, ok := slices.BinarySearch(p.codes, string(b))
+	if !ok {
+		return "", false
+	}
+	return p.codes[i], true
+}
+
+func (p *summaryParser) dimension(b []byte) (string, bool) {
+	for i := range p.dims {
+		if id := p.dims[i].ID; id == string(b) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+func (p *summaryParser) state(b []byte) (string, bool) {
+	for _, s := range [...]rubric.State{rubric.StateScored, rubric.StateZeroPoint, rubric.StateDropped} {
+		if string(s) == string(b) {
+			return string(s), true
+		}
+	}
+	return "", false
+}
+
+// num consumes a number in JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *summaryParser) num() (float64, bool) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	p.lit("-")
+	switch {
+	case p.lit("0"):
+	case digits() == 0:
+		return 0, false
+	}
+	if p.lit(".") && digits() == 0 {
+		return 0, false
+	}
+	if p.lit("e") || p.lit("E") {
+		if !p.lit("+") {
+			p.lit("-")
+		}
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
+	return v, err == nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,24 @@ func TestSummary(t *testing.T) {
 		if !sameBaseline(fromSummary, fromResult) {
 			t.Errorf("result %d: summary reads as %+v, the result as %+v", i, fromSummary, fromResult)
 		}
+		// The fast reading of a summary: taken for every summary of plain
+		// names (all but the last edge), and the same as unmarshal's.
+		var parsed baselineResult
+		codes := summaryOf(&res)
+		var names []string
+		for _, f := range codes.Findings {
+			names = append(names, f.Code)
+		}
+		ok := parseSummary(got, &parsed, names, res.Dimensions)
+		if plain := i < len(results)-1; ok != plain {
+			t.Errorf("result %d: parseSummary took it: %v, want %v", i, ok, plain)
+		}
+		if ok && !reflect.DeepEqual(parsed, fromSummary) {
+			t.Errorf("result %d: parseSummary read %+v, unmarshal %+v", i, parsed, fromSummary)
+		}
+		if !ok && (len(parsed.Findings) > 0 || len(parsed.Dimensions) > 0 || parsed.Score != nil) {
+			t.Errorf("result %d: parseSummary declined but left %+v", i, parsed)
+		}
 		if len(got) >= len(full) && len(res.Findings) > 2 {
 			t.Errorf("result %d: summary of %d bytes for a result of %d", i, len(got), len(full))
 		}
@@ -73,6 +92,39 @@ func TestSummary(t *testing.T) {
 	if _, err := encodeSummary(&rubric.Result{Score: &nan}); err == nil {
 		t.Error("a NaN composite encoded without an error")
 	}
+}
+
+// FuzzParseSummary: whatever parseSummary takes, json.Unmarshal takes
+// too, and reads the same way.
+func FuzzParseSummary(f *testing.F) {
+	for _, seed := range []string{
+		`{"findings":null,"dimensions":null,"score":null}`,
+		`{"findings":[{"code":"pkg.a"},{"code":"pkg.b"}],"dimensions":[{"id":"d","weight":0.25,"state":"scored","score":-1.5e-7}],"score":61.5}`,
+		`{"findings":[{"code":"pkg.a"}],"dimensions":[{"id":"d","weight":1,"state":"zero_point","score":0}],"score":0}`,
+		`{"findings":[{"code":"pkg.a"}], "dimensions":null,"score":null}`,
+		`{"findings":[{"code":"pkg.\u0061"}],"dimensions":null,"score":null}`,
+		`{"findings":null,"dimensions":[{"id":"d","weight":01,"state":"scored","score":1}],"score":null}`,
+		`{"findings":null,"dimensions":[{"id":"d","weight":1.,"state":"scored","score":1e}],"score":null}`,
+		`{"findings":null,"dimensions":null,"score":1e400}`,
+		`{"findings":null,"dimensions":null,"score":-}`,
+		`{"findings":[],"dimensions":null,"score":null}`,
+		`{"findings":null,"dimensions":null,"score":null}x`,
+		`{"findings":null,"dimensions":null,"score":null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var parsed, want baselineResult
+		if !parseSummary(data, &parsed, []string{"pkg.a", "pkg.b"}, []rubric.DimensionScore{{ID: "d"}}) {
+			return
+		}
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("parseSummary took %q, which json.Unmarshal refuses: %v", data, err)
+		}
+		if !reflect.DeepEqual(parsed, want) {
+			t.Fatalf("%q: parseSummary read %+v, json.Unmarshal %+v", data, parsed, want)
+		}
+	})
 }
 
 // sameBaseline reports whether two decoded baselines hold the same
