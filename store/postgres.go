@@ -138,8 +138,11 @@ ALTER TABLE results ALTER COLUMN result SET STORAGE EXTERNAL;
 	// more than a tenth of its time in a pass; the lock guarded against a
 	// concurrent delete, which the runs triggers already refuse. Each
 	// statement's new rows are a transition table (one trigger per event:
-	// Postgres allows no more). Summaries, compressed when a row is
-	// toasted, use lz4 like the rest (pglz showed in the server's profile).
+	// Postgres allows no more). The check reads the runs table of the
+	// store's schema whatever the search path of the session writing, as
+	// the key, bound to the table, did. Summaries, compressed when a row
+	// is toasted, use lz4 like the rest (pglz showed in the server's
+	// profile).
 	`
 ALTER TABLE results DROP CONSTRAINT IF EXISTS results_run_id_fkey;
 CREATE FUNCTION results_name_runs() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -152,6 +155,9 @@ BEGIN
 			MESSAGE = format('a result names run %s, which is not stored', missing);
 	END IF;
 	RETURN NULL;
+END $$;
+DO $$ BEGIN
+	EXECUTE format('ALTER FUNCTION results_name_runs() SET search_path = pg_catalog, %I, pg_temp', current_schema());
 END $$;
 CREATE TRIGGER results_insert_names_run AFTER INSERT ON results
 	REFERENCING NEW TABLE AS new_results

@@ -374,11 +374,37 @@ func TestPostgresResultsNameRuns(t *testing.T) {
 			t.Errorf("%s: error %v, want a foreign_key_violation naming run-nope", q, err)
 		}
 	}
+	// A session whose search path finds another table named runs, which
+	// holds the missing run, writes into the store's results: the check
+	// still reads the store's runs.
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	var schema string
+	if err := conn.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	decoy := schema + "_decoy"
+	t.Cleanup(func() { s.db.ExecContext(context.Background(), `DROP SCHEMA `+decoy+` CASCADE`) })
+	for _, q := range []string{
+		`CREATE SCHEMA ` + decoy,
+		`CREATE TABLE ` + decoy + `.runs (run_id TEXT)`,
+		`INSERT INTO ` + decoy + `.runs VALUES ('run-nope')`,
+		`SET search_path = ` + decoy,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = conn.ExecContext(ctx, `INSERT INTO `+schema+`.results (run_id, rubric_version, rubric_hash, score, result) VALUES ('run-nope', '9', 'h', 1, '\x00')`)
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23503" {
+		t.Errorf("a result naming no run of the store, from a session finding another runs table: error %v, want a foreign_key_violation", err)
+	}
+	if _, err := conn.ExecContext(ctx, `SET search_path = `+schema); err != nil {
+		t.Fatal(err)
+	}
 	score := 1.0
 	err = s.pgWriteResults(ctx, conn, []*rescored{{runID: "run-nope", fresh: true, newRubric: "9", newHash: v5.Hash, score: &score, result: []byte{0}}})
 	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23503" {
