@@ -92,13 +92,21 @@ func appendSummary(b []byte, res *rubric.Result) ([]byte, bool) {
 // appendSummary writes it, with strings of plain ASCII (no escapes), and
 // reports whether it was; for anything else (a result saved before
 // summaries, another spelling of the same JSON, a damaged value) it
-// returns false, and the caller decodes data in full. What it accepts, it
-// reads as unmarshal would. Codes found in codes (sorted) and dimension
-// ids found in dims are shared with them rather than allocated: a
-// baseline mostly names what the new result names.
+// returns false, leaving *s zero, and the caller decodes data in full.
+// What it accepts, it reads as unmarshal would. Codes found in codes
+// (sorted) and dimension ids found in dims are shared with them rather
+// than allocated: a baseline mostly names what the new result names.
 func parseSummary(data []byte, s *baselineResult, codes []string, dims []rubric.DimensionScore) bool {
 	p := summaryParser{data: data, codes: codes, dims: dims}
 	*s = baselineResult{}
+	if !p.summary(s) {
+		*s = baselineResult{}
+		return false
+	}
+	return true
+}
+
+func (p *summaryParser) summary(s *baselineResult) bool {
 	if !p.lit(`{"findings":`) {
 		return false
 	}

@@ -116,6 +116,9 @@ func FuzzParseSummary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var parsed, want baselineResult
 		if !parseSummary(data, &parsed, []string{"pkg.a", "pkg.b"}, []rubric.DimensionScore{{ID: "d"}}) {
+			if !reflect.DeepEqual(parsed, baselineResult{}) {
+				t.Fatalf("parseSummary declined %q but left %+v", data, parsed)
+			}
 			return
 		}
 		if err := json.Unmarshal(data, &want); err != nil {
