@@ -343,9 +343,10 @@ func TestPostgresRescoreCopy(t *testing.T) {
 }
 
 // TestPostgresResultsNameRuns: a result must name a stored run, however
-// it is written (insert, upsert, update, COPY); the statement that breaks
-// this fails whole with a foreign-key violation, and a run saved earlier
-// in the same transaction counts.
+// it is written (insert, upsert, update, COPY) and whatever the writing
+// session's search path; the statement that breaks this fails whole with
+// a foreign-key violation, and a run saved earlier in the same
+// transaction counts.
 func TestPostgresResultsNameRuns(t *testing.T) {
 	ctx := context.Background()
 	s := openPostgresTemp(t)
