@@ -97,7 +97,7 @@ func appendSummary(b []byte, res *rubric.Result) ([]byte, bool) {
 // (sorted) and dimension ids found in dims are shared with them rather
 // than allocated: a baseline mostly names what the new result names.
 func parseSummary(data []byte, s *baselineResult, codes []string, dims []rubric.DimensionScore) bool {
-	p := summaryParser{data: data, codes: codes, dims: dims}
+	p := summaryParser{decoder: decoder{data: data}, codes: codes, dims: dims}
 	*s = baselineResult{}
 	if !p.summary(s) {
 		*s = baselineResult{}
@@ -106,100 +106,78 @@ func parseSummary(data []byte, s *baselineResult, codes []string, dims []rubric.
 	return true
 }
 
+// summaryParser reads a summary with the decoder's cursor, literals and
+// number grammar, and none of its reflection.
+type summaryParser struct {
+	decoder
+	codes []string
+	dims  []rubric.DimensionScore
+}
+
 func (p *summaryParser) summary(s *baselineResult) bool {
-	if !p.lit(`{"findings":`) {
-		return false
-	}
-	if !p.lit("null") {
-		if !p.lit("[") {
+	ok := p.literal(`{"findings":`) && p.list(func() bool {
+		if !p.literal(`{"code":`) {
 			return false
 		}
-		for {
-			if !p.lit(`{"code":`) {
-				return false
-			}
-			c, ok := p.str(p.code)
-			if !ok || !p.lit("}") {
-				return false
-			}
-			s.Findings = append(s.Findings, baselineFinding{Code: c})
-			if p.lit("]") {
-				break
-			}
-			if !p.lit(",") {
-				return false
-			}
+		c, ok := p.name(p.code)
+		s.Findings = append(s.Findings, baselineFinding{Code: c})
+		return ok && p.literal("}")
+	}) && p.literal(`,"dimensions":`) && p.list(func() bool {
+		var d baselineDimension
+		var st string
+		ok := p.literal(`{"id":`)
+		if ok {
+			d.ID, ok = p.name(p.dimension)
 		}
-	}
-	if !p.lit(`,"dimensions":`) {
-		return false
-	}
-	if !p.lit("null") {
-		if !p.lit("[") {
-			return false
+		if ok = ok && p.literal(`,"weight":`); ok {
+			d.Weight, ok = p.num()
 		}
-		for {
-			var d baselineDimension
-			var ok bool
-			var st string
-			if !p.lit(`{"id":`) {
-				return false
-			}
-			if d.ID, ok = p.str(p.dimension); !ok || !p.lit(`,"weight":`) {
-				return false
-			}
-			if d.Weight, ok = p.num(); !ok || !p.lit(`,"state":`) {
-				return false
-			}
-			if st, ok = p.str(p.state); !ok || !p.lit(`,"score":`) {
-				return false
-			}
+		if ok = ok && p.literal(`,"state":`); ok {
+			st, ok = p.name(p.state)
 			d.State = rubric.State(st)
-			if d.Score, ok = p.num(); !ok || !p.lit("}") {
-				return false
-			}
-			s.Dimensions = append(s.Dimensions, d)
-			if p.lit("]") {
-				break
-			}
-			if !p.lit(",") {
-				return false
-			}
 		}
-	}
-	if !p.lit(`,"score":`) {
+		if ok = ok && p.literal(`,"score":`); ok {
+			d.Score, ok = p.num()
+		}
+		s.Dimensions = append(s.Dimensions, d)
+		return ok && p.literal("}")
+	}) && p.literal(`,"score":`)
+	if !ok {
 		return false
 	}
-	if !p.lit("null") {
+	if !p.literal("null") {
 		v, ok := p.num()
 		if !ok {
 			return false
 		}
 		s.Score = &v
 	}
-	return p.lit("}") && p.i == len(p.data)
+	return p.literal("}") && p.i == len(p.data)
 }
 
-type summaryParser struct {
-	data  []byte
-	i     int
-	codes []string
-	dims  []rubric.DimensionScore
-}
-
-// lit consumes s if the input continues with it.
-func (p *summaryParser) lit(s string) bool {
-	if len(p.data)-p.i < len(s) || string(p.data[p.i:p.i+len(s)]) != s {
+// list consumes null or a non-empty array whose items item consumes.
+func (p *summaryParser) list(item func() bool) bool {
+	if p.literal("null") {
+		return true
+	}
+	if !p.literal("[") {
 		return false
 	}
-	p.i += len(s)
-	return true
+	for item() {
+		if p.literal("]") {
+			return true
+		}
+		if !p.literal(",") {
+			return false
+		}
+	}
+	return false
 }
 
-// str consumes a quoted string of bytes JSON takes as they are, returning
-// the string known returns for them, or a new one.
-func (p *summaryParser) str(known func([]byte) (string, bool)) (string, bool) {
-	if !p.lit(`"`) {
+// name consumes a quoted string of bytes JSON takes as they are,
+// returning the string known returns for them, or a new one.
+func (p *summaryParser) name(known func([]byte) (string, bool)) (string, bool) {
+	if !p.literal(`"`) {
 		return "", false
 	}
 	start := p.i
@@ -246,35 +224,12 @@ func (p *summaryParser) state(b []byte) (string, bool) {
 	return "", false
 }
 
-// num consumes a number in JSON's grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// num consumes a number in JSON's grammar (decoder.number).
 func (p *summaryParser) num() (float64, bool) {
-	start := p.i
-	digits := func() int {
-		n := 0
-		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	p.lit("-")
-	switch {
-	case p.lit("0"):
-	case digits() == 0:
+	tok, err := p.number()
+	if err != nil {
 		return 0, false
 	}
-	if p.lit(".") && digits() == 0 {
-		return 0, false
-	}
-	if p.lit("e") || p.lit("E") {
-		if !p.lit("+") {
-			p.lit("-")
-		}
-		if digits() == 0 {
-			return 0, false
-		}
-	}
-	v, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
+	v, err := strconv.ParseFloat(string(tok), 64)
 	return v, err == nil
 }
