@@ -29,7 +29,10 @@ const rescoreBenchRuns = 20000
 //     core when there are more goroutines than cores);
 //   - cpu-µs/result is this process's CPU time per result and, on
 //     Postgres, server-cpu-µs/result the server's, when it runs on this
-//     machine;
+//     machine; on Postgres also wal-bytes/result, the WAL the server wrote
+//     during the pass (autovacuum's included, if it ran), and
+//     backend-writes/result, the buffers backends wrote out themselves
+//     (mostly the reader evicting pages the writer dirtied);
 //   - rubric=5/dry-run is the same pass writing nothing;
 //   - stage=* measure each stage alone, on one goroutine, over the same
 //     runs: the cost per result of each, free of contention.
@@ -84,6 +87,7 @@ func benchmarkRescore(b *testing.B, s *Store) {
 			var total int
 			var st RescoreStages
 			cpu0, srv0 := cpuTime(), serverCPUTime()
+			wal0, flushed0, stats := pgWriteStats(ctx, s)
 			for b.Loop() {
 				sum, err := Rescore(ctx, s, RescoreOptions{Rubric: r, Save: save})
 				if err != nil {
@@ -106,6 +110,10 @@ func benchmarkRescore(b *testing.B, s *Store) {
 			}
 			if srv := serverCPUTime() - srv0; s.Postgres() && srv > 0 {
 				b.ReportMetric(float64(srv.Microseconds())/float64(total), "server-cpu-µs/result")
+			}
+			if wal1, flushed1, ok := pgWriteStats(ctx, s); stats && ok {
+				b.ReportMetric(float64(wal1-wal0)/float64(total), "wal-bytes/result")
+				b.ReportMetric(float64(flushed1-flushed0)/float64(total), "backend-writes/result")
 			}
 			per := func(d time.Duration, unit string) { b.ReportMetric(float64(d.Microseconds())/float64(total), unit) }
 			per(st.Read, "read-µs/result")
@@ -229,4 +237,16 @@ func benchmarkRescore(b *testing.B, s *Store) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/result")
 	})
+}
+
+// pgWriteStats returns the server's WAL bytes written and buffers written
+// out by backends so far (pg_stat_wal, PostgreSQL 14 and later, and
+// pg_stat_bgwriter); ok is false on SQLite or when the server has no such
+// statistics.
+func pgWriteStats(ctx context.Context, s *Store) (wal, backendWrites int64, ok bool) {
+	if !s.Postgres() {
+		return 0, 0, false
+	}
+	err := s.db.QueryRowContext(ctx, `SELECT w.wal_bytes::bigint, b.buffers_backend FROM pg_stat_wal w, pg_stat_bgwriter b`).Scan(&wal, &backendWrites)
+	return wal, backendWrites, err == nil
 }
