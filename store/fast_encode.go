@@ -57,58 +57,56 @@ func appendResult(b []byte, res *rubric.Result) ([]byte, bool) {
 	b = append(b, `,"rubric_hash":`...)
 	b = appendJSONString(b, res.RubricHash)
 	b = append(b, `,"findings":`...)
-	if res.Findings == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range res.Findings {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			f := &res.Findings[i]
-			b = append(b, `{"code":`...)
-			b = appendJSONString(b, f.Code)
-			b = append(b, `,"kind":`...)
-			b = appendJSONString(b, string(f.Kind))
-			b = append(b, `,"severity":`...)
-			b = appendJSONString(b, string(f.Severity))
-			b = append(b, `,"dimension":`...)
-			b = appendJSONString(b, f.Dimension)
-			b = append(b, `,"subject":`...)
-			b = appendJSONString(b, f.Subject)
-			b = append(b, `,"message":`...)
-			b = appendJSONString(b, f.Message)
-			b = append(b, `,"evidence":`...)
-			b = appendJSONString(b, f.Evidence)
-			b = append(b, `,"value":`...)
-			if f.Value == nil {
-				b = append(b, "null"...)
-			} else {
-				b, ok = appendJSONFloat(b, *f.Value, ok)
-			}
-			b = append(b, '}')
+	b = appendArray(b, len(res.Findings), res.Findings == nil, func(b []byte, i int) []byte {
+		f := &res.Findings[i]
+		b = append(b, `{"code":`...)
+		b = appendJSONString(b, f.Code)
+		b = append(b, `,"kind":`...)
+		b = appendJSONString(b, string(f.Kind))
+		b = append(b, `,"severity":`...)
+		b = appendJSONString(b, string(f.Severity))
+		b = append(b, `,"dimension":`...)
+		b = appendJSONString(b, f.Dimension)
+		b = append(b, `,"subject":`...)
+		b = appendJSONString(b, f.Subject)
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, f.Message)
+		b = append(b, `,"evidence":`...)
+		b = appendJSONString(b, f.Evidence)
+		b = append(b, `,"value":`...)
+		if f.Value == nil {
+			b = append(b, "null"...)
+		} else {
+			b, ok = appendJSONFloat(b, *f.Value, ok)
 		}
-		b = append(b, ']')
-	}
+		return append(b, '}')
+	})
 	b = append(b, `,"dimensions":`...)
-	if res.Dimensions == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range res.Dimensions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			d := &res.Dimensions[i]
-			b, ok = appendDimensionScore(b, d, ok)
-			b = append(b, `,"reason":`...)
-			b = appendJSONString(b, d.Reason)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, len(res.Dimensions), res.Dimensions == nil, func(b []byte, i int) []byte {
+		d := &res.Dimensions[i]
+		b, ok = appendDimensionScore(b, d, ok)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, d.Reason)
+		return append(b, '}')
+	})
 	b, ok = appendComposite(b, res.Score, ok)
 	return append(b, '}'), ok
+}
+
+// appendArray appends a JSON array of n elements, each appended by elem,
+// or null when null is set (encoding/json's form of a nil slice).
+func appendArray(b []byte, n int, null bool, elem func(b []byte, i int) []byte) []byte {
+	if null {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, i)
+	}
+	return append(b, ']')
 }
 
 // appendDimensionScore appends d's id, weight, state and score, as the

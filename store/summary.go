@@ -56,34 +56,16 @@ func appendSummary(b []byte, res *rubric.Result) ([]byte, bool) {
 	}
 	codes = sortedUnique(codes)
 	b = append(b, `{"findings":`...)
-	if len(codes) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, c := range codes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"code":`...)
-			b = appendJSONString(b, c)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, len(codes), len(codes) == 0, func(b []byte, i int) []byte {
+		b = append(b, `{"code":`...)
+		b = appendJSONString(b, codes[i])
+		return append(b, '}')
+	})
 	b = append(b, `,"dimensions":`...)
-	if len(res.Dimensions) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range res.Dimensions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b, ok = appendDimensionScore(b, &res.Dimensions[i], ok)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, len(res.Dimensions), len(res.Dimensions) == 0, func(b []byte, i int) []byte {
+		b, ok = appendDimensionScore(b, &res.Dimensions[i], ok)
+		return append(b, '}')
+	})
 	b, ok = appendComposite(b, res.Score, ok)
 	return append(b, '}'), ok
 }
