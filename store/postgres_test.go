@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -433,4 +434,73 @@ func TestPostgresResultsNameRuns(t *testing.T) {
 // runs here.
 func BenchmarkRescorePostgres(b *testing.B) {
 	benchmarkRescore(b, openPostgresTemp(b))
+}
+
+// TestPostgresChunkReadsPerRun: a rescoring pass's chunk query reads each
+// run's own results, however many are stored under the version being
+// scored. Asked whether each run was scored by an EXISTS, the planner
+// hashed every result under that version for each chunk whenever its
+// statistics had not seen them yet, as at the start of every pass: a pass
+// over n runs read n²/chunk index entries.
+func TestPostgresChunkReadsPerRun(t *testing.T) {
+	ctx := context.Background()
+	s := openPostgresTemp(t)
+	fx := loadRescoreFixtures(t)
+	v4, err := rubric.Load("4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs, chunk = 400, 10
+	seedBulk(t, s, runs, fx.mixed, v4)
+	// The statistics see only rubric 4's results; then every run gains
+	// one under 5, as a pass under 5 leaves them.
+	if _, err := s.db.ExecContext(ctx, `ANALYZE runs, results`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO results (run_id, rubric_version, rubric_hash, score, result, summary)
+		SELECT run_id, '5', rubric_hash, score, result, summary FROM results WHERE rubric_version = '4'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, baseline := range []string{"", "4"} {
+		args := []any{chunk, "5", "5"}
+		if baseline != "" {
+			args[2] = baseline
+		}
+		var plan []byte
+		if err := s.db.QueryRowContext(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+rebind(pgChunk(true, "", "", baseline)), args...).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		var nodes []struct {
+			Plan pgPlanNode `json:"Plan"`
+		}
+		if err := json.Unmarshal(plan, &nodes); err != nil || len(nodes) != 1 {
+			t.Fatalf("EXPLAIN: %v", err)
+		}
+		// Each run has two results: at most both for the baseline and one
+		// for whether it is scored.
+		if got := nodes[0].Plan.rowsOf("results"); got > 3*chunk {
+			t.Errorf("baseline %q: a chunk of %d runs read %.0f rows of results, want at most %d:\n%s", baseline, chunk, got, 3*chunk, plan)
+		}
+	}
+}
+
+// pgPlanNode is a node of EXPLAIN (ANALYZE, FORMAT JSON).
+type pgPlanNode struct {
+	Relation string       `json:"Relation Name"`
+	Rows     float64      `json:"Actual Rows"`
+	Loops    float64      `json:"Actual Loops"`
+	Plans    []pgPlanNode `json:"Plans"`
+}
+
+// rowsOf is how many rows the nodes under n scanning relation returned, in
+// all their loops.
+func (n pgPlanNode) rowsOf(relation string) float64 {
+	var rows float64
+	if n.Relation == relation {
+		rows = n.Rows * n.Loops
+	}
+	for _, c := range n.Plans {
+		rows += c.rowsOf(relation)
+	}
+	return rows
 }

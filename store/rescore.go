@@ -551,11 +551,11 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 			// n, and evaluate the baseline subquery twice per run: select
 			// the chunk by the (run_date, run_id) index first, then each
 			// run's baseline by one lookup.
-			q, args = pgChunk(first, where, after, baseline), append([]any{version}, wargs...)
+			q, args = pgChunk(first, where, after, baseline), append([]any(nil), wargs...)
 			if !first {
 				args = append(args, date, id)
 			}
-			args = append(args, n)
+			args = append(args, n, version)
 			if baseline != "" {
 				args = append(args, baseline)
 			} else {
@@ -654,10 +654,10 @@ func (s *Store) readForRescore(ctx context.Context, f Filter, version, baseline 
 }
 
 // pgChunk is readForRescore's chunk query on Postgres. Its parameters are
-// the version being scored (to tell whether each run has a result under
-// it), then those of where or after, which select the runs (after when
-// not first), then LIMIT, then the baseline version asked for, or the
-// version being scored to order the others against.
+// those of where or after, which select the runs (after when not first),
+// then LIMIT, then the version being scored (to tell whether each run has
+// a result under it), then the baseline version asked for, or the version
+// being scored to order the others against.
 func pgChunk(first bool, where, after, baseline string) string {
 	sel := where
 	if !first {
@@ -668,9 +668,15 @@ func pgChunk(first bool, where, after, baseline string) string {
 		lateral = `SELECT o.rubric_version, coalesce(o.summary, o.result) AS result FROM results o WHERE o.run_id = r.run_id
 	ORDER BY o.rubric_version = ?, length(o.rubric_version) DESC, o.rubric_version DESC LIMIT 1`
 	}
-	return `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result,
-	EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.run_id AND x.rubric_version = ?) AS scored
+	// Whether a run is scored is one lookup per run too. As an EXISTS in
+	// the select list, the planner may hash it instead, which scans every
+	// result stored under the version for each chunk: when the statistics
+	// have not yet seen the pass's new results, it always did, and a pass
+	// over n runs read n²/chunk index entries. LIMIT keeps the lateral
+	// from being pulled up into a join, which the planner could hash too.
+	return `SELECT r.run_id, r.run_date, r.bundle, b.rubric_version, b.result, s.scored IS NOT NULL
 FROM (SELECT r.run_id, r.run_date, r.bundle FROM runs r` + sel + ` ORDER BY r.run_date, r.run_id LIMIT ?) r
+LEFT JOIN LATERAL (SELECT true AS scored FROM results x WHERE x.run_id = r.run_id AND x.rubric_version = ? LIMIT 1) s ON true
 LEFT JOIN LATERAL (` + lateral + `) b ON true
 ORDER BY r.run_date, r.run_id`
 }
