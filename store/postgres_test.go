@@ -341,6 +341,12 @@ func TestPostgresRescoreCopy(t *testing.T) {
 	if got := stored(); !maps.Equal(got, want) {
 		t.Errorf("after the failed batch, results %v, want %v", got, want)
 	}
+	// The batches commit without waiting for the WAL flush, but only
+	// they: the connection, back in the pool, waits again.
+	var level string
+	if err := conn.QueryRowContext(ctx, `SHOW synchronous_commit`).Scan(&level); err != nil || level != "on" {
+		t.Errorf("after writing results, the connection's synchronous_commit is %q (%v), want on", level, err)
+	}
 }
 
 // TestPostgresResultsNameRuns: a result must name a stored run, however
