@@ -54,11 +54,9 @@ func resultJSON(stored []byte) ([]byte, error) {
 }
 
 // encodeStoredResult returns res in its stored form: encodeResult's
-// JSON, compressed.
+// JSON, compressed straight from the encoder's buffer.
 func encodeStoredResult(res *rubric.Result) ([]byte, error) {
-	j, err := encodeResult(*res)
-	if err != nil {
-		return nil, err
-	}
-	return compressResult(j), nil
+	var out []byte
+	err := withResultJSON(res, func(j []byte, _ bool) { out = compressResult(j) })
+	return out, err
 }

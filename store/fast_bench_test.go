@@ -149,6 +149,16 @@ func BenchmarkFastStages(b *testing.B) {
 			return len(c.results)
 		})
 	})
+	b.Run("encode/stored", func(b *testing.B) {
+		perResult(b, func() int {
+			for i := range c.results {
+				if _, err := encodeStoredResult(&c.results[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return len(c.results)
+		})
+	})
 	b.Run("compare", func(b *testing.B) {
 		perResult(b, func() int {
 			for i, res := range c.results {

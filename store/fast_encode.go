@@ -23,31 +23,47 @@ import (
 // encoder keeping up. A value json.Marshal refuses (a NaN or infinite
 // score) is handed to it too, for its error.
 func encodeResult(res rubric.Result) ([]byte, error) {
-	if !resultShapeKnown {
-		return json.Marshal(res)
-	}
-	// The result is written into a reused buffer and copied out at its
-	// exact size: guessing the size instead either wastes the excess of
-	// each result for as long as it waits to be written, or copies it
-	// when the guess falls short.
-	bp := encodeBuffers.Get().(*[]byte)
-	buf, ok := appendResult((*bp)[:0], &res)
+	// Copied out of the reused buffer at its exact size: guessing the size
+	// instead either wastes the excess of each result for as long as it
+	// waits to be written, or copies it when the guess falls short.
 	var out []byte
-	if ok {
-		out = make([]byte, len(buf))
-		copy(out, buf)
-	}
-	if cap(buf) <= 1<<20 {
-		*bp = buf
-		encodeBuffers.Put(bp)
-	}
-	if !ok {
-		return json.Marshal(res)
-	}
-	return out, nil
+	err := withResultJSON(&res, func(j []byte, reused bool) {
+		if out = j; reused {
+			out = make([]byte, len(j))
+			copy(out, j)
+		}
+	})
+	return out, err
 }
 
-// encodeBuffers are encodeResult's buffers.
+// withResultJSON calls use with encodeResult's bytes for res. When reused
+// is set they are in a reused buffer, valid only until use returns: a
+// caller that transforms them at once (compressResult) saves allocating
+// and copying the JSON of every result.
+func withResultJSON(res *rubric.Result, use func(j []byte, reused bool)) error {
+	if resultShapeKnown {
+		bp := encodeBuffers.Get().(*[]byte)
+		buf, ok := appendResult((*bp)[:0], res)
+		if ok {
+			use(buf, true)
+		}
+		if cap(buf) <= 1<<20 {
+			*bp = buf
+			encodeBuffers.Put(bp)
+		}
+		if ok {
+			return nil
+		}
+	}
+	j, err := json.Marshal(*res)
+	if err != nil {
+		return err
+	}
+	use(j, false)
+	return nil
+}
+
+// encodeBuffers are withResultJSON's buffers.
 var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func appendResult(b []byte, res *rubric.Result) ([]byte, bool) {
