@@ -45,9 +45,9 @@ pg_fixture_ready() {
 # The server's memory, as the README recommends for a rescoring fleet:
 # 512 MB of shared buffers (Debian's default is 128 MB) on huge pages. On
 # a virtual machine mapping memory 4 KB at a time is dear: measured on
-# this project's CI machine, huge pages took the server's CPU per saved
-# result from about 110 to about 70 µs, and 512 MB (rather than 128) kept
-# the pass's reads from evicting what it writes. Huge pages are reserved
+# this project's CI machine, huge pages halved the server's CPU per result
+# a rescoring pass saves, and 512 MB (rather than 128) kept the pass's
+# reads from evicting what it writes. Huge pages are reserved
 # only where the kernel lets this script (root, /proc/sys writable), never
 # fewer than already are; huge_pages = try starts the server on ordinary
 # pages otherwise. Applied only when this script starts the server.

@@ -90,13 +90,14 @@ func (s *Store) pgWriteResults(ctx context.Context, c *sql.Conn, rs []*rescored)
 // The transaction commits without waiting for its WAL to reach the disk
 // (synchronous_commit off, for it alone). Results are derived: each is a
 // pure function of a stored run and a rubric, so the worst a crash of the
-// database server can do is lose the last few hundred milliseconds of a
-// pass's batches, whole and never part of one, which running the pass
-// again writes; runs themselves, the evidence, are saved as before. (SQLite
-// commits everything in this store much alike: in WAL mode with
-// synchronous NORMAL, a power failure can lose the last commits.) Waiting on the flush held up the writer, the stage that sets a
-// pass's pace: measured in five interleaved pairs, 7,800-10,100 results/s
-// waiting against 8,100-10,700 not.
+// database server or its machine can do is lose the last few hundred
+// milliseconds of a pass's batches, whole and never part of one, which
+// running the pass again writes; runs themselves, the evidence, are saved
+// as before. (SQLite commits everything in this store much alike: in WAL
+// mode with synchronous NORMAL, a power failure can lose the last
+// commits.) Waiting on the flush held up the writer, the stage that sets
+// a pass's pace: measured in five interleaved pairs, 7,800-10,100
+// results/s waiting against 8,100-10,700 not.
 func pgWriteBatch(ctx context.Context, pc *pgx.Conn, rs []*rescored, copy bool) error {
 	tx, err := pc.Begin(ctx)
 	if err != nil {
