@@ -18,37 +18,51 @@ import (
 // compressing took the insert pass from 9,600-10,600 to 10,700-11,700
 // results/s, and Postgres saving from 5,200-5,600 to 6,700-7,800. A stored
 // result is the JSON itself (results saved before this encoding) or
-// resultS2 followed by the S2 block of the JSON; JSON text never starts
+// storedS2 followed by the S2 block of the JSON; JSON text never starts
 // with a NUL byte, so the two cannot be confused.
-const resultS2 = "\x00s2"
+//
+// Bundles are stored the same way from schema 6 (14.5 KB of JSON in about
+// 6 KB): a pass reads every run's bundle; SQLite had stored them whole,
+// and Postgres, which had compressed them itself (lz4, in TOAST), spent a
+// quarter of its reading decompressing them and sending the 14.5 KB. A bundle's digest
+// (bundle_sha256) is still that of its JSON, and reading a run gives back
+// exactly the bytes saved; bundles saved before stay plain JSON and read
+// as such.
+const storedS2 = "\x00s2"
 
-// compressBuffers are compressResult's scratch buffers.
+// compressBuffers are compressJSON's scratch buffers.
 var compressBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// compressResult returns the stored form of a result's JSON.
-func compressResult(j []byte) []byte {
+// compressJSON returns the stored form of a result's or a bundle's JSON.
+func compressJSON(j []byte) []byte {
 	bp := compressBuffers.Get().(*[]byte)
 	if n := s2.MaxEncodedLen(len(j)); cap(*bp) < n {
 		*bp = make([]byte, n)
 	}
 	enc := s2.Encode((*bp)[:cap(*bp)], j)
-	out := make([]byte, len(resultS2)+len(enc))
-	copy(out, resultS2)
-	copy(out[len(resultS2):], enc)
+	out := make([]byte, len(storedS2)+len(enc))
+	copy(out, storedS2)
+	copy(out[len(storedS2):], enc)
 	if cap(*bp) <= 1<<20 {
 		compressBuffers.Put(bp)
 	}
 	return out
 }
 
-// resultJSON returns the JSON of a stored result, whichever its form.
-func resultJSON(stored []byte) ([]byte, error) {
-	if !bytes.HasPrefix(stored, []byte(resultS2)) {
+// storedJSON returns the JSON of a stored result or bundle, whichever its
+// form.
+func storedJSON(stored []byte) ([]byte, error) { return storedJSONInto(nil, stored) }
+
+// storedJSONInto is storedJSON decompressing into buf when it is large
+// enough: a reader of many reuses one buffer. The JSON is stored itself
+// when it was saved plain.
+func storedJSONInto(buf, stored []byte) ([]byte, error) {
+	if !bytes.HasPrefix(stored, []byte(storedS2)) {
 		return stored, nil
 	}
-	j, err := s2.Decode(nil, stored[len(resultS2):])
+	j, err := s2.Decode(buf[:cap(buf)], stored[len(storedS2):])
 	if err != nil {
-		return nil, fmt.Errorf("decompress result: %w", err)
+		return nil, fmt.Errorf("decompress: %w", err)
 	}
 	return j, nil
 }
@@ -57,6 +71,6 @@ func resultJSON(stored []byte) ([]byte, error) {
 // JSON, compressed straight from the encoder's buffer.
 func encodeStoredResult(res *rubric.Result) ([]byte, error) {
 	var out []byte
-	err := withResultJSON(res, func(j []byte, _ bool) { out = compressResult(j) })
+	err := withResultJSON(res, func(j []byte, _ bool) { out = compressJSON(j) })
 	return out, err
 }

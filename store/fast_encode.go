@@ -38,7 +38,7 @@ func encodeResult(res rubric.Result) ([]byte, error) {
 
 // withResultJSON calls use with encodeResult's bytes for res. When reused
 // is set they are in a reused buffer, valid only until use returns: a
-// caller that transforms them at once (compressResult) saves allocating
+// caller that transforms them at once (compressJSON) saves allocating
 // and copying the JSON of every result.
 func withResultJSON(res *rubric.Result, use func(j []byte, reused bool)) error {
 	if resultShapeKnown {

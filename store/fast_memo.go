@@ -36,7 +36,18 @@ func newRescoreMemo(r *rubric.Rubric) *rescoreMemo {
 // decodeBundle is DecodeBundle, sharing the contract, supply-chain and
 // judge evidence with earlier bundles of the pass whose bytes for them are
 // identical.
-func (m *rescoreMemo) decodeBundle(data []byte) (*evidence.Bundle, error) {
+func (m *rescoreMemo) decodeBundle(stored []byte) (*evidence.Bundle, error) {
+	// The decoder copies what it keeps (the memo's keys included), so the
+	// JSON can be decompressed into a buffer reused by the next bundle.
+	bp := bundleBuffers.Get().(*[]byte)
+	defer bundleBuffers.Put(bp)
+	data, err := storedJSONInto(*bp, stored)
+	if err != nil {
+		return nil, err
+	}
+	if len(stored) > 0 && stored[0] == 0 && cap(data) <= 1<<20 {
+		*bp = data
+	}
 	var b evidence.Bundle
 	if err := fastDecode(data, &b, m.dec); err != nil {
 		return evidence.Decode(data)
@@ -46,6 +57,9 @@ func (m *rescoreMemo) decodeBundle(data []byte) (*evidence.Bundle, error) {
 	}
 	return &b, nil
 }
+
+// bundleBuffers are decodeBundle's buffers for decompressed bundles.
+var bundleBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // evaluate is rubric.Evaluate(b, r) for the pass's rubric r.
 func (m *rescoreMemo) evaluate(b *evidence.Bundle) rubric.Result { return m.eval.Evaluate(b) }

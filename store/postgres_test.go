@@ -146,6 +146,16 @@ func TestPostgresOpen(t *testing.T) {
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM store_schema`).Scan(&rows); err != nil || rows != 1 {
 		t.Errorf("store_schema has %d rows, %v; want 1", rows, err)
 	}
+	// Bundles and results arrive compressed: the server keeps them out of
+	// line without compressing them again.
+	for _, col := range []string{"runs.bundle", "results.result"} {
+		table, column, _ := strings.Cut(col, ".")
+		var storage string
+		if err := s.db.QueryRowContext(ctx, `SELECT attstorage FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
+			table, column).Scan(&storage); err != nil || storage != "e" {
+			t.Errorf("%s storage %q, %v; want e (external)", col, storage, err)
+		}
+	}
 	data, b, res := run(t, "run-a", day)
 	if err := stores[1].SaveRun(ctx, data, b, res); err != nil {
 		t.Fatal(err)
@@ -302,7 +312,7 @@ func TestPostgresRescoreCopy(t *testing.T) {
 		for _, id := range ids {
 			score := 50.0
 			rs = append(rs, &rescored{runID: id, fresh: true, newRubric: "9", newHash: v5.Hash, score: &score,
-				result: compressResult([]byte(`{"run":"` + id + `","tag":"` + tag + `"}`)), summary: []byte(`{"findings":null,"dimensions":null,"score":50}`)})
+				result: compressJSON([]byte(`{"run":"` + id + `","tag":"` + tag + `"}`)), summary: []byte(`{"findings":null,"dimensions":null,"score":50}`)})
 		}
 		return rs
 	}

@@ -785,7 +785,7 @@ func (r *rescored) compare(ver string, data []byte, res rubric.Result) error {
 		old = summaryOf(&res)
 	case parseSummary(data, &old, r.codesNew, res.Dimensions):
 	default:
-		j, err := resultJSON(data)
+		j, err := storedJSON(data)
 		if err != nil {
 			return err
 		}

@@ -77,13 +77,14 @@ ORDER BY r.run_date DESC, r.run_id`),
 		var rr ResumeRun
 		var date int64
 		var outcome string
-		var bundle sql.RawBytes
+		var stored sql.RawBytes
 		var score sql.NullFloat64
-		if err := rows.Scan(&rr.RunID, &date, &outcome, &score, &bundle); err != nil {
+		if err := rows.Scan(&rr.RunID, &date, &outcome, &score, &stored); err != nil {
 			return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, s.redact(err))
 		}
 		var t resumeTarget
-		if err := unmarshal(bundle, &t); err != nil {
+		bundle, err := storedJSON(stored)
+		if err != nil || unmarshal(bundle, &t) != nil {
 			continue // not a bundle this program can compare: not a match
 		}
 		if t.Target.Integrity != k.Integrity || !sameList(t.Target.Args, k.Args, false) ||

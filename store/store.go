@@ -189,6 +189,10 @@ DROP INDEX runs_by_date;
 	// 5: on Postgres, the foreign key from results to runs became a check
 	// per statement (see pgMigrations); SQLite keeps its key.
 	`SELECT 1`,
+	// 6: bundles are saved compressed (see codec.go); nothing changes in
+	// the tables, but a program of schema 5 could not read them, so the
+	// version moves and such a program refuses the store.
+	`SELECT 1`,
 }
 
 // SchemaVersion is the database schema version this program writes.
@@ -319,7 +323,7 @@ func prepareRun(bundleJSON []byte, b *evidence.Bundle, res rubric.Result) (*prep
 	return &preparedRun{
 		runID: b.Run.ID,
 		runArgs: []any{b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), bundleJSON, from},
+			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), compressJSON(bundleJSON), from},
 		res:        res,
 		resultJSON: resultJSON,
 	}, nil
@@ -406,11 +410,12 @@ func insertResult(ctx context.Context, exec execFunc, runID string, res rubric.R
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	_, err = exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, compressResult(resultJSON), summary)
+	_, err = exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, compressJSON(resultJSON), summary)
 	return err
 }
 
-// Bundle returns the stored bundle bytes of a run, exactly as saved.
+// Bundle returns the bundle bytes of a run, exactly as saved (stored
+// compressed, see codec.go).
 func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 	var data []byte
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT bundle FROM runs WHERE run_id = ?`), runID).Scan(&data)
@@ -420,7 +425,11 @@ func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("store: bundle of run %s: %w", runID, err)
 	}
-	return data, nil
+	j, err := storedJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("store: bundle of run %s: %w", runID, err)
+	}
+	return j, nil
 }
 
 // Result returns the stored result of a run under a rubric version.
@@ -434,7 +443,7 @@ func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (rubric
 	case err != nil:
 		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
 	}
-	j, err := resultJSON(data)
+	j, err := storedJSON(data)
 	if err != nil {
 		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
 	}
@@ -459,15 +468,24 @@ func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, 
 		return fmt.Errorf("store: read bundles: %w", err)
 	}
 	defer rows.Close()
+	var buf []byte
 	for rows.Next() {
 		var id string
-		// RawBytes saves a copy of every bundle; it is why the bytes are
-		// only lent to fn.
+		// RawBytes saves a copy of every bundle, and the bundles are
+		// decompressed into one buffer: it is why the bytes are only lent
+		// to fn.
 		var data sql.RawBytes
 		if err := rows.Scan(&id, &data); err != nil {
 			return fmt.Errorf("store: read bundles: %w", err)
 		}
-		if err := fn(id, data); err != nil {
+		j, err := storedJSONInto(buf, data)
+		if err != nil {
+			return fmt.Errorf("store: read bundle of run %s: %w", id, err)
+		}
+		if len(data) > 0 && data[0] == 0 {
+			buf = j
+		}
+		if err := fn(id, j); err != nil {
 			return err
 		}
 	}

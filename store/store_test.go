@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -168,6 +169,18 @@ func TestSaveRun(t *testing.T) {
 	}
 	if string(got) != string(data) {
 		t.Error("Bundle did not return the saved bytes exactly")
+	}
+	// Stored compressed (schema 6), under the digest of the bytes saved.
+	var stored []byte
+	var digest string
+	if err := s.db.QueryRowContext(ctx, `SELECT bundle, bundle_sha256 FROM runs WHERE run_id = 'run-1'`).Scan(&stored, &digest); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(stored, []byte(storedS2)) || len(stored) >= len(data) {
+		t.Errorf("stored bundle: %d bytes starting %q, for %d bytes of JSON", len(stored), stored[:min(len(stored), 4)], len(data))
+	}
+	if sum := sha256.Sum256(data); digest != hex.EncodeToString(sum[:]) {
+		t.Errorf("bundle_sha256 %s is not the digest of the JSON saved", digest)
 	}
 	gotRes, err := s.Result(ctx, "run-1", "1")
 	if err != nil {
@@ -353,6 +366,19 @@ func TestEachBundle(t *testing.T) {
 		}
 		saved[b.Run.ID] = data
 	}
+	// A run saved before schema 6, its bundle plain JSON, reads the same.
+	data, b, _ := run(t, "r3", day.Add(-3*time.Hour))
+	sum := sha256.Sum256(data)
+	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version,
+	run_date, tool_name, tool_version, outcome, bundle_sha256, bundle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
+		b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), data); err != nil {
+		t.Fatal(err)
+	}
+	saved[b.Run.ID] = data
+	if got, err := s.Bundle(ctx, "r3"); err != nil || string(got) != string(data) {
+		t.Errorf("Bundle of a plain stored bundle: %.40q, %v", got, err)
+	}
 	var order []string
 	err := s.EachBundle(ctx, Filter{}, func(id string, data []byte) error {
 		if string(data) != string(saved[id]) {
@@ -364,7 +390,7 @@ func TestEachBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff([]string{"r2", "r1", "r0"}, order); d != "" {
+	if d := diff([]string{"r3", "r2", "r1", "r0"}, order); d != "" {
 		t.Errorf("EachBundle order, oldest first (-want +got):\n%s", d)
 	}
 	filtered := 0

@@ -200,7 +200,7 @@ func TestRescoreWithoutSummaries(t *testing.T) {
 		if err := rows.Scan(&id, &data, &summary); err != nil {
 			t.Fatal(err)
 		}
-		j, err := resultJSON(data)
+		j, err := storedJSON(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,16 +302,16 @@ func TestResultCodec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(string(stored), resultS2) || len(stored) >= len(want)/2 {
+		if !strings.HasPrefix(string(stored), storedS2) || len(stored) >= len(want)/2 {
 			t.Errorf("bundle %d: stored %d bytes for %d of JSON", i, len(stored), len(want))
 		}
 		for _, in := range [][]byte{stored, want} {
-			got, err := resultJSON(in)
+			got, err := storedJSON(in)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("bundle %d: resultJSON = %.40q, %v", i, got, err)
 			}
 		}
-		if _, err := resultJSON(stored[:len(stored)-5]); err == nil {
+		if _, err := storedJSON(stored[:len(stored)-5]); err == nil {
 			t.Errorf("bundle %d: a truncated result decoded", i)
 		}
 	}
