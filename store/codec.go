@@ -24,10 +24,10 @@ import (
 // Bundles are stored the same way from schema 6 (14.5 KB of JSON in about
 // 6 KB): a pass reads every run's bundle; SQLite had stored them whole,
 // and Postgres, which had compressed them itself (lz4, in TOAST), spent a
-// quarter of its reading decompressing them and sending the 14.5 KB. A bundle's digest
-// (bundle_sha256) is still that of its JSON, and reading a run gives back
-// exactly the bytes saved; bundles saved before stay plain JSON and read
-// as such.
+// quarter of its reading decompressing them and sending the 14.5 KB. A
+// bundle's digest (bundle_sha256) is still that of its JSON, and reading
+// a run gives back exactly the bytes saved; bundles saved before stay
+// plain JSON and read as such.
 const storedS2 = "\x00s2"
 
 // compressBuffers are compressJSON's scratch buffers.
@@ -54,8 +54,7 @@ func compressJSON(j []byte) []byte {
 func storedJSON(stored []byte) ([]byte, error) { return storedJSONInto(nil, stored) }
 
 // storedJSONInto is storedJSON decompressing into buf when it is large
-// enough: a reader of many reuses one buffer. The JSON is stored itself
-// when it was saved plain.
+// enough. The JSON is stored itself when it was saved plain.
 func storedJSONInto(buf, stored []byte) ([]byte, error) {
 	if !bytes.HasPrefix(stored, []byte(storedS2)) {
 		return stored, nil
@@ -65,6 +64,19 @@ func storedJSONInto(buf, stored []byte) ([]byte, error) {
 		return nil, fmt.Errorf("decompress: %w", err)
 	}
 	return j, nil
+}
+
+// jsonBuffer gives the JSON of stored results or bundles one after
+// another, decompressing each into the buffer the one before used: the
+// JSON it returns is valid until its next call.
+type jsonBuffer struct{ buf []byte }
+
+func (b *jsonBuffer) json(stored []byte) ([]byte, error) {
+	j, err := storedJSONInto(b.buf, stored)
+	if err == nil && bytes.HasPrefix(stored, []byte(storedS2)) && cap(j) <= 1<<20 {
+		b.buf = j
+	}
+	return j, err
 }
 
 // encodeStoredResult returns res in its stored form: encodeResult's

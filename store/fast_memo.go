@@ -39,14 +39,11 @@ func newRescoreMemo(r *rubric.Rubric) *rescoreMemo {
 func (m *rescoreMemo) decodeBundle(stored []byte) (*evidence.Bundle, error) {
 	// The decoder copies what it keeps (the memo's keys included), so the
 	// JSON can be decompressed into a buffer reused by the next bundle.
-	bp := bundleBuffers.Get().(*[]byte)
-	defer bundleBuffers.Put(bp)
-	data, err := storedJSONInto(*bp, stored)
+	jb := bundleBuffers.Get().(*jsonBuffer)
+	defer bundleBuffers.Put(jb)
+	data, err := jb.json(stored)
 	if err != nil {
 		return nil, err
-	}
-	if len(stored) > 0 && stored[0] == 0 && cap(data) <= 1<<20 {
-		*bp = data
 	}
 	var b evidence.Bundle
 	if err := fastDecode(data, &b, m.dec); err != nil {
@@ -59,7 +56,7 @@ func (m *rescoreMemo) decodeBundle(stored []byte) (*evidence.Bundle, error) {
 }
 
 // bundleBuffers are decodeBundle's buffers for decompressed bundles.
-var bundleBuffers = sync.Pool{New: func() any { return new([]byte) }}
+var bundleBuffers = sync.Pool{New: func() any { return new(jsonBuffer) }}
 
 // evaluate is rubric.Evaluate(b, r) for the pass's rubric r.
 func (m *rescoreMemo) evaluate(b *evidence.Bundle) rubric.Result { return m.eval.Evaluate(b) }

@@ -468,7 +468,7 @@ func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, 
 		return fmt.Errorf("store: read bundles: %w", err)
 	}
 	defer rows.Close()
-	var buf []byte
+	var jb jsonBuffer
 	for rows.Next() {
 		var id string
 		// RawBytes saves a copy of every bundle, and the bundles are
@@ -478,12 +478,9 @@ func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, 
 		if err := rows.Scan(&id, &data); err != nil {
 			return fmt.Errorf("store: read bundles: %w", err)
 		}
-		j, err := storedJSONInto(buf, data)
+		j, err := jb.json(data)
 		if err != nil {
 			return fmt.Errorf("store: read bundle of run %s: %w", id, err)
-		}
-		if len(data) > 0 && data[0] == 0 {
-			buf = j
 		}
 		if err := fn(id, j); err != nil {
 			return err
