@@ -366,13 +366,30 @@ func TestEachBundle(t *testing.T) {
 		}
 		saved[b.Run.ID] = data
 	}
-	// A run saved before schema 6, its bundle plain JSON, reads the same.
-	data, b, _ := run(t, "r3", day.Add(-3*time.Hour))
-	sum := sha256.Sum256(data)
-	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version,
-	run_date, tool_name, tool_version, outcome, bundle_sha256, bundle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-		b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), data); err != nil {
+	// A run saved before schema 6, its bundle plain JSON, reads the same:
+	// SaveRun's rows and statements, the bundle argument left as given.
+	data, b, res := run(t, "r3", day.Add(-3*time.Hour))
+	p, err := prepareRun(data, b, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := false
+	for i, a := range p.runArgs {
+		if stored, ok := a.([]byte); ok && bytes.HasPrefix(stored, []byte(storedS2)) {
+			p.runArgs[i], plain = data, true
+		}
+	}
+	if !plain {
+		t.Fatal("SaveRun's arguments hold no compressed bundle to save plain instead")
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.save(ctx, s.sqlExec(tx)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	saved[b.Run.ID] = data
@@ -380,7 +397,7 @@ func TestEachBundle(t *testing.T) {
 		t.Errorf("Bundle of a plain stored bundle: %.40q, %v", got, err)
 	}
 	var order []string
-	err := s.EachBundle(ctx, Filter{}, func(id string, data []byte) error {
+	err = s.EachBundle(ctx, Filter{}, func(id string, data []byte) error {
 		if string(data) != string(saved[id]) {
 			t.Errorf("run %s: bytes differ from those saved", id)
 		}
