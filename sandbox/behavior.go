@@ -25,6 +25,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox/canary"
+	"github.com/verifymcp/verifymcp/sandbox/sink"
 )
 
 // Behaviour capture. The script step and the run phase share the network
@@ -320,6 +321,16 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run) (*observerHandle, e
 		// No unprivileged ICMP in the shared namespace: the sink redirects
 		// TCP and UDP only, and a ping would otherwise vanish unrecorded.
 		Sysctls: map[string]string{"net.ipv4.ping_group_range": "1 0"},
+		// The watched containers share this container's resolv.conf. Left
+		// to the engine it names the host's nameserver, so an ordinary
+		// lookup would reach the sink as a packet to an address no DNS
+		// answer gave out, and read as literal-IP egress. Naming the sink
+		// makes a lookup what it is, and keeps literal IP meaning the
+		// package's own code chose an address.
+		// No search domains either: the host's would turn a package's
+		// lookup of "foo" into the operator's "foo.corp.example".
+		DNS:       []string{sink.IsolatedAddr.String()},
+		DNSSearch: []string{"."},
 	}
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.HelperImage,
