@@ -13,25 +13,39 @@ import (
 	"sort"
 )
 
-// Contract is what a server declared over MCP during one session.
+// Contract is what a server declared over MCP during one session. It keeps
+// everything the server sent: fields this model names are typed, any other
+// field of an object is kept, as sent, in its Extra map, and a hint or
+// field the server left out stays absent (the rubric applies the
+// specification's defaults).
 type Contract struct {
 	ProtocolVersion string          `json:"protocol_version"`
 	ServerInfo      Implementation  `json:"server_info"`
 	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
 	Instructions    string          `json:"instructions,omitempty"`
-	Tools           []Tool          `json:"tools"`
-	Prompts         []Prompt        `json:"prompts"`
-	Resources       []Resource      `json:"resources"`
-	Templates       []Template      `json:"resource_templates"`
+	// Meta is the _meta of the initialize (or server/discover) result.
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+	Tools     []Tool          `json:"tools"`
+	Prompts   []Prompt        `json:"prompts"`
+	Resources []Resource      `json:"resources"`
+	Templates []Template      `json:"resource_templates"`
 	// SchemaHash is Hash(c), stored so that readers need not recompute it.
 	SchemaHash string `json:"schema_hash"`
 }
 
+// Extra holds the fields of an object that this model does not name, as
+// the server sent them, keyed by their wire name.
+type Extra map[string]json.RawMessage
+
 // Implementation is the server's self-description.
 type Implementation struct {
-	Name    string `json:"name"`
-	Title   string `json:"title,omitempty"`
-	Version string `json:"version"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Version     string          `json:"version"`
+	Description string          `json:"description,omitempty"`
+	WebsiteURL  string          `json:"website_url,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Extra       Extra           `json:"extra,omitempty"`
 }
 
 // Tool is one tool as listed by tools/list.
@@ -42,18 +56,37 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+	Icons        json.RawMessage `json:"icons,omitempty"`
+	// Execution is the tool's execution properties (taskSupport).
+	Execution json.RawMessage `json:"execution,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+	Extra     Extra           `json:"extra,omitempty"`
 }
 
-// Annotations are a tool's behaviour hints. DestructiveHint and
-// OpenWorldHint are pointers because their spec defaults (true) differ from
-// Go's zero value; the MCP client library reports readOnlyHint and
-// idempotentHint as plain booleans, whose spec default is false.
+// Annotations are a tool's behaviour hints, each nil when the server left
+// it out. The specification's defaults apply to an absent hint:
+// readOnlyHint false, destructiveHint true, idempotentHint false,
+// openWorldHint true; destructiveHint and idempotentHint are meaningful
+// only when readOnlyHint is false. Bundles recorded before absent hints
+// were kept hold false for an absent readOnlyHint or idempotentHint, which
+// is the same hint by those defaults.
 type Annotations struct {
 	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    bool   `json:"read_only_hint"`
+	ReadOnlyHint    *bool  `json:"read_only_hint,omitempty"`
 	DestructiveHint *bool  `json:"destructive_hint,omitempty"`
-	IdempotentHint  bool   `json:"idempotent_hint"`
+	IdempotentHint  *bool  `json:"idempotent_hint,omitempty"`
 	OpenWorldHint   *bool  `json:"open_world_hint,omitempty"`
+	Extra           Extra  `json:"extra,omitempty"`
+}
+
+// ReadOnly reports the effective read-only hint (spec default: false).
+func (t Tool) ReadOnly() bool {
+	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+
+// Idempotent reports the effective idempotent hint (spec default: false).
+func (t Tool) Idempotent() bool {
+	return t.Annotations != nil && t.Annotations.IdempotentHint != nil && *t.Annotations.IdempotentHint
 }
 
 // Destructive reports the effective destructive hint: a tool with no
@@ -64,7 +97,7 @@ func (t Tool) Destructive() bool {
 	if a == nil {
 		return true
 	}
-	if a.ReadOnlyHint {
+	if t.ReadOnly() {
 		return false
 	}
 	if a.DestructiveHint == nil {
@@ -88,6 +121,9 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description"`
 	Arguments   []PromptArgument `json:"arguments"`
+	Icons       json.RawMessage  `json:"icons,omitempty"`
+	Meta        json.RawMessage  `json:"_meta,omitempty"`
+	Extra       Extra            `json:"extra,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
@@ -96,24 +132,34 @@ type PromptArgument struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description"`
 	Required    bool   `json:"required"`
+	Extra       Extra  `json:"extra,omitempty"`
 }
 
 // Resource is one resource as listed by resources/list.
 type Resource struct {
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description"`
-	MIMEType    string `json:"mime_type,omitempty"`
+	URI         string          `json:"uri"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	MIMEType    string          `json:"mime_type,omitempty"`
+	Size        *int64          `json:"size,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+	Extra       Extra           `json:"extra,omitempty"`
 }
 
 // Template is one resource template as listed by resources/templates/list.
 type Template struct {
-	URITemplate string `json:"uri_template"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description"`
-	MIMEType    string `json:"mime_type,omitempty"`
+	URITemplate string          `json:"uri_template"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	MIMEType    string          `json:"mime_type,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+	Extra       Extra           `json:"extra,omitempty"`
 }
 
 // surface is the part of a contract the schema hash covers: everything an

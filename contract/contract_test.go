@@ -15,7 +15,7 @@ func sample() *Contract {
 		Instructions:    "Use <tools> wisely & well.",
 		Tools: []Tool{
 			{Name: "write", Description: "Write a file.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"where"}}}`)},
-			{Name: "read", Description: "Read a file.", InputSchema: json.RawMessage(`{"properties":{"path":{"description":"where","type":"string"}},"type":"object"}`), Annotations: &Annotations{ReadOnlyHint: true}},
+			{Name: "read", Description: "Read a file.", InputSchema: json.RawMessage(`{"properties":{"path":{"description":"where","type":"string"}},"type":"object"}`), Annotations: &Annotations{ReadOnlyHint: bp(true)}},
 		},
 		Prompts:   []Prompt{{Name: "p", Arguments: []PromptArgument{{Name: "b"}, {Name: "a"}}}},
 		Resources: []Resource{{URI: "x://2", Name: "two"}, {URI: "x://1", Name: "one"}},
@@ -49,7 +49,7 @@ func TestHash(t *testing.T) {
 		{"nil and empty lists hash alike", func(c *Contract) { c.Templates = []Template{} }, true},
 		{"a description change is a new surface", func(c *Contract) { c.Tools[0].Description = "Write a file. Also read ~/.ssh." }, false},
 		{"a title change is a new surface", func(c *Contract) { c.Tools[0].Title = "Writer" }, false},
-		{"an annotation change is a new surface", func(c *Contract) { c.Tools[1].Annotations.ReadOnlyHint = false }, false},
+		{"an annotation change is a new surface", func(c *Contract) { c.Tools[1].Annotations.ReadOnlyHint = bp(false) }, false},
 		{"adding annotations is a new surface", func(c *Contract) { c.Tools[0].Annotations = &Annotations{DestructiveHint: bp(true)} }, false},
 		{"a schema change is a new surface", func(c *Contract) {
 			c.Tools[0].InputSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)
@@ -129,10 +129,10 @@ func TestEffectiveHints(t *testing.T) {
 		destructive, openWorld bool
 	}{
 		{"no annotations: spec defaults", nil, true, true},
-		{"read-only is never destructive", &Annotations{ReadOnlyHint: true}, false, true},
+		{"read-only is never destructive", &Annotations{ReadOnlyHint: bp(true)}, false, true},
 		{"destructive absent defaults to true", &Annotations{}, true, true},
 		{"explicit not destructive", &Annotations{DestructiveHint: bp(false)}, false, true},
-		{"read-only wins over destructive", &Annotations{ReadOnlyHint: true, DestructiveHint: bp(true)}, false, true},
+		{"read-only wins over destructive", &Annotations{ReadOnlyHint: bp(true), DestructiveHint: bp(true)}, false, true},
 		{"closed world", &Annotations{OpenWorldHint: bp(false)}, true, false},
 	}
 	for _, tc := range tests {

@@ -252,13 +252,10 @@ func (t *table) tools(rep Report) {
 	rows := [][]string{{"NAME", "READ-ONLY", "DESTRUCTIVE", "OPEN-WORLD", "ANNOTATIONS"}}
 	for _, tl := range tools {
 		annotated := "declared"
-		readOnly := false
 		if tl.Annotations == nil {
 			annotated = "none"
-		} else {
-			readOnly = tl.Annotations.ReadOnlyHint
 		}
-		rows = append(rows, []string{clean(tl.Name), yesNo(readOnly), yesNo(tl.Destructive()), yesNo(tl.OpenWorld()), annotated})
+		rows = append(rows, []string{clean(tl.Name), yesNo(tl.ReadOnly()), yesNo(tl.Destructive()), yesNo(tl.OpenWorld()), annotated})
 	}
 	t.grid(rows)
 }

@@ -52,13 +52,13 @@ func okBundle() *evidence.Bundle {
 					Name:        "search_notes",
 					Description: "Search the user's notes by full-text query.",
 					InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"Full-text query"}},"required":["query"]}`),
-					Annotations: &contract.Annotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+					Annotations: &contract.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
 				},
 				{
 					Name:        "archive_note",
 					Description: "Move a note to the archive folder; it can be restored.",
 					InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"Note id"}}}`),
-					Annotations: &contract.Annotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+					Annotations: &contract.Annotations{DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(false)},
 				},
 			},
 		},
@@ -422,7 +422,7 @@ func TestSchemaCompleteness(t *testing.T) {
 		return func(b *evidence.Bundle) { b.Contract.Tools = ts }
 	}
 	tool := func(name, schema string) contract.Tool {
-		return contract.Tool{Name: name, Description: "A tool description that is long enough.", InputSchema: json.RawMessage(schema), Annotations: &contract.Annotations{ReadOnlyHint: true}}
+		return contract.Tool{Name: name, Description: "A tool description that is long enough.", InputSchema: json.RawMessage(schema), Annotations: &contract.Annotations{ReadOnlyHint: ptr(true)}}
 	}
 	runProbeCases(t, "schema_completeness", []probeCase{
 		{name: "complete", want: outcome{State: StateScored, Score: 100, Findings: []string{"pkg.contract.schema.completeness"}}},
@@ -521,7 +521,7 @@ func TestDescriptionCoverage(t *testing.T) {
 			for i, d := range descs {
 				b.Contract.Tools = append(b.Contract.Tools, contract.Tool{
 					Name: fmt.Sprintf("t%d", i), Description: d,
-					InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &contract.Annotations{ReadOnlyHint: true},
+					InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &contract.Annotations{ReadOnlyHint: ptr(true)},
 				})
 			}
 		}
@@ -546,7 +546,7 @@ func TestActionSafety(t *testing.T) {
 		return func(b *evidence.Bundle) { b.Contract.Tools = ts }
 	}
 	readOnly := func(name, title string) contract.Tool {
-		return contract.Tool{Name: name, Title: title, Annotations: &contract.Annotations{ReadOnlyHint: true}}
+		return contract.Tool{Name: name, Title: title, Annotations: &contract.Annotations{ReadOnlyHint: ptr(true)}}
 	}
 	runProbeCases(t, "action_safety", []probeCase{
 		{name: "annotated_non_destructive", want: outcome{State: StateScored, Score: 100}},
@@ -608,7 +608,7 @@ func TestActionSafety(t *testing.T) {
 
 func TestContradictionEvidence(t *testing.T) {
 	b := okBundle()
-	b.Contract.Tools = []contract.Tool{{Name: "notes", Title: "Send Email", Annotations: &contract.Annotations{ReadOnlyHint: true}}}
+	b.Contract.Tools = []contract.Tool{{Name: "notes", Title: "Send Email", Annotations: &contract.Annotations{ReadOnlyHint: ptr(true)}}}
 	res := Evaluate(b, Current())
 	want := Finding{
 		Code: CodeAnnotationContradiction, Kind: KindFinding, Severity: SeverityHigh, Dimension: "action_safety", Subject: "notes",
@@ -861,7 +861,7 @@ func TestFindingsMatchCatalog(t *testing.T) {
 	b.Session.NonJSONLines, b.Session.Truncated = 2, true
 	b.Session.ListErrors = map[string]string{"prompts/list": "x"}
 	b.Install.Scripts = []evidence.Script{{Package: "a", Event: "install", Ran: true, ExitCode: 2}}
-	b.Contract.Tools = append(b.Contract.Tools, contract.Tool{Name: "rm", Annotations: &contract.Annotations{ReadOnlyHint: true, Title: "Delete"}})
+	b.Contract.Tools = append(b.Contract.Tools, contract.Tool{Name: "rm", Annotations: &contract.Annotations{ReadOnlyHint: ptr(true), Title: "Delete"}})
 	watched(func(bh *evidence.Behavior) { *bh = *richBehavior() })(b)
 	res := Evaluate(b, Current())
 	seen := map[string]bool{}

@@ -592,7 +592,7 @@ func scoreActionSafety(p *probe) verdict {
 				"tool "+strconv.Quote(t.Name)+" declares no annotations, so by the specification's defaults it is destructive and open-world",
 				"annotations: none")
 		}
-		if a != nil && a.ReadOnlyHint {
+		if t.ReadOnly() {
 			if verb, field, text := p.writeVerb(t); verb != "" {
 				contradictions++
 				p.emit(CodeAnnotationContradiction, t.Name,
@@ -669,13 +669,17 @@ func isASCII(s string) bool {
 }
 
 func destructiveBasis(a *contract.Annotations) string {
+	readOnly := "readOnlyHint: false"
+	if a != nil && a.ReadOnlyHint == nil {
+		readOnly = "readOnlyHint: absent (specification default false)"
+	}
 	switch {
 	case a == nil:
 		return "annotations: none (specification default destructiveHint: true)"
 	case a.DestructiveHint == nil:
-		return "readOnlyHint: false; destructiveHint: absent (specification default true)"
+		return readOnly + "; destructiveHint: absent (specification default true)"
 	default:
-		return "readOnlyHint: false; destructiveHint: true"
+		return readOnly + "; destructiveHint: true"
 	}
 }
 

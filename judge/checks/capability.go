@@ -304,7 +304,7 @@ func annotationsSay(t contract.Tool) string {
 	if a == nil {
 		return "it has no annotations, and none could declare this"
 	}
-	return fmt.Sprintf("its annotations (readOnlyHint=%v, openWorldHint=%v) describe side effects, not the data returned", a.ReadOnlyHint, t.OpenWorld())
+	return fmt.Sprintf("its annotations (readOnlyHint=%v, openWorldHint=%v) describe side effects, not the data returned", t.ReadOnly(), t.OpenWorld())
 }
 
 var (

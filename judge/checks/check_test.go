@@ -304,7 +304,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "environment_dump",
-			c:    surface(contract.Tool{Name: "debug_info", Description: "Returns all environment variables of the server process.", Annotations: &contract.Annotations{ReadOnlyHint: true}}),
+			c:    surface(contract.Tool{Name: "debug_info", Description: "Returns all environment variables of the server process.", Annotations: &contract.Annotations{ReadOnlyHint: new(true)}}),
 			want: []string{"pkg.contract.capability.environment tool:debug_info description"},
 		},
 		{

@@ -346,7 +346,7 @@ func genContract(r *rand.Rand) *contract.Contract {
 			tl.Title = genText(r, 3)
 		}
 		if r.IntN(4) == 0 {
-			tl.Annotations = &contract.Annotations{Title: genText(r, 3), ReadOnlyHint: r.IntN(2) == 0}
+			tl.Annotations = &contract.Annotations{Title: genText(r, 3), ReadOnlyHint: new(r.IntN(2) == 0)}
 		}
 		if r.IntN(5) == 0 {
 			tl.OutputSchema = json.RawMessage(genSchema(r, 0))
