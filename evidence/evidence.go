@@ -293,6 +293,10 @@ const (
 	// HandshakeInitializeFallback: server/discover got no answer within the
 	// probe deadline, and initialize (2025-11-25) was sent on a new session.
 	HandshakeInitializeFallback = "initialize_fallback"
+	// HandshakeDiscoverRetry: server/discover was answered with a result
+	// only after the probe deadline, initialize on a new session failed,
+	// and server/discover asked again established the session.
+	HandshakeDiscoverRetry = "discover_retry"
 )
 
 // Session is the evidence of the run phase.
@@ -317,6 +321,82 @@ type Session struct {
 	ListMS      int64 `json:"list_ms"`
 	// ListErrors records list calls that failed, by method.
 	ListErrors map[string]string `json:"list_errors,omitempty"`
+	// Truncations are the cuts the sandbox's bounds made in what the
+	// server sent (items beyond a list's bound, a field longer than the
+	// text bound), each with its counts; what was kept is in the contract.
+	Truncations []Truncation `json:"truncations,omitempty"`
+	// LateAnswers are answers that came after the session that asked was
+	// given up (server/discover answered after the probe deadline); they
+	// were matched to their request by id and dropped. UnmatchedAnswers
+	// counts answers that matched no request at all.
+	LateAnswers      []LateAnswer `json:"late_answers,omitempty"`
+	UnmatchedAnswers int          `json:"unmatched_answers,omitempty"`
+	// Notifications counts the notifications the server sent, by method
+	// (notifications/tools/list_changed among them).
+	Notifications map[string]int `json:"notifications,omitempty"`
+	// Shutdown is how the server's process was stopped and ended.
+	Shutdown *Shutdown `json:"shutdown,omitempty"`
+}
+
+// Truncation is one cut a bound of the sandbox made in what the server
+// sent.
+type Truncation struct {
+	// List is the method whose answer was cut: tools/list, prompts/list,
+	// resources/list, resources/templates/list, or initialize.
+	List string `json:"list"`
+	// Item and Field name the field that was cut (a tool's description);
+	// both are empty when the list itself was cut.
+	Item  string `json:"item,omitempty"`
+	Field string `json:"field,omitempty"`
+	// Kept is how many items were kept, or for a field how many bytes;
+	// Offered how many items the server sent, when that is known (0: not
+	// known); MorePages is set when the server offered pages that were not
+	// read.
+	Kept      int  `json:"kept"`
+	Offered   int  `json:"offered,omitempty"`
+	MorePages bool `json:"more_pages,omitempty"`
+	// Bytes is the size of what was cut: the field, or the whole answer.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Reason names the bound.
+	Reason string `json:"reason"`
+}
+
+// LateAnswer is an answer that came after its session was given up.
+type LateAnswer struct {
+	Method string `json:"method"`
+	// AfterMS is how long after the request it came.
+	AfterMS int64 `json:"after_ms"`
+	// Error is the error the server answered with, empty for a result.
+	Error string `json:"error,omitempty"`
+}
+
+// How the server's process ended (Shutdown.Ended).
+const (
+	// EndedBefore: it had exited before the shutdown began.
+	EndedBefore = "exited_before_shutdown"
+	// EndedStdinClose: it exited after its stdin was closed, as the MCP
+	// stdio transport asks of a server.
+	EndedStdinClose = "exited_on_stdin_close"
+	// EndedTerm: it exited after SIGTERM.
+	EndedTerm = "exited_on_sigterm"
+	// EndedKill: it was killed with SIGKILL.
+	EndedKill = "killed"
+)
+
+// Shutdown is how the server was stopped after the session, following the
+// MCP stdio transport: close its stdin, wait, SIGTERM, wait, SIGKILL. The
+// behaviour observers watch all the while.
+type Shutdown struct {
+	Ended    string `json:"ended"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// StdinWaitMS is how long the server ran after its stdin was closed
+	// (up to the grace), TermWaitMS after SIGTERM, KillWaitMS after
+	// SIGKILL; a step not reached is 0.
+	StdinWaitMS int64 `json:"stdin_wait_ms"`
+	TermWaitMS  int64 `json:"term_wait_ms,omitempty"`
+	KillWaitMS  int64 `json:"kill_wait_ms,omitempty"`
+	// GraceMS is the configured wait after closing stdin and after SIGTERM.
+	GraceMS int64 `json:"grace_ms"`
 }
 
 // Validate checks the invariants every stored bundle must satisfy.
@@ -449,10 +529,48 @@ type ProcessEvent struct {
 	Exe     string    `json:"exe"`
 	// Argv is the command line, redacted and with canary values masked.
 	Argv []string `json:"argv"`
-	// Expected marks processes the sandbox itself started (the entry point,
-	// the script driver, npm running a declared script); the others were
-	// spawned by package code.
+	// Provenance says who started the process (see Provenance). Empty in
+	// bundles recorded before it existed, which carry only Expected.
+	Provenance Provenance `json:"provenance,omitempty"`
+	// Expected marks processes that are not the package's doing: the
+	// sandbox's (the entry point, the script driver), the package
+	// manager's (npm running a declared script, the shell it runs the
+	// script in) and the build tool's (node-gyp and what it runs). The
+	// others were started by package code, or are the commands a declared
+	// lifecycle script runs.
 	Expected bool `json:"expected"`
+}
+
+// Provenance is who started a process.
+type Provenance string
+
+// Provenances of a process.
+const (
+	// ProvenanceSandbox: verifymcp itself (the server's entry point, the
+	// script driver).
+	ProvenanceSandbox Provenance = "sandbox"
+	// ProvenancePackageManager: npm running one lifecycle event, and the
+	// shell it starts to run the declared command line.
+	ProvenancePackageManager Provenance = "package_manager"
+	// ProvenanceBuildTool: node-gyp and everything it runs.
+	ProvenanceBuildTool Provenance = "build_tool"
+	// ProvenanceDeclared: a command of a declared lifecycle script, as
+	// package.json writes it (node install.js).
+	ProvenanceDeclared Provenance = "declared"
+	// ProvenancePackage: started by package code (a declared command's
+	// own children, anything the server starts).
+	ProvenancePackage Provenance = "package"
+)
+
+// Expected reports whether a process of this provenance is not the
+// package's doing.
+func (p Provenance) Expected() bool {
+	switch p {
+	case ProvenanceSandbox, ProvenancePackageManager, ProvenanceBuildTool:
+		return true
+	default:
+		return false
+	}
 }
 
 // CanaryHit is a canary credential seen leaving.

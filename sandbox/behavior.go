@@ -92,6 +92,8 @@ type watch struct {
 	procs   map[string][]execEvent
 	windows []scriptWindow
 	listEnd time.Time
+	// shutdownAt is when the run phase's shutdown began (stdin closed).
+	shutdownAt time.Time
 	// runWatch and scriptsWatch describe the watched phases, and the
 	// windows of time they cover, for attributing exec events.
 	runWatch, scriptsWatch evidence.Watch

@@ -79,7 +79,7 @@ func checkTools(t *testing.T, c *contract.Contract, names []string, want map[str
 			continue
 		}
 		a := tl.Annotations
-		if a.ReadOnlyHint != w.readOnly || !eq(a.DestructiveHint, w.destructive) || !eq(a.OpenWorldHint, w.openWorld) {
+		if tl.ReadOnly() != w.readOnly || !eq(a.DestructiveHint, w.destructive) || !eq(a.OpenWorldHint, w.openWorld) {
 			b, _ := json.Marshal(a)
 			t.Errorf("%s: annotations %s, want readOnly=%v destructive=%v openWorld=%v", name, b, w.readOnly, ptrStr(w.destructive), ptrStr(w.openWorld))
 		}

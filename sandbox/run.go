@@ -2,14 +2,13 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -26,9 +25,6 @@ var ToolVersion = "dev"
 // fallbackProtocol is the protocol version of the initialize sent when a
 // server does not answer server/discover at all.
 const fallbackProtocol = "2025-11-25"
-
-// maxListItems bounds each list so a server cannot page forever.
-const maxListItems = 5000
 
 // errExited is the cancellation cause when the server process exits.
 var errExited = errors.New("server exited")
@@ -108,7 +104,9 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		_, err := stdcopy.StdCopy(stdoutW, stderr, att.Reader)
 		stdoutW.CloseWithError(err)
 	}()
+	wr := newWire()
 	filter := newFrameFilter()
+	filter.oversize = wr.salvage
 	go filter.run(stdoutR, s.opts.MaxStdout)
 
 	// The run context is cancelled, with errExited as its cause, when the
@@ -143,15 +141,14 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	sess.StartMS = time.Since(started).Milliseconds()
 
-	cs, path, hsErr := s.handshake(runCtx, filter, stdin)
+	ss, path, hsErr := s.handshake(runCtx, filter, wr, stdin)
 	sess.HandshakeMS = time.Since(started).Milliseconds()
 	var c *contract.Contract
 	if hsErr == nil {
 		sess.HandshakePath = path
 		listStart := time.Now()
-		c, err = s.list(runCtx, cs, sess)
+		c, err = s.list(runCtx, ss, sess)
 		sess.ListMS = time.Since(listStart).Milliseconds()
-		_ = cs.Close()
 		if err != nil {
 			hsErr = err
 			c = nil
@@ -171,11 +168,13 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			idle = time.Since(w.listEnd)
 		}
 	}
+	if ss.cs != nil {
+		_ = ss.cs.Close()
+	}
 
 	// Decide whether the server died before we close its stdin (which makes
 	// a well-behaved stdio server exit). A failure that is not our deadline
 	// usually means the process is exiting: give its exit a moment to arrive.
-	var exitCode *int
 	exitedEarly := context.Cause(runCtx) == errExited
 	if hsErr != nil && !exitedEarly && !errors.Is(hsErr, context.DeadlineExceeded) {
 		select {
@@ -184,33 +183,16 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		}
 		exitedEarly = context.Cause(runCtx) == errExited
 	}
-	_ = att.CloseWrite()
-	// A stdio server should exit when its stdin closes; a short grace is
-	// enough for one that did its work (it is stopped after that), a longer
-	// one lets a failing server's exit status arrive.
-	grace := 200 * time.Millisecond
-	if hsErr != nil {
-		grace = 2 * time.Second
-	}
-	select {
-	case code := <-exited:
-		v := int(code)
-		exitCode = &v
-	case <-time.After(grace):
+	if w != nil {
+		w.shutdownAt = time.Now()
+		w.obs.control("mark shutdown")
 	}
 	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	sess.Shutdown = s.shutdown(inspCtx, r, id, att, exited, exitedEarly)
+	exitCode := sess.Shutdown.ExitCode
 	if w != nil {
 		watched := time.Since(released)
-		if exitCode == nil {
-			// Done with the server: stop it at once, so that its home can be
-			// read (the evidence of the run is complete).
-			_ = r.cli.ContainerKill(inspCtx, id, "KILL")
-			select {
-			case <-exited:
-			case <-time.After(2 * time.Second):
-			}
-		}
 		filesStatus := "ok"
 		files, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
 		if err != nil {
@@ -242,9 +224,28 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	for m, e := range sess.ListErrors {
 		sess.ListErrors[m] = Redact(e, envValues)
 	}
+	if truncated {
+		sess.Truncations = append(sess.Truncations, evidence.Truncation{List: "stdout", Bytes: filter.bytes.Load(),
+			Reason: fmt.Sprintf("the server wrote more than %d bytes to stdout; the rest was not read", s.opts.MaxStdout)})
+	}
 	sess.Truncated = sess.Truncated || truncated
 	sess.StdoutBytes = filter.bytes.Load()
 	sess.StderrTail = Redact(tailString(stderr.String(), 4000), envValues)
+	late, unmatched := wr.lateAnswers()
+	for _, l := range late {
+		la := evidence.LateAnswer{Method: l.Method, AfterMS: l.After.Milliseconds()}
+		if l.Err != nil {
+			la.Error = Redact(clip(l.Err.Error(), 300), envValues)
+		}
+		sess.LateAnswers = append(sess.LateAnswers, la)
+	}
+	sess.UnmatchedAnswers = unmatched
+	for _, n := range wr.notifications() {
+		if sess.Notifications == nil {
+			sess.Notifications = map[string]int{}
+		}
+		sess.Notifications[clip(n, 100)]++
+	}
 
 	switch {
 	case hsErr == nil:
@@ -272,41 +273,119 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	return sess, c, nil
 }
 
-// handshake establishes the MCP session. It lets the go-sdk client try
-// server/discover first; if the server neither answers nor rejects it within
-// the probe deadline (some servers silently drop unknown methods), it starts
-// a new session over the same stdio that sends initialize with protocol
-// version 2025-11-25, within what is left of the handshake timeout.
-func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, stdin io.Writer) (*mcp.ClientSession, string, error) {
+// shutdown stops the server as the MCP stdio transport describes, watching
+// all the while (the observer records until the whole scan ends): close its
+// stdin and wait for it to exit, then SIGTERM and wait, then SIGKILL. It
+// records how the server ended and how long each step waited, so that what
+// a server does on its way out (a telemetry flush) is seen.
+func (s *Sandbox) shutdown(ctx context.Context, r *run, id string, att types.HijackedResponse, exited <-chan int64, exitedBefore bool) *evidence.Shutdown {
+	sd := &evidence.Shutdown{GraceMS: s.opts.ShutdownGrace.Milliseconds()}
+	waitExit := func(d time.Duration) (*int, time.Duration, bool) {
+		t0 := time.Now()
+		select {
+		case code := <-exited:
+			v := int(code)
+			return &v, time.Since(t0), true
+		case <-time.After(d):
+			return nil, time.Since(t0), false
+		}
+	}
+	if exitedBefore {
+		sd.Ended = evidence.EndedBefore
+		if code, _, ok := waitExit(2 * time.Second); ok {
+			sd.ExitCode = code
+		}
+		_ = att.CloseWrite()
+		return sd
+	}
+	_ = att.CloseWrite()
+	code, waited, ok := waitExit(s.opts.ShutdownGrace)
+	sd.StdinWaitMS = waited.Milliseconds()
+	if ok {
+		sd.Ended, sd.ExitCode = evidence.EndedStdinClose, code
+		return sd
+	}
+	_ = r.cli.ContainerKill(ctx, id, "TERM")
+	code, waited, ok = waitExit(s.opts.ShutdownGrace)
+	sd.TermWaitMS = waited.Milliseconds()
+	if ok {
+		sd.Ended, sd.ExitCode = evidence.EndedTerm, code
+		return sd
+	}
+	_ = r.cli.ContainerKill(ctx, id, "KILL")
+	code, waited, _ = waitExit(5 * time.Second)
+	sd.KillWaitMS = waited.Milliseconds()
+	sd.Ended, sd.ExitCode = evidence.EndedKill, code
+	return sd
+}
+
+// handshake establishes the MCP session over the server's stdio, every
+// session's requests numbered on the wire so that answers are matched by
+// id. It lets the go-sdk client try server/discover first; if the server
+// neither answers nor rejects it within the probe deadline (some servers
+// silently drop unknown methods, slow ones answer late), it starts a new
+// session that sends initialize with protocol version 2025-11-25, within
+// what is left of the handshake timeout. A late answer to the probe is
+// recorded and dropped, never read as the answer to initialize; when it
+// was a success and initialize then failed, the server speaks
+// server/discover, only slowly: a third session asks it again with the
+// time left.
+func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, wr *wire, stdin io.Writer) (session, string, error) {
 	hsCtx, cancel := context.WithTimeout(ctx, s.opts.HandshakeTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: ToolVersion}, nil)
+	// The client advertises exactly what the reference listing's client
+	// (the MCP Inspector's CLI) does, so that a server that varies its
+	// surface with the client's capabilities shows both the same one.
+	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: ToolVersion}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	connect := func(ctx context.Context, opts *mcp.ClientSessionOptions) (session, error) {
+		t := wr.transport(&mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}, MaxLineLength: maxLine + 1})
+		cs, err := client.Connect(ctx, t, opts)
+		if err != nil {
+			return session{}, err
+		}
+		ss := session{cs: cs, w: wr, id: t.(*wireTransport).session, method: "initialize"}
+		if _, _, ok := wr.result(ss.id, "initialize"); !ok {
+			ss.method = "server/discover"
+		}
+		return ss, nil
+	}
 
 	probeCtx, cancelProbe := context.WithTimeout(hsCtx, s.opts.DiscoverProbe)
-	first := &mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}}
-	cs, err := client.Connect(probeCtx, first, nil)
+	ss, err := connect(probeCtx, nil)
 	probeExpired := probeCtx.Err() != nil
 	cancelProbe()
 	if err == nil {
 		path := evidence.HandshakeInitialize
-		if cs.InitializeResult() != nil && cs.InitializeResult().ProtocolVersion > fallbackProtocol {
+		if ss.method == "server/discover" {
 			path = evidence.HandshakeDiscover
 		}
-		return cs, path, nil
+		return ss, path, nil
 	}
 	if !probeExpired || hsCtx.Err() != nil {
-		return nil, "", fmt.Errorf("mcp handshake: %w", errOrCause(hsCtx, err))
+		return session{}, "", fmt.Errorf("mcp handshake: %w", errOrCause(hsCtx, err))
 	}
-	// The server may still reject server/discover, late: that answer
-	// carries the id the fallback's initialize reuses, so it is dropped.
-	fr := newFrameReader(filter.frames)
-	fr.skip = lateProbeRejection
-	second := &mcp.IOTransport{Reader: fr, Writer: &stdinWriter{w: stdin}}
-	cs, err = client.Connect(hsCtx, second, &mcp.ClientSessionOptions{ProtocolVersion: fallbackProtocol})
-	if err != nil {
-		return nil, "", fmt.Errorf("mcp handshake (initialize %s after server/discover went unanswered for %s): %w", fallbackProtocol, s.opts.DiscoverProbe, errOrCause(hsCtx, err))
+	ss, err = connect(hsCtx, &mcp.ClientSessionOptions{ProtocolVersion: fallbackProtocol})
+	if err == nil {
+		return ss, evidence.HandshakeInitializeFallback, nil
 	}
-	return cs, evidence.HandshakeInitializeFallback, nil
+	if hsCtx.Err() == nil && lateDiscoverSuccess(wr) {
+		if ss, err2 := connect(hsCtx, nil); err2 == nil {
+			return ss, evidence.HandshakeDiscoverRetry, nil
+		}
+	}
+	return session{}, "", fmt.Errorf("mcp handshake (initialize %s after server/discover went unanswered for %s): %w", fallbackProtocol, s.opts.DiscoverProbe, errOrCause(hsCtx, err))
+}
+
+// lateDiscoverSuccess reports whether server/discover was answered with a
+// result after its session was given up.
+func lateDiscoverSuccess(wr *wire) bool {
+	late, _ := wr.lateAnswers()
+	for _, l := range late {
+		if l.Method == "server/discover" && l.Err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // errOrCause prefers the context's error (a deadline) over the transport's
@@ -317,139 +396,3 @@ func errOrCause(ctx context.Context, err error) error {
 	}
 	return err
 }
-
-// list captures every page of tools, prompts, resources and templates the
-// server declared a capability for. A list call that fails is recorded, not
-// fatal; a server that dies while listing is.
-func (s *Sandbox) list(ctx context.Context, cs *mcp.ClientSession, sess *evidence.Session) (*contract.Contract, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.ListTimeout)
-	defer cancel()
-	init := cs.InitializeResult()
-	c := &contract.Contract{}
-	caps := &mcp.ServerCapabilities{}
-	if init != nil {
-		c.ProtocolVersion = init.ProtocolVersion
-		c.Instructions = init.Instructions
-		if init.ServerInfo != nil {
-			c.ServerInfo = contract.Implementation{Name: init.ServerInfo.Name, Title: init.ServerInfo.Title, Version: init.ServerInfo.Version}
-		}
-		if init.Capabilities != nil {
-			caps = init.Capabilities
-		}
-	}
-	if b, err := json.Marshal(caps); err == nil {
-		c.Capabilities = b
-	}
-	fail := func(method string, err error) error {
-		if context.Cause(ctx) == errExited || errors.Is(err, mcp.ErrConnectionClosed) {
-			return fmt.Errorf("%s: %w", method, err)
-		}
-		if ctx.Err() != nil {
-			sess.Truncated = true
-		}
-		if sess.ListErrors == nil {
-			sess.ListErrors = map[string]string{}
-		}
-		sess.ListErrors[method] = err.Error()
-		return nil
-	}
-	if caps.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				if ferr := fail("tools/list", err); ferr != nil {
-					return nil, ferr
-				}
-				break
-			}
-			if len(c.Tools) >= maxListItems {
-				sess.Truncated = true
-				break
-			}
-			c.Tools = append(c.Tools, toolOf(t))
-		}
-	}
-	if caps.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				if ferr := fail("prompts/list", err); ferr != nil {
-					return nil, ferr
-				}
-				break
-			}
-			if len(c.Prompts) >= maxListItems {
-				sess.Truncated = true
-				break
-			}
-			c.Prompts = append(c.Prompts, promptOf(p))
-		}
-	}
-	if caps.Resources != nil {
-		for res, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				if ferr := fail("resources/list", err); ferr != nil {
-					return nil, ferr
-				}
-				break
-			}
-			if len(c.Resources) >= maxListItems {
-				sess.Truncated = true
-				break
-			}
-			c.Resources = append(c.Resources, contract.Resource{URI: res.URI, Name: res.Name, Title: res.Title, Description: res.Description, MIMEType: res.MIMEType})
-		}
-		for tp, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				if ferr := fail("resources/templates/list", err); ferr != nil {
-					return nil, ferr
-				}
-				break
-			}
-			if len(c.Templates) >= maxListItems {
-				sess.Truncated = true
-				break
-			}
-			c.Templates = append(c.Templates, contract.Template{URITemplate: tp.URITemplate, Name: tp.Name, Title: tp.Title, Description: tp.Description, MIMEType: tp.MIMEType})
-		}
-	}
-	if err := contract.Normalize(c); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func toolOf(t *mcp.Tool) contract.Tool {
-	out := contract.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
-	if t.InputSchema != nil {
-		if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
-			out.InputSchema = b
-		}
-	}
-	if t.OutputSchema != nil {
-		if b, err := json.Marshal(t.OutputSchema); err == nil && string(b) != "null" {
-			out.OutputSchema = b
-		}
-	}
-	if a := t.Annotations; a != nil {
-		out.Annotations = &contract.Annotations{
-			Title:           a.Title,
-			ReadOnlyHint:    a.ReadOnlyHint,
-			DestructiveHint: a.DestructiveHint,
-			IdempotentHint:  a.IdempotentHint,
-			OpenWorldHint:   a.OpenWorldHint,
-		}
-	}
-	return out
-}
-
-func promptOf(p *mcp.Prompt) contract.Prompt {
-	out := contract.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: []contract.PromptArgument{}}
-	for _, a := range p.Arguments {
-		if a == nil {
-			continue
-		}
-		out.Arguments = append(out.Arguments, contract.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
-	}
-	return out
-}
-
-var _ = strings.TrimSpace

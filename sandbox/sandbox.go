@@ -47,8 +47,12 @@ type Options struct {
 	Memory   int64
 	NanoCPUs int64
 	Pids     int64
-	// MaxStdout bounds the bytes read from the server's stdout (16 MiB).
+	// MaxStdout bounds the bytes read from the server's stdout (256 MiB);
+	// one message is bounded by maxLine (64 MiB).
 	MaxStdout int64
+	// ShutdownGrace is how long the server may take to exit after its
+	// stdin is closed, and again after SIGTERM, before it is killed (2 s).
+	ShutdownGrace time.Duration
 	// Behavior turns on behaviour capture for the script step and the run
 	// phase: the network sink, the exec tracer, canary credentials and the
 	// home-directory comparison. Off, those phases run with no network.
@@ -88,7 +92,10 @@ func (o *Options) defaults() {
 		o.Pids = 512
 	}
 	if o.MaxStdout == 0 {
-		o.MaxStdout = 16 << 20
+		o.MaxStdout = 256 << 20
+	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = 2 * time.Second
 	}
 	if o.Idle == 0 {
 		o.Idle = 2 * time.Second

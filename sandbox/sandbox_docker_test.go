@@ -299,7 +299,7 @@ func TestFixtureOutcomes(t *testing.T) {
 				t.Fatalf("outcome %s tools %v", res.Sandbox.Outcome, toolNames(res))
 			}
 			a := res.Contract.Tools[0].Annotations
-			if a == nil || !a.ReadOnlyHint {
+			if a == nil || a.ReadOnlyHint == nil || !*a.ReadOnlyHint {
 				t.Errorf("annotations %+v, want readOnlyHint true", a)
 			}
 		}},

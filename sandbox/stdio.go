@@ -14,9 +14,14 @@ import (
 // frameFilter splits the server's stdout into lines. JSON lines are handed
 // to the MCP session; anything else is protocol noise, counted and sampled
 // (a server that prints logs to stdout corrupts the channel for every
-// client). It stops at maxBytes, marking the output truncated.
+// client). A line longer than maxLine is cut: its first maxLine bytes go to
+// oversize, which may turn them into a frame. It stops at maxBytes, marking
+// the output truncated.
 type frameFilter struct {
 	frames chan []byte
+	// oversize, when set, gets the first maxLine bytes of a longer line and
+	// the line's full size, and returns the frame to hand on, or nil.
+	oversize func(prefix []byte, size int64) []byte
 
 	mu        sync.Mutex
 	nonJSON   int
@@ -29,7 +34,9 @@ type frameFilter struct {
 const (
 	maxNoiseSamples = 5
 	maxSampleLen    = 200
-	maxLine         = 8 << 20
+	// maxLine bounds one message from the server. It is also the go-sdk
+	// transport's bound, so a frame handed on is never refused there.
+	maxLine = 64 << 20
 )
 
 func newFrameFilter() *frameFilter { return &frameFilter{frames: make(chan []byte, 16)} }
@@ -38,9 +45,9 @@ func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 	defer close(f.frames)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := readLine(br, maxLine)
-		if len(line) > 0 {
-			if f.bytes.Add(int64(len(line))) > maxBytes {
+		line, size, cut, err := readLine(br, maxLine)
+		if size > 0 {
+			if f.bytes.Add(size) > maxBytes {
 				f.mu.Lock()
 				f.truncated = true
 				f.mu.Unlock()
@@ -48,26 +55,22 @@ func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 				return
 			}
 			trimmed := bytes.TrimSpace(line)
+			var frame []byte
 			switch {
 			case len(trimmed) == 0:
-			case (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed):
-				f.anyFrame.Store(true)
-				f.frames <- append(trimmed, '\n')
-			default:
-				f.mu.Lock()
-				f.nonJSON++
-				if len(f.samples) < maxNoiseSamples {
-					s := string(trimmed)
-					if len(s) > maxSampleLen {
-						cut := maxSampleLen
-						for cut > 0 && !utf8.RuneStart(s[cut]) {
-							cut--
-						}
-						s = s[:cut] + "…"
-					}
-					f.samples = append(f.samples, s)
+			case cut:
+				if f.oversize != nil {
+					frame = f.oversize(trimmed, size)
 				}
-				f.mu.Unlock()
+			case (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed):
+				frame = trimmed
+			}
+			switch {
+			case frame != nil:
+				f.anyFrame.Store(true)
+				f.frames <- append(frame, '\n')
+			case len(trimmed) > 0:
+				f.noiseLine(trimmed)
 			}
 		}
 		if err != nil {
@@ -76,20 +79,41 @@ func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 	}
 }
 
-// readLine reads one line; a line longer than limit is returned in pieces
-// of at most limit bytes, which will not parse as JSON and count as noise.
-func readLine(br *bufio.Reader, limit int) ([]byte, error) {
-	var out []byte
+func (f *frameFilter) noiseLine(trimmed []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nonJSON++
+	if len(f.samples) < maxNoiseSamples {
+		s := string(trimmed[:min(len(trimmed), maxSampleLen+8)])
+		if len(s) > maxSampleLen {
+			cut := maxSampleLen
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			s = s[:cut] + "…"
+		}
+		f.samples = append(f.samples, s)
+	}
+}
+
+// readLine reads one line and returns at most limit bytes of it, with the
+// line's full size and whether anything but its newline was dropped; the
+// rest of a longer line is read and dropped.
+func readLine(br *bufio.Reader, limit int) (line []byte, size int64, cut bool, err error) {
+	var dropped int
 	for {
 		chunk, err := br.ReadSlice('\n')
-		out = append(out, chunk...)
-		if err == bufio.ErrBufferFull && len(out) < limit {
+		size += int64(len(chunk))
+		room := max(limit-len(line), 0)
+		line = append(line, chunk[:min(len(chunk), room)]...)
+		dropped += len(chunk) - min(len(chunk), room)
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if err == bufio.ErrBufferFull {
-			return out, nil
+		if err == nil && dropped > 0 {
+			dropped-- // the newline
 		}
-		return out, err
+		return line, size, dropped > 0, err
 	}
 }
 
@@ -107,23 +131,6 @@ type frameReader struct {
 	done   chan struct{}
 	once   sync.Once
 	buf    []byte
-	// skip, when set, drops the first frame it matches (once).
-	skip func([]byte) bool
-}
-
-// lateProbeRejection reports whether a frame is a JSON-RPC error answer
-// "method not found": the late rejection of server/discover by a server
-// that was slow to start, which must not be taken as the fallback
-// session's answer (both sessions number their requests from 1).
-func lateProbeRejection(f []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Error  *struct {
-			Code int `json:"code"`
-		} `json:"error"`
-	}
-	return json.Unmarshal(f, &m) == nil && m.Method == "" && len(m.ID) > 0 && m.Error != nil && m.Error.Code == -32601
 }
 
 func newFrameReader(frames <-chan []byte) *frameReader {
@@ -142,10 +149,6 @@ func (r *frameReader) Read(p []byte) (int, error) {
 		case f, ok := <-r.frames:
 			if !ok {
 				return 0, io.EOF
-			}
-			if r.skip != nil && r.skip(f) {
-				r.skip = nil
-				continue
 			}
 			r.buf = f
 		case <-r.done:

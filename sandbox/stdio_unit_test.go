@@ -171,14 +171,17 @@ func TestFrameFilterLongLines(t *testing.T) {
 			t.Errorf("nonJSON = %d, want 0", got.NonJSON)
 		}
 	})
-	t.Run("a line over the 8 MiB limit is split into noise", func(t *testing.T) {
+	t.Run("a line over the bound that is no list answer is one line of noise", func(t *testing.T) {
 		frame := `{"blob":"` + strings.Repeat("b", maxLine) + `"}`
-		got := unitFilter(t, strings.NewReader(frame+"\n{\"id\":3}\n"), 64<<20)
+		got := unitFilter(t, strings.NewReader(frame+"\n{\"id\":3}\n"), 256<<20)
 		if d := unitDiff([]string{"{\"id\":3}\n"}, got.Frames); d != "" {
 			t.Errorf("frames (-want +got):%s", d)
 		}
-		if got.NonJSON != 2 {
-			t.Errorf("nonJSON = %d, want 2 (the first %d bytes and the rest)", got.NonJSON, maxLine)
+		if got.NonJSON != 1 {
+			t.Errorf("nonJSON = %d, want 1", got.NonJSON)
+		}
+		if got.Bytes != int64(len(frame)+1+len("{\"id\":3}\n")) {
+			t.Errorf("bytes = %d, want every byte counted, the dropped ones too", got.Bytes)
 		}
 		for _, s := range got.Samples {
 			if len(s) > maxSampleLen+len("…") {
@@ -186,10 +189,15 @@ func TestFrameFilterLongLines(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a line of exactly the bound passes whole", func(t *testing.T) {
+		frame := `{"blob":"` + strings.Repeat("c", maxLine-len(`{"blob":""}`)) + `"}`
+		got := unitFilter(t, strings.NewReader(frame+"\n"), 256<<20)
+		if len(got.Frames) != 1 || len(got.Frames[0]) != maxLine+1 || got.NonJSON != 0 {
+			t.Errorf("got %d frames, %d noise lines; want the %d-byte frame whole", len(got.Frames), got.NonJSON, maxLine)
+		}
+	})
 }
 
-// After the byte bound the filter must keep reading, or a chatty server
-// would block on a full stdout pipe.
 func TestFrameFilterDrainsAfterBound(t *testing.T) {
 	pr, pw := io.Pipe()
 	wrote := make(chan error, 1)

@@ -1,0 +1,393 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// Bounds of a listing. What fits is kept and every cut is recorded, with
+// its counts, as a truncation: a padded listing must not hide what came
+// before the padding.
+const (
+	// maxListItems bounds each list (tools, prompts, resources, templates).
+	maxListItems = 5000
+	// maxListPages bounds the pages of one list, against a server that
+	// hands out cursors forever.
+	maxListPages = 1000
+	// maxText bounds one text field (a name, title, description, the
+	// instructions) in bytes.
+	maxText = 64 << 10
+	// maxRaw bounds one JSON value kept as sent (a schema, _meta, icons, an
+	// unknown field) in bytes; a larger one is left out.
+	maxRaw = 256 << 10
+)
+
+// session is an established MCP session and how its results are read.
+type session struct {
+	cs *mcp.ClientSession
+	w  *wire
+	id int
+	// method is the handshake request that established it: initialize
+	// or server/discover.
+	method string
+}
+
+// list captures the header and every page of tools, prompts, resources and
+// templates the server declared a capability for, from the results as the
+// server sent them. A list call that fails is recorded, not fatal; a server
+// that dies while listing is.
+func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) (*contract.Contract, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ListTimeout)
+	defer cancel()
+	b := &bounded{}
+	c := b.header(ss)
+	caps := &mcp.ServerCapabilities{}
+	if init := ss.cs.InitializeResult(); init != nil && init.Capabilities != nil {
+		caps = init.Capabilities
+	}
+	fail := func(method string, err error) error {
+		if context.Cause(ctx) == errExited || errors.Is(err, mcp.ErrConnectionClosed) {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if ctx.Err() != nil {
+			sess.Truncated = true
+			b.cut(evidence.Truncation{List: method, Reason: "the list timeout of " + s.opts.ListTimeout.String() + " passed"})
+		}
+		if sess.ListErrors == nil {
+			sess.ListErrors = map[string]string{}
+		}
+		sess.ListErrors[method] = err.Error()
+		return nil
+	}
+	type lister struct {
+		method string
+		key    string
+		call   func(cursor string) (string, error)
+		add    func(json.RawMessage) error
+		count  func() int
+	}
+	var lists []lister
+	if caps.Tools != nil {
+		lists = append(lists, lister{"tools/list", "tools",
+			func(cur string) (string, error) {
+				r, err := ss.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
+				return cursorOf(err, func() string { return r.NextCursor })
+			},
+			func(raw json.RawMessage) error {
+				t, err := contract.ParseTool(raw)
+				if err == nil {
+					c.Tools = append(c.Tools, b.tool(t))
+				}
+				return err
+			}, func() int { return len(c.Tools) }})
+	}
+	if caps.Prompts != nil {
+		lists = append(lists, lister{"prompts/list", "prompts",
+			func(cur string) (string, error) {
+				r, err := ss.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
+				return cursorOf(err, func() string { return r.NextCursor })
+			},
+			func(raw json.RawMessage) error {
+				p, err := contract.ParsePrompt(raw)
+				if err == nil {
+					c.Prompts = append(c.Prompts, b.prompt(p))
+				}
+				return err
+			}, func() int { return len(c.Prompts) }})
+	}
+	if caps.Resources != nil {
+		lists = append(lists, lister{"resources/list", "resources",
+			func(cur string) (string, error) {
+				r, err := ss.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
+				return cursorOf(err, func() string { return r.NextCursor })
+			},
+			func(raw json.RawMessage) error {
+				r, err := contract.ParseResource(raw)
+				if err == nil {
+					c.Resources = append(c.Resources, b.resource(r))
+				}
+				return err
+			}, func() int { return len(c.Resources) }},
+			lister{"resources/templates/list", "resourceTemplates",
+				func(cur string) (string, error) {
+					r, err := ss.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
+					return cursorOf(err, func() string { return r.NextCursor })
+				},
+				func(raw json.RawMessage) error {
+					t, err := contract.ParseTemplate(raw)
+					if err == nil {
+						c.Templates = append(c.Templates, b.template(t))
+					}
+					return err
+				}, func() int { return len(c.Templates) }})
+	}
+	for _, l := range lists {
+		cursor, offered := "", 0
+		seen := map[string]bool{}
+	pages:
+		for page := 0; ; page++ {
+			next, err := l.call(cursor)
+			if err != nil {
+				if ferr := fail(l.method, err); ferr != nil {
+					return nil, ferr
+				}
+				break
+			}
+			raw, cut, _ := ss.w.result(ss.id, l.method)
+			items, err := pageItems(raw, l.key)
+			if err != nil {
+				if ferr := fail(l.method, err); ferr != nil {
+					return nil, ferr
+				}
+				break
+			}
+			if cut != nil {
+				// The answer was longer than the line bound: only the
+				// items before the cut reached us.
+				b.cut(evidence.Truncation{List: l.method, Kept: l.count() + min(len(items), maxListItems-l.count()), Bytes: cut.size, MorePages: next != "",
+					Reason: fmt.Sprintf("the answer was %d bytes, more than the %d-byte bound of one message; the %d complete items before the cut were read", cut.size, maxLine, len(items))})
+			}
+			for _, it := range items {
+				offered++
+				if l.count() >= maxListItems {
+					continue
+				}
+				if err := l.add(it); err != nil {
+					_ = fail(l.method, err)
+					break pages
+				}
+			}
+			switch {
+			case next == "":
+				if offered > l.count() {
+					b.cut(evidence.Truncation{List: l.method, Kept: l.count(), Offered: offered,
+						Reason: fmt.Sprintf("more than %d items", maxListItems)})
+				}
+				break pages
+			case l.count() >= maxListItems:
+				b.cut(evidence.Truncation{List: l.method, Kept: l.count(), Offered: offered, MorePages: true,
+					Reason: fmt.Sprintf("more than %d items; the server offered more pages", maxListItems)})
+				break pages
+			case seen[next] || page+1 >= maxListPages:
+				b.cut(evidence.Truncation{List: l.method, Kept: l.count(), Offered: offered, MorePages: true,
+					Reason: fmt.Sprintf("the server kept offering pages (%d read, cursor repeated: %v)", page+1, seen[next])})
+				break pages
+			}
+			seen[next] = true
+			cursor = next
+		}
+	}
+	for _, t := range b.cuts {
+		sess.Truncations = append(sess.Truncations, t)
+	}
+	if len(b.cuts) > 0 {
+		sess.Truncated = true
+	}
+	if err := contract.Normalize(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// cursorOf returns the next cursor of a list call that succeeded.
+func cursorOf(err error, next func() string) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return next(), nil
+}
+
+// pageItems returns the items of one page as the server sent them.
+func pageItems(raw json.RawMessage, key string) ([]json.RawMessage, error) {
+	var page map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, fmt.Errorf("read the page as sent: %w", err)
+	}
+	var items []json.RawMessage
+	if v, ok := page[key]; ok {
+		if err := json.Unmarshal(v, &items); err != nil {
+			return nil, fmt.Errorf("read the page's %s as sent: %w", key, err)
+		}
+	}
+	return items, nil
+}
+
+// bounded applies the per-field bounds to what a listing keeps, and
+// collects the cuts.
+type bounded struct {
+	cuts []evidence.Truncation
+}
+
+func (b *bounded) cut(t evidence.Truncation) { b.cuts = append(b.cuts, t) }
+
+// text keeps at most maxText bytes of s, at a character boundary.
+func (b *bounded) text(list, item, field, s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	b.cut(evidence.Truncation{List: list, Item: clip(item, 200), Field: field, Bytes: int64(len(s)), Kept: cut,
+		Reason: fmt.Sprintf("longer than %d bytes; the first %d were kept", maxText, cut)})
+	return s[:cut]
+}
+
+// raw keeps a JSON value of at most maxRaw bytes and leaves out a larger one.
+func (b *bounded) raw(list, item, field string, v json.RawMessage) json.RawMessage {
+	if len(v) <= maxRaw {
+		return v
+	}
+	b.cut(evidence.Truncation{List: list, Item: clip(item, 200), Field: field, Bytes: int64(len(v)),
+		Reason: fmt.Sprintf("longer than %d bytes; left out", maxRaw)})
+	return nil
+}
+
+func (b *bounded) extra(list, item string, e contract.Extra) contract.Extra {
+	for k, v := range e {
+		if kept := b.raw(list, item, "extra."+clip(k, 100), v); kept == nil {
+			delete(e, k)
+		}
+	}
+	return e
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func (b *bounded) header(ss session) *contract.Contract {
+	c := &contract.Contract{}
+	init := ss.cs.InitializeResult()
+	if init != nil {
+		c.ProtocolVersion = init.ProtocolVersion
+	}
+	raw, _, ok := ss.w.result(ss.id, ss.method)
+	var res struct {
+		Capabilities json.RawMessage            `json:"capabilities"`
+		Instructions string                     `json:"instructions"`
+		ServerInfo   json.RawMessage            `json:"serverInfo"`
+		Meta         map[string]json.RawMessage `json:"_meta"`
+	}
+	if ok && json.Unmarshal(raw, &res) == nil {
+		info := res.ServerInfo
+		if len(info) == 0 {
+			// server/discover carries the server's description in _meta.
+			info = res.Meta[mcp.MetaKeyServerInfo]
+		}
+		if len(info) > 0 {
+			if impl, err := contract.ParseImplementation(info); err == nil {
+				c.ServerInfo = impl
+			}
+		}
+		c.Capabilities = b.raw("initialize", "", "capabilities", res.Capabilities)
+		c.Instructions = b.text("initialize", "", "instructions", res.Instructions)
+		if len(res.Meta) > 0 {
+			m, _ := json.Marshal(res.Meta)
+			c.Meta = b.raw("initialize", "", "_meta", m)
+		}
+	} else if init != nil {
+		// No raw result (it cannot happen over the wire; kept for safety):
+		// what the go-sdk parsed.
+		c.Instructions = init.Instructions
+		if init.ServerInfo != nil {
+			c.ServerInfo = contract.Implementation{Name: init.ServerInfo.Name, Title: init.ServerInfo.Title, Version: init.ServerInfo.Version}
+		}
+	}
+	if len(c.Capabilities) == 0 {
+		c.Capabilities = json.RawMessage(`{}`)
+	}
+	c.ServerInfo.Name = b.text("initialize", "", "serverInfo.name", c.ServerInfo.Name)
+	c.ServerInfo.Description = b.text("initialize", "", "serverInfo.description", c.ServerInfo.Description)
+	c.ServerInfo.Icons = b.raw("initialize", "", "serverInfo.icons", c.ServerInfo.Icons)
+	c.ServerInfo.Extra = b.extra("initialize", "", c.ServerInfo.Extra)
+	return c
+}
+
+func (b *bounded) tool(t contract.Tool) contract.Tool {
+	const l = "tools/list"
+	name := t.Name
+	t.Name = b.text(l, name, "name", t.Name)
+	t.Title = b.text(l, name, "title", t.Title)
+	t.Description = b.text(l, name, "description", t.Description)
+	t.InputSchema = b.raw(l, name, "inputSchema", t.InputSchema)
+	t.OutputSchema = b.raw(l, name, "outputSchema", t.OutputSchema)
+	t.Icons = b.raw(l, name, "icons", t.Icons)
+	t.Execution = b.raw(l, name, "execution", t.Execution)
+	t.Meta = b.raw(l, name, "_meta", t.Meta)
+	t.Extra = b.extra(l, name, t.Extra)
+	if a := t.Annotations; a != nil {
+		a.Title = b.text(l, name, "annotations.title", a.Title)
+		a.Extra = b.extra(l, name, a.Extra)
+	}
+	return t
+}
+
+func (b *bounded) prompt(p contract.Prompt) contract.Prompt {
+	const l = "prompts/list"
+	name := p.Name
+	p.Name = b.text(l, name, "name", p.Name)
+	p.Title = b.text(l, name, "title", p.Title)
+	p.Description = b.text(l, name, "description", p.Description)
+	p.Icons = b.raw(l, name, "icons", p.Icons)
+	p.Meta = b.raw(l, name, "_meta", p.Meta)
+	p.Extra = b.extra(l, name, p.Extra)
+	if len(p.Arguments) > maxListItems {
+		b.cut(evidence.Truncation{List: l, Item: clip(name, 200), Field: "arguments", Kept: maxListItems, Offered: len(p.Arguments),
+			Reason: fmt.Sprintf("more than %d arguments", maxListItems)})
+		p.Arguments = p.Arguments[:maxListItems]
+	}
+	for i := range p.Arguments {
+		a := &p.Arguments[i]
+		a.Name = b.text(l, name, "arguments.name", a.Name)
+		a.Title = b.text(l, name, "arguments.title", a.Title)
+		a.Description = b.text(l, name, "arguments.description", a.Description)
+		a.Extra = b.extra(l, name, a.Extra)
+	}
+	return p
+}
+
+func (b *bounded) resource(r contract.Resource) contract.Resource {
+	const l = "resources/list"
+	uri := r.URI
+	r.URI = b.text(l, uri, "uri", r.URI)
+	r.Name = b.text(l, uri, "name", r.Name)
+	r.Title = b.text(l, uri, "title", r.Title)
+	r.Description = b.text(l, uri, "description", r.Description)
+	r.MIMEType = b.text(l, uri, "mimeType", r.MIMEType)
+	r.Annotations = b.raw(l, uri, "annotations", r.Annotations)
+	r.Icons = b.raw(l, uri, "icons", r.Icons)
+	r.Meta = b.raw(l, uri, "_meta", r.Meta)
+	r.Extra = b.extra(l, uri, r.Extra)
+	return r
+}
+
+func (b *bounded) template(t contract.Template) contract.Template {
+	const l = "resources/templates/list"
+	uri := t.URITemplate
+	t.URITemplate = b.text(l, uri, "uriTemplate", t.URITemplate)
+	t.Name = b.text(l, uri, "name", t.Name)
+	t.Title = b.text(l, uri, "title", t.Title)
+	t.Description = b.text(l, uri, "description", t.Description)
+	t.MIMEType = b.text(l, uri, "mimeType", t.MIMEType)
+	t.Annotations = b.raw(l, uri, "annotations", t.Annotations)
+	t.Icons = b.raw(l, uri, "icons", t.Icons)
+	t.Meta = b.raw(l, uri, "_meta", t.Meta)
+	t.Extra = b.extra(l, uri, t.Extra)
+	return t
+}
