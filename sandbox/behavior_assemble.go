@@ -151,34 +151,10 @@ func (w *watch) clean(s string, n int) string {
 }
 
 // addProcesses turns the tracer's exec events of one phase into process
-// evidence, marking the processes the sandbox itself started as expected.
+// evidence, each with its provenance (see provenance).
 func (w *watch) addProcesses(phase string, events []execEvent, declared map[string]bool) {
-	expected := map[int]bool{}
-	if len(events) > 0 {
-		// The first exec is the wrapper handing over to the entry point (run
-		// phase) or to the script driver (script step).
-		expected[events[0].PID] = true
-	}
-	npm := map[int]bool{}
-	for _, ev := range events {
-		if expected[ev.PID] {
-			continue
-		}
-		switch phase {
-		case evidence.PhaseScripts:
-			// npm run-script (or rebuild) started by the driver, and the
-			// shell npm starts for a declared script command.
-			if expected[ev.PPID] && isNPM(ev.Argv) {
-				expected[ev.PID], npm[ev.PID] = true, true
-				continue
-			}
-			if npm[ev.PPID] && len(ev.Argv) >= 3 && path.Base(ev.Argv[0]) == "sh" && ev.Argv[1] == "-c" && declared[ev.Argv[2]] {
-				expected[ev.PID] = true
-				continue
-			}
-		}
-	}
-	for _, ev := range events {
+	prov := provenance(phase, events, declared)
+	for i, ev := range events {
 		for _, h := range w.canary.Scan([]byte(strings.Join(ev.Argv, " "))) {
 			w.addHit(h, "process_argv", phase, w.pkgFor(phase, ev.Time), path.Base(ev.Exe))
 		}
@@ -195,9 +171,89 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 		}
 		w.b.Processes = append(w.b.Processes, evidence.ProcessEvent{
 			Phase: phase, Package: w.pkgFor(phase, ev.Time), Time: ev.Time.UTC(),
-			PID: ev.PID, PPID: ev.PPID, Exe: w.clean(ev.Exe, maxArgLen), Argv: clean, Expected: expected[ev.PID],
+			PID: ev.PID, PPID: ev.PPID, Exe: w.clean(ev.Exe, maxArgLen), Argv: clean,
+			Provenance: prov[i], Expected: prov[i].Expected(),
 		})
 	}
+}
+
+// provenance says, for each exec event of one phase (in time order), who
+// started the process, by walking the process tree the events describe:
+//
+//   - sandbox: the first process of the phase (the entry point of the run
+//     phase, the script driver of the script step) and what it execs in
+//     place (env handing over to node);
+//   - package_manager: npm, started by the script driver to run one
+//     lifecycle event, and every process npm starts itself, which is the
+//     shell that runs the declared script's command line;
+//   - declared: a process that shell starts (or execs into): the commands
+//     the package's package.json declares, as written there;
+//   - build_tool: node-gyp, wherever it was started, and everything it
+//     runs (its Python probes, gyp, the compiler);
+//   - package: everything else, started by package code (a declared
+//     command's own children, anything the server starts).
+//
+// A process keeps the provenance it had when it execs again in place.
+// Events of a parent that was never seen (it started before the tracer
+// attached) count as package code, except the first process of the phase.
+func provenance(phase string, events []execEvent, declared map[string]bool) []evidence.Provenance {
+	out := make([]evidence.Provenance, len(events))
+	role := map[int]evidence.Provenance{}
+	wrapper := map[int]bool{} // npm's shell for a declared command line
+	gyp := map[int]bool{}     // node-gyp: what it starts is the build tool's
+	scripts := phase == evidence.PhaseScripts
+	for i, ev := range events {
+		r, again := role[ev.PID]
+		parent := role[ev.PPID] // "" when the parent was never seen
+		switch {
+		case again && wrapper[ev.PID]:
+			// npm's shell execs the declared command in place when the
+			// command line is one simple command.
+			r = evidence.ProvenanceDeclared
+			delete(wrapper, ev.PID)
+		case again:
+			// An exec in place keeps the process's provenance.
+		case i == 0:
+			r = evidence.ProvenanceSandbox
+		case scripts && wrapper[ev.PPID]:
+			r = evidence.ProvenanceDeclared
+		case scripts && parent == evidence.ProvenanceSandbox && isNPM(ev.Argv):
+			r = evidence.ProvenancePackageManager
+		case scripts && parent == evidence.ProvenancePackageManager:
+			// What npm starts itself: the shell for the declared command.
+			r = evidence.ProvenancePackageManager
+			if len(ev.Argv) >= 3 && path.Base(ev.Argv[0]) == "sh" && ev.Argv[1] == "-c" && declared[ev.Argv[2]] {
+				wrapper[ev.PID] = true
+			}
+		case gyp[ev.PPID] || parent == evidence.ProvenanceBuildTool || isNodeGyp(ev.Argv):
+			r = evidence.ProvenanceBuildTool
+		default:
+			r = evidence.ProvenancePackage
+		}
+		if isNodeGyp(ev.Argv) {
+			gyp[ev.PID] = true
+		}
+		role[ev.PID], out[i] = r, r
+	}
+	return out
+}
+
+// isNodeGyp reports whether a command line runs node-gyp, directly or
+// through its shim, env or node: node-gyp, node-gyp.js or npm's
+// node-gyp-bin shim as the program or as one of the first two arguments.
+func isNodeGyp(argv []string) bool {
+	for i, a := range argv {
+		if i > 2 {
+			break
+		}
+		if b := path.Base(a); b == "node-gyp" || b == "node-gyp.js" {
+			return true
+		}
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+	}
+	return false
 }
 
 func (w *watch) pkgFor(phase string, t time.Time) string {
