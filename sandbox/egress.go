@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -65,11 +66,17 @@ func ServeEgressProxy(ctx context.Context, ln net.Listener, allow []string, even
 			ok := req.Method == http.MethodConnect && allowed[strings.ToLower(req.Host)]
 			logEvent(EgressEvent{Time: time.Now().UTC(), Method: req.Method, Target: target, Allowed: ok})
 			if !ok {
+				w.Header().Set(EgressErrorHeader, "not_allowed")
 				http.Error(w, "verifymcp egress proxy: destination not allowed", http.StatusForbidden)
 				return
 			}
 			upstream, err := (&net.Dialer{Timeout: 15 * time.Second}).DialContext(req.Context(), "tcp", req.Host)
 			if err != nil {
+				// The fetch driver reads why from the headers, so that a
+				// registry that does not resolve or answer is diagnosed
+				// exactly (see fault.go).
+				w.Header().Set(EgressErrorHeader, dialFailure(err))
+				w.Header().Set(EgressDetailHeader, oneLineText(err.Error()))
 				http.Error(w, "verifymcp egress proxy: "+err.Error(), http.StatusBadGateway)
 				return
 			}
@@ -99,6 +106,32 @@ func ServeEgressProxy(ctx context.Context, ln net.Listener, allow []string, even
 		return nil
 	}
 	return err
+}
+
+// EgressErrorHeader says, on a CONNECT the egress proxy did not tunnel,
+// why: not_allowed (403), or why the dial failed (502): dns, refused,
+// timeout, unreachable, error. EgressDetailHeader holds the dial error.
+const (
+	EgressErrorHeader  = "X-Verifymcp-Egress-Error"
+	EgressDetailHeader = "X-Verifymcp-Egress-Detail"
+)
+
+// dialFailure names why a dial failed, from the error's type.
+func dialFailure(err error) string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, syscall.ETIMEDOUT):
+		return "timeout"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTDOWN), errors.Is(err, syscall.ENETDOWN):
+		return "unreachable"
+	default:
+		return "error"
+	}
 }
 
 func tunnel(client net.Conn, rw *bufio.ReadWriter, upstream net.Conn) {

@@ -54,6 +54,13 @@ type fetchResult struct {
 		Computed  string `json:"computed"`
 		PackError string `json:"pack_error"`
 	} `json:"integrity"`
+	// Preflight is the driver's check that it reaches the registry; nil in
+	// results recorded before it existed.
+	Preflight *preflightResult `json:"preflight"`
+	// NPMError is npm's --json error when npm failed; GitWanted the git
+	// URLs npm asked for (the sandbox fetches only from the registry).
+	NPMError  *npmError `json:"npm_error"`
+	GitWanted []string  `json:"git_wanted"`
 }
 
 type targetInfo struct {
@@ -130,11 +137,11 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 	}
 	inst.LogTail = fr.LogTail
 	if !fr.OK || fr.Target == nil {
+		// Environment faults were returned by fetch; what is left is the
+		// package's: a dependency that does not exist, an integrity
+		// mismatch, a dependency from a host other than the registry.
 		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
-		inst.Error = "npm install failed"
-		if fr.NPMExit != nil {
-			inst.Error = fmt.Sprintf("npm install exited with status %d", *fr.NPMExit)
-		}
+		inst.Error = fetchFailure(fr, s.opts.Registry)
 		return inst, nil, nil, "", nil
 	}
 	inst.Packages = fr.Packages
@@ -312,6 +319,10 @@ func (s *Sandbox) fetch(ctx context.Context, r *run, tree string, t Target, time
 	if err := decodeResult(res.Stdout, fr); err != nil {
 		// The driver always prints a result unless node itself failed.
 		return &fetchResult{LogTail: tailString(string(res.Stdout)+string(res.Stderr), 4000)}, false, nil
+	}
+	if fault := classifyFetch(fr, s.opts.Registry, len(s.opts.CABundle) > 0); fault != nil {
+		s.opts.Logger.Debug("fetch step: environment fault", "kind", fault.Kind, "code", fault.Code, "host", fault.Host, "log", fr.LogTail)
+		return nil, false, fault
 	}
 	return fr, false, nil
 }
