@@ -164,19 +164,52 @@ var ErrHelperNotStatic = errors.New("helper binary is dynamically linked; build 
 // EnsureHelperImage builds (once per binary) a minimal image holding only
 // the static binary at path, and returns its tag.
 func EnsureHelperImage(ctx context.Context, cli client.APIClient, path string) (string, error) {
-	data, err := os.ReadFile(path)
+	h, err := LoadHelper(path)
 	if err != nil {
-		return "", fmt.Errorf("read helper binary: %w", err)
-	}
-	if err := checkStatic(data); err != nil {
 		return "", err
 	}
+	if err := h.Ensure(ctx, cli); err != nil {
+		return "", err
+	}
+	return h.Ref, nil
+}
+
+// Helper is the static binary the helper image is built from, and the
+// image's tag. Loading it touches no engine, so a command can do it while
+// its target still resolves and build the image only once it did.
+type Helper struct {
+	// Ref is the helper image's tag, named by the binary's digest.
+	Ref  string
+	data []byte
+}
+
+// LoadHelper reads the binary at path and checks that it is static.
+func LoadHelper(path string) (*Helper, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read helper binary: %w", err)
+	}
+	if err := checkStatic(data); err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(data)
-	ref := helperImageRef(hex.EncodeToString(sum[:]))
-	if _, err := cli.ImageInspect(ctx, ref); err == nil {
-		return ref, nil
+	return &Helper{Ref: helperImageRef(hex.EncodeToString(sum[:])), data: data}, nil
+}
+
+// Present reports whether the helper image exists; it only inspects.
+func (h *Helper) Present(ctx context.Context, cli client.APIClient) (bool, error) {
+	if _, err := cli.ImageInspect(ctx, h.Ref); err == nil {
+		return true, nil
 	} else if !client.IsErrNotFound(err) {
-		return "", fmt.Errorf("inspect helper image: %w", err)
+		return false, fmt.Errorf("inspect helper image: %w", err)
+	}
+	return false, nil
+}
+
+// Ensure builds the helper image unless it exists.
+func (h *Helper) Ensure(ctx context.Context, cli client.APIClient) error {
+	if ok, err := h.Present(ctx, cli); err != nil || ok {
+		return err
 	}
 	dockerfile := "FROM scratch\nCOPY verifymcp /verifymcp\nUSER 65534:65534\nENTRYPOINT [\"/verifymcp\"]\nLABEL verifymcp.image=helper\n"
 	var buf bytes.Buffer
@@ -185,26 +218,26 @@ func EnsureHelperImage(ctx context.Context, cli client.APIClient, path string) (
 		name string
 		mode int64
 		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"verifymcp", 0o755, data}} {
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"verifymcp", 0o755, h.data}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
-			return "", err
+			return err
 		}
 		if _, err := tw.Write(f.data); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return "", err
+		return err
 	}
-	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true, Version: types.BuilderV1})
+	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{h.Ref}, Remove: true, ForceRemove: true, Version: types.BuilderV1})
 	if err != nil {
-		return "", fmt.Errorf("build helper image: %w", err)
+		return fmt.Errorf("build helper image: %w", err)
 	}
 	defer resp.Body.Close()
 	if err := drainBuild(resp.Body); err != nil {
-		return "", fmt.Errorf("build helper image: %w", err)
+		return fmt.Errorf("build helper image: %w", err)
 	}
-	return ref, nil
+	return nil
 }
 
 // drainBuild reads an image build's JSON message stream and returns the

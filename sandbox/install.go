@@ -247,8 +247,21 @@ func registryHostPort(registry string) (string, error) {
 	return net.JoinHostPort(u.Hostname(), port), nil
 }
 
+// fetch runs the fetch step into tree. An environment fault (see
+// fault.go) is returned as an *EnvironmentError; a failure of the
+// package's is in the result.
 func (s *Sandbox) fetch(ctx context.Context, r *run, tree string, t Target, timeout time.Duration) (*fetchResult, bool, error) {
-	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: NPMCacheVolume, Labels: map[string]string{LabelCache: "npm"}}); err != nil {
+	return s.fetchStep(ctx, r, tree, t, timeout, false)
+}
+
+// fetchStep is fetch; freshCache gives npm an empty cache of its own
+// instead of the shared volume, so that everything comes from the
+// registry (the doctor's check).
+func (s *Sandbox) fetchStep(ctx context.Context, r *run, tree string, t Target, timeout time.Duration, freshCache bool) (*fetchResult, bool, error) {
+	cacheDir := "/cache/npm"
+	if freshCache {
+		cacheDir = "/tmp/npm-cache"
+	} else if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: NPMCacheVolume, Labels: map[string]string{LabelCache: "npm"}}); err != nil {
 		return nil, false, fmt.Errorf("create npm cache volume: %w", err)
 	}
 	netID, err := r.createInternalNetwork(ctx, "fetch")
@@ -268,7 +281,7 @@ func (s *Sandbox) fetch(ctx context.Context, r *run, tree string, t Target, time
 	proxy := "http://" + egressAlias + ":" + egressPort
 	env := []string{
 		"HOME=/tmp/home",
-		"NPM_CONFIG_CACHE=/cache/npm",
+		"NPM_CONFIG_CACHE=" + cacheDir,
 		"NPM_CONFIG_REGISTRY=" + s.opts.Registry,
 		"NPM_CONFIG_PROXY=" + proxy,
 		"NPM_CONFIG_HTTPS_PROXY=" + proxy,
@@ -289,9 +302,9 @@ func (s *Sandbox) fetch(ctx context.Context, r *run, tree string, t Target, time
 	}
 	hc := hardened()
 	hc.NetworkMode = container.NetworkMode(r.name("fetch"))
-	hc.Mounts = []mount.Mount{
-		{Type: mount.TypeVolume, Source: tree, Target: treeDir},
-		{Type: mount.TypeVolume, Source: NPMCacheVolume, Target: "/cache/npm"},
+	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
+	if !freshCache {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: NPMCacheVolume, Target: cacheDir})
 	}
 	hc.Resources = container.Resources{Memory: 2 << 30, PidsLimit: int64Ptr(1024)}
 	res, err := r.runStep(ctx, step{
