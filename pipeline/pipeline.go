@@ -186,8 +186,14 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	sbStart := time.Now()
 	res, err := p.Scanner.Scan(ctx, b.Run.ID, st)
 	if err != nil {
-		if errors.Is(err, sandbox.ErrBadBin) || ctx.Err() != nil {
+		var env *sandbox.EnvironmentError
+		switch {
+		case errors.Is(err, sandbox.ErrBadBin) || ctx.Err() != nil:
 			return nil, err
+		case errors.As(err, &env):
+			// The environment failed, not the package: there is no
+			// evidence about it, so there is no bundle to save.
+			return nil, fmt.Errorf("install %s@%s: %w", rt.Name, rt.Version, err)
 		}
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
