@@ -56,6 +56,7 @@ const resolveConcurrency = 8
 type batchFlags struct {
 	scan        scanFlags
 	concurrency int
+	rescan      bool
 	enqueue     bool
 	maxAttempts int
 	queueSchema string
@@ -83,7 +84,15 @@ A target is skipped when the store already holds a result for the same
 artefact (name, version and integrity), the same --arg/--env names/--bin,
 this tool version and the rubric version in force: running the same batch
 again does only what is missing. The other flags (limits, timeouts,
---no-behavior, --skip) are not part of that key.
+--no-behavior, --skip) are not part of that key. --rescan scans every
+target again all the same.
+
+A target that could not be scanned because of the environment (the
+sandbox could not verify the registry's TLS certificate, resolve or reach
+the registry; the engine failed) stores nothing, so the next run of the
+batch tries it again. Such a fault stops the batch: no new target starts,
+the scans in flight finish, and the batch exits 4 (registry, network) or
+5 (engine) with the cause and the fix.
 
 --concurrency N scans run at once on the one Docker engine, sharing one
 prepared sandbox. Progress goes to stderr: a bar with counts and an ETA on
@@ -120,6 +129,7 @@ job row: give servers placeholders, never real credentials.
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.concurrency, "concurrency", "j", 1, "scans in flight at once")
+	fl.BoolVar(&f.rescan, "rescan", false, "scan every target again, even one whose result is stored (the new run is saved beside the old)")
 	fl.BoolVar(&f.enqueue, "enqueue", false, "submit the targets to the fleet's queue for `verifymcp worker` instead of scanning them here")
 	fl.IntVar(&f.maxAttempts, "max-attempts", queue.DefaultMaxAttempts, "with --enqueue: attempts of a job failing for infrastructure reasons before it is discarded")
 	fl.StringVar(&f.queueSchema, "queue-schema", "", "with --enqueue: Postgres schema of the queue's tables (default: the DSN's search_path)")
@@ -425,6 +435,7 @@ func batchPhases(b *evidence.Bundle, scan, save time.Duration) map[string]int64 
 // errorOutcome names the class of error that stopped a target.
 func errorOutcome(err error) string {
 	var ee engineError
+	var env *sandbox.EnvironmentError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return "interrupted"
@@ -432,6 +443,10 @@ func errorOutcome(err error) string {
 		return "not_found"
 	case errors.Is(err, supplychain.ErrRegistryUnreachable):
 		return "registry_unreachable"
+	case errors.As(err, &env):
+		// tls_verification, registry_dns, registry_unreachable,
+		// registry_failing, egress_proxy: met in the sandbox.
+		return string(env.Kind)
 	case errors.Is(err, sandbox.ErrBadBin):
 		return "bad_bin"
 	case errors.Is(err, pipeline.ErrBadTarget), errors.Is(err, pipeline.ErrUnsupported), errors.Is(err, supplychain.ErrBadName):
@@ -526,7 +541,13 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	if err != nil {
 		return err
 	}
+	if err := checkOutput(sf.output); err != nil {
+		return err
+	}
 	if f.enqueue {
+		if f.rescan {
+			return usagef("--rescan does not apply to --enqueue: a job is keyed by target, tool and rubric version, and a worker skips what is stored")
+		}
 		return g.enqueueBatch(ctx, file, lines, f)
 	}
 	started := time.Now()
@@ -550,12 +571,15 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	sigC := make(chan os.Signal, 4)
 	signal.Notify(sigC, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigC)
+	// drain closes when no new target may start: on an interrupt, or on an
+	// environment fault (every other target would meet it too).
 	drain := make(chan struct{})
+	stopNew := sync.OnceFunc(func() { close(drain) })
 	var scanning atomic.Bool
 	var interrupted atomic.Bool
 	first := sync.OnceFunc(func() {
 		interrupted.Store(true)
-		close(drain)
+		stopNew()
 		if !scanning.Load() {
 			cancelHard()
 			return
@@ -594,7 +618,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 
 	items := newBatchItems(lines)
 	prog.begin(len(items))
-	todo, err := resolveBatch(hard, p, st, rb, items, prog)
+	todo, err := resolveBatch(hard, p, st, rb, items, prog, f.rescan)
 	if err != nil {
 		return err
 	}
@@ -624,6 +648,11 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 			prog.started()
 			g.scanOne(ctx, bs, it)
 			prog.finish(it, true)
+			var env *sandbox.EnvironmentError
+			if errors.As(it.err, &env) {
+				stopNew()
+				prog.note("the environment failed, not the package; no new target starts (nothing was stored: the next run retries): " + oneLine(env.Error()))
+			}
 		})
 	}
 	for _, it := range items {
@@ -731,10 +760,10 @@ func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir str
 }
 
 // resolveBatch resolves every item, a few at a time, and looks each up in
-// the store. It returns the items left to scan, in file order; the others
-// are failed (did not resolve) or skipped (stored, or a repeat). Only a
-// store failure is returned as an error.
-func resolveBatch(ctx context.Context, p *pipeline.Pipeline, st *store.Store, rb *rubric.Rubric, items []*batchItem, prog *batchProgress) ([]*batchItem, error) {
+// the store (unless rescan). It returns the items left to scan, in file
+// order; the others are failed (did not resolve) or skipped (stored, or a
+// repeat). Only a store failure is returned as an error.
+func resolveBatch(ctx context.Context, p *pipeline.Pipeline, st *store.Store, rb *rubric.Rubric, items []*batchItem, prog *batchProgress, rescan bool) ([]*batchItem, error) {
 	sem := make(chan struct{}, resolveConcurrency)
 	var wg sync.WaitGroup
 	for _, it := range items {
@@ -768,6 +797,10 @@ func resolveBatch(ctx context.Context, p *pipeline.Pipeline, st *store.Store, rb
 			continue
 		}
 		seen[it.dedupKey()] = it.Line
+		if rescan {
+			todo = append(todo, it)
+			continue
+		}
 		done, err := st.ResumeFind(ctx, it.resumeKey(rb))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -815,32 +848,20 @@ dispatch:
 }
 
 func (g *globals) writeBatchSummary(s batchSummary, format, output string) error {
-	var w io.Writer = g.stdout
-	var f *os.File
-	if output != "" {
+	return g.writeOutput(output, func(w io.Writer) error {
 		var err error
-		f, err = os.Create(output)
-		if err != nil {
-			return usagef("--output: %v", err)
+		if format == "json" {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			err = enc.Encode(s)
+		} else {
+			err = writeBatchTable(w, s)
 		}
-		defer f.Close()
-		w = f
-	}
-	var err error
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(s)
-	} else {
-		err = writeBatchTable(w, s)
-	}
-	if err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
-	if f != nil {
-		return f.Close()
-	}
-	return nil
+		if err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+		return nil
+	})
 }
 
 // phaseOrder is the order phases are shown in, roughly the order they run.
@@ -886,8 +907,11 @@ func writeBatchTable(w io.Writer, s batchSummary) error {
 		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(w, "\n  skipped      %d\n", t.Skipped)
-	if t.Abandoned+t.NotStarted > 0 || s.Interrupted {
+	switch {
+	case s.Interrupted || t.Abandoned > 0:
 		fmt.Fprintf(w, "  interrupted  %d abandoned in flight, %d not started\n", t.Abandoned, t.NotStarted)
+	case t.NotStarted > 0:
+		fmt.Fprintf(w, "  stopped      %d not started: the environment failed (run the batch again once it is fixed)\n", t.NotStarted)
 	}
 	if t.Scanned > 0 {
 		fmt.Fprintf(w, "  throughput   %d scans saved, %.1f packages/hour\n", t.Scanned, s.PackagesPerHour)

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -80,6 +82,9 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, fr
 	if len(cases) == 0 {
 		return usagef("corpus %s holds no case", corpus)
 	}
+	if err := checkOutput(f.output); err != nil {
+		return err
+	}
 	rb := rubric.Current()
 	info := benchmark.RunInfo{Date: time.Now().UTC(), RubricVersion: rb.Version, RubricHash: rb.Hash, ToolVersion: Version, Source: benchmark.SourceScan}
 	tmp, err := os.MkdirTemp("", "verifymcp-cases-")
@@ -93,7 +98,11 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, fr
 	}
 	defer st.Close()
 
-	var scan benchmark.ScanFunc
+	var scan, scanOne benchmark.ScanFunc
+	// infra reports the first failure that was not a case's package's own
+	// (the engine, the image, the environment); the report still lists
+	// every case, and the command exits with that failure's code.
+	infra := func() error { return nil }
 	if fromStore {
 		info.Source = benchmark.SourceStore
 		scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
@@ -104,7 +113,8 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, fr
 			return benchmark.Observe(b, rubric.Evaluate(b, rb)), nil
 		}
 	} else {
-		scanOne, closeFn, err := g.caseScanner(ctx, f, st, dataDir, rb)
+		var closeFn func()
+		scanOne, closeFn, infra, err = g.caseScanner(ctx, f, st, dataDir, rb)
 		if err != nil {
 			return err
 		}
@@ -120,19 +130,15 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, fr
 	if err != nil {
 		return err
 	}
-	w := g.stdout
-	if f.output != "" {
-		out, err := os.Create(f.output)
-		if err != nil {
-			return usagef("--output: %v", err)
+	if err := g.writeOutput(f.output, func(w io.Writer) error {
+		if f.format == "json" {
+			return benchmark.WriteJSON(w, rep)
 		}
-		defer out.Close()
-		w = out
+		return benchmark.WriteTable(w, rep)
+	}); err != nil {
+		return err
 	}
-	if f.format == "json" {
-		return benchmark.WriteJSON(w, rep)
-	}
-	return benchmark.WriteTable(w, rep)
+	return infra()
 }
 
 // storedRun returns the newest stored bundle of a case's target (of the
@@ -158,41 +164,38 @@ func storedRun(ctx context.Context, st *store.Store, t benchmark.ScanTarget) (*e
 	return nil, fmt.Errorf("no stored run of %s@%s%s", t.Name, t.Version, map[bool]string{true: " with this artefact", false: ""}[t.Integrity != ""])
 }
 
-// caseScanner prepares the scanner once (engine, image, observer, clients)
-// for many cases, each scanned exactly as scan does and saved likewise.
-func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (benchmark.ScanFunc, func(), error) {
+// caseScanner returns the scan of one case, exactly as scan does it and
+// saved likewise. The sandbox (engine, images, observer) is prepared once,
+// when the first case's target resolved, so that a corpus whose targets do
+// not resolve touches nothing on the engine. infra returns the first
+// failure of the engine, the image or the environment, once cases ran.
+func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (scan benchmark.ScanFunc, closeAll func(), infra func() error, err error) {
 	if f.idle == 0 {
 		f.idle = -1
 	}
 	mem, err := parseMemory(f.memory)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p, ca, closeScanner, err := g.newScanPipeline(ctx, f, dataDir, rb)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closers := []func(){closeScanner}
-	closeAll := func() {
+	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	firstID := pipeline.NewRunID(time.Now())
-	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, firstID, func() error { return nil })
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	closers = append(closers, func() { engine.Close() })
-	sandbox.ToolVersion = Version
-	used := false
-	closers = append(closers, func() {
-		if !used {
-			discard()
-		}
-	})
-	scan := func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
+	var (
+		firstID  = pipeline.NewRunID(time.Now())
+		prepared bool
+		prepErr  error
+		used     bool
+		first    error
+	)
+	infra = func() error { return first }
+	scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
 		tg, err := pipeline.ParseTarget(t.Arg)
 		if err != nil {
 			return benchmark.Observed{}, err
@@ -201,6 +204,23 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 		if err != nil {
 			return benchmark.Observed{}, err
 		}
+		if !prepared {
+			prepared = true
+			engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, firstID, func() error { return nil })
+			if err != nil {
+				prepErr, first = err, err
+			} else {
+				sandbox.ToolVersion = Version
+				closers = append(closers, func() { engine.Close() }, func() {
+					if !used {
+						discard()
+					}
+				})
+			}
+		}
+		if prepErr != nil {
+			return benchmark.Observed{}, prepErr
+		}
 		runID := firstID
 		if used {
 			runID = pipeline.NewRunID(time.Now())
@@ -208,6 +228,10 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 		used = true
 		scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: c.Bin, Args: c.Args, Env: c.Env})
 		if err != nil {
+			var env *sandbox.EnvironmentError
+			if first == nil && (errors.As(err, &env) || errors.Is(err, pipeline.ErrSandbox)) {
+				first = err
+			}
 			return benchmark.Observed{}, err
 		}
 		res, err := g.saveScan(ctx, st, dataDir, scanned, rb)
@@ -216,7 +240,7 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 		}
 		return benchmark.Observe(scanned.Bundle, res), nil
 	}
-	return scan, closeAll, nil
+	return scan, closeAll, infra, nil
 }
 
 // parseMemory reads --memory.

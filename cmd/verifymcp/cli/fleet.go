@@ -165,7 +165,7 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 
 	items := newBatchItems(lines)
 	prog.begin(len(items))
-	todo, err := resolveBatch(ctx, p, st, rb, items, prog)
+	todo, err := resolveBatch(ctx, p, st, rb, items, prog, false)
 	if err != nil {
 		return err
 	}
@@ -239,22 +239,6 @@ func (g *globals) writeEnqueueSummary(s enqueueSummary, format, output string) e
 		fmt.Fprintln(w, "run `verifymcp worker` on each machine of the fleet; `verifymcp queue status` shows progress")
 		return nil
 	})
-}
-
-// writeOutput runs write on stdout, or on the file output names.
-func (g *globals) writeOutput(output string, write func(io.Writer) error) error {
-	if output == "" {
-		return write(g.stdout)
-	}
-	f, err := os.Create(output)
-	if err != nil {
-		return usagef("--output: %v", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 type workerFlags struct {

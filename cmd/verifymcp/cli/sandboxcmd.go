@@ -1,16 +1,21 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
@@ -89,21 +94,44 @@ only when the recipe changes; scan builds it when it is missing.
 	return cmd
 }
 
+// doctorFetchTarget is the small real package the doctor fetches: one
+// file, no dependency, no lifecycle script.
+const doctorFetchTarget = "is-number@7.0.0"
+
 func newSandboxDoctorCmd(g *globals) *cobra.Command {
-	var caPath string
+	var caPath, registry, fetchSpec string
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Report the engine, API version, image, CA bundle and leftover sandbox objects",
+		Short: "Report the engine, API version, image, CA bundle and leftover sandbox objects, and fetch a small package through the sandbox",
 		Long: `Check that scans can run: the Docker engine and negotiated API version, the
 sandbox image for this binary's recipe, the CA bundle in use, the npm cache
 volume, and any containers, networks or volumes left by sandbox runs (those of
 runs whose process is gone are leftovers that 'sandbox prune' removes).
-Exits 5 when the engine is unreachable, 6 when the image is missing.`,
+
+Then the fetch check: the package named by --fetch-check (default
+` + doctorFetchTarget + `) is resolved on the registry from this machine, then
+fetched by the sandbox's real fetch step (its internal network, the
+egress proxy, the CA bundle) with an empty npm cache, so that everything
+comes through the registry, and its bytes are checked against the
+registry's integrity. What fails is named with its cause and its fix, as a scan would
+name it: for example, behind a TLS-intercepting proxy with no CA bundle,
+"pass --ca-bundle (or VERIFYMCP_CA_BUNDLE) with the proxy's CA".
+--fetch-check "" skips it.
+
+Exits 5 when the engine is unreachable (or its networks fail the fetch
+check), 6 when the image is missing, 4 when the registry cannot be reached,
+verified or used from the sandbox, 3 when the --fetch-check package is not
+in the registry.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			w := g.stdout
-			ca, caErr := loadCABundle(caPath)
+			cfg, _, err := loadConfig(g.config)
+			if err != nil {
+				return err
+			}
+			ca, caErr := loadCABundle(pick(caPath, cfg.CABundle))
+			registry = pick(registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
 			e, err := connectEngine(ctx)
 			if err != nil {
 				fmt.Fprintf(w, "engine:       unreachable (%v)\n", err)
@@ -157,11 +185,72 @@ Exits 5 when the engine is unreachable, 6 when the image is missing.`,
 			if caErr != nil {
 				return caErr
 			}
-			return missing
+			if missing != nil {
+				fmt.Fprintln(w, "fetch check:  not run (no sandbox image)")
+				return missing
+			}
+			return g.doctorFetch(ctx, w, e, registry, ca, fetchSpec)
 		},
 	}
-	cmd.Flags().StringVar(&caPath, "ca-bundle", "", "CA bundle to check (env VERIFYMCP_CA_BUNDLE)")
+	cmd.Flags().StringVar(&caPath, "ca-bundle", "", "CA bundle to check and to give the fetch step (env VERIFYMCP_CA_BUNDLE)")
+	cmd.Flags().StringVar(&registry, "registry", "", "npm registry the fetch check uses (env VERIFYMCP_NPM_REGISTRY; default "+supplychain.DefaultNPMRegistry+")")
+	cmd.Flags().StringVar(&fetchSpec, "fetch-check", doctorFetchTarget, "exact registry package NAME@VERSION the sandbox fetches to prove its fetch path (\"\" skips the check)")
 	return cmd
+}
+
+// doctorFetch is the doctor's fetch check (see its --help): spec resolved
+// from this machine, then fetched by the sandbox's real fetch step.
+func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *engineInfo, registry string, ca *caBundle, spec string) error {
+	if spec == "" {
+		fmt.Fprintln(w, "fetch check:  skipped (--fetch-check \"\")")
+		return nil
+	}
+	tg, err := pipeline.ParseTarget(spec)
+	if err != nil || tg.File != "" {
+		return usagef("--fetch-check %q: want an exact registry package, NAME@VERSION", spec)
+	}
+	v, err := supplychain.NewNPM(httpClient(ca, 60*time.Second), registry).Resolve(ctx, tg.Name, tg.Spec)
+	if err != nil {
+		fmt.Fprintf(w, "fetch check:  FAILED on this machine, before the sandbox: %s\n", oneLine(err.Error()))
+		return fmt.Errorf("fetch check: resolve %s on %s: %w", spec, registry, err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
+	}
+	helper, err := sandbox.LoadHelper(exe)
+	if err == nil {
+		err = helper.Ensure(ctx, e.cli)
+	}
+	if err != nil {
+		return imageError{fmt.Errorf("helper image: %w", err)}
+	}
+	opts := sandbox.Options{Image: sandbox.ImageRef(), HelperImage: helper.Ref, Registry: registry, InstallTimeout: 2 * time.Minute, Logger: g.log}
+	trust := "no CA bundle"
+	if ca != nil {
+		opts.CABundle = ca.Data
+		trust = "trusting " + ca.Path
+	}
+	sb, err := sandbox.New(e.cli, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	pkg := v.Name + "@" + v.Version
+	fc, err := sb.CheckFetch(ctx, pipeline.NewRunID(time.Now()), sandbox.Target{Name: v.Name, Version: v.Version, Integrity: v.Integrity})
+	if err != nil {
+		fmt.Fprintf(w, "fetch check:  FAILED %s from %s through the sandbox (%s): %s\n", pkg, registry, trust, oneLine(err.Error()))
+		var env *sandbox.EnvironmentError
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.As(err, &env), errors.Is(err, sandbox.ErrFetchCheck):
+			return fmt.Errorf("fetch check: %w", err)
+		}
+		return engineError{fmt.Errorf("fetch check: %w", err)}
+	}
+	fmt.Fprintf(w, "fetch check:  ok: %s fetched from %s by the sandbox's fetch step (egress proxy to %s only, %s): registry answered HTTP %d in %d ms; %d package(s), integrity matched; %.1fs\n",
+		pkg, registry, fc.Host, trust, fc.PreflightStatus, fc.PreflightMS, fc.Packages, float64(fc.FetchMS)/1000)
+	return nil
 }
 
 func newSandboxPruneCmd(g *globals) *cobra.Command {

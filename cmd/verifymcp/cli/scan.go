@@ -177,6 +177,9 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutput(f.output); err != nil {
+		return err
+	}
 	cfg, _, err := loadConfig(g.config)
 	if err != nil {
 		return err
@@ -199,9 +202,10 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		ToolVersion: Version,
 		Logger:      g.log,
 	}
-	// Resolution runs while the engine is prepared. A typo or a missing
-	// version must fail fast: nothing slow (an image build) starts before
-	// the target resolved, and nothing created is left behind.
+	// Resolution runs while the store, the caches and the connection to the
+	// engine are opened. A typo, a missing version or a bad tarball must
+	// fail fast and touch nothing: prepareSandbox creates nothing on the
+	// engine (no image, no observer) before the target resolved.
 	type resolution struct {
 		rt  *pipeline.Resolved
 		err error
@@ -257,13 +261,16 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	return g.writeReport(report.Build(scanned.Bundle, rb, res), f.format, f.output)
 }
 
-// prepareSandbox connects to the engine, starts the observer, reaps
-// leftovers and makes sure the image is there, then sets p's scanner. It
-// is shared by scan and by every command that scans many targets (one
-// preparation, many scans). runID is prewarmed; discard removes what was
-// prepared for it when the scan does not happen. resolved reports the
-// resolution of the (first) target, so that a typo fails before anything
-// slow starts.
+// prepareSandbox connects to the engine, reaps leftovers, makes sure the
+// images are there and starts the observer, then sets p's scanner. It is
+// shared by scan and by every command that scans many targets (one
+// preparation, many scans). resolved reports the resolution of the
+// (first) target: until it succeeded prepareSandbox only reads (the
+// engine's version, its images, this binary), so that bad input fails
+// before anything is created on the engine, as the README promises.
+// runID is prewarmed once the target resolved (the observer's start then
+// overlaps the fetch step); discard removes what was prepared for it when
+// the scan does not happen.
 func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *scanFlags, dataDir, registry string, ca *caBundle, mem int64, runID string, resolved func() error) (io.Closer, func(), error) {
 	e, err := connectEngine(ctx)
 	if err != nil {
@@ -278,19 +285,16 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 			e.cli.Close()
 		}
 	}()
-	// The observer (behaviour capture) is the slowest thing to start on a
-	// warm scan: start it first, from the helper image, while the rest of
-	// the preparation and the resolution go on.
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil, imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
 	}
-	helper, err := sandbox.EnsureHelperImage(ctx, e.cli, exe)
+	helper, err := sandbox.LoadHelper(exe)
 	if err != nil {
 		return nil, nil, imageError{fmt.Errorf("helper image: %w", err)}
 	}
 	opts := sandbox.Options{
-		Image: sandbox.ImageRef(), HelperImage: helper, Registry: registry,
+		Image: sandbox.ImageRef(), HelperImage: helper.Ref, Registry: registry,
 		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
@@ -303,23 +307,30 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
+	if err := resolved(); err != nil {
+		return nil, nil, err
+	}
+
+	// The target resolved: from here on the engine is changed. The
+	// observer (behaviour capture) is the slowest thing to start on a warm
+	// scan, so it starts first and runs while leftovers are reaped, the
+	// image is checked and the fetch step runs.
+	if err := helper.Ensure(ctx, e.cli); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, imageError{fmt.Errorf("helper image: %w", err)}
+	}
 	sb.Prewarm(ctx, runID)
 	discard := func() {
 		if derr := sb.Discard(context.WithoutCancel(ctx), runID); derr != nil {
 			g.log.Warn("could not remove the prepared sandbox", "err", derr)
 		}
 	}
-
 	if n, err := sandbox.Reap(ctx, e.cli); err != nil {
 		g.log.Warn("could not remove leftovers of earlier runs", "err", err)
 	} else if n > 0 {
 		g.log.Info("removed leftovers of crashed runs", "objects", n)
-	}
-	if _, present, _ := sandbox.InspectImage(ctx, e.cli); !present {
-		if err := resolved(); err != nil {
-			discard()
-			return nil, nil, err
-		}
 	}
 	img, err := g.ensureImage(ctx, e, registry, ca)
 	if err != nil {
@@ -364,31 +375,19 @@ func buildReport(b *evidence.Bundle, rb *rubric.Rubric) report.Report {
 }
 
 func (g *globals) writeReport(rep report.Report, format, output string) error {
-	var w io.Writer = g.stdout
-	var f *os.File
-	if output != "" {
+	return g.writeOutput(output, func(w io.Writer) error {
 		var err error
-		f, err = os.Create(output)
-		if err != nil {
-			return usagef("--output: %v", err)
+		switch format {
+		case "json":
+			err = report.WriteJSON(w, rep)
+		default:
+			err = report.WriteTable(w, rep)
 		}
-		defer f.Close()
-		w = f
-	}
-	var err error
-	switch format {
-	case "json":
-		err = report.WriteJSON(w, rep)
-	default:
-		err = report.WriteTable(w, rep)
-	}
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if f != nil {
-		return f.Close()
-	}
-	return nil
+		if err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		return nil
+	})
 }
 
 func writeFileAtomic(path string, data []byte) error {
