@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/docker/docker/api/types/image"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/verifymcp/verifymcp/cmd/verifymcp/cli"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
@@ -28,7 +30,15 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The in-process tests (inprocess_docker_test.go) build the helper
+	// image from this test binary; in the egress proxy and observer
+	// containers it is started as "verifymcp sandbox ...", and then runs
+	// that command instead of the tests.
+	if len(os.Args) > 1 && os.Args[1] == "sandbox" {
+		os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(func() int {
+		defer removeOwnHelperImage()
 		dir, err := os.MkdirTemp("", "verifymcp-cli-test")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -44,6 +54,26 @@ func TestMain(m *testing.M) {
 		}
 		return m.Run()
 	}())
+}
+
+// removeOwnHelperImage removes the helper image built from this test
+// binary, if an in-process test built one: every build of the tests would
+// otherwise leave one more on the engine.
+func removeOwnHelperImage() {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	h, err := sandbox.LoadHelper(exe)
+	if err != nil {
+		return
+	}
+	ec, err := sandbox.NewClient()
+	if err != nil {
+		return
+	}
+	defer ec.Close()
+	_, _ = ec.ImageRemove(context.Background(), h.Ref, image.RemoveOptions{PruneChildren: true})
 }
 
 type result struct {
