@@ -82,6 +82,26 @@ func (t *table) behavior(rep Report) {
 }
 
 // phase writes one watched phase and what was seen in it.
+// startedBy says who started a process.
+func startedBy(p ProcessEvent) string {
+	switch p.Provenance {
+	case "sandbox":
+		return "started by the sandbox"
+	case "package_manager":
+		return "started by npm to run a declared script"
+	case "build_tool":
+		return "started by node-gyp"
+	case "declared":
+		return "the command of a declared lifecycle script"
+	case "package":
+		return "started by package code"
+	}
+	if p.Expected {
+		return "started by the sandbox"
+	}
+	return "started by package code"
+}
+
 func (t *table) phase(bh *Behavior, w Watch) {
 	name := orDash(clean(w.Phase))
 	var how string
@@ -128,12 +148,7 @@ func (t *table) phase(bh *Behavior, w Watch) {
 		if p.Phase != w.Phase {
 			continue
 		}
-		d := "pid " + strconv.Itoa(p.PID) + "  " + argvLine(p)
-		if p.Expected {
-			d += "  (started by the sandbox)"
-		} else {
-			d += "  (started by package code)"
-		}
+		d := "pid " + strconv.Itoa(p.PID) + "  " + argvLine(p) + "  (" + startedBy(p) + ")"
 		add("process", p.Package, clock(p.Time), d)
 	}
 	for _, h := range bh.Exfiltration {
@@ -220,7 +235,10 @@ func connection(e NetEvent) string {
 }
 
 func afterListing(e NetEvent) string {
-	if e.AfterHandshake {
+	switch {
+	case e.Stage == "shutdown":
+		return "  AT SHUTDOWN"
+	case e.AfterHandshake:
 		return "  AFTER THE LISTING"
 	}
 	return ""

@@ -207,6 +207,20 @@ func TestRubricV1Unchanged(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
+			// Report v6 adds members to session and install; the v1 members
+			// must be as released.
+			var gm map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &gm); err != nil {
+				t.Fatal(err)
+			}
+			asV5(gm)
+			for _, key := range []string{"install", "session"} {
+				raw, err := json.Marshal(gm[key])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[key] = raw
+			}
 			for _, key := range []string{"rubric", "findings", "dimensions", "score", "signals", "install", "session", "contract", "target"} {
 				g := got[key]
 				if key == "signals" {

@@ -28,6 +28,7 @@ func section(t *testing.T, table, heading string) string {
 // judge member, the v4 notice and schema version.
 func asV4(t *testing.T, m map[string]any) {
 	t.Helper()
+	asV5(m)
 	var v4 struct {
 		Properties struct {
 			Notice struct {
@@ -43,6 +44,32 @@ func asV4(t *testing.T, m map[string]any) {
 	m["schema_version"] = "verifymcp.report/v4"
 }
 
+// asV5 removes from a decoded report what version 6 added.
+func asV5(m map[string]any) {
+	m["schema_version"] = "verifymcp.report/v5"
+	if s, ok := m["session"].(map[string]any); ok {
+		for _, k := range []string{"truncations", "late_answers", "unmatched_answers", "notifications", "shutdown"} {
+			delete(s, k)
+		}
+	}
+	if in, ok := m["install"].(map[string]any); ok {
+		scripts, _ := in["scripts"].([]any)
+		for _, sc := range scripts {
+			for _, k := range []string{"optional", "signal", "oom", "left_running", "network"} {
+				delete(sc.(map[string]any), k)
+			}
+		}
+	}
+	if b, ok := m["behavior"].(map[string]any); ok {
+		for list, key := range map[string]string{"network": "stage", "processes": "provenance"} {
+			events, _ := b[list].([]any)
+			for _, e := range events {
+				delete(e.(map[string]any), key)
+			}
+		}
+	}
+}
+
 // TestJudgeSection checks what the JUDGE section shows of the judge
 // fixture: who answered, under which specification and rubric, that it
 // came from the cache and when the model answered, how it was asked, and
@@ -54,7 +81,7 @@ func TestJudgeSection(t *testing.T) {
 		"JUDGE  an LLM's reading of the tool surface, pinned and cached; not a deterministic check",
 		"  judge     observed      gpt-4o-2024-08-06 @ https://api.openai.com/v1  2 verdicts",
 		"    judge spec  v1, prompt v1  sha256:426caad92c1770f20b06b194c53b738fd7c9eef3ba85fcb32e7e5578d7bbe01a",
-		"    rubric      asked under rubric v5\n",
+		"    rubric      asked under rubric v5 (this report is scored under rubric v6)\n",
 		"    answer      cache hit (answered 2026-04-21T16:02:47Z)",
 		"    sampling    temperature 0 (sent as 1e-45), seed 42",
 		"    surface     sha256:eaa89a6a3c79e7ede217730d57eeeca13a893c6bf327543c5be0b4938d6582f7  cache key 292098a408adc2140c540af0bf389d8459d4b3e1643da59ff02b4dc1df2df964",

@@ -44,7 +44,14 @@ import (
 // judge is not a deterministic check and a reader must be able to tell
 // which model said what, and when. Version 4's schema forbids unknown
 // top-level members, and its notice does not say what the judge is.
-const SchemaVersion = "verifymcp.report/v5"
+//
+// Version 6 added what the sandbox records about who did what and how the
+// session went: each process's provenance, each network event's stage of
+// the run phase, each lifecycle script's signal, memory kill, optional
+// package and attempted network, and the session's truncations (with
+// their counts), late answers, notifications and shutdown. Version 5's
+// schema forbids unknown members of all of those.
+const SchemaVersion = "verifymcp.report/v6"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -55,7 +62,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v5.schema.json
+//go:embed schema/report.v6.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -187,6 +194,43 @@ type Session struct {
 	StderrTail    string            `json:"stderr_tail"`
 	Truncated     bool              `json:"truncated"`
 	ListErrors    map[string]string `json:"list_errors"`
+	// Truncations are the cuts the sandbox's bounds made, with counts.
+	Truncations []Truncation `json:"truncations"`
+	// LateAnswers came after the session that asked was given up.
+	LateAnswers      []LateAnswer   `json:"late_answers"`
+	UnmatchedAnswers int            `json:"unmatched_answers"`
+	Notifications    map[string]int `json:"notifications"`
+	// Shutdown is how the server was stopped; nil when it was not run.
+	Shutdown *Shutdown `json:"shutdown"`
+}
+
+// Truncation is one cut of what the server sent.
+type Truncation struct {
+	List      string `json:"list"`
+	Item      string `json:"item"`
+	Field     string `json:"field"`
+	Kept      int    `json:"kept"`
+	Offered   int    `json:"offered"`
+	MorePages bool   `json:"more_pages"`
+	Bytes     int64  `json:"bytes"`
+	Reason    string `json:"reason"`
+}
+
+// LateAnswer is an answer that came after its session was given up.
+type LateAnswer struct {
+	Method  string `json:"method"`
+	AfterMS int64  `json:"after_ms"`
+	Error   string `json:"error"`
+}
+
+// Shutdown is how the server was stopped after the session.
+type Shutdown struct {
+	Ended       string `json:"ended"`
+	ExitCode    *int   `json:"exit_code"`
+	StdinWaitMS int64  `json:"stdin_wait_ms"`
+	TermWaitMS  int64  `json:"term_wait_ms"`
+	KillWaitMS  int64  `json:"kill_wait_ms"`
+	GraceMS     int64  `json:"grace_ms"`
 }
 
 // Install is the evidence of the install phase.
@@ -210,15 +254,29 @@ type Integrity struct {
 
 // Script is one lifecycle script of the installed tree.
 type Script struct {
-	Package    string `json:"package"`
-	Version    string `json:"version"`
-	Path       string `json:"path"`
-	Event      string `json:"event"`
-	Command    string `json:"command"`
-	Ran        bool   `json:"ran"`
-	ExitCode   int    `json:"exit_code"`
-	TimedOut   bool   `json:"timed_out"`
-	OutputTail string `json:"output_tail"`
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	Path     string `json:"path"`
+	Event    string `json:"event"`
+	Command  string `json:"command"`
+	Ran      bool   `json:"ran"`
+	Optional bool   `json:"optional"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal"`
+	TimedOut bool   `json:"timed_out"`
+	OOM      bool   `json:"oom"`
+	// LeftRunning: the script left processes running, which were killed.
+	LeftRunning bool   `json:"left_running"`
+	OutputTail  string `json:"output_tail"`
+	// Network is what the script tried to reach; nil when behaviour was
+	// not watched.
+	Network *ScriptNetwork `json:"network"`
+}
+
+// ScriptNetwork is the network a lifecycle script tried to use.
+type ScriptNetwork struct {
+	Attempts int      `json:"attempts"`
+	Wanted   []string `json:"wanted"`
 }
 
 // Behavior is what the package did in the phases it was watched, as the
@@ -256,6 +314,7 @@ type NetEvent struct {
 	Package        string `json:"package"`
 	Time           string `json:"time"` // UTC, RFC 3339; "" when not recorded
 	AfterHandshake bool   `json:"after_handshake"`
+	Stage          string `json:"stage"` // startup, idle, shutdown; "" in the script step
 	Kind           string `json:"kind"`
 	DstIP          string `json:"dst_ip"`
 	DstPort        int    `json:"dst_port"`
@@ -282,14 +341,17 @@ type FileEvent struct {
 
 // ProcessEvent is one program executed.
 type ProcessEvent struct {
-	Phase    string   `json:"phase"`
-	Package  string   `json:"package"`
-	Time     string   `json:"time"` // UTC, RFC 3339; "" when not recorded
-	PID      int      `json:"pid"`
-	PPID     int      `json:"ppid"`
-	Exe      string   `json:"exe"`
-	Argv     []string `json:"argv"`
-	Expected bool     `json:"expected"`
+	Phase   string   `json:"phase"`
+	Package string   `json:"package"`
+	Time    string   `json:"time"` // UTC, RFC 3339; "" when not recorded
+	PID     int      `json:"pid"`
+	PPID    int      `json:"ppid"`
+	Exe     string   `json:"exe"`
+	Argv    []string `json:"argv"`
+	// Provenance: sandbox, package_manager, build_tool, declared or
+	// package; "" for evidence recorded before it existed.
+	Provenance string `json:"provenance"`
+	Expected   bool   `json:"expected"`
 }
 
 // CanaryHit is a canary credential seen leaving, with its value masked.
@@ -378,9 +440,24 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,
 			OOMKilled: s.OOMKilled, NonJSONLines: s.NonJSONLines, NonJSONSample: nonNil(s.NonJSONSample),
 			StderrTail: s.StderrTail, Truncated: s.Truncated, ListErrors: map[string]string{},
+			Truncations: []Truncation{}, LateAnswers: []LateAnswer{}, UnmatchedAnswers: s.UnmatchedAnswers, Notifications: map[string]int{},
 		}
 		for m, e := range s.ListErrors {
 			rep.Session.ListErrors[m] = e
+		}
+		for _, t := range s.Truncations {
+			rep.Session.Truncations = append(rep.Session.Truncations, Truncation{List: t.List, Item: t.Item, Field: t.Field, Kept: t.Kept,
+				Offered: t.Offered, MorePages: t.MorePages, Bytes: t.Bytes, Reason: t.Reason})
+		}
+		for _, l := range s.LateAnswers {
+			rep.Session.LateAnswers = append(rep.Session.LateAnswers, LateAnswer{Method: l.Method, AfterMS: l.AfterMS, Error: l.Error})
+		}
+		for m, n := range s.Notifications {
+			rep.Session.Notifications[m] = n
+		}
+		if sd := s.Shutdown; sd != nil {
+			rep.Session.Shutdown = &Shutdown{Ended: sd.Ended, ExitCode: sd.ExitCode, StdinWaitMS: sd.StdinWaitMS,
+				TermWaitMS: sd.TermWaitMS, KillWaitMS: sd.KillWaitMS, GraceMS: sd.GraceMS}
 		}
 	}
 	if in := b.Install; in != nil {
@@ -392,7 +469,8 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		for _, sc := range in.Scripts {
 			rep.Install.Scripts = append(rep.Install.Scripts, Script{
 				Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command,
-				Ran: sc.Ran, ExitCode: sc.ExitCode, TimedOut: sc.TimedOut, OutputTail: sc.OutputTail,
+				Ran: sc.Ran, Optional: sc.Optional, ExitCode: sc.ExitCode, Signal: sc.Signal, TimedOut: sc.TimedOut, OOM: sc.OOM,
+				LeftRunning: sc.LeftRunning, OutputTail: sc.OutputTail, Network: scriptNetwork(sc.Network),
 			})
 		}
 	}
@@ -421,6 +499,13 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	return rep
 }
 
+func scriptNetwork(n *evidence.ScriptNetwork) *ScriptNetwork {
+	if n == nil {
+		return nil
+	}
+	return &ScriptNetwork{Attempts: n.Attempts, Wanted: nonNil(n.Wanted)}
+}
+
 // buildBehavior copies the behaviour evidence, in the order recorded.
 func buildBehavior(bh *evidence.Behavior) *Behavior {
 	if bh == nil {
@@ -442,7 +527,7 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 	}
 	for _, e := range bh.Network {
 		out.Network = append(out.Network, NetEvent{
-			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake,
+			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage,
 			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, DNSName: e.DNSName, DNSType: e.DNSType,
 			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
 		})
@@ -453,7 +538,7 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 	for _, p := range bh.Processes {
 		out.Processes = append(out.Processes, ProcessEvent{
 			Phase: p.Phase, Package: p.Package, Time: eventTime(p.Time), PID: p.PID, PPID: p.PPID,
-			Exe: p.Exe, Argv: nonNil(p.Argv), Expected: p.Expected,
+			Exe: p.Exe, Argv: nonNil(p.Argv), Provenance: string(p.Provenance), Expected: p.Expected,
 		})
 	}
 	for _, h := range bh.Exfiltration {

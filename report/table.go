@@ -176,7 +176,32 @@ func sessionLine(s *Session, c *contract.Contract) string {
 	if s.NonJSONLines > 0 {
 		parts = append(parts, plural(s.NonJSONLines, "non-JSON stdout line"))
 	}
+	if n := len(s.Truncations); n > 0 {
+		parts = append(parts, plural(n, "cut")+" by the sandbox's bounds")
+	}
+	for _, l := range s.LateAnswers {
+		parts = append(parts, clean(l.Method)+" answered late ("+secs(l.AfterMS)+")")
+	}
+	if sd := s.Shutdown; sd != nil {
+		parts = append(parts, "shutdown: "+shutdownLine(sd))
+	}
 	return strings.Join(parts, "  ")
+}
+
+// shutdownLine says how the server ended: "exited on stdin close after
+// 0.1s", "exited on SIGTERM after 2s + 0.3s", "killed after 2s + 2s".
+func shutdownLine(sd *Shutdown) string {
+	switch sd.Ended {
+	case "exited_before_shutdown":
+		return "had exited before"
+	case "exited_on_stdin_close":
+		return "exited on stdin close after " + secs(sd.StdinWaitMS)
+	case "exited_on_sigterm":
+		return "exited on SIGTERM after " + secs(sd.StdinWaitMS) + " + " + secs(sd.TermWaitMS)
+	case "killed":
+		return "killed after " + secs(sd.StdinWaitMS) + " + " + secs(sd.TermWaitMS)
+	}
+	return orDash(clean(sd.Ended))
 }
 
 func (t *table) score(rep Report) {

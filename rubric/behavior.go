@@ -563,8 +563,11 @@ func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools
 	type key struct{ phase, pkg, exe, argv string }
 	byKey := map[key]*spawn{}
 	var list []*spawn
+	// From rubric v6 a declared process (the command a declared lifecycle
+	// script runs) is no spawn, but is still matched against the lists.
+	declaredOK := p.atLeast("6")
 	for _, e := range events {
-		if e.Expected {
+		if e.Expected && !(declaredOK && e.Provenance == evidence.ProvenanceDeclared) {
 			continue
 		}
 		k := key{e.Phase, e.Package, e.Exe, strings.Join(e.Argv, "\x00")}
@@ -587,9 +590,11 @@ func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools
 			times = fmt.Sprintf(" (%d times)", s.count)
 		}
 		ev := p.clip(cmd)
-		spawns++
-		p.emit(CodeProcessSpawn, subject,
-			fmt.Sprintf("%s started %s %s%s", actor(e.Phase, e.Package), displayName(names), during(e.Phase), times), ev)
+		if !(declaredOK && e.Provenance == evidence.ProvenanceDeclared) {
+			spawns++
+			p.emit(CodeProcessSpawn, subject,
+				fmt.Sprintf("%s started %s %s%s", actor(e.Phase, e.Package), displayName(names), during(e.Phase), times), ev)
+		}
 		if name, ok := match(names, es.Shells); ok && hasCommandFlag(args) {
 			shells++
 			p.emit(CodeProcessShell, subject,

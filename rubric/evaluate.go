@@ -324,11 +324,15 @@ type scorer struct {
 	// whose dimension names it (dnssec in provenance from rubric v4), so the
 	// catalog of an older version need not hold the code.
 	withSignal map[string]string
+	// since maps a code to the first rubric version whose probe emits it,
+	// so that the catalog of an older version need not hold it.
+	since map[string]string
 }
 
-// emitsFor returns the codes the probe can emit under dimension d.
-func (sc scorer) emitsFor(d Dimension) map[string]Kind {
-	if len(sc.withSignal) == 0 {
+// emitsFor returns the codes the probe can emit under dimension d of the
+// given rubric version.
+func (sc scorer) emitsFor(d Dimension, version string) map[string]Kind {
+	if len(sc.withSignal) == 0 && len(sc.since) == 0 {
 		return sc.emits
 	}
 	out := make(map[string]Kind, len(sc.emits))
@@ -336,10 +340,16 @@ func (sc scorer) emitsFor(d Dimension) map[string]Kind {
 		if s, ok := sc.withSignal[code]; ok && !slices.Contains(d.Signals, s) {
 			continue
 		}
+		if v, ok := sc.since[code]; ok && compareVersions(version, v) < 0 {
+			continue
+		}
 		out[code] = kind
 	}
 	return out
 }
+
+// atLeast reports whether the rubric being evaluated is version v or later.
+func (p *probe) atLeast(v string) bool { return compareVersions(p.r.Version, v) >= 0 }
 
 // probe carries one evaluation's inputs and collects its findings.
 type probe struct {

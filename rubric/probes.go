@@ -23,6 +23,10 @@ const (
 	CodeIntegrityUnverified     = "pkg.install.integrity.unverified"
 	CodeScriptsPresent          = "pkg.install.scripts.present"
 	CodeScriptsFailed           = "pkg.install.scripts.failed"
+	CodeScriptsNetworkDenied    = "pkg.install.scripts.network_denied"
+	CodeScriptsOptionalFailed   = "pkg.install.scripts.optional_failed"
+	CodeInstallOOM              = "pkg.install.oom"
+	CodeSessionAfterDenied      = "pkg.session.failed_after_denied_install"
 	CodeSessionStartCrashed     = "pkg.session.start_crashed"
 	CodeSessionHandshakeTimeout = "pkg.session.handshake_timeout"
 	CodeSessionProtocolError    = "pkg.session.protocol_error"
@@ -49,19 +53,26 @@ var scorers = map[string]scorer{
 		emits: map[string]Kind{
 			CodeInstallFailed: KindFinding, CodeInstallTimeout: KindFinding,
 			CodeIntegrityMismatch: KindFinding, CodeIntegrityUnverified: KindFinding,
+			CodeInstallOOM: KindFinding,
 		},
+		since: map[string]string{CodeInstallOOM: "6"},
 		score: scoreInstallability,
 	},
 	"install_scripts": {
-		emits: map[string]Kind{CodeScriptsPresent: KindFinding, CodeScriptsFailed: KindFinding},
+		emits: map[string]Kind{
+			CodeScriptsPresent: KindFinding, CodeScriptsFailed: KindFinding,
+			CodeScriptsNetworkDenied: KindFinding, CodeScriptsOptionalFailed: KindFinding,
+		},
+		since: map[string]string{CodeScriptsNetworkDenied: "6", CodeScriptsOptionalFailed: "6"},
 		score: scoreInstallScripts,
 	},
 	"session": {
 		emits: map[string]Kind{
 			CodeSessionStartCrashed: KindFinding, CodeSessionHandshakeTimeout: KindFinding,
 			CodeSessionProtocolError: KindFinding, CodeSessionOOM: KindFinding,
-			CodeDiscoverUnanswered: KindFinding,
+			CodeDiscoverUnanswered: KindFinding, CodeSessionAfterDenied: KindFinding,
 		},
+		since: map[string]string{CodeSessionAfterDenied: "6"},
 		score: scoreSession,
 	},
 	"protocol_hygiene": {
@@ -225,6 +236,12 @@ func scoreInstallability(p *probe) verdict {
 		p.emit(CodeInstallTimeout, p.b.Target.Name,
 			fmt.Sprintf("the install timed out at the %s step", orUnknown(in.FailedStep)), p.installEvidence(in))
 		return scored(0, fmt.Sprintf("install timed out at the %s step", orUnknown(in.FailedStep)))
+	case evidence.InstallOOM:
+		if !p.atLeast("6") {
+			return zeroPoint(fmt.Sprintf("install outcome %q is not one this rubric knows", in.Outcome))
+		}
+		p.emit(CodeInstallOOM, p.b.Target.Name, orUnknown(in.Error), p.installEvidence(in))
+		return scored(0, "a lifecycle script was killed for memory")
 	default:
 		return zeroPoint(fmt.Sprintf("install outcome %q is not one this rubric knows", in.Outcome))
 	}
@@ -250,7 +267,9 @@ func scoreInstallScripts(p *probe) verdict {
 		return zeroPoint(fmt.Sprintf("the install %s at the %s step, before lifecycle scripts ran; there is no script evidence",
 			in.Outcome, orUnknown(in.FailedStep)))
 	}
-	failed, ran := 0, 0
+	v6 := p.atLeast("6")
+	failed, ran, optional := 0, 0, 0
+	var denied []string
 	for _, s := range in.Scripts {
 		if s.Ran {
 			ran++
@@ -264,11 +283,39 @@ func scoreInstallScripts(p *probe) verdict {
 			p.emit(CodeScriptsFailed, s.Package,
 				fmt.Sprintf("the %s script of %s timed out", s.Event, pkgAt(s)),
 				p.scriptEvidence(s, "timed out"))
+		case v6 && s.OOM:
+			// pkg.install.oom, under installability, when npm would have
+			// stopped; an optional package's is left out and told below.
+			if s.Optional {
+				optional++
+				p.emit(CodeScriptsOptionalFailed, s.Package,
+					fmt.Sprintf("the %s script of %s, an optional dependency, was killed for memory; npm leaves the package out and goes on", s.Event, pkgAt(s)),
+					p.scriptEvidence(s, "killed for memory"))
+			} else {
+				failed++
+			}
+		case s.Ran && s.ExitCode != 0 && v6 && s.Optional:
+			optional++
+			p.emit(CodeScriptsOptionalFailed, s.Package,
+				fmt.Sprintf("the %s script of %s, an optional dependency, exited with code %d; npm leaves the package out and goes on", s.Event, pkgAt(s), s.ExitCode),
+				p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
+		case s.Ran && s.ExitCode != 0 && v6 && s.Network != nil && s.Network.Attempts > 0:
+			want := orUnknown(strings.Join(s.Network.Wanted, ", "))
+			denied = append(denied, pkgAt(s)+" (wanted "+want+")")
+			p.emit(CodeScriptsNetworkDenied, s.Package,
+				fmt.Sprintf("the %s script of %s exited with code %d after the sandbox denied it the network: it wanted %s; whether it works with a network is not known",
+					s.Event, pkgAt(s), s.ExitCode, want),
+				p.scriptEvidence(s, fmt.Sprintf("exit code %d; %s", s.ExitCode, plural(s.Network.Attempts, "network attempt"))))
 		case s.Ran && s.ExitCode != 0:
 			failed++
-			p.emit(CodeScriptsFailed, s.Package,
-				fmt.Sprintf("the %s script of %s exited with code %d", s.Event, pkgAt(s), s.ExitCode),
-				p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
+			msg := fmt.Sprintf("the %s script of %s exited with code %d", s.Event, pkgAt(s), s.ExitCode)
+			if v6 {
+				msg += " in the sandbox, which has no network and no C/C++ compiler"
+				if s.Network == nil {
+					msg += " (behaviour was not watched, so whether it tried the network is not known)"
+				}
+			}
+			p.emit(CodeScriptsFailed, s.Package, msg, p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
 		}
 	}
 	switch {
@@ -278,11 +325,31 @@ func scoreInstallScripts(p *probe) verdict {
 		return scored(0, fmt.Sprintf("%d of %s failed or timed out", failed, plural(len(in.Scripts), "lifecycle script")))
 	case in.Outcome != installOK:
 		return scored(0, fmt.Sprintf("the script step %s", in.Outcome))
+	case len(denied) > 0:
+		return zeroPoint(fmt.Sprintf("%s failed after the sandbox denied it the network: %s; whether it works with a network is not known",
+			plural(len(denied), "lifecycle script"), strings.Join(denied, "; ")))
+	case optional > 0:
+		return scored(50, fmt.Sprintf("%s present; none of a required package failed (%d of optional packages did, which npm leaves out)", plural(len(in.Scripts), "lifecycle script"), optional))
 	case ran == len(in.Scripts):
 		return scored(50, fmt.Sprintf("%s ran and exited 0", plural(len(in.Scripts), "lifecycle script")))
 	default:
 		return scored(50, fmt.Sprintf("%s present; %d ran and exited 0, none failed", plural(len(in.Scripts), "lifecycle script"), ran))
 	}
+}
+
+// deniedScripts lists the lifecycle scripts of required packages that
+// failed after the sandbox denied them the network.
+func deniedScripts(in *evidence.Install) []string {
+	if in == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range in.Scripts {
+		if s.Ran && s.ExitCode != 0 && !s.Optional && !s.TimedOut && !s.OOM && s.Network != nil && s.Network.Attempts > 0 {
+			out = append(out, fmt.Sprintf("the %s script of %s (it wanted %s)", s.Event, pkgAt(s), orUnknown(strings.Join(s.Network.Wanted, ", "))))
+		}
+	}
+	return out
 }
 
 func (p *probe) scriptEvidence(s evidence.Script, how string) string {
@@ -308,6 +375,10 @@ func scoreSession(p *probe) verdict {
 	var code, what string
 	switch s.Outcome {
 	case evidence.OutcomeOK:
+		if late := lateDiscover(s); s.HandshakePath == evidence.HandshakeInitializeFallback && late != nil && p.atLeast("6") {
+			// Slow, not silent: the answer came, after the probe's deadline.
+			return scored(100, fmt.Sprintf("session established by the fallback initialize; the server answered server/discover %s after it was sent, past the probe's deadline", seconds(late.AfterMS)))
+		}
 		if s.HandshakePath == evidence.HandshakeInitializeFallback {
 			p.emit(CodeDiscoverUnanswered, "",
 				"the server gave no answer to server/discover; the session was established by a fallback initialize",
@@ -315,6 +386,15 @@ func scoreSession(p *probe) verdict {
 			return scored(p.p.Session.DiscoverUnansweredScore, "session established after server/discover went unanswered")
 		}
 		return scored(100, "session established via "+orUnknown(s.HandshakePath))
+	case evidence.OutcomeStartCrashed, evidence.OutcomeHandshakeTimeout, evidence.OutcomeProtocolError:
+		if denied := deniedScripts(p.b.Install); p.atLeast("6") && len(denied) > 0 {
+			msg := fmt.Sprintf("the session ended with %s after %s had failed when the sandbox denied it the network; the failure may follow from that, so it is not held against the package",
+				s.Outcome, strings.Join(denied, " and "))
+			p.emit(CodeSessionAfterDenied, "", msg, p.sessionEvidence(s))
+			return zeroPoint(msg)
+		}
+	}
+	switch s.Outcome {
 	case evidence.OutcomeStartCrashed:
 		code, what = CodeSessionStartCrashed, "the server exited before the handshake completed"
 	case evidence.OutcomeHandshakeTimeout:
@@ -326,6 +406,22 @@ func scoreSession(p *probe) verdict {
 	default:
 		return zeroPoint(fmt.Sprintf("session outcome %q is not one this rubric knows", s.Outcome))
 	}
+	p.emit(code, "", what, p.sessionEvidence(s))
+	return scored(0, "session outcome "+string(s.Outcome))
+}
+
+// lateDiscover returns the late answer to server/discover, if one came.
+func lateDiscover(s *evidence.Session) *evidence.LateAnswer {
+	for i := range s.LateAnswers {
+		if s.LateAnswers[i].Method == "server/discover" {
+			return &s.LateAnswers[i]
+		}
+	}
+	return nil
+}
+
+// sessionEvidence quotes how a failed session ended.
+func (p *probe) sessionEvidence(s *evidence.Session) string {
 	var parts []string
 	if s.ExitCode != nil {
 		parts = append(parts, "exit code "+strconv.Itoa(*s.ExitCode))
@@ -342,8 +438,81 @@ func scoreSession(p *probe) verdict {
 	if len(parts) == 0 {
 		parts = append(parts, "outcome: "+string(s.Outcome))
 	}
-	p.emit(code, "", what, strings.Join(parts, "; "))
-	return scored(0, "session outcome "+string(s.Outcome))
+	return strings.Join(parts, "; ")
+}
+
+// maxTruncationFindings bounds the truncation findings of one session; the
+// last one counts the rest.
+const maxTruncationFindings = 10
+
+// emitTruncations reports each cut the sandbox's bounds made, with its
+// counts: what was kept is what every contract check ran over. A bundle
+// recorded before cuts were itemised says only that the listing was cut.
+func (p *probe) emitTruncations(s *evidence.Session) {
+	if len(s.Truncations) == 0 {
+		p.emit(CodeOutputTruncated, "", "the listing was cut short by the sandbox's bounds",
+			fmt.Sprintf("stdout bytes %d; list %d ms", s.StdoutBytes, s.ListMS))
+		return
+	}
+	for i, t := range s.Truncations {
+		if i == maxTruncationFindings-1 && len(s.Truncations) > maxTruncationFindings {
+			p.emit(CodeOutputTruncated, "", fmt.Sprintf("%d more cuts of what the server sent", len(s.Truncations)-i),
+				fmt.Sprintf("%d cuts in all", len(s.Truncations)))
+			return
+		}
+		subject, msg, ev := truncationText(t)
+		p.emit(CodeOutputTruncated, subject, msg, p.clip(ev))
+	}
+}
+
+// truncationText words one cut as a finding's subject, message and
+// evidence.
+func truncationText(t evidence.Truncation) (subject, msg, ev string) {
+	kind := strings.TrimSuffix(strings.TrimPrefix(t.List, "resources/"), "/list")
+	switch kind {
+	case "templates":
+		kind = "resource templates"
+	case "list":
+		kind = "resources"
+	}
+	switch {
+	case t.Field != "":
+		what := strings.TrimSuffix(kind, "s")
+		subject = t.Item
+		if t.Item == "" {
+			what, subject = "server", t.List
+		}
+		msg = fmt.Sprintf("the %s of %s %q was %s bytes, longer than the sandbox keeps; the checks ran over what was kept", t.Field, what, t.Item, thousands(t.Bytes))
+		if t.Kept > 0 {
+			msg = fmt.Sprintf("the %s of %s %q was %s bytes; the first %s were kept and checked", t.Field, what, t.Item, thousands(t.Bytes), thousands(int64(t.Kept)))
+		}
+	case t.List == "stdout":
+		subject, msg = "stdout", "the server wrote more to stdout than the sandbox reads; what came after the bound was not read"
+	default:
+		subject = t.List
+		offered := "more than " + thousands(int64(t.Kept))
+		if t.Offered > t.Kept {
+			offered = thousands(int64(t.Offered))
+		}
+		if t.MorePages {
+			offered = "at least " + offered + ", with more pages offered,"
+		}
+		msg = fmt.Sprintf("the server offered %s %s; the sandbox kept the first %s and the checks ran over those", offered, kind, thousands(int64(t.Kept)))
+	}
+	ev = t.Reason
+	if t.Bytes > 0 && t.Field == "" {
+		ev += fmt.Sprintf("; %s bytes", thousands(t.Bytes))
+	}
+	return subject, msg, ev
+}
+
+// thousands prints n with comma separators: 100,001.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func scoreProtocolHygiene(p *probe) verdict {
@@ -377,9 +546,8 @@ func scoreProtocolHygiene(p *probe) verdict {
 	if len(methods) > 0 {
 		notes = append(notes, plural(len(methods), "failed list call"))
 	}
-	if s.Truncated {
-		p.emit(CodeOutputTruncated, "", "the listing was cut short by the sandbox's bounds",
-			fmt.Sprintf("stdout bytes %d; list %d ms", s.StdoutBytes, s.ListMS))
+	if s.Truncated || len(s.Truncations) > 0 {
+		p.emitTruncations(s)
 		score -= pp.TruncatedPenalty
 		notes = append(notes, "listing truncated")
 	}

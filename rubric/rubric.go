@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "5"
+const CurrentVersion = "6"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -432,7 +432,7 @@ func (r *Rubric) validate() error {
 	// probe emits: a benchmark case expecting it would never match.
 	emitted := map[string]bool{}
 	for _, d := range r.Dimensions {
-		emits := scorers[d.ID].emitsFor(d)
+		emits := scorers[d.ID].emitsFor(d, r.Version)
 		codes := make([]string, 0, len(emits))
 		for code := range emits {
 			codes = append(codes, code)
