@@ -207,8 +207,11 @@ const (
 	InstallOK      = "ok"
 	InstallFailed  = "failed"
 	InstallTimeout = "timeout"
-	StepFetch      = "fetch"
-	StepScripts    = "scripts"
+	// InstallOOM: a lifecycle script (of a package npm would not leave
+	// out) was killed for exceeding the script step's memory limit.
+	InstallOOM  = "oom"
+	StepFetch   = "fetch"
+	StepScripts = "scripts"
 )
 
 // Install is the evidence of the install phase: the fetch step (network to
@@ -276,11 +279,35 @@ type Script struct {
 	Event   string `json:"event"`
 	Command string `json:"command"`
 	Ran     bool   `json:"ran"`
-	// ExitCode is meaningful when Ran is true.
-	ExitCode   int    `json:"exit_code"`
-	TimedOut   bool   `json:"timed_out,omitempty"`
-	OutputTail string `json:"output_tail,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
+	// Optional is set when the lockfile marks the package optional: npm
+	// goes on when its script fails, and leaves the package out.
+	Optional bool `json:"optional,omitempty"`
+	// ExitCode is meaningful when Ran is true; Signal names the signal
+	// that ended the script, if one did.
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	// TimedOut is set on the script that was running when the install
+	// timeout passed; OOM when the kernel killed it for memory.
+	TimedOut bool `json:"timed_out,omitempty"`
+	OOM      bool `json:"oom,omitempty"`
+	// LeftRunning is set when the script left processes running when it
+	// ended; they were killed.
+	LeftRunning bool   `json:"left_running,omitempty"`
+	OutputTail  string `json:"output_tail,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
+	// Network is what the script tried to reach while it ran, from the
+	// behaviour sink (nil when behaviour was not watched). The script
+	// step has no route out: every attempt was answered by the sink.
+	Network *ScriptNetwork `json:"network,omitempty"`
+}
+
+// ScriptNetwork is the network a lifecycle script tried to use.
+type ScriptNetwork struct {
+	// Attempts counts the DNS queries and connections.
+	Attempts int `json:"attempts"`
+	// Wanted lists the distinct names (or addresses) it looked up or
+	// connected to, in the order first seen, at most 20.
+	Wanted []string `json:"wanted"`
 }
 
 // Handshake paths, recording how the MCP session was established.
@@ -487,10 +514,15 @@ type NetEvent struct {
 	Package string    `json:"package,omitempty"`
 	Time    time.Time `json:"time"`
 	// AfterHandshake is set for run-phase events after the MCP listing ended.
-	AfterHandshake bool   `json:"after_handshake"`
-	Kind           string `json:"kind"` // dns, tcp, udp
-	DstIP          string `json:"dst_ip,omitempty"`
-	DstPort        int    `json:"dst_port,omitempty"`
+	AfterHandshake bool `json:"after_handshake"`
+	// Stage places a run-phase event: "startup" (until the listing
+	// ended), "idle" (the idle watch, no request of ours in flight) or
+	// "shutdown" (after the server's stdin was closed). Empty in the script
+	// step and in bundles recorded before it existed.
+	Stage   string `json:"stage,omitempty"`
+	Kind    string `json:"kind"` // dns, tcp, udp
+	DstIP   string `json:"dst_ip,omitempty"`
+	DstPort int    `json:"dst_port,omitempty"`
 	// LiteralIP is true for a connection to an address no DNS answer of the
 	// sink gave out (the package used a literal IP).
 	LiteralIP bool   `json:"literal_ip"`
@@ -506,6 +538,13 @@ type NetEvent struct {
 	Preview string `json:"preview,omitempty"`
 	Bytes   int64  `json:"bytes"`
 }
+
+// Stages of the run phase (NetEvent.Stage).
+const (
+	StageStartup  = "startup"
+	StageIdle     = "idle"
+	StageShutdown = "shutdown"
+)
 
 // FileEvent is a file created, modified or deleted outside the scratch and
 // install areas.

@@ -103,6 +103,7 @@ type watch struct {
 
 // scriptWindow is when one lifecycle script ran, for attribution.
 type scriptWindow struct {
+	Index      int // in the install evidence's scripts
 	Package    string
 	Start, End time.Time
 }

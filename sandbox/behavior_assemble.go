@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,8 +54,14 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		if phase == evidence.PhaseScripts {
 			ne.Package = w.packageAt(ev.Time)
 		}
-		if phase == evidence.PhaseRun && !w.listEnd.IsZero() && ev.Time.After(w.listEnd) {
-			ne.AfterHandshake = true
+		if phase == evidence.PhaseRun {
+			ne.Stage = evidence.StageStartup
+			if !w.listEnd.IsZero() && ev.Time.After(w.listEnd) {
+				ne.AfterHandshake, ne.Stage = true, evidence.StageIdle
+			}
+			if !w.shutdownAt.IsZero() && ev.Time.After(w.shutdownAt) {
+				ne.Stage = evidence.StageShutdown
+			}
 		}
 		dest := destination(ne)
 		// Canary search over everything captured, before anything is masked.
@@ -274,6 +281,47 @@ func isNPM(argv []string) bool {
 		}
 	}
 	return false
+}
+
+// maxWanted bounds the names recorded per script.
+const maxWanted = 20
+
+// scriptNetwork records, on each lifecycle script that ran, the network it
+// tried to use: the sink's events while it ran.
+func (w *watch) scriptNetwork(inst *evidence.Install) {
+	for _, ne := range w.b.Network {
+		if ne.Phase != evidence.PhaseScripts {
+			continue
+		}
+		for _, sw := range w.windows {
+			if ne.Time.Before(sw.Start) || ne.Time.After(sw.End) || sw.Index >= len(inst.Scripts) {
+				continue
+			}
+			sc := &inst.Scripts[sw.Index]
+			if sc.Network == nil {
+				sc.Network = &evidence.ScriptNetwork{Wanted: []string{}}
+			}
+			sc.Network.Attempts++
+			if want := wanted(ne); want != "" && len(sc.Network.Wanted) < maxWanted && !slices.Contains(sc.Network.Wanted, want) {
+				sc.Network.Wanted = append(sc.Network.Wanted, want)
+			}
+			break
+		}
+	}
+}
+
+// wanted names what a network event was after: the name looked up or
+// asked for, else the address.
+func wanted(ne evidence.NetEvent) string {
+	for _, h := range []string{ne.DNSName, ne.SNI, ne.HTTPHost} {
+		if h != "" {
+			return h
+		}
+	}
+	if ne.DstIP != "" {
+		return net.JoinHostPort(ne.DstIP, strconv.Itoa(ne.DstPort))
+	}
+	return ""
 }
 
 // addFiles records file changes, attributing script-step changes to the

@@ -81,15 +81,18 @@ type scriptInfo struct {
 }
 
 type scriptRun struct {
-	Path       string `json:"path"`
-	Event      string `json:"event"`
-	Ran        bool   `json:"ran"`
-	ExitCode   int    `json:"exit_code"`
-	TimedOut   bool   `json:"timed_out"`
-	OutputTail string `json:"output_tail"`
-	DurationMS int64  `json:"duration_ms"`
-	StartedAt  int64  `json:"started_at"` // ms since the epoch, container clock
-	EndedAt    int64  `json:"ended_at"`
+	Path        string `json:"path"`
+	Event       string `json:"event"`
+	Ran         bool   `json:"ran"`
+	ExitCode    int    `json:"exit_code"`
+	Signal      string `json:"signal"`
+	TimedOut    bool   `json:"timed_out"`
+	OOM         bool   `json:"oom"`
+	LeftRunning bool   `json:"left_running"`
+	OutputTail  string `json:"output_tail"`
+	DurationMS  int64  `json:"duration_ms"`
+	StartedAt   int64  `json:"started_at"` // ms since the epoch, container clock
+	EndedAt     int64  `json:"ended_at"`
 }
 
 // hardened returns the host configuration every sandbox container shares:
@@ -163,8 +166,9 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 	}
 
 	plan := orderScripts(fr.Scripts)
+	optional := optionalPackages(lock)
 	for _, sc := range plan {
-		inst.Scripts = append(inst.Scripts, evidence.Script{Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command})
+		inst.Scripts = append(inst.Scripts, evidence.Script{Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command, Optional: optional[sc.Path]})
 	}
 	inst.LogTail = ""
 	if len(plan) == 0 {
@@ -194,21 +198,72 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 	}
 	for i := range inst.Scripts {
 		if i < len(runs) {
-			inst.Scripts[i].Ran = runs[i].Ran
-			inst.Scripts[i].ExitCode = runs[i].ExitCode
-			inst.Scripts[i].TimedOut = runs[i].TimedOut
-			inst.Scripts[i].OutputTail = runs[i].OutputTail
-			inst.Scripts[i].DurationMS = runs[i].DurationMS
+			sc, run := &inst.Scripts[i], runs[i]
+			sc.Ran, sc.ExitCode, sc.Signal, sc.TimedOut, sc.OOM = run.Ran, run.ExitCode, run.Signal, run.TimedOut, run.OOM
+			sc.LeftRunning, sc.OutputTail, sc.DurationMS = run.LeftRunning, run.OutputTail, run.DurationMS
+			switch {
+			case run.TimedOut:
+				timedOut = true
+			case run.OOM && !sc.Optional:
+				// npm would have stopped the install here.
+				inst.Outcome, inst.FailedStep = evidence.InstallOOM, evidence.StepScripts
+				inst.Error = fmt.Sprintf("the %s script of %s was killed for exceeding the script step's memory limit of %s", sc.Event, sc.Package, bytesText(scriptMemory))
+			}
 		}
 	}
 	if timedOut {
 		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
 		inst.Error = fmt.Sprintf("script step exceeded the install timeout of %s", s.opts.InstallTimeout)
 		inst.LogTail = tail
+		for _, sc := range inst.Scripts {
+			if sc.TimedOut {
+				inst.Error = fmt.Sprintf("the %s script of %s was running when the script step exceeded the install timeout of %s", sc.Event, sc.Package, s.opts.InstallTimeout)
+			}
+		}
 	}
 	// A script that fails is a finding, not a failed install: npm would stop,
 	// but the tree is there and the server may still start.
 	return inst, fr.Target, lock, tree, nil
+}
+
+// scriptMemory is the script step's memory limit; scriptBackstop is how
+// much longer than the driver's budget the step may run before the
+// container is stopped from outside.
+const (
+	scriptMemory   = 2 << 30
+	scriptBackstop = 20 * time.Second
+)
+
+// bytesText prints a byte count in binary units: 2 GiB.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// optionalPackages returns the tree paths the lockfile marks optional:
+// npm goes on when a script of one of them fails, and leaves the package
+// out.
+func optionalPackages(lock []byte) map[string]bool {
+	var l struct {
+		Packages map[string]struct {
+			Optional bool `json:"optional"`
+		} `json:"packages"`
+	}
+	out := map[string]bool{}
+	if json.Unmarshal(lock, &l) != nil {
+		return out
+	}
+	for p, e := range l.Packages {
+		if e.Optional {
+			out[p] = true
+		}
+	}
+	return out
 }
 
 // orderScripts returns lifecycle scripts in the order they run: deeper
@@ -463,14 +518,17 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 	hc := hardened()
 	hc.NetworkMode = "none"
 	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
+	// The driver keeps the time budget itself, so that the script running
+	// when it ends is recorded as timed out with its output; the step's own
+	// timeout is a backstop for a driver that cannot.
 	cmd := []string{"node", "-e", scriptsDriver, string(planJSON), fmt.Sprint(timeout.Milliseconds())}
 	if src != "" {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: "/work/src", ReadOnly: true})
 		cmd = append([]string{"sh", "-c", `cp -a /work/src/. ` + treeDir + `/ && exec "$@"`, "copy-tree"}, cmd...)
 	}
-	hc.Resources = container.Resources{Memory: 2 << 30, MemorySwap: 2 << 30, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
+	hc.Resources = container.Resources{Memory: scriptMemory, MemorySwap: scriptMemory, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
 	env := []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"}
-	st := step{Part: "scripts", Host: hc, Timeout: timeout, MaxOut: 8 << 20, MaxErr: 8 << 10}
+	st := step{Part: "scripts", Host: hc, Timeout: timeout + scriptBackstop, MaxOut: 8 << 20, MaxErr: 8 << 10}
 	var (
 		released time.Time
 		tstatus  = "not_run"
@@ -523,7 +581,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 		for i, p := range plan {
 			declared[p.Command] = true
 			if i < len(runs) && runs[i].Ran {
-				w.windows = append(w.windows, scriptWindow{Package: p.Package, Start: time.UnixMilli(runs[i].StartedAt), End: time.UnixMilli(runs[i].EndedAt)})
+				w.windows = append(w.windows, scriptWindow{Index: i, Package: p.Package, Start: time.UnixMilli(runs[i].StartedAt), End: time.UnixMilli(runs[i].EndedAt)})
 			}
 		}
 		w.declared = declared

@@ -270,6 +270,9 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	defer func() {
 		if w, err := watchReady(); err == nil && w != nil && res != nil {
 			res.Behavior = w.close(ctx)
+			if res.Install != nil {
+				w.scriptNetwork(res.Install)
+			}
 		}
 	}()
 	log.Info("install phase", "package", t.Name+"@"+t.Version)
@@ -284,6 +287,9 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 		return res, nil
 	case evidence.InstallFailed:
 		res.Outcome = evidence.OutcomeInstallFailed
+		return res, nil
+	case evidence.InstallOOM:
+		res.Outcome = evidence.OutcomeOOM
 		return res, nil
 	}
 	bin, err := chooseBin(t.Name, tgt, t.Bin)

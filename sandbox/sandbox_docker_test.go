@@ -91,7 +91,19 @@ type fixture struct {
 	Tools         []map[string]any `json:"tools"`
 	OnStart       string           `json:"onStart,omitempty"`
 	OnInitialized string           `json:"onInitialized,omitempty"`
+	OnStdinEnd    string           `json:"onStdinEnd,omitempty"`
+	PadTools      int              `json:"padTools,omitempty"`
+	PadDesc       int              `json:"padDescription,omitempty"`
+	PadDescAt     int              `json:"padDescriptionAt,omitempty"`
+	PageSize      int              `json:"pageSize,omitempty"`
+	ServerInfo    map[string]any   `json:"serverInfo,omitempty"`
+	Capabilities  map[string]any   `json:"capabilities,omitempty"`
+	StartDelayMS  int              `json:"startDelayMs,omitempty"`
+	Discover      string           `json:"discover,omitempty"`
+	Initialize    string           `json:"initialize,omitempty"`
 	Postinstall   string           `json:"-"`
+	// Files are more files of the package, by path under package/.
+	Files map[string]string `json:"-"`
 }
 
 var goodTools = []map[string]any{
@@ -123,11 +135,21 @@ func pack(t *testing.T, f fixture) []byte {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, file := range []struct {
+	type tarFile struct {
 		name string
 		mode int64
 		data []byte
-	}{{"package/package.json", 0o644, pjData}, {"package/server.js", 0o755, server}, {"package/fixture.json", 0o644, cfg}} {
+	}
+	files := []tarFile{{"package/package.json", 0o644, pjData}, {"package/server.js", 0o755, server}, {"package/fixture.json", 0o644, cfg}}
+	names := make([]string, 0, len(f.Files))
+	for n := range f.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		files = append(files, tarFile{"package/" + n, 0o644, []byte(f.Files[n])})
+	}
+	for _, file := range files {
 		if err := tw.WriteHeader(&tar.Header{Name: file.name, Mode: file.mode, Size: int64(len(file.data)), ModTime: time.Unix(1e9, 0)}); err != nil {
 			t.Fatal(err)
 		}

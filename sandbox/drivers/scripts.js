@@ -1,40 +1,101 @@
 // verifymcp script driver. Contract: runs in the script step of the install
-// phase, as uid 65534, with no network, in /work/tree as installed by the
-// fetch step. Argument: a JSON array of {path, event, implicit} in the order
-// to run. For each, it runs exactly that lifecycle event of that package the
-// way npm does (npm run-script in the package directory; "npm rebuild" for
-// an implicit node-gyp build), records exit code, duration and output tail,
-// and prints one line "VERIFYMCP-RESULT <json>". Once an event of a package
-// fails, that package's later events are not run (npm would stop there);
-// other packages' scripts still run, so that everything is observed.
+// phase, as uid 65534, with no route out, in /work/tree as installed by the
+// fetch step. Arguments: a JSON array of {path, event, implicit} in the
+// order to run, and the step's time budget in milliseconds. For each, it
+// runs exactly that lifecycle event of that package the way npm does (npm
+// run-script in the package directory; "npm rebuild" for an implicit
+// node-gyp build) in a process group of its own, and records exit code or
+// signal, whether the kernel killed it for memory (the cgroup's oom_kill
+// count rose), duration and output tail. When the budget runs out the
+// running script's group is killed and recorded as timed out, with its
+// tail, and the scripts after it are not run. Processes a script leaves
+// running are killed when it ends, so that what they do is never taken for
+// the next script's doing. Once an event of a package fails, that package's
+// later events are not run (npm would stop there); other packages' scripts
+// still run, so that everything is observed. It prints one line
+// "VERIFYMCP-RESULT <json>" at the end.
 'use strict';
-const { spawnSync } = require('child_process');
+const { spawn } = require('child_process');
+const fs = require('fs');
 const path = require('path');
 
 const plan = JSON.parse(process.argv[1] || '[]');
-const perScriptTimeout = Number(process.argv[2] || '120000');
+const deadline = Date.now() + Number(process.argv[2] || '120000');
 const tree = '/work/tree';
-const failed = new Set();
-const results = [];
-function tail(s, n) { s = s || ''; return s.length > n ? s.slice(s.length - n) : s; }
-for (const s of plan) {
-  const res = { path: s.path, event: s.event, ran: false, exit_code: 0, timed_out: false, output_tail: '', duration_ms: 0, started_at: 0, ended_at: 0 };
-  if (failed.has(s.path)) { results.push(res); continue; }
-  const started = Date.now();
-  let r;
-  if (s.implicit) {
-    r = spawnSync('npm', ['rebuild', '--foreground-scripts', '--loglevel=info', path.join(tree, s.path)], { cwd: tree, encoding: 'utf8', timeout: perScriptTimeout, maxBuffer: 16 << 20 });
-  } else {
-    r = spawnSync('npm', ['run-script', '--ignore-scripts', '--loglevel=info', s.event], { cwd: path.join(tree, s.path), encoding: 'utf8', timeout: perScriptTimeout, maxBuffer: 16 << 20, env: Object.assign({}, process.env, { npm_config_ignore_scripts: 'true' }) });
+const maxTail = 2000;
+
+// oomKills reads how many processes the kernel killed for memory in this
+// container's cgroup (v2, or v1 on kernels that count), or -1.
+function oomKills() {
+  for (const f of ['/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control']) {
+    try {
+      const m = /^oom_kill (\d+)$/m.exec(fs.readFileSync(f, 'utf8'));
+      if (m) return Number(m[1]);
+    } catch (e) { /* not this cgroup version */ }
   }
-  res.ran = true;
-  res.started_at = started;
-  res.ended_at = Date.now();
-  res.duration_ms = res.ended_at - started;
-  res.timed_out = !!(r.error && r.error.code === 'ETIMEDOUT');
-  res.exit_code = r.status === null ? (res.timed_out ? 124 : 128) : r.status;
-  res.output_tail = tail((r.stdout || '') + (r.stderr || ''), 2000);
-  if (res.exit_code !== 0) failed.add(s.path);
-  results.push(res);
+  return -1;
 }
-process.stdout.write('\nVERIFYMCP-RESULT ' + JSON.stringify(results) + '\n');
+
+function killGroup(pid) {
+  try { process.kill(-pid, 'SIGKILL'); return true; } catch (e) { return false; }
+}
+
+function runOne(s) {
+  return new Promise((resolve) => {
+    const args = s.implicit
+      ? ['rebuild', '--foreground-scripts', '--loglevel=info', path.join(tree, s.path)]
+      : ['run-script', '--ignore-scripts', '--loglevel=info', s.event];
+    const child = spawn('npm', args, {
+      cwd: s.implicit ? tree : path.join(tree, s.path),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: Object.assign({}, process.env, { npm_config_ignore_scripts: s.implicit ? 'false' : 'true' }),
+    });
+    let out = '';
+    const keep = (d) => { out += d; if (out.length > 4 * maxTail) out = out.slice(-maxTail); };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, Math.max(0, deadline - Date.now()));
+    let settled = false;
+    const finish = (code, signal, error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      // Whatever the script left running goes with it.
+      const leftRunning = !timedOut && killGroup(child.pid);
+      // Give the pipes a moment to deliver the last output.
+      setTimeout(() => resolve({ code, signal, timedOut, out, error, leftRunning }), 100);
+    };
+    child.on('exit', (code, signal) => finish(code, signal, ''));
+    child.on('error', (e) => finish(null, null, String(e)));
+  });
+}
+
+(async () => {
+  const failed = new Set();
+  const results = [];
+  let outOfTime = false;
+  for (const s of plan) {
+    const res = { path: s.path, event: s.event, ran: false, exit_code: 0, signal: '', timed_out: false, oom: false, left_running: false, output_tail: '', duration_ms: 0, started_at: 0, ended_at: 0 };
+    if (failed.has(s.path) || outOfTime) { results.push(res); continue; }
+    const oomBefore = oomKills();
+    const started = Date.now();
+    const r = await runOne(s);
+    res.ran = true;
+    res.started_at = started;
+    res.ended_at = Date.now();
+    res.duration_ms = res.ended_at - started;
+    res.timed_out = r.timedOut;
+    res.signal = r.signal || '';
+    res.oom = !r.timedOut && r.signal === 'SIGKILL' && oomBefore >= 0 && oomKills() > oomBefore;
+    res.left_running = r.leftRunning;
+    res.exit_code = r.code === null ? (r.timedOut ? 124 : 128 + (r.signal === 'SIGKILL' ? 9 : 15)) : r.code;
+    const outTail = r.out.length > maxTail ? r.out.slice(r.out.length - maxTail) : r.out;
+    res.output_tail = r.error ? (outTail + '\n' + r.error).slice(-maxTail) : outTail;
+    if (res.exit_code !== 0) failed.add(s.path);
+    if (r.timedOut) outOfTime = true;
+    results.push(res);
+  }
+  process.stdout.write('\nVERIFYMCP-RESULT ' + JSON.stringify(results) + '\n');
+})();

@@ -7,9 +7,19 @@
 //   ignoreUnknown: silently drop methods it does not know (server/discover)
 //   noise:        print non-JSON lines on stdout around the handshake
 //   oom:          allocate memory until killed
-//   tools:        the tool list (served in pages of two)
+//   tools:        the tool list (served in pages of pageSize, default two)
+//   padTools:     add this many generated tools after tools
+//   padDescription: give tool padDescriptionAt (default 0) a description
+//                 of this many bytes
+//   serverInfo:   extra fields of serverInfo; capabilities: extra capabilities
+//   startDelayMs: answer nothing for this long (a slow start; requests queue)
+//   discover:     "answer" answers server/discover with a result (default:
+//                 method not found)
+//   initialize:   "reject" answers initialize with an error
 //   onStart:      JavaScript run at start-up (behaviour fixtures)
 //   onInitialized: JavaScript run once the client sent notifications/initialized
+//   onStdinEnd:   JavaScript run when stdin ends, given a done() callback
+//                 that exits (a telemetry flush at shutdown); default: exit
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -26,9 +36,14 @@ if (cfg.oom) {
 if (cfg.noise) process.stdout.write('Starting fixture server on stdio...\n');
 if (cfg.onStart) new Function('require', 'process', cfg.onStart)(require, process);
 
-const tools = cfg.tools || [];
+const tools = (cfg.tools || []).slice();
+for (let i = 0; i < (cfg.padTools || 0); i++) tools.push({ name: 'pad_' + i, description: 'Padding tool ' + i, inputSchema: { type: 'object' } });
+const padAt = cfg.padDescriptionAt || 0;
+if (cfg.padDescription && tools.length > padAt) tools[padAt] = Object.assign({}, tools[padAt], { description: 'x'.repeat(cfg.padDescription) });
+const pageSize = cfg.pageSize || 2;
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
-const reply = (id, result) => send({ jsonrpc: '2.0', id, result });
+// The result first, then the id, as the TypeScript SDK writes answers.
+const reply = (id, result) => send({ result, jsonrpc: '2.0', id });
 const fail = (id, code, message) => send({ jsonrpc: '2.0', id, error: { code, message } });
 
 function handle(msg) {
@@ -40,17 +55,30 @@ function handle(msg) {
   switch (msg.method) {
     case 'initialize':
       if (cfg.noise) process.stdout.write('initialized! (debug)\n');
+      if (cfg.initialize === 'reject') return fail(msg.id, -32601, 'Method not found: initialize');
       return reply(msg.id, {
         protocolVersion: cfg.protocolVersion || msg.params.protocolVersion,
-        capabilities: { tools: {}, prompts: {}, resources: {} },
-        serverInfo: { name: 'fixture-' + (cfg.name || 'server'), version: '1.0.0' },
+        capabilities: Object.assign({ tools: {}, prompts: {}, resources: {} }, cfg.capabilities || {}),
+        serverInfo: Object.assign({ name: 'fixture-' + (cfg.name || 'server'), version: '1.0.0' }, cfg.serverInfo || {}),
         instructions: 'Fixture server for tests.',
+      });
+    case 'server/discover':
+      if (cfg.discover !== 'answer') {
+        if (cfg.ignoreUnknown) return;
+        return fail(msg.id, -32601, 'Method not found: ' + msg.method);
+      }
+      return reply(msg.id, {
+        supportedVersions: ['2026-07-28'],
+        capabilities: Object.assign({ tools: {}, prompts: {}, resources: {} }, cfg.capabilities || {}),
+        instructions: 'Fixture server for tests.',
+        ttlMs: 0,
+        _meta: { 'io.modelcontextprotocol/serverInfo': Object.assign({ name: 'fixture-' + (cfg.name || 'server'), version: '1.0.0' }, cfg.serverInfo || {}) },
       });
     case 'tools/list': {
       const start = msg.params && msg.params.cursor ? Number(msg.params.cursor) : 0;
-      const page = tools.slice(start, start + 2);
+      const page = tools.slice(start, start + pageSize);
       const res = { tools: page };
-      if (start + 2 < tools.length) res.nextCursor = String(start + 2);
+      if (start + pageSize < tools.length) res.nextCursor = String(start + pageSize);
       return reply(msg.id, res);
     }
     case 'prompts/list':
@@ -68,9 +96,9 @@ function handle(msg) {
 }
 
 let buf = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buf += chunk;
+let started = !cfg.startDelayMs;
+function drain() {
+  if (!started) return;
   let i;
   while ((i = buf.indexOf('\n')) >= 0) {
     const line = buf.slice(0, i).trim();
@@ -80,5 +108,12 @@ process.stdin.on('data', (chunk) => {
     try { msg = JSON.parse(line); } catch (e) { continue; }
     handle(msg);
   }
+}
+if (cfg.startDelayMs) setTimeout(() => { started = true; drain(); }, cfg.startDelayMs);
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => { buf += chunk; drain(); });
+process.stdin.on('end', () => {
+  const done = () => process.exit(0);
+  if (cfg.onStdinEnd) new Function('require', 'process', 'done', cfg.onStdinEnd)(require, process, done);
+  else done();
 });
-process.stdin.on('end', () => process.exit(0));

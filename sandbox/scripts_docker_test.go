@@ -1,0 +1,57 @@
+//go:build docker
+
+package sandbox_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
+)
+
+// TestScriptOutcomes: a script that fails because the sandbox denied it
+// the network says so and names the hosts; one killed for memory is the
+// install's oom; the one running when the install timeout passes is
+// recorded as timed out, with its output.
+func TestScriptOutcomes(t *testing.T) {
+	// Like prebuild-install: fetch a prebuilt binary, fail without it.
+	const download = `require('https').get('https://github.com/example/native/releases/download/v1.0.0/native-linux-x64.tar.gz', () => process.exit(0)).on('error', (e) => { console.error('prebuild download failed: ' + e.message); process.exit(1); });`
+	t.Run("network_denied", func(t *testing.T) {
+		s := behaviourSandbox(t)
+		b, codes := scanFixture(t, s, fixture{Name: "netscript", Postinstall: "node fetch.js", Files: map[string]string{"fetch.js": download}})
+		sc := b.Install.Scripts[0]
+		if sc.ExitCode != 1 || sc.Network == nil || sc.Network.Attempts == 0 || !slices.Contains(sc.Network.Wanted, "github.com") {
+			t.Fatalf("script %+v network %+v, want exit 1 after attempts to github.com", sc, sc.Network)
+		}
+		got := findingsOf(b, rubric.CodeScriptsNetworkDenied)
+		if len(got) != 1 || !strings.Contains(got[0].Message, "github.com") || codes[rubric.CodeScriptsFailed] {
+			t.Errorf("findings %+v (scripts.failed %v), want network_denied naming github.com and no scripts.failed", got, codes[rubric.CodeScriptsFailed])
+		}
+	})
+	t.Run("oom", func(t *testing.T) {
+		s := behaviourSandbox(t)
+		b, codes := scanFixture(t, s, fixture{Name: "oomscript", Postinstall: `node -e "const a = []; for (;;) a.push(Buffer.alloc(64 << 20, 1))"`})
+		sc := b.Install.Scripts[0]
+		if !sc.OOM || sc.Signal != "SIGKILL" || b.Install.Outcome != evidence.InstallOOM || b.Sandbox.Outcome != evidence.OutcomeOOM {
+			t.Fatalf("script %+v, install %s, sandbox %s; want the script killed for memory and the install oom", sc, b.Install.Outcome, b.Sandbox.Outcome)
+		}
+		if !codes[rubric.CodeInstallOOM] || codes[rubric.CodeScriptsFailed] {
+			t.Errorf("codes %v, want pkg.install.oom and no scripts.failed", keys(codes))
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		s := newSandbox(t, func(o *sandbox.Options) { o.Behavior = true; o.InstallTimeout = 25 * time.Second })
+		b, _ := scanFixture(t, s, fixture{Name: "slowscript", Postinstall: `node -e "console.log('compiling the native part'); setTimeout(() => {}, 600000)"`})
+		sc := b.Install.Scripts[0]
+		if !sc.TimedOut || !strings.Contains(sc.OutputTail, "compiling the native part") || b.Install.Outcome != evidence.InstallTimeout {
+			t.Fatalf("script %+v, install %s: want the running script timed out with its output", sc, b.Install.Outcome)
+		}
+		if !strings.Contains(b.Install.Error, "postinstall script of verifymcp-fixture-slowscript") {
+			t.Errorf("install error %q does not name the script that was running", b.Install.Error)
+		}
+	})
+}
