@@ -651,7 +651,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 			var env *sandbox.EnvironmentError
 			if errors.As(it.err, &env) {
 				stopNew()
-				prog.note("the environment failed, not the package; no new target starts (nothing was stored: the next run retries): " + oneLine(env.Error()))
+				prog.note(fmt.Sprintf("an environment fault (%s), not the package's: no new target starts; nothing was stored, so the next run of the batch retries", env.Kind))
 			}
 		})
 	}
