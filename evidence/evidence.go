@@ -525,10 +525,14 @@ type NetEvent struct {
 	DstPort int    `json:"dst_port,omitempty"`
 	// LiteralIP is true for a connection to an address no DNS answer of the
 	// sink gave out (the package used a literal IP).
-	LiteralIP bool   `json:"literal_ip"`
-	DNSName   string `json:"dns_name,omitempty"`
-	DNSType   string `json:"dns_type,omitempty"`
-	SNI       string `json:"sni,omitempty"`
+	LiteralIP bool `json:"literal_ip"`
+	// LookedUp is, on a connection, the name whose DNS answer from the
+	// sink gave out the address it went to (the sink hands out one address
+	// per name).
+	LookedUp string `json:"looked_up,omitempty"`
+	DNSName  string `json:"dns_name,omitempty"`
+	DNSType  string `json:"dns_type,omitempty"`
+	SNI      string `json:"sni,omitempty"`
 	// HTTP request line and Host, for plain HTTP.
 	HTTPMethod string `json:"http_method,omitempty"`
 	HTTPTarget string `json:"http_target,omitempty"`

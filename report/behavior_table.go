@@ -216,6 +216,8 @@ func connection(e NetEvent) string {
 		parts = append(parts, "LITERAL IP")
 	} else if e.DNSName != "" && e.DNSName != e.SNI {
 		parts = append(parts, "name "+clean(e.DNSName))
+	} else if e.LookedUp != "" && e.LookedUp != e.SNI {
+		parts = append(parts, "looked up as "+clean(e.LookedUp))
 	}
 	if e.SNI != "" {
 		parts = append(parts, "sni "+clean(e.SNI))

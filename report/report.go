@@ -319,6 +319,7 @@ type NetEvent struct {
 	DstIP          string `json:"dst_ip"`
 	DstPort        int    `json:"dst_port"`
 	LiteralIP      bool   `json:"literal_ip"`
+	LookedUp       string `json:"looked_up"`
 	DNSName        string `json:"dns_name"`
 	DNSType        string `json:"dns_type"`
 	SNI            string `json:"sni"`
@@ -528,7 +529,7 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 	for _, e := range bh.Network {
 		out.Network = append(out.Network, NetEvent{
 			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage,
-			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, DNSName: e.DNSName, DNSType: e.DNSType,
+			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, LookedUp: e.LookedUp, DNSName: e.DNSName, DNSType: e.DNSType,
 			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
 		})
 	}

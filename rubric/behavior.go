@@ -259,6 +259,9 @@ func destination(e evidence.NetEvent) string {
 	if host == "" {
 		host = e.DNSName
 	}
+	if host == "" {
+		host = e.LookedUp
+	}
 	if host == "" || e.LiteralIP {
 		host = e.DstIP
 	}

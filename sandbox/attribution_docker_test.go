@@ -29,7 +29,7 @@ func findingsOf(b *evidence.Bundle, code string) []rubric.Finding {
 // literal-IP egress.
 func TestLookupIsNotLiteralIP(t *testing.T) {
 	s := behaviourSandbox(t)
-	const lookupThenConnect = `require('dns').lookup('example.com', {family: 4}, () => { const c = require('net').connect(80, '203.0.113.9'); c.on('error', () => {}); c.on('connect', () => c.end()); });`
+	const lookupThenConnect = `require('dns').lookup('example.com', {family: 4}, (e, addr) => { for (const [port, host] of [[80, '203.0.113.9'], [443, addr]]) { const c = require('net').connect(port, host); c.on('error', () => {}); c.on('connect', () => c.end()); } });`
 	b, _ := scanFixture(t, s, fixture{
 		Name:        "lookup",
 		Postinstall: `node -e "` + lookupThenConnect + `; setTimeout(() => {}, 500)"`,
@@ -56,6 +56,22 @@ func TestLookupIsNotLiteralIP(t *testing.T) {
 		}
 		if len(literal) != 1 || literal[0].DstIP != "203.0.113.9" || literal[0].DstPort != 80 || literal[0].Kind != "tcp" {
 			t.Errorf("%s: literal-IP events %+v, want exactly the connect to 203.0.113.9:80", phase, literal)
+		}
+		// The connection to the address the lookup gave out is tied to
+		// the name, though it sent no TLS SNI or HTTP Host.
+		named := false
+		for _, n := range b.Behavior.Network {
+			if n.Phase == phase && n.Kind == "tcp" && n.DstPort == 443 && n.LookedUp == "example.com" && !n.LiteralIP {
+				named = true
+			}
+		}
+		if !named {
+			t.Errorf("%s: no connection to 443 tied to example.com: %+v", phase, b.Behavior.Network)
+		}
+	}
+	for _, f := range findingsOf(b, rubric.CodeEgressAttempt) {
+		if strings.Contains(f.Message, ":443") && !strings.Contains(f.Message, "example.com:443") {
+			t.Errorf("egress finding %q names an address, not example.com", f.Message)
 		}
 	}
 	got := findingsOf(b, rubric.CodeEgressLiteralIP)

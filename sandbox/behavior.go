@@ -56,6 +56,7 @@ type sinkEvent struct {
 	DstIP       string          `json:"dst_ip"`
 	DstPort     int             `json:"dst_port"`
 	LiteralIP   bool            `json:"literal_ip"`
+	LookedUp    string          `json:"looked_up"`
 	DNSName     string          `json:"dns_name"`
 	DNSType     string          `json:"dns_type"`
 	SNI         string          `json:"sni"`

@@ -47,7 +47,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		}
 		ne := evidence.NetEvent{
 			Phase: phase, Time: ev.Time.UTC(), Kind: ev.Type,
-			DstIP: ev.DstIP, DstPort: ev.DstPort, LiteralIP: ev.LiteralIP,
+			DstIP: ev.DstIP, DstPort: ev.DstPort, LiteralIP: ev.LiteralIP, LookedUp: ev.LookedUp,
 			DNSName: strings.TrimSuffix(ev.DNSName, "."), DNSType: ev.DNSType, SNI: ev.SNI,
 			HTTPMethod: ev.HTTPMethod, HTTPHost: ev.HTTPHost, Bytes: ev.Bytes,
 		}
@@ -93,6 +93,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		}
 		ne.HTTPTarget = w.clean(ev.HTTPTarget, 400)
 		ne.DNSName = w.clean(ne.DNSName, 300)
+		ne.LookedUp = w.clean(ne.LookedUp, 300)
 		ne.SNI = w.clean(ne.SNI, 300)
 		ne.HTTPHost = w.clean(ne.HTTPHost, 300)
 		switch {
@@ -115,6 +116,8 @@ func destination(ne evidence.NetEvent) string {
 		return ne.HTTPHost
 	case ne.SNI != "":
 		return net.JoinHostPort(ne.SNI, strconv.Itoa(ne.DstPort))
+	case ne.LookedUp != "":
+		return net.JoinHostPort(ne.LookedUp, strconv.Itoa(ne.DstPort))
 	case ne.DstIP != "":
 		return net.JoinHostPort(ne.DstIP, strconv.Itoa(ne.DstPort))
 	}
@@ -313,7 +316,7 @@ func (w *watch) scriptNetwork(inst *evidence.Install) {
 // wanted names what a network event was after: the name looked up or
 // asked for, else the address.
 func wanted(ne evidence.NetEvent) string {
-	for _, h := range []string{ne.DNSName, ne.SNI, ne.HTTPHost} {
+	for _, h := range []string{ne.DNSName, ne.SNI, ne.HTTPHost, ne.LookedUp} {
 		if h != "" {
 			return h
 		}

@@ -29,7 +29,7 @@ import (
 func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The scan stops the observer only after every watched container
 	// stopped, so whatever was sent is queued already: a short drain will do.
-	cfg := sink.Config{Advertise: sink.IsolatedAddr, DrainGrace: 50 * time.Millisecond}
+	cfg := sink.Config{Advertise: sink.IsolatedAddr, NamePool: sink.IsolatedPool, DrainGrace: 50 * time.Millisecond}
 	if err := sink.Isolate(); err != nil {
 		return err
 	}

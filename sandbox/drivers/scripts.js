@@ -5,8 +5,9 @@
 // runs exactly that lifecycle event of that package the way npm does (npm
 // run-script in the package directory; "npm rebuild" for an implicit
 // node-gyp build) in a process group of its own, and records exit code or
-// signal, whether the kernel killed it for memory (the cgroup's oom_kill
-// count rose), duration and output tail. When the budget runs out the
+// signal, whether the kernel killed one of its processes for memory (the
+// cgroup's oom_kill count rose) and that made it fail, duration and output
+// tail. When the budget runs out the
 // running script's group is killed and recorded as timed out, with its
 // tail, and the scripts after it are not run. Processes a script leaves
 // running are killed when it ends, so that what they do is never taken for
@@ -88,9 +89,11 @@ function runOne(s) {
     res.duration_ms = res.ended_at - started;
     res.timed_out = r.timedOut;
     res.signal = r.signal || '';
-    res.oom = !r.timedOut && r.signal === 'SIGKILL' && oomBefore >= 0 && oomKills() > oomBefore;
     res.left_running = r.leftRunning;
     res.exit_code = r.code === null ? (r.timedOut ? 124 : 128 + (r.signal === 'SIGKILL' ? 9 : 15)) : r.code;
+    // Only this script ran meanwhile, so a kill the kernel counted was of
+    // one of its processes; npm reports it as exit code 137, not a signal.
+    res.oom = !r.timedOut && res.exit_code !== 0 && oomBefore >= 0 && oomKills() > oomBefore;
     const outTail = r.out.length > maxTail ? r.out.slice(r.out.length - maxTail) : r.out;
     res.output_tail = r.error ? (outTail + '\n' + r.error).slice(-maxTail) : outTail;
     if (res.exit_code !== 0) failed.add(s.path);

@@ -55,9 +55,13 @@ func (s *server) answer(q *dns.Msg) ([]byte, error) {
 	m.RecursionAvailable = true
 	for _, question := range m.Question {
 		if question.Qtype == dns.TypeA && question.Qclass == dns.ClassINET && s.advertise.Is4() {
+			a := s.advertise
+			if own, ok := s.names.addrFor(question.Name); ok && own.Is4() {
+				a = own
+			}
 			m.Answer = append(m.Answer, &dns.A{
 				Hdr: dns.RR_Header{Name: question.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 1},
-				A:   net.IP(s.advertise.AsSlice()),
+				A:   net.IP(a.AsSlice()),
 			})
 		}
 	}

@@ -87,6 +87,14 @@ type Config struct {
 	// MaxConns caps concurrently handled TCP connections; connections
 	// beyond it are recorded with their destination and closed at once.
 	MaxConns int
+	// NamePool, when valid, gives every name a DNS answer hands out an
+	// address of its own from this prefix (the advertised address stays
+	// an answer too), so that a connection made after a lookup is tied to
+	// the name that led there (Event.LookedUp) even when it carries no
+	// TLS SNI or HTTP Host. The prefix must route to the sink, as the
+	// benchmarking range does in an isolated namespace (see Isolate). When
+	// it is not valid every A answer is the advertised address.
+	NamePool netip.Prefix
 	// DrainGrace is how long in-flight connections and queued datagrams get
 	// to finish once Serve is told to stop; 0 means min(ReadTimeout, 250ms).
 	// A caller that stops the sink only after every client is gone can
@@ -199,10 +207,14 @@ type Event struct {
 	DstIP   string `json:"dst_ip,omitempty"`
 	DstPort int    `json:"dst_port,omitempty"`
 	// LiteralIP is true when the destination is known and is neither the
-	// advertised address nor port 53 of the embedded resolver: no DNS
-	// answer of ours led there, so the code used an address it carried or
-	// computed (a DNS query sent straight to 8.8.8.8 is literal too).
+	// advertised address, an address a DNS answer of ours handed out, nor
+	// port 53 of the embedded resolver: no DNS answer of ours led there,
+	// so the code used an address it carried or computed (a DNS query sent
+	// straight to 8.8.8.8 is literal too).
 	LiteralIP bool `json:"literal_ip,omitempty"`
+	// LookedUp is, on a tcp or udp event, the name whose DNS answer gave
+	// out the destination address (with Config.NamePool).
+	LookedUp string `json:"looked_up,omitempty"`
 
 	DNSName string `json:"dns_name,omitempty"`
 	DNSType string `json:"dns_type,omitempty"`
@@ -298,7 +310,58 @@ type server struct {
 
 	mu     sync.Mutex
 	active map[*net.TCPConn]struct{}
+
+	// names hands out pool addresses, one per name (see Config.NamePool).
+	names namePool
 }
+
+// namePool is the addresses DNS answers handed out, one per name.
+type namePool struct {
+	mu     sync.Mutex
+	prefix netip.Prefix
+	next   netip.Addr
+	byName map[string]netip.Addr
+	byAddr map[netip.Addr]string
+}
+
+// addrFor returns the address of name, handing out the next one of the
+// pool the first time; ok is false when the pool is off or spent.
+func (p *namePool) addrFor(name string) (netip.Addr, bool) {
+	if !p.prefix.IsValid() {
+		return netip.Addr{}, false
+	}
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a, ok := p.byName[name]; ok {
+		return a, true
+	}
+	if p.byName == nil {
+		p.byName, p.byAddr = map[string]netip.Addr{}, map[netip.Addr]string{}
+		// The first address of the prefix is its network; the sink's own
+		// address is usually the second.
+		p.next = p.prefix.Masked().Addr().Next().Next()
+	}
+	a := p.next
+	if !p.prefix.Contains(a) || len(p.byName) >= maxPoolNames {
+		return netip.Addr{}, false
+	}
+	p.next = a.Next()
+	p.byName[name], p.byAddr[a] = a, name
+	return a, true
+}
+
+// nameOf returns the name an address was handed out for.
+func (p *namePool) nameOf(a netip.Addr) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n, ok := p.byAddr[a]
+	return n, ok
+}
+
+// maxPoolNames bounds the names one run can be given addresses for; past
+// it, answers give the advertised address.
+const maxPoolNames = 1 << 16
 
 func (s *server) currentPhase() string {
 	if p := s.phase.Load(); p != nil {
@@ -329,6 +392,9 @@ func (s *server) literal(dst netip.AddrPort) bool {
 	if !a.IsValid() {
 		return false
 	}
+	if _, handed := s.names.nameOf(a); handed {
+		return false
+	}
 	return a != s.advertise && !(a == EmbeddedDNS && dst.Port() == 53)
 }
 
@@ -340,6 +406,9 @@ func (s *server) setDst(ev *Event, dst netip.AddrPort) {
 	ev.DstIP = dst.Addr().Unmap().String()
 	ev.DstPort = int(dst.Port())
 	ev.LiteralIP = s.literal(dst)
+	if name, ok := s.names.nameOf(dst.Addr().Unmap()); ok {
+		ev.LookedUp = name
+	}
 }
 
 // drainGrace is how long in-flight connections and queued datagrams get to
@@ -380,6 +449,7 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 		em:        &emitter{w: events, failed: func(err error) { cancel(err) }},
 		closing:   make(chan struct{}),
 		active:    map[*net.TCPConn]struct{}{},
+		names:     namePool{prefix: cfg.NamePool},
 	}
 
 	tcpLns, udpConns, v6Err, err := listen(cfg)

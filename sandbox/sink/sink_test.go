@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -943,5 +944,53 @@ func TestKeep(t *testing.T) {
 				t.Errorf("keep = %q (cap %d), want %q (cap %d)", got[:min(len(got), 16)], cap(got), tc.want[:min(len(tc.want), 16)], tc.wantCap)
 			}
 		})
+	}
+}
+
+// TestNamePool: with a pool, each name gets an address of its own, the
+// same one every time (names compare without case), and a datagram to a
+// handed-out address is tied to its name and is not literal; one to an
+// address of the pool that was never handed out is.
+func TestNamePool(t *testing.T) {
+	var dst atomic.Pointer[netip.AddrPort]
+	h := startSink(t, Config{NamePool: netip.MustParsePrefix("198.18.0.0/15"), origDst: func(netip.AddrPort, netip.AddrPort) (netip.AddrPort, error) {
+		if p := dst.Load(); p != nil {
+			return *p, nil
+		}
+		return netip.MustParseAddrPort("198.18.0.1:53"), nil
+	}})
+	ask := func(name string) string {
+		t.Helper()
+		q := new(dns.Msg).SetQuestion(name, dns.TypeA)
+		c := &dns.Client{Net: "udp", Timeout: 3 * time.Second}
+		resp, _, err := c.Exchange(q, "127.0.0.1:"+strconv.Itoa(h.cfg.UDPPort))
+		if err != nil || len(resp.Answer) != 1 {
+			t.Fatalf("lookup %s: %v %v", name, resp, err)
+		}
+		return resp.Answer[0].(*dns.A).A.String()
+	}
+	a, b := ask("api.example.com."), ask("telemetry.example.net.")
+	if a == b || a != ask("API.Example.com.") || !strings.HasPrefix(a, "198.18.") || a == "198.18.0.1" {
+		t.Fatalf("answers %s, %s: want a distinct pool address per name, stable and not the sink's own", a, b)
+	}
+	send := func(to string) Event {
+		t.Helper()
+		ap := netip.MustParseAddrPort(to)
+		dst.Store(&ap)
+		conn, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: h.cfg.UDPPort})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write([]byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		return h.wait(bySrcPort(TypeUDP, localPort(conn)), 3*time.Second)
+	}
+	if ev := send(a + ":443"); ev.LookedUp != "api.example.com" || ev.LiteralIP {
+		t.Errorf("datagram to %s: looked up %q, literal %v; want api.example.com, not literal", a, ev.LookedUp, ev.LiteralIP)
+	}
+	if ev := send("198.18.200.7:443"); ev.LookedUp != "" || !ev.LiteralIP {
+		t.Errorf("datagram to an address never handed out: looked up %q, literal %v; want literal", ev.LookedUp, ev.LiteralIP)
 	}
 }
