@@ -180,7 +180,8 @@ func preflightFault(p *preflightResult, host string, caGiven bool) *EnvironmentE
 		return &EnvironmentError{Kind: FaultUnreachable, Host: host, Code: fmt.Sprint(p.Status),
 			Cause: fmt.Sprintf("%s: it answered the CONNECT with HTTP %d", what, p.Status), Fix: fixNetwork}
 	case "tls", "http":
-		if p.Status >= 500 || p.Status == 429 {
+		if p.Status >= 500 {
+			// The driver asked twice (see drivers/fetch.js).
 			return &EnvironmentError{Kind: FaultRegistry, Host: host, Code: fmt.Sprint(p.Status),
 				Cause: fmt.Sprintf("the registry %s answered the fetch step with HTTP %d, twice", host, p.Status), Fix: fixRegistry}
 		}
@@ -222,6 +223,10 @@ func codeFault(code, detail, what, host string, caGiven bool) *EnvironmentError 
 		f.Kind, f.Fix = FaultUnreachable, fixNetwork
 	case code == "E429" || (len(code) == 4 && code[0] == 'E' && code[1] == '5' && isDigits(code[2:])):
 		f.Kind, f.Fix = FaultRegistry, fixRegistry
+	case code == "E401":
+		// The registry wants credentials, and the sandbox passes none: the
+		// registry's setting, not the package's doing.
+		f.Kind, f.Fix = FaultRegistry, "the sandbox passes the registry no credentials: use a registry that serves the package without them (--registry or VERIFYMCP_NPM_REGISTRY)"
 	default:
 		return nil
 	}

@@ -110,6 +110,13 @@ func TestClassifyFetch(t *testing.T) {
 			message: "npm in the fetch step failed against the registry registry.npmjs.org:443 (E503: 503 Service Unavailable - GET https://registry.npmjs.org/zod); try again later, or use a mirror with --registry (or VERIFYMCP_NPM_REGISTRY)",
 		},
 		{
+			name: "a registry that wants credentials", registry: "https://npm.corp.example/",
+			result: `{"ok":false,"npm_exit":1,"preflight":{"ok":true,"stage":"http","status":404,"host":"npm.corp.example:443"},"npm_error":{"code":"E401","summary":"Unable to authenticate, your authentication token seems to be invalid.","detail":"To correct this please try logging in again with:\n  npm login"}}`,
+			kind:   FaultRegistry, code: "E401", host: "npm.corp.example:443",
+			message: "npm in the fetch step failed against the registry npm.corp.example:443 (E401: Unable to authenticate, your authentication token seems to be invalid.); " +
+				"the sandbox passes the registry no credentials: use a registry that serves the package without them (--registry or VERIFYMCP_NPM_REGISTRY)",
+		},
+		{
 			name: "a connection to the registry reset during npm", registry: npmjs,
 			result: `{"ok":false,"npm_exit":1,"preflight":{"ok":true,"stage":"http","status":200,"host":"registry.npmjs.org:443"},"npm_error":{"code":"ECONNRESET","summary":"request to https://registry.npmjs.org/zod/-/zod-3.25.76.tgz failed, reason: socket hang up","detail":"network aborted"}}`,
 			kind:   FaultUnreachable, code: "ECONNRESET", host: "registry.npmjs.org:443",
