@@ -27,8 +27,10 @@ const result = { ok: false, npm_exit: null, log_tail: '', lockfile: '', target: 
 
 function tail(s, n) { s = s || ''; return s.length > n ? s.slice(s.length - n) : s; }
 function emit() {
-  // The CA bundle is only for this step, whatever its end.
-  try { fs.unlinkSync(path.join(tree, '.verifymcp', 'ca.pem')); } catch (e) {}
+  // The CA bundle and the git shim are only for this step, whatever its end.
+  for (const f of ['ca.pem', 'git']) {
+    try { fs.unlinkSync(path.join(tree, '.verifymcp', f)); } catch (e) { /* not there */ }
+  }
   process.stdout.write('\nVERIFYMCP-RESULT ' + JSON.stringify(result) + '\n');
 }
 function readJSON(p) { try { return JSON.parse(fs.readFileSync(p, 'utf8')); } catch (e) { return null; } }
@@ -119,9 +121,12 @@ async function preflight() {
 
 // npm asks git for git dependencies. The image has no git, and the fetch
 // step reaches only the registry: a shim records what npm wanted and fails.
-const gitShim = '/tmp/verifymcp-git';
+// It lives in the tree (the container's /tmp is noexec) and is removed with
+// the CA bundle before the result is printed.
+const gitShim = path.join(tree, '.verifymcp', 'git');
 const gitLog = '/tmp/verifymcp-git.log';
 function installGitShim() {
+  fs.mkdirSync(path.dirname(gitShim), { recursive: true });
   fs.writeFileSync(gitShim, '#!/bin/sh\nfor a in "$@"; do printf \'%s\\t\' "$a"; done >> ' + gitLog + '\nprintf \'\\n\' >> ' + gitLog + '\necho "fatal: the verifymcp sandbox fetches only from the registry, not with git" >&2\nexit 128\n', { mode: 0o755 });
 }
 function gitWanted() {
