@@ -31,8 +31,13 @@ function emit() {
   for (const f of ['ca.pem', 'git']) {
     try { fs.unlinkSync(path.join(tree, '.verifymcp', f)); } catch (e) { /* not there */ }
   }
+  // The line holds the whole lockfile; a write to the attach stream is
+  // asynchronous, so whoever exits waits for it (see flushed).
   process.stdout.write('\nVERIFYMCP-RESULT ' + JSON.stringify(result) + '\n');
 }
+// flushed exits once everything written to stdout is out: process.exit
+// right after a large write cuts it short.
+function flushed() { process.stdout.write('', () => process.exit(0)); }
 function readJSON(p) { try { return JSON.parse(fs.readFileSync(p, 'utf8')); } catch (e) { return null; } }
 
 // preflight asks the registry for the target's packument the way npm
@@ -244,8 +249,8 @@ async function main() {
 
 // Exit as soon as the result is out: a socket left half-open by a failed
 // preflight must not hold the step.
-main().then(() => process.exit(0), (e) => {
+main().then(flushed, (e) => {
   result.log_tail = tail(result.log_tail + '\n' + String((e && e.stack) || e), 4000);
   emit();
-  process.exit(0);
+  flushed();
 });
