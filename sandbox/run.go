@@ -333,10 +333,7 @@ func (s *Sandbox) shutdown(ctx context.Context, r *run, id string, att types.Hij
 func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, wr *wire, stdin io.Writer) (session, string, error) {
 	hsCtx, cancel := context.WithTimeout(ctx, s.opts.HandshakeTimeout)
 	defer cancel()
-	// The client advertises exactly what the reference listing's client
-	// (the MCP Inspector's CLI) does, so that a server that varies its
-	// surface with the client's capabilities shows both the same one.
-	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: ToolVersion}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: ToolVersion}, &mcp.ClientOptions{Capabilities: clientCapabilities()})
 	connect := func(ctx context.Context, opts *mcp.ClientSessionOptions) (session, error) {
 		t := wr.transport(&mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}, MaxLineLength: maxLine + 1})
 		cs, err := client.Connect(ctx, t, opts)
@@ -374,6 +371,21 @@ func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, wr *wire, 
 		}
 	}
 	return session{}, "", fmt.Errorf("mcp handshake (initialize %s after server/discover went unanswered for %s): %w", fallbackProtocol, s.opts.DiscoverProbe, errOrCause(hsCtx, err))
+}
+
+// clientCapabilities are what the client advertises: exactly what the
+// reference listings' client, the MCP Inspector 2.12.0 CLI, advertises
+// (roots with listChanged, the tasks and skills extensions), so that a
+// server that varies its surface with the client's capabilities shows
+// both the same one. The client's roots are empty.
+func clientCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{
+		RootsV2: &mcp.RootCapabilities{ListChanged: true},
+		Extensions: map[string]any{
+			"io.modelcontextprotocol/tasks":  map[string]any{},
+			"io.modelcontextprotocol/skills": map[string]any{},
+		},
+	}
 }
 
 // lateDiscoverSuccess reports whether server/discover was answered with a
