@@ -121,12 +121,35 @@ type Case struct {
 	Args     []string          `yaml:"args" json:"args"`
 	Env      map[string]string `yaml:"env" json:"-"`
 	Notes    string            `yaml:"notes" json:"notes,omitempty"`
-	Disputes []Dispute         `yaml:"disputes" json:"disputes"`
+	// Findings justify, one by one, the findings the reviewer saw the
+	// scanner raise within the scope: each names its code and subject and
+	// says in a line why the claim is true of this package. A finding the
+	// scanner raises in scope that is not listed here is unjustified.
+	Findings []Justified `yaml:"findings" json:"findings,omitempty"`
+	Disputes []Dispute   `yaml:"disputes" json:"disputes"`
 
 	// File is the path of the case file within the corpus.
 	File string `yaml:"-" json:"file"`
 	// lines maps a top-level field to its line in File.
 	lines map[string]int
+}
+
+// Justified is one finding of a case, with why it is true.
+type Justified struct {
+	Code    string `yaml:"code" json:"code"`
+	Subject string `yaml:"subject" json:"subject"`
+	Why     string `yaml:"why" json:"why"`
+}
+
+// Justifies returns the justification of the finding code/subject, if the
+// case gives one.
+func (c Case) Justifies(code, subject string) (string, bool) {
+	for _, j := range c.Findings {
+		if j.Code == code && j.Subject == subject {
+			return j.Why, true
+		}
+	}
+	return "", false
 }
 
 // Dispute is a challenge to a case's expected codes or scope, and its
@@ -150,7 +173,7 @@ func (d Dispute) Open() bool { return strings.TrimSpace(d.Answer) == "" }
 // caseFields are the keys a case file may hold, in the order they are
 // documented.
 var caseFields = []string{"id", "kind", "track", "target", "reviewer", "provenance", "rubric_version",
-	"scope", "expected", "statement", "bin", "args", "env", "notes", "disputes"}
+	"scope", "expected", "statement", "bin", "args", "env", "notes", "findings", "disputes"}
 
 var disputeFields = []string{"code", "raised_by", "date", "question", "answer", "answered_by", "answered_on"}
 
@@ -433,6 +456,20 @@ func (c Case) Validate() error {
 	}
 	if c.Kind == KindSynthetic && strings.TrimSpace(c.Statement) == "" {
 		add("statement", "missing: a synthetic fixture states what would change the answer")
+	}
+	for i, j := range c.Findings {
+		field := fmt.Sprintf("findings[%d]", i)
+		switch {
+		case !codePattern.MatchString(j.Code):
+			add(field, "%q is not a reason code", j.Code)
+		case !slices.Contains(c.Expected, j.Code):
+			add(field, "%s is justified but not expected: list it under expected", j.Code)
+		case strings.TrimSpace(j.Why) == "":
+			add(field, "%s %s: why is missing: say in a line why the claim is true of this package", j.Code, j.Subject)
+		}
+		if slices.IndexFunc(c.Findings, func(o Justified) bool { return o.Code == j.Code && o.Subject == j.Subject }) != i {
+			add(field, "%s %s is listed twice", j.Code, j.Subject)
+		}
 	}
 	for name := range c.Env {
 		if !envPattern.MatchString(name) {
