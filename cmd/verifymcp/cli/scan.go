@@ -41,6 +41,7 @@ type scanFlags struct {
 	pids             int64
 	noBehavior       bool
 	idle             time.Duration
+	shutdownGrace    time.Duration
 	osvEndpoint      string
 	osvOfflineDB     string
 	socketEndpoint   string
@@ -111,6 +112,7 @@ func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
 	fl.BoolVar(&f.noBehavior, "no-behavior", false, "do not watch behaviour (no sink, tracer or canaries); scripts and server run with no network at all, and the behaviour signal is reported as not assessed")
 	fl.DurationVar(&f.idle, "idle", 2*time.Second, "how long the server is watched after the listing, for beacons and late activity")
+	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 2*time.Second, "how long the server may take to exit after its stdin is closed, and again after SIGTERM, before it is killed; it is watched all the while")
 	bindSignalFlags(fl, f)
 }
 
@@ -122,7 +124,7 @@ func checkSandboxFlags(f *scanFlags) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 {
+	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 || f.shutdownGrace <= 0 {
 		return 0, usagef("--cpus, --pids (>= 32) and timeouts must be positive")
 	}
 	if f.idle == 0 {
@@ -298,7 +300,7 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
-		Behavior:     !f.noBehavior, Idle: f.idle,
+		Behavior:     !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
 	}
 	if ca != nil {
 		opts.CABundle = ca.Data
