@@ -128,6 +128,9 @@ func TestLoadCorpusErrors(t *testing.T) {
 		{"missing_fixture", "cases/synthetic/crash.yaml", replace(validSynthetic, "fixture:crash@1.0.0", "fixture:nosuch@1.0.0"), benchmark.ErrInvalidCase, "crash.yaml:4", "fixture nosuch"},
 		{"open_dispute_half_answered", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answered_by: Ada Lovelace"), benchmark.ErrInvalidCase, "example.yaml:13", "no answer"},
 		{"answered_dispute_without_who", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answer: Because."), benchmark.ErrInvalidCase, "example.yaml:13", "answered_by: missing"},
+		{"finding_not_expected", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "findings:\n  - code: pkg.session.oom\n    subject: \"\"\n    why: It needs 2 GiB.\ndisputes: []"), benchmark.ErrInvalidCase, "example.yaml:12", "pkg.session.oom is justified but not expected"},
+		{"finding_without_why", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "findings:\n  - code: pkg.session.start_crashed\n    subject: \"\"\ndisputes: []"), benchmark.ErrInvalidCase, "example.yaml:12", "why is missing"},
+		{"finding_twice", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "findings:\n  - {code: pkg.session.start_crashed, subject: \"\", why: a}\n  - {code: pkg.session.start_crashed, subject: \"\", why: b}\ndisputes: []"), benchmark.ErrInvalidCase, "example.yaml:12", "listed twice"},
 		{"dispute_unknown_field", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    reason: x"), benchmark.ErrInvalidCase, "example.yaml:14", `unknown field "reason"`},
 		{"stray_file", "cases/reviewed/example.yml", validReviewed, benchmark.ErrInvalidCase, "example.yml", "named ID.yaml"},
 		{"empty_file", "cases/reviewed/example.yaml", "", benchmark.ErrInvalidCase, "example.yaml", "empty file"},
@@ -326,5 +329,19 @@ func TestResolveTarget(t *testing.T) {
 	}
 	if st != (benchmark.ScanTarget{Arg: "npm:example-mcp@1.2.3", Name: "example-mcp", Version: "1.2.3"}) {
 		t.Errorf("npm scan target %+v", st)
+	}
+}
+
+// TestJustifies: a justified finding is found by code and subject, and by
+// nothing else.
+func TestJustifies(t *testing.T) {
+	c := benchmark.Case{Findings: []benchmark.Justified{{Code: "pkg.behavior.dns.lookup", Subject: "run", Why: "it checks for updates"}}}
+	if why, ok := c.Justifies("pkg.behavior.dns.lookup", "run"); !ok || why != "it checks for updates" {
+		t.Errorf("Justifies = %q, %v", why, ok)
+	}
+	for _, q := range [][2]string{{"pkg.behavior.dns.lookup", "scripts:x"}, {"pkg.behavior.beacon", "run"}} {
+		if _, ok := c.Justifies(q[0], q[1]); ok {
+			t.Errorf("Justifies(%s, %s) = true, want false", q[0], q[1])
+		}
 	}
 }
