@@ -557,28 +557,46 @@ func scoreExecutionSafety(p *probe) verdict {
 type spawn struct {
 	ev    evidence.ProcessEvent
 	count int
+	// noSpawn marks a command line that is no spawn of its own (v6): a
+	// declared command, or a program its process exec'ed away from.
+	noSpawn bool
 }
 
 // processes emits the findings of unexpected processes, one per distinct
 // command line in each phase and package, and returns how many distinct
 // spawns, shell commands and network tools there were.
 func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools int) {
-	type key struct{ phase, pkg, exe, argv string }
+	type key struct {
+		phase, pkg, exe, argv string
+		noSpawn               bool
+	}
 	byKey := map[key]*spawn{}
 	var list []*spawn
 	// From rubric v6 a declared process (the command a declared lifecycle
-	// script runs) is no spawn, but is still matched against the lists.
-	declaredOK := p.atLeast("6")
-	for _, e := range events {
-		if e.Expected && !(declaredOK && e.Provenance == evidence.ProvenanceDeclared) {
+	// script runs) is no spawn, but is still matched against the lists;
+	// and a process that execs another program in place (env handing over
+	// to node, a shell to its one command) is one spawn, of the program it
+	// ends as.
+	v6 := p.atLeast("6")
+	type proc struct {
+		phase     string
+		pid, ppid int
+	}
+	last := map[proc]int{}
+	for i, e := range events {
+		last[proc{e.Phase, e.PID, e.PPID}] = i
+	}
+	for i, e := range events {
+		if e.Expected && !(v6 && e.Provenance == evidence.ProvenanceDeclared) {
 			continue
 		}
-		k := key{e.Phase, e.Package, e.Exe, strings.Join(e.Argv, "\x00")}
+		noSpawn := v6 && (e.Provenance == evidence.ProvenanceDeclared || (e.PID != 0 && last[proc{e.Phase, e.PID, e.PPID}] != i))
+		k := key{e.Phase, e.Package, e.Exe, strings.Join(e.Argv, "\x00"), noSpawn}
 		if s, ok := byKey[k]; ok {
 			s.count++
 			continue
 		}
-		s := &spawn{ev: e, count: 1}
+		s := &spawn{ev: e, count: 1, noSpawn: noSpawn}
 		byKey[k] = s
 		list = append(list, s)
 	}
@@ -593,7 +611,7 @@ func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools
 			times = fmt.Sprintf(" (%d times)", s.count)
 		}
 		ev := p.clip(cmd)
-		if !(declaredOK && e.Provenance == evidence.ProvenanceDeclared) {
+		if !s.noSpawn {
 			spawns++
 			p.emit(CodeProcessSpawn, subject,
 				fmt.Sprintf("%s started %s %s%s", actor(e.Phase, e.Package), displayName(names), during(e.Phase), times), ev)

@@ -2,6 +2,7 @@ package rubric
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,9 +49,13 @@ func tcp(phase, pkg, host, ip string, port int) evidence.NetEvent {
 	return evidence.NetEvent{Phase: phase, Package: pkg, Time: t0.Add(-time.Second), Kind: "tcp", DNSName: host, SNI: host, DstIP: ip, DstPort: port, Bytes: 517}
 }
 
+// proc is one process of its own: each call gets a PID no other has.
 func proc(phase string, argv ...string) evidence.ProcessEvent {
-	return evidence.ProcessEvent{Phase: phase, Time: t0, PID: 40, PPID: 1, Exe: "/usr/bin/" + argv[0], Argv: argv}
+	pid := 40 + int(procPID.Add(1))
+	return evidence.ProcessEvent{Phase: phase, Time: t0, PID: pid, PPID: 1, Exe: "/usr/bin/" + argv[0], Argv: argv}
 }
+
+var procPID atomic.Int64
 
 // richBehavior fires every behaviour code: a postinstall that looks up a
 // canary-derived name, a server that runs sh -c 'curl ...', writes files,

@@ -168,6 +168,11 @@ func TestV6DeclaredCommands(t *testing.T) {
 		{"declared_curl", procs(declared("curl", "-fsSL", "https://example.invalid/x.sh")),
 			outcome{State: StateScored, Score: 0, Findings: []string{"pkg.behavior.process.network_tool scripts:x", "pkg.behavior.process.spawn scripts:x"}},
 			outcome{State: StateScored, Score: 0, Findings: []string{"pkg.behavior.process.network_tool scripts:x"}}},
+		{"exec_in_place_is_one_spawn", procs(
+			evidence.ProcessEvent{Phase: evidence.PhaseRun, PID: 51, PPID: 50, Exe: "/usr/bin/env", Argv: []string{"/usr/bin/env", "node", "/work/tree/node_modules/.bin/check"}, Provenance: evidence.ProvenancePackage},
+			evidence.ProcessEvent{Phase: evidence.PhaseRun, PID: 51, PPID: 50, Exe: "/usr/local/bin/node", Argv: []string{"node", "/work/tree/node_modules/.bin/check"}, Provenance: evidence.ProvenancePackage}),
+			outcome{State: StateScored, Score: 40, Findings: []string{"pkg.behavior.process.spawn run", "pkg.behavior.process.spawn run"}},
+			outcome{State: StateScored, Score: 70, Findings: []string{"pkg.behavior.process.spawn run"}}},
 		{"package_shell", procs(evidence.ProcessEvent{Phase: evidence.PhaseScripts, Package: "x", PID: 41, PPID: 40, Exe: "/bin/dash", Argv: []string{"/bin/sh", "-c", "id"}, Provenance: evidence.ProvenancePackage}),
 			outcome{State: StateScored, Score: 0, Findings: []string{"pkg.behavior.process.shell scripts:x", "pkg.behavior.process.spawn scripts:x"}},
 			outcome{State: StateScored, Score: 0, Findings: []string{"pkg.behavior.process.shell scripts:x", "pkg.behavior.process.spawn scripts:x"}}},
