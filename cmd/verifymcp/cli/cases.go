@@ -29,6 +29,7 @@ func newCasesCmd(g *globals) *cobra.Command {
 	var corpus string
 	var fromStore bool
 	var only []string
+	var kind string
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Scan every case's pinned target and diff the emitted codes against the expected ones",
@@ -43,15 +44,22 @@ apart. A case reviewed under another rubric version than the one in force, with 
 reviewer, or with an open dispute is flagged and its results are not publishable.
 
 --from-store diffs the newest stored run of each case's target (rescored under the rubric
-in force) without scanning again. Every scan is saved like a scan's.`,
+in force) without scanning again. Every scan is saved like a scan's. --kind synthetic or
+--kind reviewed runs the cases of one kind.
+
+Examples:
+  verifymcp cases run --kind synthetic --no-behavior --skip osv,socket,github,dnssec,judge
+  verifymcp cases run --case server-memory
+  verifymcp cases run --from-store --format json -o cases.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.runCases(cmd.Context(), corpus, only, fromStore, f)
+			return g.runCases(cmd.Context(), corpus, only, kind, fromStore, f)
 		},
 	}
 	fl := run.Flags()
 	fl.StringVar(&corpus, "corpus", "benchmark", "directory of the corpus (holding cases/ and fixtures/)")
 	fl.StringSliceVar(&only, "case", nil, "run only these case ids (repeatable or comma-separated)")
+	fl.StringVar(&kind, "kind", "", "run only the cases of this kind: synthetic or reviewed")
 	fl.BoolVar(&fromStore, "from-store", false, "diff the stored runs of the cases' targets instead of scanning")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of stdout")
@@ -60,13 +68,19 @@ in force) without scanning again. Every scan is saved like a scan's.`,
 	return cmd
 }
 
-func (g *globals) runCases(ctx context.Context, corpus string, only []string, fromStore bool, f *scanFlags) error {
+func (g *globals) runCases(ctx context.Context, corpus string, only []string, kind string, fromStore bool, f *scanFlags) error {
 	if f.format != "table" && f.format != "json" {
 		return usagef("--format must be table or json, not %q", f.format)
+	}
+	if kind != "" && !slices.Contains(benchmark.Kinds(), benchmark.Kind(kind)) {
+		return usagef("--kind must be synthetic or reviewed, not %q", kind)
 	}
 	cases, err := benchmark.LoadCorpus(corpus)
 	if err != nil {
 		return usagef("corpus %s: %v", corpus, err)
+	}
+	if kind != "" {
+		cases = slices.DeleteFunc(cases, func(c benchmark.Case) bool { return c.Kind != benchmark.Kind(kind) })
 	}
 	if len(only) > 0 {
 		var kept []benchmark.Case

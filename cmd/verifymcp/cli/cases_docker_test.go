@@ -19,7 +19,7 @@ import (
 // the store without scanning again.
 func TestCasesRun(t *testing.T) {
 	data := t.TempDir()
-	args := []string{"cases", "run", "--corpus", "../../../benchmark", "--format", "json", "--no-behavior",
+	args := []string{"cases", "run", "--corpus", "../../../benchmark", "--kind", "synthetic", "--format", "json", "--no-behavior",
 		"--skip", "osv,socket,github,dnssec,judge", "--data-dir", data}
 	env := []string{"VERIFYMCP_CONFIG="}
 	golden, err := os.ReadFile("../../../benchmark/testdata/synthetic.table.txt")
