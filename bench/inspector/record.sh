@@ -17,8 +17,9 @@
 # tools/list, prompts/list, resources/list, resources/templates/list), each in
 # a new network, PID and mount namespace whose only interface is lo (and an
 # empty private /run: no socket of the host's Docker, containerd or
-# PostgreSQL), as uid/gid 65534 without capabilities, with HOME and the
-# working directory fresh temp directories, an environment of HOME, PATH and
+# PostgreSQL) and a private /tmp holding only the scratch directory, as uid/gid
+# 65534 without capabilities, with HOME a fresh temp directory and /tmp the
+# working directory (as in a scan), an environment of HOME, PATH and
 # the line's --env placeholders only, and the server behind
 # tap.js, a transparent relay that logs the JSON-RPC lines (to time the
 # start-up and to keep what the server sent exactly).
@@ -50,11 +51,16 @@ done
 
 work=$(mktemp -d /tmp/verifymcp-inspector.XXXXXX)
 chmod 755 "$work"
-# Inside each namespace: lo up, a private empty /run (no Docker, containerd or
-# PostgreSQL socket of the host is reachable), then the Inspector and the
-# server as uid/gid 65534 with no capabilities, as in verifymcp's sandbox.
+# Inside each namespace: lo up; a private empty /run (no Docker, containerd or
+# PostgreSQL socket of the host is reachable); a private empty /tmp that holds
+# only this scratch directory (bound back in at the same path); then the
+# Inspector and the server as uid/gid 65534 with no capabilities, as in
+# verifymcp's sandbox, whose working directory /tmp they get too.
 uid=65534
-nsinit="ip link set lo up && mount -t tmpfs -o mode=0755,size=1m tmpfs /run && exec setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all --no-new-privs \"\$@\""
+nsinit="ip link set lo up && mount -t tmpfs -o mode=0755,size=1m tmpfs /run"
+nsinit+=" && mkdir /run/hold && mount --bind $work /run/hold && mount -t tmpfs -o mode=1777,size=256m tmpfs /tmp"
+nsinit+=" && mkdir -p $work && mount --bind /run/hold $work && umount /run/hold && rmdir /run/hold"
+nsinit+=" && exec setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all --no-new-privs \"\$@\""
 running=
 trap 'exit 130' INT TERM HUP
 cleanup() {
@@ -95,10 +101,9 @@ fi
 run_inspector() {
 	local dir=$1 method=$2; shift 2
 	mkdir -p "$dir"
-	local home cwd
+	local home
 	home=$(mktemp -d "$work/home.XXXXXX")
-	cwd=$(mktemp -d "$work/cwd.XXXXXX")
-	chown "$uid:$uid" "$home" "$cwd" "$dir"
+	chown "$uid:$uid" "$home" "$dir"
 	local -a envflags=()
 	local kv
 	for kv in "${envs[@]}"; do envflags+=(-e "$kv"); done
@@ -114,7 +119,7 @@ run_inspector() {
 		env -i HOME="$home" PATH="$spath" \
 		/bin/sh -c "$nsinit" sh \
 		node "$inspector" --cli --format json --connect-timeout "$CONNECT_TIMEOUT_MS" \
-		--cwd "$cwd" --method "$method" "${envflags[@]}" \
+		--cwd /tmp --method "$method" "${envflags[@]}" \
 		-- node "$here/tap.js" "$dir/tap.log" -- "$@" \
 		</dev/null >"$dir/stdout" 2>"$dir/stderr" &
 	running=$!
@@ -123,7 +128,7 @@ run_inspector() {
 	end=$(date +%s%N)
 	echo "$rc" >"$dir/rc"
 	echo "scale=2; ($end - $start) / 1000000000" | bc -l | sed 's/^\./0./' >"$dir/seconds"
-	rm -rf "$home" "$cwd"
+	rm -rf "$home"
 }
 
 status=0
@@ -163,8 +168,8 @@ while IFS= read -r line; do
 	envnames=$(jq -c '[.env[] | sub("=.*"; "")]' <<<"$line")
 	binrel="node_modules/.bin/$(jq -r .name <<<"$bin")"
 	[ "$(jq -r .name <<<"$bin")" = main ] && binrel="node $(realpath --relative-to="$tree" "$entry")"
-	command="unshare --net --pid --mount --fork --kill-child --mount-proc -- env -i HOME=\$FRESH_TMP PATH=\$TREE/node_modules/.bin:\$NODE_${NODE_VERSION}/bin:/usr/local/bin:/usr/bin:/bin sh -c '$nsinit' sh"
-	command+=" node \$INSPECTOR_$INSPECTOR_VERSION/clients/launcher/build/index.js --cli --format json --connect-timeout $CONNECT_TIMEOUT_MS --cwd \$FRESH_TMP --method METHOD"
+	command="unshare --net --pid --mount --fork --kill-child --mount-proc -- env -i HOME=\$FRESH_TMP PATH=\$TREE/node_modules/.bin:\$NODE_${NODE_VERSION}/bin:/usr/local/bin:/usr/bin:/bin sh -c '${nsinit//$work/\$SCRATCH}' sh"
+	command+=" node \$INSPECTOR_$INSPECTOR_VERSION/clients/launcher/build/index.js --cli --format json --connect-timeout $CONNECT_TIMEOUT_MS --cwd /tmp --method METHOD"
 	command+=$(jq -r '[.env[] | sub("=.*"; "=…") | " -e " + .] | join("")' <<<"$line")
 	command+=" -- node bench/inspector/tap.js TAPLOG -- \$TREE/$binrel"
 	command+=$(jq -r '[.args[] | " " + @sh] | join("")' <<<"$line")
