@@ -117,10 +117,10 @@ type Case struct {
 	Statement string `yaml:"statement" json:"statement,omitempty"`
 	// Bin, Args and Env are what the server needs to start. Env values are
 	// placeholders: the file is public.
-	Bin      string            `yaml:"bin" json:"bin,omitempty"`
-	Args     []string          `yaml:"args" json:"args"`
-	Env      map[string]string `yaml:"env" json:"-"`
-	Notes    string            `yaml:"notes" json:"notes,omitempty"`
+	Bin   string            `yaml:"bin" json:"bin,omitempty"`
+	Args  []string          `yaml:"args" json:"args"`
+	Env   map[string]string `yaml:"env" json:"-"`
+	Notes string            `yaml:"notes" json:"notes,omitempty"`
 	// Findings justify, one by one, the findings the reviewer saw the
 	// scanner raise within the scope: each names its code and subject and
 	// says in a line why the claim is true of this package. A finding the
@@ -138,14 +138,18 @@ type Case struct {
 type Justified struct {
 	Code    string `yaml:"code" json:"code"`
 	Subject string `yaml:"subject" json:"subject"`
-	Why     string `yaml:"why" json:"why"`
+	// Match, when set, is text the finding's message or evidence holds,
+	// which tells it from the case's other findings of the same code and
+	// subject (the name looked up, the file written).
+	Match string `yaml:"match" json:"match,omitempty"`
+	Why   string `yaml:"why" json:"why"`
 }
 
-// Justifies returns the justification of the finding code/subject, if the
-// case gives one.
-func (c Case) Justifies(code, subject string) (string, bool) {
+// Justifies returns the justification of a finding, given its code,
+// subject and text (message and evidence), if the case gives one.
+func (c Case) Justifies(code, subject, text string) (string, bool) {
 	for _, j := range c.Findings {
-		if j.Code == code && j.Subject == subject {
+		if j.Code == code && j.Subject == subject && strings.Contains(text, j.Match) {
 			return j.Why, true
 		}
 	}
@@ -467,8 +471,8 @@ func (c Case) Validate() error {
 		case strings.TrimSpace(j.Why) == "":
 			add(field, "%s %s: why is missing: say in a line why the claim is true of this package", j.Code, j.Subject)
 		}
-		if slices.IndexFunc(c.Findings, func(o Justified) bool { return o.Code == j.Code && o.Subject == j.Subject }) != i {
-			add(field, "%s %s is listed twice", j.Code, j.Subject)
+		if slices.IndexFunc(c.Findings, func(o Justified) bool { return o.Code == j.Code && o.Subject == j.Subject && o.Match == j.Match }) != i {
+			add(field, "%s %s %q is listed twice", j.Code, j.Subject, j.Match)
 		}
 	}
 	for name := range c.Env {

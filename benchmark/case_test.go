@@ -335,13 +335,23 @@ func TestResolveTarget(t *testing.T) {
 // TestJustifies: a justified finding is found by code and subject, and by
 // nothing else.
 func TestJustifies(t *testing.T) {
-	c := benchmark.Case{Findings: []benchmark.Justified{{Code: "pkg.behavior.dns.lookup", Subject: "run", Why: "it checks for updates"}}}
-	if why, ok := c.Justifies("pkg.behavior.dns.lookup", "run"); !ok || why != "it checks for updates" {
+	c := benchmark.Case{Findings: []benchmark.Justified{
+		{Code: "pkg.behavior.dns.lookup", Subject: "run", Match: `"registry.npmjs.org"`, Why: "it checks for updates"},
+		{Code: "pkg.behavior.beacon", Subject: "run", Why: "its telemetry"},
+	}}
+	if why, ok := c.Justifies("pkg.behavior.dns.lookup", "run", `the server looked up "registry.npmjs.org" in the run phase`); !ok || why != "it checks for updates" {
 		t.Errorf("Justifies = %q, %v", why, ok)
 	}
-	for _, q := range [][2]string{{"pkg.behavior.dns.lookup", "scripts:x"}, {"pkg.behavior.beacon", "run"}} {
-		if _, ok := c.Justifies(q[0], q[1]); ok {
-			t.Errorf("Justifies(%s, %s) = true, want false", q[0], q[1])
+	if _, ok := c.Justifies("pkg.behavior.beacon", "run", "anything"); !ok {
+		t.Errorf("a justification with no match covers every finding of its code and subject")
+	}
+	for _, q := range [][3]string{
+		{"pkg.behavior.dns.lookup", "scripts:x", `looked up "registry.npmjs.org"`},
+		{"pkg.behavior.dns.lookup", "run", `the server looked up "evil.example" in the run phase`},
+		{"pkg.behavior.egress.attempt", "run", "registry.npmjs.org"},
+	} {
+		if _, ok := c.Justifies(q[0], q[1], q[2]); ok {
+			t.Errorf("Justifies(%s, %s, %q) = true, want false", q[0], q[1], q[2])
 		}
 	}
 }
