@@ -67,67 +67,28 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 		sess.ListErrors[method] = err.Error()
 		return nil
 	}
-	type lister struct {
-		method string
-		key    string
-		call   func(cursor string) (string, error)
-		add    func(json.RawMessage) error
-		count  func() int
-	}
 	var lists []lister
 	if caps.Tools != nil {
-		lists = append(lists, lister{"tools/list", "tools",
-			func(cur string) (string, error) {
-				r, err := ss.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
-				return cursorOf(err, func() string { return r.NextCursor })
-			},
-			func(raw json.RawMessage) error {
-				t, err := contract.ParseTool(raw)
-				if err == nil {
-					c.Tools = append(c.Tools, b.tool(t))
-				}
-				return err
-			}, func() int { return len(c.Tools) }})
+		lists = append(lists, newLister("tools/list", "tools", func(cur string) (string, error) {
+			r, err := ss.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
+			return cursorOf(err, func() string { return r.NextCursor })
+		}, contract.ParseTool, b.tool, &c.Tools))
 	}
 	if caps.Prompts != nil {
-		lists = append(lists, lister{"prompts/list", "prompts",
-			func(cur string) (string, error) {
-				r, err := ss.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
-				return cursorOf(err, func() string { return r.NextCursor })
-			},
-			func(raw json.RawMessage) error {
-				p, err := contract.ParsePrompt(raw)
-				if err == nil {
-					c.Prompts = append(c.Prompts, b.prompt(p))
-				}
-				return err
-			}, func() int { return len(c.Prompts) }})
+		lists = append(lists, newLister("prompts/list", "prompts", func(cur string) (string, error) {
+			r, err := ss.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
+			return cursorOf(err, func() string { return r.NextCursor })
+		}, contract.ParsePrompt, b.prompt, &c.Prompts))
 	}
 	if caps.Resources != nil {
-		lists = append(lists, lister{"resources/list", "resources",
-			func(cur string) (string, error) {
-				r, err := ss.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
+		lists = append(lists, newLister("resources/list", "resources", func(cur string) (string, error) {
+			r, err := ss.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
+			return cursorOf(err, func() string { return r.NextCursor })
+		}, contract.ParseResource, b.resource, &c.Resources),
+			newLister("resources/templates/list", "resourceTemplates", func(cur string) (string, error) {
+				r, err := ss.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
 				return cursorOf(err, func() string { return r.NextCursor })
-			},
-			func(raw json.RawMessage) error {
-				r, err := contract.ParseResource(raw)
-				if err == nil {
-					c.Resources = append(c.Resources, b.resource(r))
-				}
-				return err
-			}, func() int { return len(c.Resources) }},
-			lister{"resources/templates/list", "resourceTemplates",
-				func(cur string) (string, error) {
-					r, err := ss.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
-					return cursorOf(err, func() string { return r.NextCursor })
-				},
-				func(raw json.RawMessage) error {
-					t, err := contract.ParseTemplate(raw)
-					if err == nil {
-						c.Templates = append(c.Templates, b.template(t))
-					}
-					return err
-				}, func() int { return len(c.Templates) }})
+			}, contract.ParseTemplate, b.template, &c.Templates))
 	}
 	for _, l := range lists {
 		cursor, offered := "", 0
@@ -195,6 +156,29 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 		return nil, err
 	}
 	return c, nil
+}
+
+// lister reads one list: the go-sdk makes each page's request (call
+// returns its next cursor), and the items are read from the page as the
+// server sent it (add parses, bounds and keeps one).
+type lister struct {
+	method string
+	key    string
+	call   func(cursor string) (string, error)
+	add    func(json.RawMessage) error
+	count  func() int
+}
+
+func newLister[T any](method, key string, call func(string) (string, error), parse func(json.RawMessage) (T, error), bound func(T) T, dst *[]T) lister {
+	return lister{method: method, key: key, call: call,
+		add: func(raw json.RawMessage) error {
+			v, err := parse(raw)
+			if err == nil {
+				*dst = append(*dst, bound(v))
+			}
+			return err
+		},
+		count: func() int { return len(*dst) }}
 }
 
 // cursorOf returns the next cursor of a list call that succeeded.
