@@ -96,6 +96,23 @@ type Bundle struct {
 	// Judge is the LLM judge's verdict on the tool surface; nil when the
 	// judge signal was not observed.
 	Judge *JudgeResult `json:"judge,omitempty"`
+	// Masking says which secrets were masked in this evidence, before it
+	// was stored, and where: every known secret (the --env values, the
+	// canaries, the operator's third-party keys) and anything shaped like a
+	// credential is replaced by a marker that names it. Nil in bundles
+	// recorded before masking was recorded.
+	Masking []Masking `json:"masking,omitempty"`
+}
+
+// Masking is one kind of secret masked in a bundle.
+type Masking struct {
+	// Marker is what replaced it: [secret:env:NAME], [secret:key:socket],
+	// [canary:github_token], [secret:shape:<gitleaks rule>].
+	Marker string `json:"marker"`
+	// Count is how many times it was masked, Where how many times in each
+	// part of the evidence (contract, session, install.scripts, ...).
+	Count int            `json:"count"`
+	Where map[string]int `json:"where"`
 }
 
 // Signal returns the named signal. A signal that was never recorded comes

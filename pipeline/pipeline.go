@@ -59,6 +59,10 @@ type Pipeline struct {
 	Behavior bool
 	// Now returns the run date; tests fix it.
 	Now func() time.Time
+	// Secrets are the operator's third-party credentials (Socket, GitHub,
+	// the judge). They never enter a container; the sandbox masks them,
+	// like the --env values, in everything a scan returns.
+	Secrets []sandbox.Secret
 }
 
 // Options are the per-scan inputs beyond the target.
@@ -180,7 +184,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	github := p.githubRepo(ctx, meta)
 	domains := p.dnssecDomains(ctx, rt, meta)
 
-	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env}
+	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env, Secrets: p.Secrets}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
 
 	sbStart := time.Now()
@@ -202,6 +206,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	b.Session = res.Session
 	b.Contract = res.Contract
 	b.Target.Bin = res.Bin
+	b.Masking = res.Masking
 	installMS := time.Since(sbStart).Milliseconds()
 	if res.Install != nil {
 		installMS = res.Install.FetchMS + res.Install.ScriptsMS

@@ -49,7 +49,8 @@ import (
 // session went: each process's provenance, each network event's stage of
 // the run phase, each lifecycle script's signal, memory kill, optional
 // package and attempted network, and the session's truncations (with
-// their counts), late answers, notifications and shutdown. Version 5's
+// their counts), late answers, notifications and shutdown; and the
+// required masking member, which secrets were masked where. Version 5's
 // schema forbids unknown members of all of those.
 const SchemaVersion = "verifymcp.report/v6"
 
@@ -84,10 +85,14 @@ type Report struct {
 	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
 	Supply        *Supply            `json:"supply"`   // nil for evidence from before supply-chain collection
 	Judge         *JudgeCheck        `json:"judge"`    // nil for evidence from before the judge
-	Findings      []Finding          `json:"findings"`
-	Dimensions    []Dimension        `json:"dimensions"`
-	Score         *float64           `json:"score"` // nil when every dimension was dropped
-	Notice        string             `json:"notice"`
+	// Masking lists the secrets masked in this evidence before it was
+	// stored: [] when none was found (or for evidence from before masking
+	// was recorded).
+	Masking    []Masking   `json:"masking"`
+	Findings   []Finding   `json:"findings"`
+	Dimensions []Dimension `json:"dimensions"`
+	Score      *float64    `json:"score"` // nil when every dimension was dropped
+	Notice     string      `json:"notice"`
 }
 
 // Tool names the program that produced the evidence.
@@ -366,6 +371,14 @@ type CanaryHit struct {
 	Masked      string `json:"masked"`
 }
 
+// Masking is one kind of secret masked in the evidence: the marker that
+// replaced it, how often, and where.
+type Masking struct {
+	Marker string         `json:"marker"`
+	Count  int            `json:"count"`
+	Where  map[string]int `json:"where"`
+}
+
 // Finding is one reason code with its catalog remediation.
 type Finding struct {
 	Code        string   `json:"code"`
@@ -476,6 +489,14 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		}
 	}
 	rep.Behavior = buildBehavior(b.Behavior)
+	rep.Masking = make([]Masking, 0, len(b.Masking))
+	for _, m := range b.Masking {
+		where := map[string]int{}
+		for w, n := range m.Where {
+			where[w] = n
+		}
+		rep.Masking = append(rep.Masking, Masking{Marker: m.Marker, Count: m.Count, Where: where})
+	}
 	sameRubric := r != nil && r.Version == res.RubricVersion && r.Hash == res.RubricHash
 	for _, f := range res.Findings {
 		rf := Finding{

@@ -108,7 +108,24 @@ func (t *table) header(rep Report) {
 	} else {
 		rows = append(rows, []string{"server", "no contract captured"})
 	}
+	if len(rep.Masking) > 0 {
+		rows = append(rows, []string{"masked", maskingLine(rep.Masking)})
+	}
 	t.grid(rows)
+}
+
+// maskingLine says which secrets were masked in the evidence, and where:
+// "[secret:env:API_TOKEN] x4 (contract 3, session 1)".
+func maskingLine(ms []Masking) string {
+	parts := make([]string, 0, len(ms))
+	for _, m := range ms {
+		var where []string
+		for _, w := range sortedKeys(m.Where) {
+			where = append(where, w+" "+strconv.Itoa(m.Where[w]))
+		}
+		parts = append(parts, clean(m.Marker)+" x"+strconv.Itoa(m.Count)+" ("+strings.Join(where, ", ")+")")
+	}
+	return strings.Join(parts, "; ") + "; the evidence holds the markers, never the values"
 }
 
 func targetLine(tg Target) string {

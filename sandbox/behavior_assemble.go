@@ -147,8 +147,7 @@ func (w *watch) clean(s string, n int) string {
 	if s == "" {
 		return ""
 	}
-	s = string(w.canary.MaskAll([]byte(s)))
-	s = Redact(s, w.envVals)
+	s = w.r.mask.text(s, "behavior")
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) > n {
 		cut := n

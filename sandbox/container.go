@@ -37,6 +37,9 @@ func ownerLabel() string {
 type run struct {
 	cli client.APIClient
 	id  string
+	// mask removes secrets from what the scan captures, before any of it
+	// is cut to a bound (a cut could otherwise leave part of a secret).
+	mask *masker
 }
 
 func (r *run) labels() map[string]string {

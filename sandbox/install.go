@@ -200,7 +200,10 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 		if i < len(runs) {
 			sc, run := &inst.Scripts[i], runs[i]
 			sc.Ran, sc.ExitCode, sc.Signal, sc.TimedOut, sc.OOM = run.Ran, run.ExitCode, run.Signal, run.TimedOut, run.OOM
-			sc.LeftRunning, sc.OutputTail, sc.DurationMS = run.LeftRunning, run.OutputTail, run.DurationMS
+			// Masked whole, then cut to its bound, so that the cut leaves no
+			// part of a secret.
+			sc.LeftRunning, sc.DurationMS = run.LeftRunning, run.DurationMS
+			sc.OutputTail = tailString(r.mask.text(run.OutputTail, "install.scripts"), scriptTail)
 			switch {
 			case run.TimedOut:
 				timedOut = true
@@ -232,6 +235,9 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 const (
 	scriptMemory   = 2 << 30
 	scriptBackstop = 20 * time.Second
+	// scriptTail is how much of a script's output is kept; the driver
+	// sends more, so that what is cut away here is masked first.
+	scriptTail = 2000
 )
 
 // bytesText prints a byte count in binary units: 2 GiB.
@@ -594,7 +600,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 		w.scriptsWatch = evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus}
 	}
 	if res.TimedOut {
-		return nil, true, tailString(string(res.Stdout)+string(res.Stderr), 2000), nil
+		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
 	}
 	if derr != nil {
 		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(string(res.Stderr), 500))

@@ -32,9 +32,10 @@ const (
 
 // session is an established MCP session and how its results are read.
 type session struct {
-	cs *mcp.ClientSession
-	w  *wire
-	id int
+	cs   *mcp.ClientSession
+	w    *wire
+	mask *masker
+	id   int
 	// method is the handshake request that established it: initialize
 	// or server/discover.
 	method string
@@ -47,7 +48,7 @@ type session struct {
 func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) (*contract.Contract, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ListTimeout)
 	defer cancel()
-	b := &bounded{}
+	b := &bounded{mask: ss.mask}
 	c := b.header(ss)
 	caps := &mcp.ServerCapabilities{}
 	if init := ss.cs.InitializeResult(); init != nil && init.Capabilities != nil {
@@ -208,6 +209,9 @@ func pageItems(raw json.RawMessage, key string) ([]json.RawMessage, error) {
 // collects the cuts.
 type bounded struct {
 	cuts []evidence.Truncation
+	// mask masks a field before it is cut, so that the cut leaves no part
+	// of a secret (the whole contract is masked again afterwards).
+	mask *masker
 }
 
 func (b *bounded) cut(t evidence.Truncation) { b.cuts = append(b.cuts, t) }
@@ -217,11 +221,13 @@ func (b *bounded) text(list, item, field, s string) string {
 	if len(s) <= maxText {
 		return s
 	}
-	cut := maxText
+	size := len(s)
+	s = b.mask.text(s[:maxText+1024], "contract")
+	cut := min(maxText, len(s))
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	b.cut(evidence.Truncation{List: list, Item: clip(item, 200), Field: field, Bytes: int64(len(s)), Kept: cut,
+	b.cut(evidence.Truncation{List: list, Item: clip(item, 200), Field: field, Bytes: int64(size), Kept: cut,
 		Reason: fmt.Sprintf("longer than %d bytes; the first %d were kept", maxText, cut)})
 	return s[:cut]
 }

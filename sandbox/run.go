@@ -107,6 +107,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	wr := newWire()
 	filter := newFrameFilter()
 	filter.oversize = wr.salvage
+	filter.sample = func(s string) string { return r.mask.text(s, "session") }
 	go filter.run(stdoutR, s.opts.MaxStdout)
 
 	// The run context is cancelled, with errExited as its cause, when the
@@ -142,6 +143,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	sess.StartMS = time.Since(started).Milliseconds()
 
 	ss, path, hsErr := s.handshake(runCtx, filter, wr, stdin)
+	ss.mask = r.mask
 	sess.HandshakeMS = time.Since(started).Milliseconds()
 	var c *contract.Contract
 	if hsErr == nil {
@@ -216,26 +218,20 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	nonJSON, samples, truncated := filter.noise()
 	sess.NonJSONLines = nonJSON
-	// Server-controlled text that becomes evidence is redacted like stderr.
-	for i := range samples {
-		samples[i] = Redact(samples[i], envValues)
-	}
 	sess.NonJSONSample = samples
-	for m, e := range sess.ListErrors {
-		sess.ListErrors[m] = Redact(e, envValues)
-	}
 	if truncated {
 		sess.Truncations = append(sess.Truncations, evidence.Truncation{List: "stdout", Bytes: filter.bytes.Load(),
 			Reason: fmt.Sprintf("the server wrote more than %d bytes to stdout; the rest was not read", s.opts.MaxStdout)})
 	}
 	sess.Truncated = sess.Truncated || truncated
 	sess.StdoutBytes = filter.bytes.Load()
-	sess.StderrTail = Redact(tailString(stderr.String(), 4000), envValues)
+	// Masked whole, then cut, so that the cut leaves no part of a secret.
+	sess.StderrTail = tailString(r.mask.text(stderr.String(), "session"), 4000)
 	late, unmatched := wr.lateAnswers()
 	for _, l := range late {
 		la := evidence.LateAnswer{Method: l.Method, AfterMS: l.After.Milliseconds()}
 		if l.Err != nil {
-			la.Error = Redact(clip(l.Err.Error(), 300), envValues)
+			la.Error = clip(r.mask.text(l.Err.Error(), "session"), 300)
 		}
 		sess.LateAnswers = append(sess.LateAnswers, la)
 	}
@@ -268,7 +264,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		return nil, nil, ctx.Err()
 	default:
 		sess.Outcome = evidence.OutcomeProtocolError
-		sess.Error = Redact(hsErr.Error(), envValues)
+		sess.Error = hsErr.Error()
 	}
 	return sess, c, nil
 }

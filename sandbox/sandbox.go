@@ -206,6 +206,9 @@ type Target struct {
 	// Args are passed to the server; Env sets placeholder environment values.
 	Args []string
 	Env  map[string]string
+	// Secrets are the operator's credentials for third parties (never
+	// passed in), masked in everything the scan returns, like Env values.
+	Secrets []Secret
 }
 
 // Result is everything the sandbox observed for one target. Package
@@ -220,6 +223,8 @@ type Result struct {
 	Lockfile []byte
 	// Behavior is nil when behaviour capture was off.
 	Behavior *evidence.Behavior
+	// Masking records the secrets masked in all of the above.
+	Masking []evidence.Masking
 }
 
 // ErrBadBin is returned when --bin names no entry of the package, or the
@@ -229,13 +234,23 @@ var ErrBadBin = errors.New("no such entry point")
 // Scan installs and runs one target under a fresh run id, then removes
 // every container, network and volume it created, whatever happened.
 func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result, err error) {
-	r := &run{cli: s.cli, id: runID}
+	r := &run{cli: s.cli, id: runID, mask: newMasker(t.secrets(), nil)}
 	defer func() {
 		if cerr := r.cleanup(ctx); cerr != nil && err == nil {
 			err = fmt.Errorf("clean up run %s: %w", runID, cerr)
 		}
 	}()
 	log := s.opts.Logger.With("run", runID)
+	// The masking runs after the behaviour evidence is in (deferred
+	// functions run last first) and before the engine's objects go.
+	defer func() {
+		if res == nil {
+			return
+		}
+		if merr := r.mask.result(res); merr != nil && err == nil {
+			err = merr
+		}
+	}()
 	tree, err := r.createVolume(ctx, "tree")
 	if err != nil {
 		return nil, err
@@ -267,6 +282,17 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 			return st.w, st.err
 		})
 	}
+	// The canaries are masked from when they exist, before package code
+	// runs (every phase that runs it waits for the watch).
+	ready := watchReady
+	watchReady = sync.OnceValues(func() (*watch, error) {
+		w, err := ready()
+		if w != nil {
+			r.mask.setCanary(w.canary)
+			w.r = r
+		}
+		return w, err
+	})
 	defer func() {
 		if w, err := watchReady(); err == nil && w != nil && res != nil {
 			res.Behavior = w.close(ctx)
@@ -311,6 +337,16 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 	res.Contract = c
 	res.Outcome = sess.Outcome
 	return res, nil
+}
+
+// secrets are the known secrets of a target: its --env values, by name,
+// and the operator's keys.
+func (t Target) secrets() []Secret {
+	out := append([]Secret(nil), t.Secrets...)
+	for k, v := range t.Env {
+		out = append(out, Secret{Name: "env:" + k, Value: v})
+	}
+	return out
 }
 
 func envValues(env map[string]string) []string {

@@ -22,6 +22,9 @@ type frameFilter struct {
 	// oversize, when set, gets the first maxLine bytes of a longer line and
 	// the line's full size, and returns the frame to hand on, or nil.
 	oversize func(prefix []byte, size int64) []byte
+	// sample, when set, masks the start of a noise line before it is cut
+	// to a sample, so that the cut leaves no part of a secret.
+	sample func(string) string
 
 	mu        sync.Mutex
 	nonJSON   int
@@ -84,7 +87,11 @@ func (f *frameFilter) noiseLine(trimmed []byte) {
 	defer f.mu.Unlock()
 	f.nonJSON++
 	if len(f.samples) < maxNoiseSamples {
-		s := string(trimmed[:min(len(trimmed), maxSampleLen+8)])
+		// Enough past the cut that a secret across it is masked whole.
+		s := string(trimmed[:min(len(trimmed), maxSampleLen+1024)])
+		if f.sample != nil {
+			s = f.sample(s)
+		}
 		if len(s) > maxSampleLen {
 			cut := maxSampleLen
 			for cut > 0 && !utf8.RuneStart(s[cut]) {

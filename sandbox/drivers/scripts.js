@@ -23,7 +23,9 @@ const path = require('path');
 const plan = JSON.parse(process.argv[1] || '[]');
 const deadline = Date.now() + Number(process.argv[2] || '120000');
 const tree = '/work/tree';
-const maxTail = 2000;
+// The tail kept is longer than the 2000 characters stored, so that the
+// program can mask secrets across the cut before it cuts again.
+const maxTail = 2500;
 
 // oomKills reads how many processes the kernel killed for memory in this
 // container's cgroup (v2, or v1 on kernels that count), or -1.

@@ -748,6 +748,7 @@ func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir str
 		return nil, nil, nil, err
 	}
 	closeFn := func() { answers.Close() }
+	p.Secrets = sup.secrets()
 	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
 		closeFn()
 		return nil, nil, nil, err

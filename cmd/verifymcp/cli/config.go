@@ -17,6 +17,7 @@ import (
 	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -143,6 +144,18 @@ type supplyConfig struct {
 
 // skippable are the signals --skip may turn off.
 var skippable = []string{"osv", "socket", "github", "dnssec", "judge"}
+
+// secrets are the operator's third-party credentials, for the sandbox to
+// mask wherever a package repeats them (they never enter a container).
+func (sc *supplyConfig) secrets() []sandbox.Secret {
+	var out []sandbox.Secret
+	for name, v := range map[string]string{"key:socket": sc.socketKey, "key:github": sc.githubTkn, "key:judge": sc.judgeKey} {
+		if v != "" {
+			out = append(out, sandbox.Secret{Name: name, Value: v})
+		}
+	}
+	return out
+}
 
 func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 	sc := &supplyConfig{

@@ -232,6 +232,7 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		return err
 	}
 	defer answers.Close()
+	p.Secrets = sup.secrets()
 	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
 		return err
 	}

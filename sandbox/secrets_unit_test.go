@@ -1,0 +1,201 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// random draws n characters of alphabet. The credential-shaped strings of
+// these tests are drawn at run time, as real ones are random: fixed sample
+// values (AKIAIOSFODNN7EXAMPLE) are allow-listed by secret scanners, and
+// would also make this file a finding of theirs.
+func random(t testing.TB, alphabet string, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+const (
+	alnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b64    = alnum + "+/"
+	upper2 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+)
+
+// TestMaskKnownValues: every --env value and third-party key is replaced,
+// every time, by a marker that names it; short values are words.
+func TestMaskKnownValues(t *testing.T) {
+	m := newMasker([]Secret{
+		{Name: "env:DB_URL", Value: "postgres://app:pw-" + "x9y8z7@db/app"},
+		{Name: "env:DB_PASSWORD", Value: "pw-" + "x9y8z7"},
+		{Name: "env:DEBUG", Value: "true"},
+		{Name: "key:socket", Value: "sktsec_" + "q1w2e3r4t5y6u7i8"},
+	}, nil)
+	tests := []struct{ in, want string }{
+		{"connecting to postgres://app:pw-x9y8z7@db/app", "connecting to [secret:env:DB_URL]"},
+		{"password pw-x9y8z7, again pw-x9y8z7", "password [secret:env:DB_PASSWORD], again [secret:env:DB_PASSWORD]"},
+		{"debug is true", "debug is true"},
+		{"Socket key sktsec_q1w2e3r4t5y6u7i8 rejected", "Socket key [secret:key:socket] rejected"},
+	}
+	for _, tc := range tests {
+		if got := m.text(tc.in, "session"); got != tc.want {
+			t.Errorf("text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	rec := m.record()
+	if len(rec) != 3 {
+		t.Fatalf("record %+v, want the three masked secrets", rec)
+	}
+	for _, r := range rec {
+		if r.Marker == "[secret:env:DB_PASSWORD]" && (r.Count != 2 || r.Where["session"] != 2) {
+			t.Errorf("DB_PASSWORD masked %+v, want twice in session", r)
+		}
+	}
+}
+
+// TestMaskShapes: credentials nobody told us about are masked by shape,
+// gitleaks' rules and the few they leave, and the text around them stays.
+func TestMaskShapes(t *testing.T) {
+	awsID := "AKIA" + random(t, upper2, 16)
+	awsSecret := random(t, b64, 40)
+	pemBody := "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n" + random(t, b64, 70) + "\n"
+	tests := []struct {
+		name, in, secret, keep string
+	}{
+		{"aws key id", "using " + awsID + " for s3", awsID, "using "},
+		{"bare aws secret after its id", awsID + " " + awsSecret, awsSecret, ""},
+		{"aws secret by name", "aws_secret_access_key = " + awsSecret, awsSecret, "aws_secret_access_key = "},
+		{"github token in an assignment", "GITHUB_TOKEN=ghp_" + random(t, alnum, 36), "ghp_", "GITHUB_TOKEN="},
+		{"anthropic key", "key sk-ant-api03-" + random(t, alnum+"-_", 93) + "AA", "sk-ant-api03-", "key "},
+		{"npm token", "//registry.npmjs.org/:_authToken=npm_" + random(t, alnum, 36), "npm_", "//registry.npmjs.org/:_authToken="},
+		{"bearer credential", "Authorization: Bearer " + random(t, alnum, 40), "", "Authorization: Bearer "},
+		{"a private key cut off by a tail", "starting\n-----BEGIN OPENSSH " + "PRIVATE KEY-----\n" + pemBody, "PRIVATE KEY", "starting\n"},
+		{"a generic secret with entropy", `config {"apiKey":"` + random(t, alnum, 32) + `"}`, "", `config {"apiKey":"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := newMasker(nil, nil).text(tc.in, "session")
+			if !strings.Contains(got, "[secret:shape:") || !strings.HasPrefix(got, tc.keep) || (tc.secret != "" && strings.Contains(got, tc.secret)) {
+				t.Errorf("text(%q) = %q, want the secret masked and %q kept", tc.in, got, tc.keep)
+			}
+		})
+	}
+}
+
+// TestMaskLeavesOrdinaryText: ordinary words are never masked, among them
+// what servers print and what the real servers of the regression set list.
+func TestMaskLeavesOrdinaryText(t *testing.T) {
+	lines := []string{
+		"Secure MCP Filesystem Server running on stdio",
+		"Allowed directories: [ '/tmp', '/work/tree' ]",
+		"sh: 1: exec: node-gyp-build-test: not found",
+		"/bin/sh: 1: exec: /work/tree/node_modules/.bin/mcp-server: not found",
+		"GET /health 200 3.214 ms - 15",
+		"request 3f2c9a1e-8b7d-4c2a-9f1e-2b3c4d5e6f70 done in 41ms",
+		"commit e3b0c44298fc1c149afbf4c8996fb92427ae41e4",
+		"integrity sha512-BD6Gu1qiyexMJQ/3vSBR01cuItrNM89rrh3x07OF0+YJAm8lb/+jvfIy5qSyy8tH10CYZmSspXLvvjLzsjQ3rw==",
+		"Token refresh scheduled in 300s",
+		"password is required for the admin tool",
+		"password: hunter2",
+		"Set GITHUB_PERSONAL_ACCESS_TOKEN to use this server",
+		"The API key to use; defaults to the TAVILY_API_KEY environment variable",
+		"-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUFakeCertificateBody\n-----END CERTIFICATE-----",
+		"npm warn deprecated inflight@1.0.6: This module is not supported, and leaks memory.",
+		"node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module 'zod'",
+		"gyp http GET https://nodejs.org/download/release/v22.23.5/node-v22.23.5-headers.tar.gz",
+	}
+	m := newMasker([]Secret{{Name: "env:X", Value: "unrelated-value"}}, nil)
+	for _, line := range lines {
+		if got := m.text(line, "session"); got != line {
+			t.Errorf("masked ordinary text\n-%q\n+%q", line, got)
+		}
+	}
+	// The real servers' listings, as they sent them: a masked word there
+	// would change a contract that holds no secret.
+	files, err := filepath.Glob(filepath.Join("testdata", "realservers", "*.inspector.json"))
+	if err != nil || len(files) < 12 {
+		t.Fatalf("reference listings: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Wire map[string]json.RawMessage `json:"wire_results"`
+		}
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		for method, raw := range rec.Wire {
+			if got := m.json(raw, "contract"); string(got) != string(raw) {
+				t.Errorf("%s %s: masking changed a listing that holds no secret: %v", filepath.Base(f), method, m.record())
+			}
+		}
+	}
+}
+
+// TestMaskResult: a server that echoes an --env value into every part of
+// its contract, its stderr and a script's output has none of it left,
+// each place says which secret it was, the schema hash is over the masked
+// surface, and the masking is recorded.
+func TestMaskResult(t *testing.T) {
+	secret := "tok-" + random(t, alnum, 24)
+	ghp := "ghp_" + random(t, alnum, 36)
+	c := &contract.Contract{
+		Instructions: "Use token " + secret + " for everything.",
+		Tools: []contract.Tool{{Name: "t", Description: "Auth with " + secret,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string","default":"` + secret + `","description":"defaults to ` + secret + `"}}}`)}},
+		Resources: []contract.Resource{{URI: "mem://" + secret, Name: secret}},
+		Prompts:   []contract.Prompt{{Name: "p", Description: secret, Arguments: []contract.PromptArgument{}}},
+	}
+	if err := contract.Normalize(c); err != nil {
+		t.Fatal(err)
+	}
+	unmasked := c.SchemaHash
+	res := &Result{
+		Contract: c,
+		Session:  &evidence.Session{StderrTail: "started with API_TOKEN=" + secret, NonJSONSample: []string{secret}},
+		Install:  &evidence.Install{Scripts: []evidence.Script{{Package: "x", OutputTail: "GITHUB_TOKEN=" + ghp + " leaked"}}},
+	}
+	m := newMasker([]Secret{{Name: "env:API_TOKEN", Value: secret}}, nil)
+	if err := m.result(res); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) || strings.Contains(string(data), ghp) {
+		t.Fatalf("a secret survived: %s", data)
+	}
+	if !strings.Contains(res.Contract.Instructions, "[secret:env:API_TOKEN]") || !strings.Contains(string(res.Contract.Tools[0].InputSchema), "[secret:env:API_TOKEN]") {
+		t.Errorf("contract %+v: the markers do not say which secret it was", res.Contract)
+	}
+	if h, _ := contract.Hash(res.Contract); h != res.Contract.SchemaHash || h == unmasked {
+		t.Errorf("schema hash %s, want the hash of the masked surface %s", res.Contract.SchemaHash, h)
+	}
+	wheres := map[string]bool{}
+	for _, r := range res.Masking {
+		for w := range r.Where {
+			wheres[r.Marker+" "+w] = true
+		}
+	}
+	for _, want := range []string{"[secret:env:API_TOKEN] contract", "[secret:env:API_TOKEN] session", "[secret:shape:github-pat] install.scripts"} {
+		if !wheres[want] {
+			t.Errorf("masking record %+v lacks %s", res.Masking, want)
+		}
+	}
+}
