@@ -23,13 +23,20 @@ func Mask(secret string) string {
 // Scan, in any encoding, is replaced by "[canary:<kind> <Mask(secret)>]",
 // so that captured traffic can be stored without the canaries in it. The
 // whole encoded form is replaced, so nothing of at least MinChunk
-// characters of a canary is left in any encoding Scan knows.
+// characters of a canary (MinXOR for XOR) is left in any encoding Scan
+// knows. Data that could be a DNS name (at most 255 bytes, no space or
+// control character) is also masked of what ScanDNSName finds in it,
+// which reads a name's labels whatever characters they hold. A canary
+// split across several names is masked by MaskDNSNames.
 func (s *Set) MaskAll(data []byte) []byte {
 	out := data
 	// Masking can only remove canary material, but a second pass catches an
 	// occurrence that overlapped another one's replaced span.
 	for pass := 0; pass < 4; pass++ {
 		raw := s.m.collect(out, false)
+		if nameLike(out) {
+			raw = append(raw, s.m.collect(out, true)...)
+		}
 		if len(raw) == 0 {
 			break
 		}
@@ -39,6 +46,19 @@ func (s *Set) MaskAll(data []byte) []byte {
 		out = append([]byte(nil), data...)
 	}
 	return out
+}
+
+// nameLike reports whether b could be a DNS name.
+func nameLike(b []byte) bool {
+	if len(b) > 255 {
+		return false
+	}
+	for _, c := range b {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *matcher) mask(data []byte, raw []rawHit) []byte {

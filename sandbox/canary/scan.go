@@ -11,33 +11,49 @@ import (
 )
 
 // Encodings a Hit can report. Nested encodings are joined with "+",
-// outermost first: "url+base64" is base64 that was then percent-encoded.
+// outermost first: "url+base64" is base64 that was then percent-encoded,
+// "reversed+hex" is hex written backwards, "hex+xor" is the secret XORed
+// with a short key, then hex-encoded.
 const (
 	EncodingRaw       = "raw"
 	EncodingHex       = "hex"
 	EncodingBase64    = "base64"
+	EncodingBase32    = "base32"
+	EncodingBase32Hex = "base32hex"
+	EncodingReversed  = "reversed"
+	EncodingXOR       = "xor"
 	EncodingURL       = "url"
 	EncodingJSON      = "json"
 	EncodingDNSLabels = "dns_labels"
 )
 
-// MinChunk is the shortest match Scan reports: 16 contiguous characters
-// (bytes, after decoding) that all come from the random part of one
-// canary. The fixed parts of the real formats (AKIA, ghp_, npm_, sk-proj-,
-// T3BlbkFJ, sk-ant-api03-, the trailing AA, the OpenSSH header and
-// framing) never count toward it, so a prefix alone never matches; for the
-// AWS key ID the 16 characters are its whole random part. A match is then
-// extended as far as the data keeps agreeing with the canary, fixed parts
-// included. Sixteen random characters carry at least 80 bits (base32),
-// even lower-cased, so a chance match in real traffic does not happen.
-const MinChunk = chunk
+// MinChunk is the shortest match Scan reports: 12 characters (bytes,
+// after decoding) of the random part of one canary, in any of the
+// encodings Scan knows. The fixed parts of the real formats (AKIA, ghp_,
+// npm_, sk-proj-, T3BlbkFJ, sk-ant-api03-, the trailing AA, the OpenSSH
+// header and framing) never count toward it, so a prefix alone never
+// matches. A match is extended as far as the data keeps agreeing with the
+// canary, fixed parts included. XOR matches need MinXOR.
+//
+// Why 12 and not less: the weakest 12 characters are those of the AWS
+// key ID (base32, 5 bits each, 60 bits) and of a base62 or base64 secret
+// whose case a resolver folded (about 5.2 bits each, 62 bits). Scan
+// indexes about ten thousand windows of all the forms of a set's
+// canaries, and one scan looks at well under 2^30 positions (500 events
+// of at most 64 KiB, a few decoded streams each), so a chance match has
+// a probability below 2^14 * 2^30 / 2^60 = 2^-16 per scan, under one in
+// a hundred thousand scans at the worst, and in the common case (random
+// base64 or base62 in its case, 72 bits) below 2^-28. An encoded match
+// must cover 12 whole bytes of a canary too, which takes more characters
+// (16 of base64, 20 of base32, 24 of hex), so encoded forms are stronger
+// still. Shorter fragments would start to meet chance: 8 folded
+// characters carry about 42 bits.
+const MinChunk = 12
 
-const (
-	chunk = 16
-	// maxDepth bounds nesting: one encoding inside another (url+base64,
-	// dns_labels+hex, base64+base64) is found, three levels are not.
-	maxDepth = 2
-)
+// maxDepth bounds nesting: one encoding inside another (url+base64,
+// dns_labels+hex, base64+base64) is found, three levels are not. Forms
+// (reversal, base32) are matched directly and do not count.
+const maxDepth = 2
 
 // Hit is one occurrence of a canary in scanned data.
 type Hit struct {
@@ -56,12 +72,15 @@ type Hit struct {
 
 // Scan finds every canary of the set in data, raw or encoded: hex (either
 // case), base64 (standard or URL alphabet, padded or not, at any alignment,
-// wrapped at line breaks or not), percent-encoding, JSON (and JavaScript
-// \x) string escapes, DNS names in text (labels joined, case ignored), and
-// one encoding inside another. Hits are ordered by offset; overlapping
-// finds of one secret are reported once, under the encoding that explains
-// the most of it. DNS messages in wire format are not parsed: pass their
-// names to ScanDNSName.
+// wrapped at line breaks or not), base32 and base32hex (either case,
+// padded or not), percent-encoding, JSON (and JavaScript \x) string
+// escapes, DNS names in text (labels joined, case ignored, so base64
+// lower-cased by a resolver is found too), the reversal of the secret and
+// of each of these encodings, the secret XORed with a key of 1 to 4 bytes
+// and then hex-encoded, and one encoding inside another. Hits are ordered
+// by offset; overlapping finds of one secret are reported once, under the
+// encoding that explains the most of it. DNS messages in wire format are
+// not parsed: pass their names to ScanDNSName.
 func (s *Set) Scan(data []byte) []Hit {
 	return s.m.hits(s.m.collect(data, false))
 }
@@ -70,64 +89,81 @@ func (s *Set) Scan(data []byte) []Hit {
 // the labels are joined and compared without regard to case, since
 // resolvers may change it, and then also decoded as hex or base64. A
 // secret may be split across any number of labels. Offsets are in name.
+// ScanDNSNames looks across queries.
 func (s *Set) ScanDNSName(name string) []Hit {
 	return s.m.hits(s.m.collect([]byte(name), true))
 }
 
-// matcher holds the index of every 16-character window of the canaries'
-// random parts.
+// matcher holds the index of the forms of a set's secrets.
 type matcher struct {
 	texts  []string // secret texts
 	random [][]bool // which bytes of each text are random
-	lower  []string // lower-cased, for case-insensitive streams
-	values []Value  // first place of each secret
-	exact  index
-	fold   index
+	nrand  [][]int32
+	values []Value // first place of each secret
+	forms  []form
+	idx    formIndex
+	xor    xorIndex
 	maxLen int
 	scans  chan *scan // idle working states, for reuse
 }
 
-type index struct {
-	// filter is a 2^16-bit set over a hash of a window's first 8 bytes: it
-	// rejects almost every position with one load and a multiply.
-	filter  []uint64
-	windows map[[chunk]byte][]ref
-}
-
-type ref struct{ s, pos int32 }
-
-func newIndex() index {
-	return index{filter: make([]uint64, 1<<16/64), windows: map[[chunk]byte][]ref{}}
-}
-
-func filterHash(b []byte) uint64 {
-	return (binary.LittleEndian.Uint64(b) * 0x9E3779B97F4A7C15) >> 48
-}
-
-func (x *index) add(w string, r ref) {
-	k := [chunk]byte([]byte(w))
-	h := filterHash(k[:])
-	x.filter[h>>6] |= 1 << (h & 63)
-	x.windows[k] = append(x.windows[k], r)
-}
-
 func newMatcher(secrets []secret, values []Value) *matcher {
-	m := &matcher{values: values, exact: newIndex(), fold: newIndex(), scans: make(chan *scan, 2)}
+	m := &matcher{values: values, scans: make(chan *scan, 2)}
 	for i, s := range secrets {
-		low := lowerASCII(s.text)
 		m.texts = append(m.texts, s.text)
 		m.random = append(m.random, s.random)
-		m.lower = append(m.lower, low)
-		m.maxLen = max(m.maxLen, len(s.text))
-		for p := 0; p+chunk <= len(s.text); p++ {
-			if slices.Contains(s.random[p:p+chunk], false) {
-				continue
+		n := make([]int32, len(s.text)+1)
+		for k, r := range s.random {
+			n[k+1] = n[k]
+			if r {
+				n[k+1]++
 			}
-			m.exact.add(s.text[p:p+chunk], ref{int32(i), int32(p)})
-			m.fold.add(low[p:p+chunk], ref{int32(i), int32(p)})
 		}
+		m.nrand = append(m.nrand, n)
+		m.maxLen = max(m.maxLen, len(s.text))
+		m.forms = append(m.forms, formsOf(int32(i), s.text)...)
 	}
+	m.idx = newFormIndex(m.forms, m.random)
+	m.xor = newXORIndex(m.texts, m.random)
 	return m
+}
+
+// randomIn counts the random bytes of secret s in [a, b).
+func (m *matcher) randomIn(s, a, b int) int {
+	return int(m.nrand[s][b] - m.nrand[s][a])
+}
+
+// minBits is how many random bits of a secret a match must carry:
+// MinChunk bytes, less 4 bits. A fragment of MinChunk bytes encoded on its
+// own in base32 ends in a character that holds the fragment's last bit
+// and 4 bits of the encoder's zero padding, which agrees with the
+// secret's own encoding only where the secret ends; the 95 bits before it
+// are what identifies the fragment. One byte fewer reaches at most 90
+// bits (85 in whole characters, and a last character whose 2 padding bits
+// happen to agree), in base32 or base64. Raw and decoded matches carry
+// whole bytes, so for them this is MinChunk bytes.
+const minBits = 8*MinChunk - 4
+
+// randomBits counts the bits of random bytes of secret s in bits [lo, hi).
+func (m *matcher) randomBits(s, lo, hi int) int {
+	if hi <= lo {
+		return 0
+	}
+	sa, sb := (lo+7)/8, hi/8
+	if sb < sa { // within one byte
+		if m.random[s][lo/8] {
+			return hi - lo
+		}
+		return 0
+	}
+	n := 8 * m.randomIn(s, sa, sb)
+	if sa > 0 && 8*sa > lo && m.random[s][sa-1] {
+		n += 8*sa - lo
+	}
+	if sb < len(m.random[s]) && hi > 8*sb && m.random[s][sb] {
+		n += hi - 8*sb
+	}
+	return n
 }
 
 func lowerASCII(s string) string {
@@ -139,6 +175,16 @@ func lowerASCII(s string) string {
 	}
 	return string(b)
 }
+
+var lowerTab = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i) + 'a' - 'A'
+		}
+	}
+	return t
+}()
 
 // stream is a byte sequence searched for canaries: the scanned data, or
 // what a decoder made of parts of its parent stream.
@@ -227,6 +273,9 @@ type scan struct {
 	segs  arena[segment] // segments of decoded streams
 	pos   arena[int32]   // input positions of gathered characters
 	escs  arena[escape]  // escapes of decoded streams
+	// folded is the segment being matched, lower-cased, when its stream
+	// is not folded already.
+	folded []byte
 }
 
 // arena hands out slices to append to, all backed by one buffer that is
@@ -287,6 +336,9 @@ func (m *matcher) collect(data []byte, dnsName bool) []rawHit {
 		sc.segs.reset(64<<10, true)
 		sc.pos.reset(1<<20, false)
 		sc.escs.reset(64<<10, false)
+		if cap(sc.folded) > 1<<20 {
+			sc.folded = nil
+		}
 		sc.m = nil
 		select {
 		case m.scans <- sc:
@@ -322,7 +374,10 @@ var decoders = []decoder{
 }
 
 func (sc *scan) walk(s *stream, hits *[]rawHit) {
-	sc.m.match(s, hits)
+	sc.match(s, hits)
+	if s.last == EncodingHex {
+		sc.m.matchXOR(s, hits)
+	}
 	if s.depth >= maxDepth {
 		return
 	}
@@ -360,50 +415,109 @@ func (s *stream) segAt(i int) *segment {
 	return &s.segs[k]
 }
 
-// match looks up every 16-byte window of s in the index and extends each
-// find as far as it goes.
-func (m *matcher) match(s *stream, hits *[]rawHit) {
-	idx, texts := &m.exact, m.texts
-	if s.fold {
-		idx, texts = &m.fold, m.lower
-	}
+// match looks up every window of s in the index of forms and extends
+// each find as far as it goes. Keys are lower-cased, so that one index
+// serves streams in their case (where forms other than hex and base32
+// must then agree in case too) and folded ones.
+func (sc *scan) match(s *stream, hits *[]rawHit) {
+	m := sc.m
+	idx := &m.idx
 	for _, sg := range s.segs {
 		buf := s.buf[sg.a:sg.b]
-		for i := 0; i+chunk <= len(buf); i++ {
-			h := filterHash(buf[i:])
-			if idx.filter[h>>6]&(1<<(h&63)) == 0 {
+		keys := buf
+		if !s.fold {
+			// Lower-casing the segment once, a word at a time, is cheaper
+			// than folding each overlapping window.
+			keys = foldInto(sc.folded[:0], buf)
+			sc.folded = keys
+		}
+		for i := 0; i+formKey <= len(keys); i += scanStride {
+			w := load64(keys[i:])
+			if !idx.has(w) {
 				continue
 			}
-			refs := idx.windows[[chunk]byte(buf[i:i+chunk])]
-			if len(refs) == 0 {
-				continue
-			}
-			end := i + chunk
-			best := map[int32]rawHit{}
-			for _, r := range refs {
-				sec, pos := texts[r.s], int(r.pos)
-				l := 0
-				for i-l > 0 && pos-l > 0 && buf[i-l-1] == sec[pos-l-1] {
-					l++
+			end := i + formKey
+			var best []rawHit // one per secret
+			for k := idx.lookup(w); k >= 0; k = idx.refs[k].next {
+				rh, ok := m.extend(s, buf, i, idx.refs[k])
+				if !ok {
+					continue
 				}
-				e := 0
-				for i+chunk+e < len(buf) && pos+chunk+e < len(sec) && buf[i+chunk+e] == sec[pos+chunk+e] {
-					e++
+				end = max(end, rh.b)
+				rh.a, rh.b = s.span(sg.a+rh.a, sg.a+rh.b)
+				k := slices.IndexFunc(best, func(h rawHit) bool { return h.s == rh.s })
+				switch {
+				case k < 0:
+					best = append(best, rh)
+				case better(rh, best[k]):
+					best[k] = rh
 				}
-				rh := rawHit{s: int(r.s), a: sg.a + i - l, b: sg.a + i + chunk + e, sa: pos - l, sb: pos + chunk + e, enc: s.enc, depth: s.depth}
-				if old, ok := best[r.s]; !ok || rh.sb-rh.sa > old.sb-old.sa {
-					best[r.s] = rh
-				}
-				end = max(end, i+chunk+e)
 			}
-			for _, rh := range best {
-				rh.a, rh.b = s.span(rh.a, rh.b)
-				*hits = append(*hits, rh)
-			}
+			*hits = append(*hits, best...)
 			// Resume with the first window that is not inside this match.
-			i = end - chunk
+			i = max(i, alignDown(end-formKey))
 		}
 	}
+}
+
+// alignDown rounds i down to a multiple of scanStride.
+func alignDown(i int) int { return i - i%scanStride }
+
+// foldInto appends src, lower-cased, to dst.
+func foldInto(dst, src []byte) []byte {
+	dst = slices.Grow(dst, len(src))[:len(src)]
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], fold64(load64(src[i:])))
+	}
+	for ; i < len(src); i++ {
+		dst[i] = lowerTab[src[i]]
+	}
+	return dst
+}
+
+// extend checks the window of form r.f at buf[i:] and extends it both
+// ways; it reports a match of at least MinChunk random bytes of the
+// secret, with a and b in buf.
+func (m *matcher) extend(s *stream, buf []byte, i int, r formRef) (rawHit, bool) {
+	f := &m.forms[r.f]
+	pos := int(r.pos)
+	text := f.text
+	fold := s.fold || f.caseless
+	if fold {
+		text = f.lower
+	}
+	eq := func(c, t byte) bool { return c == t }
+	if fold {
+		eq = func(c, t byte) bool { return lowerTab[c] == t }
+	}
+	for k := range formKey {
+		if !eq(buf[i+k], text[pos+k]) {
+			return rawHit{}, false
+		}
+	}
+	l := 0
+	for i-l > 0 && pos-l > 0 && eq(buf[i-l-1], text[pos-l-1]) {
+		l++
+	}
+	e := formKey
+	for i+e < len(buf) && pos+e < len(text) && eq(buf[i+e], text[pos+e]) {
+		e++
+	}
+	lo, hi := f.secretBits(pos-l, pos+e, len(m.texts[f.s]))
+	sa, sb := (lo+7)/8, max(hi/8, (lo+7)/8) // the bytes carried whole
+	if m.randomBits(int(f.s), lo, hi) < minBits {
+		return rawHit{}, false
+	}
+	enc := s.enc
+	switch {
+	case f.enc == "":
+	case s.depth == 0:
+		enc = f.enc
+	default:
+		enc = s.enc + "+" + f.enc
+	}
+	return rawHit{s: int(f.s), a: i - l, b: i + e, sa: sa, sb: sb, enc: enc, depth: s.depth + f.depth}, true
 }
 
 // nextRun finds the first run of at least min bytes of class in
@@ -485,10 +599,16 @@ func encRank(enc string) int {
 		return 3
 	case EncodingBase64:
 		return 4
-	case EncodingDNSLabels:
+	case EncodingBase32:
 		return 5
+	case EncodingBase32Hex:
+		return 6
+	case EncodingDNSLabels:
+		return 7
+	case EncodingReversed:
+		return 8
 	}
-	return 6
+	return 9
 }
 
 func better(x, y rawHit) bool {
@@ -557,7 +677,7 @@ func decodeHex(sc *scan, p *stream) *stream {
 	for _, sg := range p.text {
 		for i := sg.a; i < sg.b; {
 			var j int
-			i, j = nextRun(src, i, sg.b, hexClass, 2*chunk)
+			i, j = nextRun(src, i, sg.b, hexClass, 2*MinChunk)
 			if i < 0 {
 				break
 			}
@@ -589,8 +709,8 @@ var b64val = func() (t [256]int8) {
 	return t
 }()
 
-// minB64 is the shortest base64 run that can hold a 16-byte chunk.
-const minB64 = (chunk*8 + 5) / 6
+// minB64 is the shortest base64 run that can hold MinChunk bytes.
+const minB64 = (MinChunk*8 + 5) / 6
 
 // decodeBase64 decodes every run of base64 characters (either alphabet)
 // at all four character offsets, so that the decoded bytes line up with the
@@ -604,7 +724,7 @@ func decodeBase64(sc *scan, p *stream) *stream {
 	for _, sg := range p.text {
 		for i := sg.a; i < sg.b; {
 			var j int
-			i, j = nextRun(src, i, sg.b, b64Class, chunk)
+			i, j = nextRun(src, i, sg.b, b64Class, MinChunk)
 			if i < 0 {
 				break
 			}
@@ -689,10 +809,10 @@ func decodeBase64(sc *scan, p *stream) *stream {
 
 // lineContinues reports where a wrapped base64 run continues after the
 // line that ends at j and is line characters long: after "\n" or "\r\n",
-// when the line is at least a chunk long (MIME wraps at 76, PEM at 64,
+// when the line is at least MinChunk long (MIME wraps at 76, PEM at 64,
 // OpenSSH at 70). It returns 0 when the run ends at j.
 func lineContinues(src []byte, j, end, line int) int {
-	if line < chunk || j >= end {
+	if line < MinChunk || j >= end {
 		return 0
 	}
 	k := j
@@ -898,12 +1018,12 @@ func decodeDNS(sc *scan, p *stream, needDot bool) *stream {
 	for _, sg := range p.text {
 		for i := sg.a; i < sg.b; {
 			var j int
-			i, j = nextRun(src, i, sg.b, class, chunk)
+			i, j = nextRun(src, i, sg.b, class, MinChunk)
 			if i < 0 {
 				break
 			}
 			dots := bytes.Count(src[i:j], []byte{'.'})
-			if j-i-dots >= chunk && (dots > 0 || !needDot) {
+			if j-i-dots >= MinChunk && (dots > 0 || !needDot) {
 				start, ps := len(out), len(pos)
 				for q := i; q < j; q++ {
 					if src[q] != '.' {
