@@ -7,9 +7,12 @@
 // ghp_, sk-proj-, the OpenSSH header, ...), so code that looks for a sandbox
 // marker has nothing to look for beyond what every real credential carries.
 //
-// Scan finds any planted value in captured data, raw or encoded (hex,
-// base64, percent-encoding, JSON escapes, split into DNS labels), and
-// MaskAll removes them so the data can be stored.
+// Scan finds any planted value, or a fragment of MinChunk characters of
+// one, in captured data, raw or encoded (hex, base64, base32, percent-
+// encoding, JSON escapes, reversed, XORed with a short key, split into DNS
+// labels, one encoding inside another); ScanDNSNames finds one split
+// across DNS queries; MaskAll and MaskDNSNames remove them so the data
+// can be stored.
 package canary
 
 import (

@@ -35,19 +35,22 @@ const (
 // matches. A match is extended as far as the data keeps agreeing with the
 // canary, fixed parts included. XOR matches need MinXOR.
 //
-// Why 12 and not less: the weakest 12 characters are those of the AWS
-// key ID (base32, 5 bits each, 60 bits) and of a base62 or base64 secret
-// whose case a resolver folded (about 5.2 bits each, 62 bits). Scan
-// indexes about ten thousand windows of all the forms of a set's
-// canaries, and one scan looks at well under 2^30 positions (500 events
-// of at most 64 KiB, a few decoded streams each), so a chance match has
-// a probability below 2^14 * 2^30 / 2^60 = 2^-16 per scan, under one in
-// a hundred thousand scans at the worst, and in the common case (random
-// base64 or base62 in its case, 72 bits) below 2^-28. An encoded match
-// must cover 12 whole bytes of a canary too, which takes more characters
-// (16 of base64, 20 of base32, 24 of hex), so encoded forms are stronger
-// still. Shorter fragments would start to meet chance: 8 folded
-// characters carry about 42 bits.
+// Why 12 and not less: a chance match of benign traffic must not happen.
+// The weakest 12 characters are a base62 or base64 secret's whose case a
+// resolver folded (about 5.2 bits each, 62 bits) and the AWS key ID's
+// (base32, 60 bits, but it has only 10 such substrings, forward and
+// reversed). A set's secrets have about 460 random characters, so about
+// 2^10 such substrings forward and reversed, and one scan looks at well
+// under 2^30 positions (500 events of at most 64 KiB, a few decoded
+// streams each): a chance match has a probability below 2^10 * 2^30 /
+// 2^62 = 2^-22 per scan even if every position were compared folded, and
+// below 2^-32 for secrets in their case (72 bits). An encoded match must
+// carry 12 bytes of a secret too (minBits), which takes more characters
+// (16 of base64, 19 of base32, 24 of hex) and so more bits, although
+// there are more encoded forms (about 2^14 substrings): below 2^-39 per
+// scan. Eight characters, folded, would carry about 42 bits and meet
+// chance within a few hundred scans; the test corpus of benign names and
+// API calls (testdata) holds what real traffic looks like.
 const MinChunk = 12
 
 // maxDepth bounds nesting: one encoding inside another (url+base64,
