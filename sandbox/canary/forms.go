@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
+	"strings"
 )
 
 // form is one way of writing a secret that Scan recognises by comparing
@@ -119,22 +120,10 @@ func formsOf(si int32, text string) []form {
 	aligned(EncodingBase32Hex, b32Hex.EncodeToString, 5, 5, true)
 	// The same forms can come out twice (base64 with no + or / in it is
 	// the same in both alphabets).
-	return slices.CompactFunc(sortForms(out), func(a, b form) bool {
+	slices.SortStableFunc(out, func(a, b form) int { return strings.Compare(a.text, b.text) })
+	return slices.CompactFunc(out, func(a, b form) bool {
 		return a.text == b.text && a.enc == b.enc && a.off == b.off && a.reversed == b.reversed
 	})
-}
-
-func sortForms(f []form) []form {
-	slices.SortStableFunc(f, func(a, b form) int {
-		switch {
-		case a.text < b.text:
-			return -1
-		case a.text > b.text:
-			return 1
-		}
-		return 0
-	})
-	return f
 }
 
 func reverse(s string) string {

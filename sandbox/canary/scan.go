@@ -49,8 +49,9 @@ const (
 // (16 of base64, 19 of base32, 24 of hex) and so more bits, although
 // there are more encoded forms (about 2^14 substrings): below 2^-39 per
 // scan. Eight characters, folded, would carry about 42 bits and meet
-// chance within a few hundred scans; the test corpus of benign names and
-// API calls (testdata) holds what real traffic looks like.
+// chance about once in three scans at the worst; the test corpus of
+// benign names and API calls (testdata) holds what real traffic looks
+// like.
 const MinChunk = 12
 
 // maxDepth bounds nesting: one encoding inside another (url+base64,
@@ -90,19 +91,20 @@ func (s *Set) Scan(data []byte) []Hit {
 
 // ScanDNSName finds canaries in a DNS name (dotted, trailing dot optional):
 // the labels are joined and compared without regard to case, since
-// resolvers may change it, and then also decoded as hex or base64. A
-// secret may be split across any number of labels. Offsets are in name.
-// ScanDNSNames looks across queries.
+// resolvers may change it, with the secret and every form Scan compares
+// (base32, base64 folded, reversals), and then also decoded as hex or
+// base64. A secret may be split across any number of labels. Offsets are
+// in name. ScanDNSNames looks across queries.
 func (s *Set) ScanDNSName(name string) []Hit {
 	return s.m.hits(s.m.collect([]byte(name), true))
 }
 
 // matcher holds the index of the forms of a set's secrets.
 type matcher struct {
-	texts  []string // secret texts
-	random [][]bool // which bytes of each text are random
-	nrand  [][]int32
-	values []Value // first place of each secret
+	texts  []string  // secret texts
+	random [][]bool  // which bytes of each text are random
+	nrand  [][]int32 // nrand[s][i]: how many of the first i bytes of s are random
+	values []Value   // first place of each secret
 	forms  []form
 	idx    formIndex
 	xor    xorIndex
