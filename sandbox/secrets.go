@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/viper"
@@ -48,7 +49,7 @@ type masker struct {
 	shapes *detect.Detector // nil when the rules did not load
 
 	mu     sync.Mutex
-	canary *canary.Set                // set once the run's canaries exist
+	canary *canary.Set               // set once the run's canaries exist
 	counts map[string]map[string]int // marker -> where -> count
 }
 
@@ -140,9 +141,12 @@ func (m *masker) text(s, where string) string {
 	}
 	for _, r := range extraShapes {
 		s = r.re.ReplaceAllStringFunc(s, func(match string) string {
+			sub := r.re.FindStringSubmatchIndex(match)
+			if r.value != nil && len(sub) >= 4 && sub[2] >= 0 && !r.value(match[sub[2]:sub[3]]) {
+				return match
+			}
 			marker := "[secret:shape:" + r.id + "]"
 			m.count(marker, where)
-			sub := r.re.FindStringSubmatchIndex(match)
 			if len(sub) >= 4 && sub[2] >= 0 {
 				// Keep the label (Bearer, the key id), mask the value.
 				return match[:sub[2]] + marker + match[sub[3]:]
@@ -158,16 +162,29 @@ func (m *masker) text(s, where string) string {
 var extraShapes = []struct {
 	id string
 	re *regexp.Regexp
+	// value, when set, says whether the first group is a secret.
+	value func(string) bool
 }{
 	// A bare AWS secret access key after its key id: gitleaks finds the
 	// id (or its own marker stands there by now) but not the 40-character
 	// secret when no keyword names it.
-	{"aws-secret-access-key", regexp.MustCompile(`(?:\b(?:AKIA|ASIA)[A-Z2-7]{16}\b|\[secret:shape:aws-access-token\])[^A-Za-z0-9+/]{1,40}([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9+/=]|$)`)},
+	{"aws-secret-access-key", regexp.MustCompile(`(?:\b(?:AKIA|ASIA)[A-Z2-7]{16}\b|\[secret:shape:aws-access-token\])[^A-Za-z0-9+/]{1,40}([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9+/=]|$)`), nil},
 	// A private key whose END line a log tail or a bound cut off, which
 	// gitleaks' private-key rule needs.
-	{"private-key", regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY-----[A-Za-z0-9+/=\s]*`)},
+	{"private-key", regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY-----[A-Za-z0-9+/=\s]*`), nil},
+	// An environment-style assignment to a credential's name, as a server
+	// prints its configuration or complains about it: the value of
+	// API_TOKEN=..., DB_PASSWORD: ... (upper-case names only, so prose is
+	// left alone; a value that is a reference, $X or <x>, is no secret).
+	// The value must mix letters and digits, so that API_KEY: undefined
+	// stays as it is.
+	{"credential-assignment", regexp.MustCompile(`\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS)\s*[=:]\s*["']?([^\s"'$<\[][^\s"']{7,})`), lettersAndDigits},
 	// An HTTP bearer credential.
-	{"bearer", regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`)},
+	{"bearer", regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), nil},
+}
+
+func lettersAndDigits(v string) bool {
+	return strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0
 }
 
 // json masks every string of a JSON value (object keys too). It returns

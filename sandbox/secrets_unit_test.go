@@ -82,6 +82,8 @@ func TestMaskShapes(t *testing.T) {
 		{"npm token", "//registry.npmjs.org/:_authToken=npm_" + random(t, alnum, 36), "npm_", "//registry.npmjs.org/:_authToken="},
 		{"bearer credential", "Authorization: Bearer " + random(t, alnum, 40), "", "Authorization: Bearer "},
 		{"a private key cut off by a tail", "starting\n-----BEGIN OPENSSH " + "PRIVATE KEY-----\n" + pemBody, "PRIVATE KEY", "starting\n"},
+		{"a credential assignment a server complains about", "fatal: missing configuration API_TOKEN=abc123secretvalue", "abc123secretvalue", "fatal: missing configuration API_TOKEN="},
+		{"a password in a config dump", "DB_PASSWORD: 'Tr0ub4dor&3'", "Tr0ub4dor", "DB_PASSWORD: '"},
 		{"a generic secret with entropy", `config {"apiKey":"` + random(t, alnum, 32) + `"}`, "", `config {"apiKey":"`},
 	}
 	for _, tc := range tests {
@@ -115,6 +117,10 @@ func TestMaskLeavesOrdinaryText(t *testing.T) {
 		"npm warn deprecated inflight@1.0.6: This module is not supported, and leaks memory.",
 		"node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module 'zod'",
 		"gyp http GET https://nodejs.org/download/release/v22.23.5/node-v22.23.5-headers.tar.gz",
+		"Error: API_KEY: undefined",
+		"GITHUB_TOKEN: required",
+		"export API_TOKEN=${API_TOKEN}",
+		"SLACK_BOT_TOKEN=<your token>",
 	}
 	m := newMasker([]Secret{{Name: "env:X", Value: "unrelated-value"}}, nil)
 	for _, line := range lines {
