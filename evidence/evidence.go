@@ -217,6 +217,12 @@ type Limits struct {
 	Pids               int64 `json:"pids"`
 	InstallTimeoutMS   int64 `json:"install_timeout_ms"`
 	HandshakeTimeoutMS int64 `json:"handshake_timeout_ms"`
+	// TreeBytes, HomeBytes and TmpBytes bound what package code can keep
+	// in the installed tree (while its lifecycle scripts run), in its home
+	// directory and in /tmp (v6; zero in older bundles).
+	TreeBytes int64 `json:"tree_bytes,omitempty"`
+	HomeBytes int64 `json:"home_bytes,omitempty"`
+	TmpBytes  int64 `json:"tmp_bytes,omitempty"`
 }
 
 // Install outcomes and steps (Install.Outcome, Install.FailedStep).
@@ -515,6 +521,37 @@ type Watch struct {
 	Sink   string `json:"sink"`
 	Tracer string `json:"tracer"`
 	Files  string `json:"files"`
+	// Disk is what the phase kept in each of its bounded places (v6).
+	Disk []DiskUse `json:"disk,omitempty"`
+	// Dropped counts, by kind ("network", "process", "file"), the events
+	// of the phase past the bound of what is kept: counted, and examined
+	// for canaries where that applies, but not listed (v6).
+	Dropped map[string]int `json:"dropped,omitempty"`
+}
+
+// Places a phase writes to, each bounded in size and files (DiskUse.Place).
+const (
+	PlaceTree = "tree" // the installed tree, writable by lifecycle scripts
+	PlaceHome = "home"
+	PlaceTmp  = "tmp"
+)
+
+// DiskUse is one bounded, writable place of a watched phase at the end of
+// the phase.
+type DiskUse struct {
+	Place string `json:"place"`
+	// BoundBytes and BoundFiles are the place's size and file-count bounds.
+	BoundBytes int64 `json:"bound_bytes"`
+	BoundFiles int64 `json:"bound_files"`
+	// StartBytes is what the place held when package code started (the
+	// installed tree, the seeded home); UsedBytes and UsedFiles what it
+	// held at the end.
+	StartBytes int64 `json:"start_bytes"`
+	UsedBytes  int64 `json:"used_bytes"`
+	UsedFiles  int64 `json:"used_files"`
+	// Full is set when no room or no file was left: package code wrote
+	// until the bound stopped it.
+	Full bool `json:"full"`
 }
 
 // Canary is one planted credential, described without its value.

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	units "github.com/docker/go-units"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +118,29 @@ func (t *table) phase(bh *Behavior, w Watch) {
 		how += " by " + observerStatus("sink", w.Sink) + ", " + observerStatus("tracer", w.Tracer) + ", " + observerStatus("files", w.Files)
 	}
 	t.line("  phase " + name + ": " + how)
+	if len(w.Disk) > 0 {
+		var ds []string
+		for _, d := range w.Disk {
+			x := fmt.Sprintf("%s %s of %s, %d of %d files", clean(d.Place), mebibytes(d.UsedBytes), mebibytes(d.BoundBytes), d.UsedFiles, d.BoundFiles)
+			if d.Full {
+				x += " FULL"
+			}
+			ds = append(ds, x)
+		}
+		t.line("    bounded places at the end: " + strings.Join(ds, "; "))
+	}
+	if len(w.Dropped) > 0 {
+		kinds := make([]string, 0, len(w.Dropped))
+		for k := range w.Dropped {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		var ds []string
+		for _, k := range kinds {
+			ds = append(ds, plural(w.Dropped[k], clean(k)+" event"))
+		}
+		t.line("    not listed (past the evidence's bounds; counted, and searched for canaries): " + strings.Join(ds, ", "))
+	}
 
 	var rows [][]string
 	hasPkg := false
@@ -175,6 +201,9 @@ func (t *table) phase(bh *Behavior, w Watch) {
 	}
 	t.grid(rows)
 }
+
+// mebibytes prints a byte count in binary units: "512MiB", "16KiB".
+func mebibytes(n int64) string { return units.BytesSize(float64(n)) }
 
 // eventPhases lists, in first-seen order, the phases events belong to.
 func eventPhases(bh *Behavior) []string {

@@ -61,7 +61,19 @@ func asV5(m map[string]any) {
 			}
 		}
 	}
+	if sb, ok := m["sandbox"].(map[string]any); ok {
+		if l, ok := sb["limits"].(map[string]any); ok {
+			for _, k := range []string{"tree_bytes", "home_bytes", "tmp_bytes"} {
+				delete(l, k)
+			}
+		}
+	}
 	if b, ok := m["behavior"].(map[string]any); ok {
+		watches, _ := b["watches"].([]any)
+		for _, w := range watches {
+			delete(w.(map[string]any), "disk")
+			delete(w.(map[string]any), "dropped")
+		}
 		for list, key := range map[string]string{"network": "stage", "processes": "provenance"} {
 			events, _ := b[list].([]any)
 			for _, e := range events {

@@ -50,8 +50,11 @@ import (
 // the run phase, each lifecycle script's signal, memory kill, optional
 // package and attempted network, and the session's truncations (with
 // their counts), late answers, notifications and shutdown; and the
-// required masking member, which secrets were masked where. Version 5's
-// schema forbids unknown members of all of those.
+// required masking member, which secrets were masked where; and the
+// bounds of the places package code writes (sandbox.limits) and, per
+// watched phase, what it kept in them and which events were counted but
+// not listed (behavior.watches). Version 5's schema forbids unknown
+// members of all of those.
 const SchemaVersion = "verifymcp.report/v6"
 
 // Notice is carried by every report.
@@ -160,6 +163,12 @@ type Limits struct {
 	Pids               int64 `json:"pids"`
 	InstallTimeoutMS   int64 `json:"install_timeout_ms"`
 	HandshakeTimeoutMS int64 `json:"handshake_timeout_ms"`
+	// TreeBytes, HomeBytes and TmpBytes bound what package code can keep
+	// in the tree (while its scripts run), its home and /tmp; 0 when the
+	// bundle predates the bounds.
+	TreeBytes int64 `json:"tree_bytes"`
+	HomeBytes int64 `json:"home_bytes"`
+	TmpBytes  int64 `json:"tmp_bytes"`
 }
 
 // Signal is the state of one evidence source during the run, and for a
@@ -305,6 +314,10 @@ type Watch struct {
 	Sink      string `json:"sink"`
 	Tracer    string `json:"tracer"`
 	Files     string `json:"files"`
+	// Disk is what the phase kept in each bounded place; Dropped counts,
+	// by kind, the phase's events past what the evidence lists.
+	Disk    []evidence.DiskUse `json:"disk"`
+	Dropped map[string]int     `json:"dropped"`
 }
 
 // Canary is one planted canary credential, by kind and place.
@@ -421,6 +434,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			Limits: Limits{
 				MemoryBytes: b.Sandbox.Limits.MemoryBytes, NanoCPUs: b.Sandbox.Limits.NanoCPUs, Pids: b.Sandbox.Limits.Pids,
 				InstallTimeoutMS: b.Sandbox.Limits.InstallTimeoutMS, HandshakeTimeoutMS: b.Sandbox.Limits.HandshakeTimeoutMS,
+				TreeBytes: b.Sandbox.Limits.TreeBytes, HomeBytes: b.Sandbox.Limits.HomeBytes, TmpBytes: b.Sandbox.Limits.TmpBytes,
 			},
 		},
 		Signals:    map[string]Signal{},
@@ -542,7 +556,12 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 		Exfiltration: make([]CanaryHit, 0, len(bh.Exfiltration)),
 	}
 	for _, w := range bh.Watches {
-		out.Watches = append(out.Watches, Watch{Phase: w.Phase, WatchedMS: w.WatchedMS, IdleMS: w.IdleMS, Sink: w.Sink, Tracer: w.Tracer, Files: w.Files})
+		rw := Watch{Phase: w.Phase, WatchedMS: w.WatchedMS, IdleMS: w.IdleMS, Sink: w.Sink, Tracer: w.Tracer, Files: w.Files,
+			Disk: append([]evidence.DiskUse{}, w.Disk...), Dropped: map[string]int{}}
+		for k, n := range w.Dropped {
+			rw.Dropped[k] = n
+		}
+		out.Watches = append(out.Watches, rw)
 	}
 	for _, c := range bh.Canaries {
 		out.Canaries = append(out.Canaries, Canary{Kind: c.Kind, Where: c.Where})

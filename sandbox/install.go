@@ -183,15 +183,22 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 		return inst, fr.Target, lock, "", nil
 	}
 	started = time.Now()
-	src := ""
-	if fetched != tree {
-		src = fetched
-	}
 	w, err := watchReady()
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	runs, timedOut, tail, err := s.scripts(ctx, r, tree, src, plan, remaining, w)
+	// The scripts run in a bounded copy of the fetched tree (cached or
+	// not), which the run phase then mounts read-only.
+	work, err := s.workTree(ctx, r, fetched, w)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if remaining = time.Until(deadline); remaining <= 0 {
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
+		inst.Error = "no time left for the script step after copying the installed tree"
+		return inst, fr.Target, lock, "", nil
+	}
+	runs, timedOut, tail, err := s.scripts(ctx, r, work, plan, remaining, w)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -210,7 +217,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 			case run.OOM && !sc.Optional:
 				// npm would have stopped the install here.
 				inst.Outcome, inst.FailedStep = evidence.InstallOOM, evidence.StepScripts
-				inst.Error = fmt.Sprintf("the %s script of %s was killed for exceeding the script step's memory limit of %s", sc.Event, sc.Package, bytesText(scriptMemory))
+				inst.Error = fmt.Sprintf("the %s script of %s was killed for exceeding the script step's memory limit of %s (besides the files kept in the tree, home and /tmp)", sc.Event, sc.Package, bytesText(scriptMemory))
 			}
 		}
 	}
@@ -226,7 +233,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 	}
 	// A script that fails is a finding, not a failed install: npm would stop,
 	// but the tree is there and the server may still start.
-	return inst, fr.Target, lock, tree, nil
+	return inst, fr.Target, lock, work, nil
 }
 
 // scriptMemory is the script step's memory limit; scriptBackstop is how
@@ -507,10 +514,43 @@ func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet, all
 	return func() { att.Close(); stop() }, nil
 }
 
-// scripts runs the lifecycle scripts in the run's tree volume with no
-// network. When src names a cached tree, it is mounted read-only and copied
-// into the run's tree first, so scripts never write to the cache.
-func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, string, error) {
+// workTree returns the bounded tree the scripts run in, holding a copy of
+// the fetched tree (see bounds.go). A watched scan's observer holds it
+// mounted; an unwatched scan starts a holder. The copy runs in a container
+// of its own, with no package code, so that the copied tree's pages count
+// against no phase's memory.
+func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch) (string, error) {
+	var work string
+	if w != nil {
+		work = w.vols["work-tree"]
+	} else {
+		var err error
+		if work, err = r.createBounded(ctx, s.opts.treeBound()); err != nil {
+			return "", err
+		}
+		if err := s.startHolder(ctx, r, map[string]string{"work-tree": work}); err != nil {
+			return "", err
+		}
+	}
+	hc := hardened()
+	hc.NetworkMode = "none"
+	hc.Mounts = []mount.Mount{mountVolume(fetched, "/work/src", true), mountVolume(work, treeDir, false)}
+	hc.Resources = container.Resources{Memory: s.opts.TreeSize + 256<<20, PidsLimit: int64Ptr(16)}
+	res, err := r.runStep(ctx, step{Part: "copy-tree", Host: hc, Timeout: 5 * time.Minute, MaxOut: 1 << 10, MaxErr: 4 << 10,
+		Config: &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"cp", "-a", "/work/src/.", treeDir + "/"}}})
+	switch {
+	case err != nil:
+		return "", err
+	case res.ExitCode != 0 && strings.Contains(string(res.Stderr), "No space left on device"):
+		return "", fmt.Errorf("%w (%s, %d files): raise --tree-size", ErrTreeBound, bytesText(s.opts.TreeSize), treeFiles)
+	case res.ExitCode != 0 || res.TimedOut:
+		return "", fmt.Errorf("copy the installed tree for the script step: exit %d: %s", res.ExitCode, tailString(string(res.Stderr), 500))
+	}
+	return work, nil
+}
+
+// scripts runs the lifecycle scripts in the bounded tree, with no network.
+func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, string, error) {
 	type item struct {
 		Path     string `json:"path"`
 		Event    string `json:"event"`
@@ -523,39 +563,29 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 	planJSON, _ := json.Marshal(items)
 	hc := hardened()
 	hc.NetworkMode = "none"
+	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
 	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
 	// The driver keeps the time budget itself, so that the script running
 	// when it ends is recorded as timed out with its output; the step's own
 	// timeout is a backstop for a driver that cannot.
 	cmd := []string{"node", "-e", scriptsDriver, string(planJSON), fmt.Sprint(timeout.Milliseconds())}
-	if src != "" {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: src, Target: "/work/src", ReadOnly: true})
-		cmd = append([]string{"sh", "-c", `cp -a /work/src/. ` + treeDir + `/ && exec "$@"`, "copy-tree"}, cmd...)
-	}
-	hc.Resources = container.Resources{Memory: scriptMemory, MemorySwap: scriptMemory, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
+	mem := scriptMemory + s.opts.extraMemory(evidence.PhaseScripts, w != nil)
+	hc.Resources = container.Resources{Memory: mem, MemorySwap: mem, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
 	env := []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"}
 	st := step{Part: "scripts", Host: hc, Timeout: timeout + scriptBackstop, MaxOut: 8 << 20, MaxErr: 8 << 10}
 	var (
-		released time.Time
-		tstatus  = "not_run"
-		fstatus  = "not_run"
-		watched  time.Duration
+		released  time.Time
+		tstatus   = "not_run"
+		fstatus   = "not_run"
+		watched   time.Duration
+		disk      []evidence.DiskUse
+		fileDrops int
 	)
 	if w != nil {
-		home, err := r.createVolume(ctx, "home-scripts")
-		if err != nil {
-			return nil, false, "", err
-		}
-		w.hostConfig(hc, home)
+		w.hostConfig(hc, evidence.PhaseScripts)
 		env[0] = "HOME=" + homeDir
 		env = append(env, w.env(nil)...)
-		// The copy of a cached tree happens before the wait, so that it is
-		// not traced as package behaviour.
-		if src != "" {
-			cmd = append([]string{"sh", "-c", `cp -a /work/src/. ` + treeDir + `/ && read -r _ && exec "$@"`, "verifymcp-wait"}, cmd[4:]...)
-		} else {
-			cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
-		}
+		cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
 		st.OnCreated = w.seed
 		st.OnStarted = func(ctx context.Context, id string, stdin io.Writer) error {
 			var err error
@@ -567,7 +597,9 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 			if st := w.obs.status(ctx, r.cli); st != "ok" {
 				tstatus = st
 			}
-			files, err := w.diffHome(ctx, id, evidence.PhaseScripts)
+			disk = w.diskEnd(ctx, evidence.PhaseScripts)
+			files, dropped, err := w.diffHome(ctx, id, evidence.PhaseScripts)
+			fileDrops = dropped
 			fstatus = "ok"
 			if err != nil {
 				fstatus = "error: " + err.Error()
@@ -597,7 +629,8 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree, src string, plan []
 				w.b.Files[i].Package = w.windows[0].Package
 			}
 		}
-		w.scriptsWatch = evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus}
+		w.scriptsWatch = evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus, Disk: disk}
+		addDropped(&w.scriptsWatch, "file", fileDrops)
 	}
 	if res.TimedOut {
 		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil

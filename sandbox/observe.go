@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,10 @@ import (
 // writes their events on out, one line each, prefixed with "sink " or
 // "trace ". Control lines on in: "phase NAME" and "mark LABEL" go to the
 // sink; "attach" makes the tracer attach to the processes that joined since,
-// after which the tracer writes a ready line. EOF on in stops both, after
-// they flushed their events.
+// after which the tracer writes a ready line; "usage" writes one line,
+// prefixed "usage ", with the use of every bounded place of the scan the
+// observer holds mounted under heldDir (see bounds.go). EOF on in stops
+// both, after they flushed their events.
 func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The scan stops the observer only after every watched container
 	// stopped, so whatever was sent is queued already: a short drain will do.
@@ -39,6 +42,7 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 	shared := &lockedWriter{w: out}
 	sinkOut := &prefixWriter{prefix: "sink ", w: shared}
 	traceOut := &prefixWriter{prefix: "trace ", w: shared}
+	usageOut := &prefixWriter{prefix: "usage ", w: shared}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -71,6 +75,9 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 				<-reply
 			case <-ctx.Done():
 			}
+		case line == "usage":
+			b, _ := json.Marshal(heldUsage(heldDir))
+			_, _ = usageOut.Write(append(b, '\n'))
 		case strings.HasPrefix(line, "phase "), strings.HasPrefix(line, "mark "):
 			if _, err := io.WriteString(sinkCtlW, line+"\n"); err != nil {
 				errs <- fmt.Errorf("sink control: %w", err)

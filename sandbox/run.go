@@ -49,18 +49,16 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	hc := hardened()
 	hc.NetworkMode = "none"
 	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir, ReadOnly: true}}
+	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
+	mem := s.opts.Memory + s.opts.extraMemory(evidence.PhaseRun, w != nil)
 	hc.Resources = container.Resources{
-		Memory:     s.opts.Memory,
-		MemorySwap: s.opts.Memory,
+		Memory:     mem,
+		MemorySwap: mem,
 		NanoCPUs:   s.opts.NanoCPUs,
 		PidsLimit:  int64Ptr(s.opts.Pids),
 	}
 	if w != nil {
-		home, err := r.createVolume(ctx, "home-run")
-		if err != nil {
-			return nil, nil, err
-		}
-		w.hostConfig(hc, home)
+		w.hostConfig(hc, evidence.PhaseRun)
 		env[0] = "HOME=" + homeDir
 		env = append(env, w.env(t.Env)...)
 		cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
@@ -189,14 +187,20 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		w.shutdownAt = time.Now()
 		w.obs.control("mark shutdown")
 	}
-	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	// The shutdown and the checks after it each get their own time: a
+	// shutdown that takes all of its grace periods (a server that ignores
+	// stdin's end and SIGTERM) must leave the home comparison its own.
+	sdCtx, cancelSD := context.WithTimeout(context.WithoutCancel(ctx), 2*s.opts.ShutdownGrace+15*time.Second)
+	sess.Shutdown = s.shutdown(sdCtx, r, id, att, exited, exitedEarly)
+	cancelSD()
+	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	sess.Shutdown = s.shutdown(inspCtx, r, id, att, exited, exitedEarly)
 	exitCode := sess.Shutdown.ExitCode
 	if w != nil {
 		watched := time.Since(released)
 		filesStatus := "ok"
-		files, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
+		disk := w.diskEnd(inspCtx, evidence.PhaseRun)
+		files, dropped, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
 		if err != nil {
 			filesStatus = "error: " + err.Error()
 		}
@@ -206,7 +210,8 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		}
 		w.runWin = [2]time.Time{released, time.Now()}
 		s.opts.Logger.Debug("home compared", "phase", evidence.PhaseRun, "changes", len(files))
-		w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus}
+		w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus, Disk: disk}
+		addDropped(&w.runWatch, "file", dropped)
 	}
 	info, ierr := r.cli.ContainerInspect(inspCtx, id)
 	if ierr == nil && info.State != nil {
@@ -236,11 +241,8 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		sess.LateAnswers = append(sess.LateAnswers, la)
 	}
 	sess.UnmatchedAnswers = unmatched
-	for _, n := range wr.notifications() {
-		if sess.Notifications == nil {
-			sess.Notifications = map[string]int{}
-		}
-		sess.Notifications[clip(n, 100)]++
+	if n := wr.notifications(); len(n) > 0 {
+		sess.Notifications = n
 	}
 
 	switch {

@@ -47,6 +47,14 @@ type Options struct {
 	Memory   int64
 	NanoCPUs int64
 	Pids     int64
+	// TreeSize, HomeSize and TmpSize bound what package code can keep in
+	// the installed tree while its lifecycle scripts run (2 GiB, the tree
+	// included), in its home directory (512 MiB) and in /tmp (256 MiB); see
+	// bounds.go. Each phase's memory limit is raised by the bounds of the
+	// places it writes, whose files count as memory.
+	TreeSize int64
+	HomeSize int64
+	TmpSize  int64
 	// MaxStdout bounds the bytes read from the server's stdout (256 MiB);
 	// one message is bounded by maxLine (64 MiB).
 	MaxStdout int64
@@ -91,6 +99,15 @@ func (o *Options) defaults() {
 	if o.Pids == 0 {
 		o.Pids = 512
 	}
+	if o.TreeSize == 0 {
+		o.TreeSize = DefaultTreeSize
+	}
+	if o.HomeSize == 0 {
+		o.HomeSize = DefaultHomeSize
+	}
+	if o.TmpSize == 0 {
+		o.TmpSize = DefaultTmpSize
+	}
 	if o.MaxStdout == 0 {
 		o.MaxStdout = 256 << 20
 	}
@@ -114,6 +131,9 @@ func (o Options) Limits() evidence.Limits {
 		Pids:               o.Pids,
 		InstallTimeoutMS:   o.InstallTimeout.Milliseconds(),
 		HandshakeTimeoutMS: o.HandshakeTimeout.Milliseconds(),
+		TreeBytes:          o.TreeSize,
+		HomeBytes:          o.HomeSize,
+		TmpBytes:           o.TmpSize,
 	}
 }
 

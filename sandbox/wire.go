@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ type wire struct {
 	calls    map[int64]*wireCall
 	late     []lateAnswer
 	unknown  int
-	notified []string
+	notified map[string]int // by method, at most maxNotifyMethods distinct
 	// cuts are the answers longer than the line bound, by wire id.
 	cuts map[int64]*oversized
 }
@@ -282,11 +283,29 @@ func (w *wire) lateAnswers() ([]lateAnswer, int) {
 	return append([]lateAnswer(nil), w.late...), w.unknown
 }
 
-// notifications returns the methods of the notifications the server sent.
-func (w *wire) notifications() []string {
+// maxNotifyMethods bounds the distinct notification methods counted; the
+// rest are counted under "(other)".
+const maxNotifyMethods = 100
+
+// notify counts one notification the server sent.
+func (w *wire) notify(method string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]string(nil), w.notified...)
+	if w.notified == nil {
+		w.notified = map[string]int{}
+	}
+	method = clip(method, 100)
+	if _, ok := w.notified[method]; !ok && len(w.notified) >= maxNotifyMethods {
+		method = "(other)"
+	}
+	w.notified[method]++
+}
+
+// notifications returns how many notifications the server sent, by method.
+func (w *wire) notifications() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.notified)
 }
 
 type wireTransport struct {
@@ -362,9 +381,7 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return &out, nil
 		case *jsonrpc.Request:
 			if !m.ID.IsValid() {
-				c.w.mu.Lock()
-				c.w.notified = append(c.w.notified, m.Method)
-				c.w.mu.Unlock()
+				c.w.notify(m.Method)
 			}
 		}
 		return msg, nil

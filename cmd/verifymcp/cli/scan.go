@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	units "github.com/docker/go-units"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,23 +38,26 @@ type scanFlags struct {
 	handshakeTimeout time.Duration
 	discoverProbe    time.Duration
 	memory           string
-	cpus             float64
-	pids             int64
-	noBehavior       bool
-	idle             time.Duration
-	shutdownGrace    time.Duration
-	osvEndpoint      string
-	osvOfflineDB     string
-	socketEndpoint   string
-	githubEndpoint   string
-	githubHost       string
-	dnsResolver      string
-	judgeEndpoint    string
-	judgeModel       string
-	dnsAnchor        string
-	refresh          bool
-	cacheTTL         string
-	skip             []string
+	// Bounds of the places package code writes, as given and in bytes.
+	treeSize, homeSize, tmpSize    string
+	treeBytes, homeBytes, tmpBytes int64
+	cpus                           float64
+	pids                           int64
+	noBehavior                     bool
+	idle                           time.Duration
+	shutdownGrace                  time.Duration
+	osvEndpoint                    string
+	osvOfflineDB                   string
+	socketEndpoint                 string
+	githubEndpoint                 string
+	githubHost                     string
+	dnsResolver                    string
+	judgeEndpoint                  string
+	judgeModel                     string
+	dnsAnchor                      string
+	refresh                        bool
+	cacheTTL                       string
+	skip                           []string
 }
 
 func newScanCmd(g *globals) *cobra.Command {
@@ -108,6 +112,9 @@ func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "time limit of server start-up and the MCP handshake")
 	fl.DurationVar(&f.discoverProbe, "discover-probe", 5*time.Second, "how long server/discover may go unanswered before falling back to initialize")
 	fl.StringVar(&f.memory, "memory", "512MiB", "memory limit of the server container")
+	fl.StringVar(&f.treeSize, "tree-size", "2GiB", "bound of the installed tree while lifecycle scripts run in it, the tree included (a tmpfs; what scripts keep there counts as their memory)")
+	fl.StringVar(&f.homeSize, "home-size", "512MiB", "bound of the home directory of the script step and of the server (a tmpfs; counts as memory)")
+	fl.StringVar(&f.tmpSize, "tmp-size", "256MiB", "bound of /tmp of the script step and of the server (a tmpfs; counts as memory)")
 	fl.Float64Var(&f.cpus, "cpus", 1, "CPU limit of the server container")
 	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
 	fl.BoolVar(&f.noBehavior, "no-behavior", false, "do not watch behaviour (no sink, tracer or canaries); scripts and server run with no network at all, and the behaviour signal is reported as not assessed")
@@ -123,6 +130,17 @@ func checkSandboxFlags(f *scanFlags) (int64, error) {
 	mem, err := parseMemory(f.memory)
 	if err != nil {
 		return 0, err
+	}
+	for _, b := range []struct {
+		flag, val string
+		min       int64
+		out       *int64
+	}{{"--tree-size", f.treeSize, 64 << 20, &f.treeBytes}, {"--home-size", f.homeSize, 16 << 20, &f.homeBytes}, {"--tmp-size", f.tmpSize, 16 << 20, &f.tmpBytes}} {
+		n, err := units.RAMInBytes(b.val)
+		if err != nil || n < b.min {
+			return 0, usagef("%s %q: want a size of at least %s, like %s", b.flag, b.val, units.BytesSize(float64(b.min)), units.BytesSize(float64(b.min*4)))
+		}
+		*b.out = n
 	}
 	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 || f.shutdownGrace <= 0 {
 		return 0, usagef("--cpus, --pids (>= 32) and timeouts must be positive")
@@ -300,6 +318,7 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 		Image: sandbox.ImageRef(), HelperImage: helper.Ref, Registry: registry,
 		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
+		TreeSize: f.treeBytes, HomeSize: f.homeBytes, TmpSize: f.tmpBytes,
 		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
 		Behavior:     !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
 	}
