@@ -66,14 +66,15 @@ func TestEncodedExfiltration(t *testing.T) {
 
 	// Each channel: one hit of the AWS secret, in the encoding it was sent
 	// in. Each DNS query's half is 20 bytes, found alone; the two hits are
-	// one once their destinations are masked alike.
+	// one once their destinations are masked alike. A find across the two
+	// queries (canary.Set.ScanDNSNames) may add one, in the same encoding.
 	for _, want := range []struct {
 		channel, encoding string
-		n                 int
+		min, max          int
 	}{
-		{"dns", "dns_labels+base32", 1},
-		{"http_target", canary.EncodingBase64, 1},
-		{"tls_sni", canary.EncodingReversed, 1},
+		{"dns", "dns_labels+base32", 1, 2},
+		{"http_target", canary.EncodingBase64, 1, 1},
+		{"tls_sni", canary.EncodingReversed, 1, 1},
 	} {
 		var got []evidence.CanaryHit
 		for _, h := range b.Behavior.Exfiltration {
@@ -81,8 +82,8 @@ func TestEncodedExfiltration(t *testing.T) {
 				got = append(got, h)
 			}
 		}
-		if len(got) != want.n {
-			t.Errorf("%s: %d hits of the AWS secret, want %d: %+v", want.channel, len(got), want.n, got)
+		if len(got) < want.min || len(got) > want.max {
+			t.Errorf("%s: %d hits of the AWS secret, want %d to %d: %+v", want.channel, len(got), want.min, want.max, got)
 		}
 		for _, h := range got {
 			if h.Encoding != want.encoding || h.Phase != evidence.PhaseRun {
