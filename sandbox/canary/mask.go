@@ -20,7 +20,8 @@ func Mask(secret string) string {
 }
 
 // MaskAll returns a copy of data in which every canary occurrence found by
-// Scan, in any encoding, is replaced by "[canary:<kind> <Mask(secret)>]",
+// Scan, in any encoding, is replaced by "[canary:<kind>]" (no character of
+// the value: a reader learns which canary it was, and nothing of it),
 // so that captured traffic can be stored without the canaries in it. The
 // whole encoded form is replaced, so nothing of at least MinChunk
 // characters of a canary (MinXOR for XOR) is left in any encoding Scan
@@ -93,7 +94,7 @@ func (m *matcher) mask(data []byte, raw []rawHit) []byte {
 	prev := 0
 	for _, v := range merged {
 		out = append(out, data[prev:v.a]...)
-		out = append(out, "[canary:"+m.values[v.h.s].Kind+" "+Mask(m.texts[v.h.s])+"]"...)
+		out = append(out, "[canary:"+m.values[v.h.s].Kind+"]"...)
 		prev = v.b
 	}
 	return append(out, data[prev:]...)

@@ -503,7 +503,7 @@ func TestNoSecretLeavesThroughVerifymcp(t *testing.T) {
 
 	t.Run("self-check", func(t *testing.T) {
 		lf := newLeakFinder(secrets)
-		lf.look("x", "clean", []byte(`{"instructions":"Authenticate with [secret:env:API_TOKEN] and [canary:github_token ghp_…(40)]"}`))
+		lf.look("x", "clean", []byte(`{"instructions":"Authenticate with [secret:env:API_TOKEN] and [canary:github_token]"}`))
 		if len(lf.hits) != 0 {
 			t.Fatalf("hits in a clean buffer: %q", lf.hits)
 		}
