@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,32 +65,31 @@ func TestEncodedExfiltration(t *testing.T) {
 		t.Errorf("code pkg.behavior.canary_exfiltration not emitted (got %v)", keys(codes))
 	}
 
-	// Each channel: one hit of the AWS secret, in the encoding it was sent
-	// in. Each DNS query's half is 20 bytes, found alone; the two hits are
-	// one once their destinations are masked alike. A find across the two
-	// queries (canary.Set.ScanDNSNames) may add one, in the same encoding.
+	// Each channel: the hits of the AWS secret, each in the encoding it was
+	// sent in. Each DNS query's half is 20 bytes, found alone; those two
+	// hits are one once their destinations are masked alike. The find
+	// across the two queries (canary.Set.ScanDNSNames) is one more, which
+	// says so in its encoding.
 	for _, want := range []struct {
-		channel, encoding string
-		min, max          int
+		channel   string
+		encodings []string
 	}{
-		{"dns", "dns_labels+base32", 1, 2},
-		{"http_target", canary.EncodingBase64, 1, 1},
-		{"tls_sni", canary.EncodingReversed, 1, 1},
+		{"dns", []string{"dns_labels+base32", "dns_labels+base32, split across 2 queries"}},
+		{"http_target", []string{canary.EncodingBase64}},
+		{"tls_sni", []string{canary.EncodingReversed}},
 	} {
-		var got []evidence.CanaryHit
+		var got []string
 		for _, h := range b.Behavior.Exfiltration {
 			if h.Channel == want.channel && h.Canary.Kind == canary.KindAWSSecretAccessKey {
-				got = append(got, h)
+				got = append(got, h.Encoding)
+				if h.Phase != evidence.PhaseRun {
+					t.Errorf("%s: hit %+v, want it in the run phase", want.channel, h)
+				}
 			}
 		}
-		if len(got) < want.min || len(got) > want.max {
-			t.Errorf("%s: %d hits of the AWS secret, want %d to %d: %+v", want.channel, len(got), want.min, want.max, got)
-		}
-		for _, h := range got {
-			// A find across the queries names the encoding and the split.
-			if (h.Encoding != want.encoding && h.Encoding != want.encoding+", split across 2 queries") || h.Phase != evidence.PhaseRun {
-				t.Errorf("%s: hit %+v, want encoding %s in the run phase", want.channel, h, want.encoding)
-			}
+		slices.Sort(got)
+		if !slices.Equal(got, want.encodings) {
+			t.Errorf("%s: hits of the AWS secret in %q, want %q: %+v", want.channel, got, want.encodings, b.Behavior.Exfiltration)
 		}
 	}
 
