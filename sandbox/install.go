@@ -399,7 +399,7 @@ func (s *Sandbox) fetchStep(ctx context.Context, r *run, tree string, t Target, 
 	fr := &fetchResult{}
 	if err := decodeResult(res.Stdout, fr); err != nil {
 		// The driver always prints a result unless node itself failed.
-		return &fetchResult{LogTail: tailString(string(res.Stdout)+string(res.Stderr), 4000)}, false, nil
+		return &fetchResult{LogTail: tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 6000), "install"), 4000)}, false, nil
 	}
 	if fault := classifyFetch(fr, s.opts.Registry, len(s.opts.CABundle) > 0); fault != nil {
 		s.opts.Logger.Debug("fetch step: environment fault", "kind", fault.Kind, "code", fault.Code, "host", fault.Host, "log", fr.LogTail)
@@ -536,6 +536,8 @@ func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch
 	hc.NetworkMode = "none"
 	hc.Mounts = []mount.Mount{mountVolume(fetched, "/work/src", true), mountVolume(work, treeDir, false)}
 	hc.Resources = container.Resources{Memory: s.opts.TreeSize + 256<<20, PidsLimit: int64Ptr(16)}
+	started := time.Now()
+	defer func() { s.opts.Logger.Debug("tree copied for the script step", "ms", time.Since(started).Milliseconds()) }()
 	res, err := r.runStep(ctx, step{Part: "copy-tree", Host: hc, Timeout: 5 * time.Minute, MaxOut: 1 << 10, MaxErr: 4 << 10,
 		Config: &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"cp", "-a", "/work/src/.", treeDir + "/"}}})
 	switch {
@@ -636,7 +638,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
 	}
 	if derr != nil {
-		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(string(res.Stderr), 500))
+		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
 	}
 	return runs, false, "", nil
 }

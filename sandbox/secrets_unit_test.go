@@ -205,3 +205,15 @@ func TestMaskResult(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMaskText: one stderr tail of 4 KiB with no secret in it, the
+// common case, through the whole masker.
+func BenchmarkMaskText(b *testing.B) {
+	m := newMasker([]Secret{{Name: "env:API_TOKEN", Value: "vmcp-env-0123456789abcdef"}}, nil)
+	line := "2026-12-01T10:15:21Z info server listening on stdio; tools=14 prompts=2 resources=3\n"
+	text := strings.Repeat(line, 4096/len(line))
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		m.text(text, "session")
+	}
+}
