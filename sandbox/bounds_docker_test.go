@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,20 +146,7 @@ fill(path.join(process.cwd(), 'tree-flood.bin')); fill(path.join(h, 'home-flood.
 // fails with ErrTreeBound and leaves nothing behind.
 func TestTreeLargerThanBound(t *testing.T) {
 	s := newSandbox(t, func(o *sandbox.Options) { o.TreeSize = 64 << 20 })
-	path := filepath.Join(t.TempDir(), "big.tgz")
-	f := fixture{Name: "bigtree", Postinstall: "true", Files: map[string]string{"blob.bin": strings.Repeat("z", 80<<20)}}
-	if err := os.WriteFile(path, pack(t, f), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	target, err := pipeline.ParseTarget(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
-	rt, err := p.Resolve(context.Background(), target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, rt := resolveFixture(t, s, fixture{Name: "bigtree", Postinstall: "true", Files: map[string]string{"blob.bin": strings.Repeat("z", 80<<20)}})
 	before := map[string]bool{}
 	pre, err := sandbox.Leftovers(context.Background(), engine)
 	if err != nil {

@@ -203,6 +203,23 @@ func assertClean(t *testing.T, id string) {
 // tarball target) and scores it, returning the bundle and the codes.
 func scanFixture(t *testing.T, s *sandbox.Sandbox, f fixture) (*evidence.Bundle, map[string]bool) {
 	t.Helper()
+	p, rt := resolveFixture(t, s, f)
+	scanned, err := p.Scan(context.Background(), rt, pipeline.Options{})
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	assertClean(t, scanned.Bundle.Run.ID)
+	codes := map[string]bool{}
+	for _, f := range rubric.Evaluate(scanned.Bundle, rubric.Current()).Findings {
+		codes[f.Code] = true
+	}
+	return scanned.Bundle, codes
+}
+
+// resolveFixture packs a fixture as a local tarball target and resolves
+// it through a pipeline on s.
+func resolveFixture(t *testing.T, s *sandbox.Sandbox, f fixture) (*pipeline.Pipeline, *pipeline.Resolved) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "fixture-"+f.Name+".tgz")
 	if err := os.WriteFile(path, pack(t, f), 0o600); err != nil {
 		t.Fatal(err)
@@ -216,16 +233,7 @@ func scanFixture(t *testing.T, s *sandbox.Sandbox, f fixture) (*evidence.Bundle,
 	if err != nil {
 		t.Fatal(err)
 	}
-	scanned, err := p.Scan(context.Background(), rt, pipeline.Options{})
-	if err != nil {
-		t.Fatalf("scan: %v", err)
-	}
-	assertClean(t, scanned.Bundle.Run.ID)
-	codes := map[string]bool{}
-	for _, f := range rubric.Evaluate(scanned.Bundle, rubric.Current()).Findings {
-		codes[f.Code] = true
-	}
-	return scanned.Bundle, codes
+	return p, rt
 }
 
 func toolNames(res *evidence.Bundle) []string {
