@@ -537,7 +537,9 @@ func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch
 	hc.Mounts = []mount.Mount{mountVolume(fetched, "/work/src", true), mountVolume(work, treeDir, false)}
 	hc.Resources = container.Resources{Memory: s.opts.TreeSize + 256<<20, PidsLimit: int64Ptr(16)}
 	started := time.Now()
-	defer func() { s.opts.Logger.Debug("tree copied for the script step", "ms", time.Since(started).Milliseconds()) }()
+	defer func() {
+		s.opts.Logger.Debug("tree copied for the script step", "ms", time.Since(started).Milliseconds())
+	}()
 	res, err := r.runStep(ctx, step{Part: "copy-tree", Host: hc, Timeout: 5 * time.Minute, MaxOut: 1 << 10, MaxErr: 4 << 10,
 		Config: &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"cp", "-a", "/work/src/.", treeDir + "/"}}})
 	switch {
