@@ -384,6 +384,9 @@ type Session struct {
 	// Notifications counts the notifications the server sent, by method
 	// (notifications/tools/list_changed among them).
 	Notifications map[string]int `json:"notifications,omitempty"`
+	// UnreadMessages counts the messages the server sent after the session
+	// ended: read to the end of its output, but not examined (v6).
+	UnreadMessages int `json:"unread_messages,omitempty"`
 	// Shutdown is how the server's process was stopped and ended.
 	Shutdown *Shutdown `json:"shutdown,omitempty"`
 }

@@ -49,7 +49,7 @@ func asV5(m map[string]any) {
 	m["schema_version"] = "verifymcp.report/v5"
 	delete(m, "masking")
 	if s, ok := m["session"].(map[string]any); ok {
-		for _, k := range []string{"truncations", "late_answers", "unmatched_answers", "notifications", "shutdown"} {
+		for _, k := range []string{"truncations", "late_answers", "unmatched_answers", "notifications", "unread_messages", "shutdown"} {
 			delete(s, k)
 		}
 	}

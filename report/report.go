@@ -214,6 +214,7 @@ type Session struct {
 	LateAnswers      []LateAnswer   `json:"late_answers"`
 	UnmatchedAnswers int            `json:"unmatched_answers"`
 	Notifications    map[string]int `json:"notifications"`
+	UnreadMessages   int            `json:"unread_messages"`
 	// Shutdown is how the server was stopped; nil when it was not run.
 	Shutdown *Shutdown `json:"shutdown"`
 }
@@ -469,6 +470,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			OOMKilled: s.OOMKilled, NonJSONLines: s.NonJSONLines, NonJSONSample: nonNil(s.NonJSONSample),
 			StderrTail: s.StderrTail, Truncated: s.Truncated, ListErrors: map[string]string{},
 			Truncations: []Truncation{}, LateAnswers: []LateAnswer{}, UnmatchedAnswers: s.UnmatchedAnswers, Notifications: map[string]int{},
+			UnreadMessages: s.UnreadMessages,
 		}
 		for m, e := range s.ListErrors {
 			rep.Session.ListErrors[m] = e

@@ -171,6 +171,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	if ss.cs != nil {
 		_ = ss.cs.Close()
 	}
+	filter.drain()
 
 	// Decide whether the server died before we close its stdin (which makes
 	// a well-behaved stdio server exit). A failure that is not our deadline
@@ -230,6 +231,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	sess.Truncated = sess.Truncated || truncated
 	sess.StdoutBytes = filter.bytes.Load()
+	sess.UnreadMessages = int(filter.unread.Load())
 	// Masked whole, then cut, so that the cut leaves no part of a secret.
 	sess.StderrTail = tailString(r.mask.text(stderr.String(), "session"), 4000)
 	late, unmatched := wr.lateAnswers()

@@ -26,6 +26,13 @@ type frameFilter struct {
 	// to a sample, so that the cut leaves no part of a secret.
 	sample func(string) string
 
+	// quit, once closed by drain, makes run drop the frames no session
+	// will read, counting them in unread, so that the server's stdout is
+	// read to its end whatever it sends after the session.
+	quit     chan struct{}
+	quitOnce sync.Once
+	unread   atomic.Int64
+
 	mu        sync.Mutex
 	nonJSON   int
 	samples   []string
@@ -42,7 +49,15 @@ const (
 	maxLine = 64 << 20
 )
 
-func newFrameFilter() *frameFilter { return &frameFilter{frames: make(chan []byte, 16)} }
+func newFrameFilter() *frameFilter {
+	return &frameFilter{frames: make(chan []byte, 16), quit: make(chan struct{})}
+}
+
+// drain ends the hand-over of frames: the sessions are over, and what the
+// server still writes is read and dropped, counted in unread. Unread, the
+// server's stdout would fill the attach stream, and the engine would hold
+// the container, and every API call about it, until the stream drained.
+func (f *frameFilter) drain() { f.quitOnce.Do(func() { close(f.quit) }) }
 
 func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 	defer close(f.frames)
@@ -71,7 +86,11 @@ func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 			switch {
 			case frame != nil:
 				f.anyFrame.Store(true)
-				f.frames <- append(frame, '\n')
+				select {
+				case f.frames <- append(frame, '\n'):
+				case <-f.quit:
+					f.unread.Add(1)
+				}
 			case len(trimmed) > 0:
 				f.noiseLine(trimmed)
 			}
