@@ -106,7 +106,7 @@ type watch struct {
 	bounds map[string]bound
 	diskAt map[string]placeUsage // at the start of package code, by part
 	// dropped counts, by phase and kind, events past the evidence's bounds.
-	dropped map[string]map[string]int
+	dropped drops
 }
 
 // scriptWindow is when one lifecycle script ran, for attribution.
@@ -142,7 +142,7 @@ func (s *Sandbox) newWatch(ctx context.Context, r *run, envVals []string) (*watc
 		return nil, err
 	}
 	o.mu.Lock()
-	o.keepSink = w.sinkCanary
+	o.keepSink = func(ev sinkEvent) bool { return len(w.sinkHits(ev)) > 0 }
 	o.keepExec = func(ev execEvent) bool { return len(set.Scan([]byte(strings.Join(ev.Argv, " ")))) > 0 }
 	o.mu.Unlock()
 	w.obs = o
@@ -386,7 +386,7 @@ type observerHandle struct {
 	// keepSink and keepExec keep such an event anyway when it holds a
 	// canary (at most maxKeptPast of them).
 	phase    string
-	dropped  map[string]map[string]int
+	dropped  drops
 	kept     int
 	keepSink func(sinkEvent) bool
 	keepExec func(execEvent) bool
@@ -481,7 +481,8 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 				}
 				o.addSink(ev)
 			case "usage":
-				if u, err := decodeUsage(line); err == nil {
+				var u map[string]placeUsage
+				if json.Unmarshal(line, &u) == nil {
 					select {
 					case o.use <- u:
 					default:
@@ -577,13 +578,7 @@ func (o *observerHandle) drop(phase, kind string) {
 	if phase == "" {
 		phase = o.phase
 	}
-	if o.dropped == nil {
-		o.dropped = map[string]map[string]int{}
-	}
-	if o.dropped[phase] == nil {
-		o.dropped[phase] = map[string]int{}
-	}
-	o.dropped[phase][kind]++
+	o.dropped.add(phase, kind, 1)
 }
 
 // droppedIn returns the counts of events of a phase the observer dropped.

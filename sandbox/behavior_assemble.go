@@ -66,32 +66,12 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		}
 		dest := destination(ne)
 		// Canary search over everything captured, before anything is masked.
-		hit := func(ch string, hs []canary.Hit) {
-			for _, h := range hs {
-				w.addHit(h, ch, phase, ne.Package, dest)
+		for _, ch := range w.sinkHits(ev) {
+			for _, h := range ch.hits {
+				w.addHit(h, ch.channel, phase, ne.Package, dest)
 			}
 		}
-		if ne.DNSName != "" {
-			hit("dns", w.canary.ScanDNSName(ne.DNSName))
-		}
-		if ev.SNI != "" {
-			hit("tls_sni", w.canary.Scan([]byte(ev.SNI)))
-		}
-		if ev.HTTPTarget != "" {
-			hit("http_target", w.canary.Scan([]byte(ev.HTTPTarget)))
-		}
-		if len(ev.HTTPHeaders) > 0 {
-			hit("http_header", w.canary.Scan(ev.HTTPHeaders))
-		}
-		if len(ev.Body) > 0 {
-			hit("http_body", w.canary.Scan(ev.Body))
-		}
-		// Raw bytes are searched when they were not parsed as HTTP or TLS
-		// (those parts are searched above, each under its own channel).
-		raw := len(ev.Data) > 0 && ev.HTTPMethod == "" && ev.SNI == "" && ev.Type != "dns"
-		if raw {
-			hit(ev.Type, w.canary.Scan(ev.Data))
-		}
+		raw := rawData(ev)
 		ne.HTTPTarget = w.clean(ev.HTTPTarget, 400)
 		if m, ok := masked[phase][strings.ToLower(ne.DNSName)]; ok {
 			ne.DNSName = m
@@ -112,7 +92,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		if len(w.b.Network) < maxNetEvents {
 			w.b.Network = append(w.b.Network, ne)
 		} else {
-			w.drop(phase, "network")
+			w.dropped.add(phase, "network", 1)
 		}
 	}
 }
@@ -168,16 +148,48 @@ func (w *watch) acrossQueries(events []sinkEvent) map[string]map[string]string {
 	return out
 }
 
-// sinkCanary reports whether a sink event holds a canary, searched as
-// addNetwork searches it.
-func (w *watch) sinkCanary(ev sinkEvent) bool {
+// channelHits are the canaries found in one part of a sink event.
+type channelHits struct {
+	channel string
+	hits    []canary.Hit
+}
+
+// sinkHits searches every part of a sink event for the canaries, each
+// part under its own channel.
+func (w *watch) sinkHits(ev sinkEvent) []channelHits {
+	var out []channelHits
+	add := func(ch string, hs []canary.Hit) {
+		if len(hs) > 0 {
+			out = append(out, channelHits{ch, hs})
+		}
+	}
 	c := w.canary
-	return (ev.DNSName != "" && len(c.ScanDNSName(strings.TrimSuffix(ev.DNSName, "."))) > 0) ||
-		(ev.SNI != "" && len(c.Scan([]byte(ev.SNI))) > 0) ||
-		(ev.HTTPTarget != "" && len(c.Scan([]byte(ev.HTTPTarget))) > 0) ||
-		(len(ev.HTTPHeaders) > 0 && len(c.Scan(ev.HTTPHeaders)) > 0) ||
-		(len(ev.Body) > 0 && len(c.Scan(ev.Body)) > 0) ||
-		(len(ev.Data) > 0 && len(c.Scan(ev.Data)) > 0)
+	if name := strings.TrimSuffix(ev.DNSName, "."); name != "" {
+		add("dns", c.ScanDNSName(name))
+	}
+	if ev.SNI != "" {
+		add("tls_sni", c.Scan([]byte(ev.SNI)))
+	}
+	if ev.HTTPTarget != "" {
+		add("http_target", c.Scan([]byte(ev.HTTPTarget)))
+	}
+	if len(ev.HTTPHeaders) > 0 {
+		add("http_header", c.Scan(ev.HTTPHeaders))
+	}
+	if len(ev.Body) > 0 {
+		add("http_body", c.Scan(ev.Body))
+	}
+	if rawData(ev) {
+		add(ev.Type, c.Scan(ev.Data))
+	}
+	return out
+}
+
+// rawData reports whether a sink event's raw bytes are searched and
+// previewed: when they were not parsed as HTTP or TLS (whose parts are
+// searched each under its own channel).
+func rawData(ev sinkEvent) bool {
+	return len(ev.Data) > 0 && ev.HTTPMethod == "" && ev.SNI == "" && ev.Type != "dns"
 }
 
 func destination(ne evidence.NetEvent) string {
@@ -211,17 +223,6 @@ func (w *watch) addHit(h canary.Hit, channel, phase, pkg, dest string) {
 		}
 	}
 	w.b.Exfiltration = append(w.b.Exfiltration, c)
-}
-
-// drop counts an event of a phase past the evidence's bounds.
-func (w *watch) drop(phase, kind string) {
-	if w.dropped == nil {
-		w.dropped = map[string]map[string]int{}
-	}
-	if w.dropped[phase] == nil {
-		w.dropped[phase] = map[string]int{}
-	}
-	w.dropped[phase][kind]++
 }
 
 // clean makes server-controlled text safe to store: canary values masked,
@@ -260,7 +261,7 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 		}
 		if len(w.b.Processes) >= maxProcEvents {
 			// Still searched for canaries (above), but not listed.
-			w.drop(phase, "process")
+			w.dropped.add(phase, "process", 1)
 			continue
 		}
 		w.b.Processes = append(w.b.Processes, evidence.ProcessEvent{

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -63,24 +62,17 @@ type bound struct {
 	Place string // evidence.PlaceTree, PlaceHome, PlaceTmp
 	Size  int64
 	Files int64
-	// Owner and Mode of the place's root.
+	// Owner and mode (octal, sticky bit included) of the place's root.
 	UID  int
-	Mode os.FileMode
+	Mode uint32
 }
 
 func (b bound) driverOpts() map[string]string {
-	o := fmt.Sprintf("size=%d,nr_inodes=%d,mode=%04o,nosuid,nodev", b.Size, b.Files, uint32(b.Mode.Perm())|modeBits(b.Mode))
+	o := fmt.Sprintf("size=%d,nr_inodes=%d,mode=%04o,nosuid,nodev", b.Size, b.Files, b.Mode)
 	if b.UID != 0 {
 		o += fmt.Sprintf(",uid=%d,gid=%d", b.UID, b.UID)
 	}
 	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": o}
-}
-
-func modeBits(m os.FileMode) uint32 {
-	if m&os.ModeSticky != 0 {
-		return 0o1000
-	}
-	return 0
 }
 
 // bounds returns the bounded places of a watched scan: the tree the
@@ -89,9 +81,9 @@ func (o Options) bounds() []bound {
 	return []bound{
 		o.treeBound(),
 		{Part: "home-scripts", Place: evidence.PlaceHome, Size: o.HomeSize, Files: homeFiles, UID: 65534, Mode: 0o700},
-		{Part: "tmp-scripts", Place: evidence.PlaceTmp, Size: o.TmpSize, Files: tmpFiles, Mode: 0o777 | os.ModeSticky},
+		{Part: "tmp-scripts", Place: evidence.PlaceTmp, Size: o.TmpSize, Files: tmpFiles, Mode: 0o1777},
 		{Part: "home-run", Place: evidence.PlaceHome, Size: o.HomeSize, Files: homeFiles, UID: 65534, Mode: 0o700},
-		{Part: "tmp-run", Place: evidence.PlaceTmp, Size: o.TmpSize, Files: tmpFiles, Mode: 0o777 | os.ModeSticky},
+		{Part: "tmp-run", Place: evidence.PlaceTmp, Size: o.TmpSize, Files: tmpFiles, Mode: 0o1777},
 	}
 }
 
@@ -176,12 +168,6 @@ func heldUsage(dir string) map[string]placeUsage {
 	return out
 }
 
-func decodeUsage(line []byte) (map[string]placeUsage, error) {
-	var u map[string]placeUsage
-	err := json.Unmarshal(line, &u)
-	return u, err
-}
-
 // diskUse is the evidence of one place at the end of a phase, from its use
 // then and when package code started.
 func diskUse(b bound, start, end placeUsage) evidence.DiskUse {
@@ -190,6 +176,20 @@ func diskUse(b bound, start, end placeUsage) evidence.DiskUse {
 		StartBytes: start.Bytes, UsedBytes: end.Bytes, UsedFiles: end.Files,
 		Full: end.Size > 0 && (end.FreeBytes < fullMargin || end.FreeFiles == 0),
 	}
+}
+
+// drops counts events left out of the evidence, by phase and kind
+// ("network", "process", "file").
+type drops map[string]map[string]int
+
+func (d *drops) add(phase, kind string, n int) {
+	if *d == nil {
+		*d = drops{}
+	}
+	if (*d)[phase] == nil {
+		(*d)[phase] = map[string]int{}
+	}
+	(*d)[phase][kind] += n
 }
 
 // addDropped counts n events of a kind a phase's evidence left out.
