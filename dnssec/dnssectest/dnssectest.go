@@ -4,7 +4,8 @@
 // the hierarchy is created. One miekg/dns server (UDP and TCP on the same
 // 127.0.0.1 port) plays a recursive resolver that knows every zone: it
 // answers any question from the zone that holds the name (a DS question
-// from the parent), chases CNAMEs, adds RRSIGs and NSEC or NSEC3 denial
+// from the parent), synthesizes a CNAME below a DNAME as an authoritative
+// server does (RFC 6672 section 3.1), chases CNAMEs, adds RRSIGs and NSEC or NSEC3 denial
 // proofs when the query has the DO bit, and never validates (it behaves as
 // a resolver asked with CD set). Nothing real is touched: "vmcp" is not a
 // top-level domain, and the hierarchy is trusted only through Anchors.
@@ -13,15 +14,19 @@
 //
 //	.               root; ECDSA P-256 KSK+ZSK; NSEC (so "x.nope" is an NXDOMAIN proven by NSEC)
 //	vmcp            TLD; ECDSA P-256 KSK+ZSK; NSEC3 with opt-out, like com
-//	secure.vmcp     ECDSA P-256 (13) KSK+ZSK; NSEC; wildcard, empty non-terminal, CNAMEs
-//	rsa.vmcp        RSA/SHA-256 (8), one 2048-bit key; NSEC3 without opt-out (1 iteration, salt)
+//	secure.vmcp     ECDSA P-256 (13) KSK+ZSK; NSEC; wildcard, empty non-terminal, CNAMEs, a DNAME
+//	rsa.vmcp        RSA/SHA-256 (8), one 2048-bit key; NSEC3 without opt-out (1 iteration, salt); a DNAME
 //	ed.vmcp         Ed25519 (15) KSK+ZSK; NSEC
-//	unsigned.vmcp   insecure: delegated without DS, proven by vmcp's NSEC3 opt-out
-//	tampered.vmcp   A records changed after signing: bad signature
+//	moved.vmcp      ECDSA P-256; a DNAME at the apex to ed.vmcp (a renamed zone)
+//	unsigned.vmcp   insecure: delegated without DS, proven by vmcp's NSEC3 opt-out; a DNAME
+//	tampered.vmcp   A records and a DNAME target changed after signing: bad signature
 //	expired.vmcp    every signature expired 30 days ago
 //	future.vmcp     every signature starts 30 days from now
 //	wrongkey.vmcp   the DS at vmcp matches none of the zone's DNSKEYs
 //	nosig.vmcp      A RRsets served without their RRSIG
+//	revoked.vmcp    the DS at vmcp is for the KSK as it was before its REVOKE bit was set
+//	                (RFC 5011); the DNSKEY RRset has it revoked, and signed by it
+//	revokedds.vmcp  the same revoked KSK, but the DS at vmcp is for it as published, REVOKE bit included
 //
 // The names listed as constants below hold the interesting data; every
 // signed zone also has an A record at its apex and at "www".
@@ -33,6 +38,7 @@ package dnssectest
 import (
 	"crypto"
 	"fmt"
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -55,6 +61,10 @@ const (
 	FutureZone   = "future.vmcp"
 	WrongKeyZone = "wrongkey.vmcp"
 	NoSigZone    = "nosig.vmcp"
+	MovedZone    = "moved.vmcp"
+	RevokedZone  = "revoked.vmcp"
+	// RevokedDSZone's DS digest covers the revoked DNSKEY itself.
+	RevokedDSZone = "revokedds.vmcp"
 )
 
 // Names with particular data, without the trailing dot.
@@ -94,6 +104,27 @@ const (
 	// does not exist there (an unsigned NXDOMAIN).
 	UnsignedHost     = "www.unsigned.vmcp"
 	NXDomainUnsigned = "nope.unsigned.vmcp"
+	// DNAMEOwner holds "DNAME ed.vmcp.": every name below it is
+	// redirected, so DNAMESecure is answered with the signed DNAME, an
+	// unsigned CNAME synthesized to "www.ed.vmcp" and that name's A, and
+	// DNAMEDangling with a CNAME to "gone.ed.vmcp", which does not exist.
+	// The owner itself is not redirected: it has no A (a signed NODATA).
+	DNAMEOwner    = "dn.secure.vmcp"
+	DNAMESecure   = "www.dn.secure.vmcp"
+	DNAMEDangling = "gone.dn.secure.vmcp"
+	// DNAMENSEC3 is below "dn.rsa.vmcp DNAME secure.vmcp." (so it goes to
+	// "www.secure.vmcp") in the NSEC3 zone.
+	DNAMENSEC3 = "www.dn.rsa.vmcp"
+	// DNAMEApex is below the DNAME at the apex of moved.vmcp, to
+	// "www.ed.vmcp".
+	DNAMEApex = "www.moved.vmcp"
+	// DNAMEInsecure is below "dn.unsigned.vmcp DNAME secure.vmcp." in the
+	// unsigned zone (to "www.secure.vmcp").
+	DNAMEInsecure = "www.dn.unsigned.vmcp"
+	// DNAMEBogus is below "dn.tampered.vmcp", a DNAME to ed.vmcp whose
+	// target was changed to rsa.vmcp after signing: the server synthesizes
+	// "www.rsa.vmcp" from the altered DNAME, whose signature fails.
+	DNAMEBogus = "www.dn.tampered.vmcp"
 )
 
 // Options change how a hierarchy is built and served. The zero value is a
@@ -147,6 +178,7 @@ type Hierarchy struct {
 	mu       sync.Mutex
 	filter   Filter
 	servFail []string
+	forged   map[string]string
 
 	nUDP, nTCP atomic.Int64
 }
@@ -213,6 +245,19 @@ func (h *Hierarchy) ServFail(name string) {
 	h.servFail = append(h.servFail, dns.CanonicalName(name))
 }
 
+// ForgeSynthesizedCNAME makes the CNAME synthesized from a DNAME for name
+// point at target instead, and the answer follow target, as an on-path
+// attacker can: a synthesized CNAME is never signed (RFC 6672 section
+// 5.3.1), while the DNAME beside it stays intact and signed.
+func (h *Hierarchy) ForgeSynthesizedCNAME(name, target string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.forged == nil {
+		h.forged = map[string]string{}
+	}
+	h.forged[dns.CanonicalName(name)] = dns.CanonicalName(target)
+}
+
 // Queries returns how many questions were asked so far.
 func (h *Hierarchy) Queries() Queries {
 	return Queries{UDP: h.nUDP.Load(), TCP: h.nTCP.Load()}
@@ -254,6 +299,14 @@ func getKey(id string, alg uint8, flags uint16) *key {
 	k := &key{pub: pub, priv: priv.(crypto.Signer), tag: pub.KeyTag()}
 	keyCache[id] = k
 	return k
+}
+
+// revoke returns a copy of k with the REVOKE bit set in its DNSKEY, and
+// the key tag that changes with it.
+func revoke(k *key) *key {
+	pub := dns.Copy(k.pub).(*dns.DNSKEY)
+	pub.Flags |= dns.REVOKE
+	return &key{pub: pub, priv: k.priv, tag: pub.KeyTag()}
 }
 
 // zoneKeys gives a zone its keys: a KSK and a ZSK when split, otherwise one
@@ -314,22 +367,42 @@ ext CNAME www.unsigned.vmcp.
 dangling CNAME gone.rsa.vmcp.
 loop1 CNAME loop2.secure.vmcp.
 loop2 CNAME loop1.secure.vmcp.
+dn DNAME ed.vmcp.
 `)
 	rsa := leaf("rsa.vmcp.", dns.RSASHA256, false, &nsec3Params{iterations: 1, salt: "a1b2c3"}, `
 @ A 192.0.2.20
 www A 192.0.2.21
 *.wild A 192.0.2.22
+dn DNAME secure.vmcp.
 `)
 	ed := leaf("ed.vmcp.", dns.ED25519, true, nil, basic)
-	tampered := leaf("tampered.vmcp.", dns.ECDSAP256SHA256, false, nil, basic)
+	moved := leaf("moved.vmcp.", dns.ECDSAP256SHA256, true, nil, "@ DNAME ed.vmcp.\n")
+	tampered := leaf("tampered.vmcp.", dns.ECDSAP256SHA256, false, nil, basic+"dn DNAME ed.vmcp.\n")
 	expired := leaf("expired.vmcp.", dns.ECDSAP256SHA256, false, nil, basic)
 	future := leaf("future.vmcp.", dns.ECDSAP256SHA256, false, nil, basic)
 	wrongkey := leaf("wrongkey.vmcp.", dns.ECDSAP256SHA256, false, nil, basic)
 	nosig := leaf("nosig.vmcp.", dns.ECDSAP256SHA256, false, nil, basic)
 	unsigned := newZone("unsigned.vmcp.")
-	unsigned.addText(soaNS + basic)
+	unsigned.addText(soaNS + basic + "dn DNAME secure.vmcp.\n")
+	// The revoked zones' KSK is published with the REVOKE bit (RFC 5011
+	// section 2.1), which changes its key tag, and still signs the DNSKEY
+	// RRset, as a zone in the middle of a key roll does. preRevoke is the
+	// same key before the bit was set.
+	revokedLeaf := func(name string) (z *zone, preRevoke *key) {
+		z = newZone(name)
+		zoneKeys(z, dns.ECDSAP256SHA256, true)
+		preRevoke = z.ksk
+		delete(z.rrsets, rrKey{z.name, dns.TypeDNSKEY})
+		z.ksk = revoke(preRevoke)
+		z.add(dns.Copy(z.ksk.pub))
+		z.add(dns.Copy(z.zsk.pub))
+		z.addText(soaNS + basic)
+		return z, preRevoke
+	}
+	revoked, revokedWas := revokedLeaf("revoked.vmcp.")
+	revokedDS, _ := revokedLeaf("revokedds.vmcp.")
 
-	for _, z := range []*zone{secure, rsa, ed, tampered, wrongkey, nosig, unsigned} {
+	for _, z := range []*zone{secure, rsa, ed, moved, tampered, wrongkey, nosig, unsigned, revoked, revokedDS} {
 		z.chain()
 		z.sign(normalFrom, normalTo)
 	}
@@ -344,6 +417,9 @@ www A 192.0.2.21
 			rr.(*dns.A).A = net.IPv4(198, 51, 100, 66)
 		}
 	}
+	for _, rr := range tampered.rrsets[rrKey{"dn.tampered.vmcp.", dns.TypeDNAME}] {
+		rr.(*dns.DNAME).Target = "rsa.vmcp."
+	}
 	for _, n := range []string{"nosig.vmcp.", "www.nosig.vmcp."} {
 		delete(nosig.sigs, rrKey{n, dns.TypeA})
 	}
@@ -353,9 +429,9 @@ www A 192.0.2.21
 	tld.nsec3 = &nsec3Params{optOut: true}
 	tld.addText(soaNS + "ns1 A 192.0.2.53\n")
 	children := []child{
-		{secure, "normal"}, {rsa, "normal"}, {ed, "normal"}, {tampered, "normal"},
+		{secure, "normal"}, {rsa, "normal"}, {ed, "normal"}, {moved, "normal"}, {tampered, "normal"},
 		{expired, "normal"}, {future, "normal"}, {wrongkey, "wrong"}, {nosig, "normal"},
-		{unsigned, "none"},
+		{unsigned, "none"}, {revoked, "pre-revoke"}, {revokedDS, "normal"},
 	}
 	for _, c := range children {
 		tld.addText(fmt.Sprintf("%s NS ns1.vmcp.\n", c.z.name))
@@ -365,6 +441,8 @@ www A 192.0.2.21
 		case "wrong":
 			other := withOwner(getKey("wrongkey.vmcp./other", dns.ECDSAP256SHA256, 257), c.z.name)
 			tld.add(other.pub.ToDS(dns.SHA256))
+		case "pre-revoke":
+			tld.add(revokedWas.pub.ToDS(dns.SHA256))
 		}
 	}
 	tld.chain()
@@ -380,7 +458,7 @@ www A 192.0.2.21
 	h.anchorDS = []*dns.DS{root.ksk.pub.ToDS(dns.SHA256)}
 	h.anchorKeys = []*dns.DNSKEY{dns.Copy(root.ksk.pub).(*dns.DNSKEY)}
 	// Deepest first, so zoneFor finds the closest enclosing zone.
-	h.zones = append([]*zone{}, secure, rsa, ed, tampered, expired, future, wrongkey, nosig, unsigned, tld, root)
+	h.zones = append([]*zone{}, secure, rsa, ed, moved, tampered, expired, future, wrongkey, nosig, unsigned, revoked, revokedDS, tld, root)
 }
 
 // zoneFor is the zone that answers a question: the deepest zone holding
@@ -399,11 +477,15 @@ func (h *Hierarchy) zoneFor(q string, t uint16) *zone {
 }
 
 // resolve answers a question as a recursive resolver would: from the zone
-// that holds the name, chasing CNAMEs into other zones.
-func (h *Hierarchy) resolve(q string, t uint16) answer {
+// that holds the name, chasing CNAMEs (those a DNAME synthesized too) into
+// other zones. forged rewrites synthesized CNAMEs by owner name.
+func (h *Hierarchy) resolve(q string, t uint16, forged map[string]string) answer {
 	var out answer
 	for depth := 0; depth < 8; depth++ {
 		a := h.zoneFor(q, t).lookup(q, t)
+		if to, ok := forged[q]; ok && a.synthesized != nil {
+			a.synthesized.Target, a.cname = to, to
+		}
 		out.answer = append(out.answer, a.answer...)
 		out.rcode, out.auth = a.rcode, a.auth
 		if a.cname == "" || t == dns.TypeCNAME {
@@ -493,6 +575,7 @@ func (h *Hierarchy) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	h.mu.Lock()
 	filter := h.filter
 	servFail := append([]string(nil), h.servFail...)
+	forged := maps.Clone(h.forged)
 	h.mu.Unlock()
 
 	m := new(dns.Msg)
@@ -540,7 +623,7 @@ func (h *Hierarchy) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 	}
 
-	a := h.resolve(name, q.Qtype)
+	a := h.resolve(name, q.Qtype, forged)
 	m.Rcode = a.rcode
 	m.Answer, m.Ns = a.answer, a.auth
 	switch {

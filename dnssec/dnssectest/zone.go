@@ -265,6 +265,9 @@ type answer struct {
 	// cname is the target to chase when the answer is a CNAME for
 	// another type.
 	cname string
+	// synthesized is the CNAME a DNAME synthesized (it is in answer), so
+	// that a forging resolver can rewrite it.
+	synthesized *dns.CNAME
 }
 
 func (z *zone) set(name string, t uint16) []dns.RR {
@@ -275,6 +278,9 @@ func (z *zone) set(name string, t uint16) []dns.RR {
 
 // lookup answers a question authoritatively from this zone.
 func (z *zone) lookup(q string, t uint16) answer {
+	if owner, dn := z.dnameAbove(q); dn != nil {
+		return z.synthesize(q, owner, dn)
+	}
 	if z.owners[q] {
 		if rrs := z.set(q, t); len(z.rrsets[rrKey{q, t}]) > 0 {
 			return answer{rcode: dns.RcodeSuccess, answer: rrs}
@@ -321,6 +327,64 @@ func (z *zone) lookup(q string, t uint16) answer {
 	}
 	auth := append(z.soa(), z.nxProof(q, ce)...)
 	return answer{rcode: dns.RcodeNameError, auth: dedupe(auth)}
+}
+
+// dnameAbove finds the DNAME that redirects q: one owned by a proper
+// ancestor of q in this zone (the zone apex included). RFC 6672 section 2.3
+// forbids data below a DNAME owner, so the closest one is the only one.
+func (z *zone) dnameAbove(q string) (string, *dns.DNAME) {
+	if q == z.name {
+		return "", nil
+	}
+	for n := parent(q); ; n = parent(n) {
+		if rrs := z.rrsets[rrKey{n, dns.TypeDNAME}]; len(rrs) > 0 {
+			return n, rrs[0].(*dns.DNAME)
+		}
+		if n == z.name || n == "." {
+			return "", nil
+		}
+	}
+}
+
+// synthesize answers a question for a name below a DNAME owner as RFC
+// 6672 section 3.1 says an authoritative server does: the signed DNAME
+// RRset, then an unsigned CNAME from the name to the name with the owner
+// suffix replaced by the DNAME target, with the DNAME's TTL. A synthesized
+// name longer than 255 octets is YXDOMAIN, with the DNAME alone.
+func (z *zone) synthesize(q, owner string, dn *dns.DNAME) answer {
+	ans := z.set(owner, dns.TypeDNAME)
+	target := dnameTarget(q, owner, dn.Target)
+	if !fits(target) {
+		return answer{rcode: dns.RcodeYXDomain, answer: ans}
+	}
+	cn := &dns.CNAME{
+		Hdr:    dns.RR_Header{Name: q, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: dn.Hdr.Ttl},
+		Target: target,
+	}
+	return answer{rcode: dns.RcodeSuccess, answer: append(ans, cn), cname: target, synthesized: cn}
+}
+
+// fits reports whether a name fits the 255 octets of the wire format
+// (dns.IsDomainName lets one more through).
+func fits(n string) bool {
+	buf := make([]byte, 512)
+	off, err := dns.PackDomainName(n, buf, 0, nil, false)
+	return err == nil && off <= 255
+}
+
+// dnameTarget replaces the owner suffix of q by target. Label boundaries
+// come from dns.Split, so an escaped dot inside a label is not one.
+func dnameTarget(q, owner, target string) string {
+	target = dns.CanonicalName(target)
+	prefix := q
+	if owner != "." {
+		idx := dns.Split(q)
+		prefix = q[:idx[len(idx)-dns.CountLabel(owner)]]
+	}
+	if target == "." {
+		return prefix
+	}
+	return prefix + target
 }
 
 func (z *zone) soa() []dns.RR { return z.set(z.name, dns.TypeSOA) }
