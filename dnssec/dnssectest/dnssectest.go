@@ -158,6 +158,9 @@ const (
 	FilterServFail
 	// FilterDrop never answers.
 	FilterDrop
+	// FilterOmitSynthesizedCNAME answers below a DNAME with the DNAME
+	// alone, leaving the client to synthesize the CNAME from it.
+	FilterOmitSynthesizedCNAME
 )
 
 // Queries counts the questions a hierarchy was asked, by transport.
@@ -478,15 +481,21 @@ func (h *Hierarchy) zoneFor(q string, t uint16) *zone {
 
 // resolve answers a question as a recursive resolver would: from the zone
 // that holds the name, chasing CNAMEs (those a DNAME synthesized too) into
-// other zones. forged rewrites synthesized CNAMEs by owner name.
-func (h *Hierarchy) resolve(q string, t uint16, forged map[string]string) answer {
+// other zones. forged rewrites synthesized CNAMEs by owner name; omitSynth
+// leaves them out.
+func (h *Hierarchy) resolve(q string, t uint16, forged map[string]string, omitSynth bool) answer {
 	var out answer
 	for depth := 0; depth < 8; depth++ {
 		a := h.zoneFor(q, t).lookup(q, t)
 		if to, ok := forged[q]; ok && a.synthesized != nil {
 			a.synthesized.Target, a.cname = to, to
 		}
-		out.answer = append(out.answer, a.answer...)
+		for _, rr := range a.answer {
+			if omitSynth && rr == dns.RR(a.synthesized) {
+				continue
+			}
+			out.answer = append(out.answer, rr)
+		}
 		out.rcode, out.auth = a.rcode, a.auth
 		if a.cname == "" || t == dns.TypeCNAME {
 			return out
@@ -623,7 +632,7 @@ func (h *Hierarchy) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 	}
 
-	a := h.resolve(name, q.Qtype, forged)
+	a := h.resolve(name, q.Qtype, forged, filter == FilterOmitSynthesizedCNAME)
 	m.Rcode = a.rcode
 	m.Answer, m.Ns = a.answer, a.auth
 	switch {

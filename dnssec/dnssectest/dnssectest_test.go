@@ -107,6 +107,16 @@ func TestHierarchyDNAME(t *testing.T) {
 		t.Errorf("a shorter name below d.x.vmcp: want the synthesized CNAME, got %s %v", dns.RcodeToString[a.rcode], a.answer)
 	}
 
+	// Without the synthesized CNAME the answer still follows the DNAME.
+	h.SetFilter(FilterOmitSynthesizedCNAME)
+	if r := ask(t, h, DNAMESecure, dns.TypeA, true); count(r.Answer, dns.TypeDNAME) != 1 || count(r.Answer, dns.TypeCNAME) != 0 || count(r.Answer, dns.TypeA) != 1 {
+		t.Errorf("A %s without the synthesized CNAME: %v", DNAMESecure, r)
+	}
+	if r := ask(t, h, CNAMESecure, dns.TypeA, true); count(r.Answer, dns.TypeCNAME) != 1 {
+		t.Errorf("A %s: a CNAME in the zone is no synthesized one and stays: %v", CNAMESecure, r)
+	}
+	h.SetFilter(FilterNone)
+
 	// A forged synthesized CNAME is followed; the DNAME is untouched.
 	h.ForgeSynthesizedCNAME(DNAMESecure, "www."+RSAZone)
 	r = ask(t, h, DNAMESecure, dns.TypeA, true)
