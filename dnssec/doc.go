@@ -36,6 +36,13 @@
 // anchor (into other zones, up to 8 names); the domain's status is the
 // weakest link.
 //
+// A key with the REVOKE bit set (RFC 5011) authenticates nothing. When no
+// DS matches a key that is not revoked but one matches a revoked key (as
+// published, or as the key was before the bit was set, which is what a
+// parent that has not caught up with a key roll still holds), the zone is
+// bogus with the reason dnskey_revoked rather than no_dnskey_matching_ds,
+// and the error names the DS's key tag and the revoked key's.
+//
 // Every signature is checked cryptographically (RSA/SHA-1, RSA/SHA-256,
 // RSA/SHA-512, ECDSA P-256 and P-384, Ed25519) and against its validity
 // period at the configured clock, which miekg/dns's RRSIG.Verify leaves to

@@ -61,6 +61,10 @@ const (
 	// BogusMissingDenial: a negative answer (NXDOMAIN, NODATA, no DS) from
 	// a signed zone without a valid NSEC or NSEC3 proof.
 	BogusMissingDenial BogusReason = "missing_denial_proof"
+	// BogusRevokedDNSKEY: the only DNSKEYs the parent's DS (or the anchor)
+	// points at are published with the REVOKE bit set (RFC 5011 section
+	// 2.1), so they authenticate nothing.
+	BogusRevokedDNSKEY BogusReason = "dnskey_revoked"
 )
 
 // Existence says whether a name exists.

@@ -346,6 +346,9 @@ func (v *Validator) fetchKeys(ctx context.Context, zone string, ds []*dns.DS) (*
 		}
 	}
 	if len(matched) == 0 {
+		if why := revokedMatches(zone, set, usable); why != "" {
+			return fail(StatusBogus, bogus(BogusRevokedDNSKEY, "%s; no DS matches a key that is not revoked, and a revoked key authenticates nothing (RFC 5011 section 2.1)", why))
+		}
 		return fail(StatusBogus, bogus(BogusNoMatchingDNSKEY, "DS key tags %v match none of the DNSKEYs of %s (key tags %v)", zs.step.DSKeyTags, zone, zs.step.KeyTags))
 	}
 	_, ttl, err := verify(set, newKeySet(zone, matched), v.cfg.Now())
@@ -355,6 +358,41 @@ func (v *Validator) fetchKeys(ctx context.Context, zone string, ds []*dns.DS) (*
 	zs.step.Status = StatusSecure
 	zs.keys = newKeySet(zone, keys)
 	return zs, ttl
+}
+
+// revokedMatches says which of the DS records point at a key of the
+// DNSKEY RRset that has the REVOKE bit set, either as published or as it was
+// before the bit was set (setting it changes the key tag and the digest, so
+// a parent that has not caught up with a key roll still has the old DS).
+// It returns "" when none does.
+func revokedMatches(zone string, set *rrset, ds []*dns.DS) string {
+	var out []string
+	for _, rr := range set.rrs {
+		k := rr.(*dns.DNSKEY)
+		if k.Protocol != 3 || k.Flags&dns.ZONE == 0 || k.Flags&dns.REVOKE == 0 {
+			continue
+		}
+		was := dns.Copy(k).(*dns.DNSKEY)
+		was.Flags &^= dns.REVOKE
+		for _, d := range ds {
+			switch {
+			case dsMatches(d, k):
+				out = append(out, fmt.Sprintf("the DS %d for %s points at DNSKEY %d, which is revoked (its REVOKE bit is set)", d.KeyTag, zone, k.KeyTag()))
+			case dsMatches(d, was):
+				out = append(out, fmt.Sprintf("the DS %d for %s points at a key the zone has revoked: DNSKEY %d is that key with its REVOKE bit set", d.KeyTag, zone, k.KeyTag()))
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// dsMatches reports whether a DS record is the digest of a DNSKEY.
+func dsMatches(d *dns.DS, k *dns.DNSKEY) bool {
+	if d.KeyTag != k.KeyTag() || d.Algorithm != k.Algorithm {
+		return false
+	}
+	kd := k.ToDS(d.DigestType)
+	return kd != nil && strings.EqualFold(kd.Digest, d.Digest)
 }
 
 type delegationKind int

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miekg/dns"
 	"github.com/verifymcp/verifymcp/dnssec"
 	"github.com/verifymcp/verifymcp/dnssec/dnssectest"
 )
@@ -141,6 +142,10 @@ func TestValidate(t *testing.T) {
 			Status: indeterminate, Exists: yes, CNAMEs: []string{"loop2.secure.vmcp", "loop1.secure.vmcp"},
 			Chain: chain("secure.vmcp. secure"),
 		}},
+		// RFC 5011: a DS that points only at a revoked KSK, whether its
+		// digest is of the key before or after the REVOKE bit was set.
+		{dnssectest.RevokedZone, outcome{Status: bogus, Reason: dnssec.BogusRevokedDNSKEY, Exists: unknown, Chain: chain("revoked.vmcp. bogus")}},
+		{"www." + dnssectest.RevokedDSZone, outcome{Status: bogus, Reason: dnssec.BogusRevokedDNSKEY, Exists: unknown, Chain: chain("revokedds.vmcp. bogus")}},
 	}
 	names := make([]string, len(tests))
 	for i, tt := range tests {
@@ -561,4 +566,51 @@ func TestValidateCacheRespectsTTL(t *testing.T) {
 	if got := total() - before; got != cold {
 		t.Errorf("after an hour the run asked %d queries, want the cold run's %d", got, cold)
 	}
+}
+
+// The reason for a DS that points only at a revoked key names the key:
+// the DS's key tag and the tag the key has with the REVOKE bit set.
+func TestValidateRevokedKeyReason(t *testing.T) {
+	h := newHierarchy(t, dnssectest.Options{})
+	v := newValidator(t, h, nil)
+	res, err := v.Validate(context.Background(), domains(dnssectest.RevokedZone, dnssectest.RevokedDSZone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Domains {
+		zone := dns.Fqdn(d.Name)
+		revoked := revokedTag(t, h, zone)
+		step := d.Chain[len(d.Chain)-1]
+		if step.Zone != zone || step.BogusReason != dnssec.BogusRevokedDNSKEY || len(step.DSKeyTags) != 1 {
+			t.Fatalf("%s: last step %+v, want %s bogus with %s and one DS", d.Name, step, zone, dnssec.BogusRevokedDNSKEY)
+		}
+		for _, want := range []string{"revoked", "REVOKE", fmt.Sprint(step.DSKeyTags[0]), fmt.Sprint(revoked)} {
+			if !strings.Contains(d.Error, want) || !strings.Contains(step.Error, want) {
+				t.Errorf("%s: error %q (step %q) does not say %q", d.Name, d.Error, step.Error, want)
+			}
+		}
+		if strings.Contains(d.Error, "match none") {
+			t.Errorf("%s: error %q says no key matches, but the revoked key is there", d.Name, d.Error)
+		}
+	}
+}
+
+// revokedTag asks the hierarchy for a zone's DNSKEYs and returns the key
+// tag of the one with the REVOKE bit.
+func revokedTag(t *testing.T, h *dnssectest.Hierarchy, zone string) uint16 {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(zone, dns.TypeDNSKEY)
+	m.SetEdns0(1232, true)
+	r, _, err := (&dns.Client{Net: "tcp"}).Exchange(m, h.Addr())
+	if err != nil {
+		t.Fatalf("DNSKEY %s: %v", zone, err)
+	}
+	for _, rr := range r.Answer {
+		if k, ok := rr.(*dns.DNSKEY); ok && k.Flags&dns.REVOKE != 0 {
+			return k.KeyTag()
+		}
+	}
+	t.Fatalf("DNSKEY %s: no revoked key in %v", zone, r)
+	return 0
 }
