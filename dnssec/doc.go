@@ -36,6 +36,17 @@
 // anchor (into other zones, up to 8 names); the domain's status is the
 // weakest link.
 //
+// A name below a DNAME (RFC 6672) is judged as BIND, Unbound and delv
+// judge it: the DNAME RRset is validated in its zone, and the unsigned CNAME
+// a server synthesizes from it is accepted only when it is exactly the one
+// the DNAME synthesizes (owner the name, target the name with the DNAME's
+// owner suffix replaced by its target, section 5.3.1); any other CNAME
+// beside a validated DNAME is bogus (dname_synthesis_mismatch), since anyone
+// on the path can write an unsigned record. When the answer has the DNAME
+// without the CNAME the validator synthesizes it. The target is then
+// followed as a CNAME's, and listed among the CNAMEs. A DNAME's owner
+// itself is not redirected.
+//
 // A key with the REVOKE bit set (RFC 5011) authenticates nothing. When no
 // DS matches a key that is not revoked but one matches a revoked key (as
 // published, or as the key was before the bit was set, which is what a
@@ -64,9 +75,9 @@
 // a minute, resolver failures not at all. It is safe for concurrent use, and
 // Validate checks domains concurrently up to Config.Concurrency.
 //
-// Not supported: DNAME redirections (judged indeterminate), Ed448 and GOST
-// (treated as unsupported algorithms, so such zones are insecure, as RFC
-// 4035 section 5.2 says), and internationalised names (Domains skips them).
+// Not supported: Ed448 and GOST (treated as unsupported algorithms, so such
+// zones are insecure, as RFC 4035 section 5.2 says), and internationalised
+// names (Domains skips them).
 //
 // The types are plain JSON-tagged structs meant to be copied into an
 // evidence bundle; the package does no scoring.

@@ -65,6 +65,10 @@ const (
 	// points at are published with the REVOKE bit set (RFC 5011 section
 	// 2.1), so they authenticate nothing.
 	BogusRevokedDNSKEY BogusReason = "dnskey_revoked"
+	// BogusDNAMESynthesis: a name below a validated DNAME came with a
+	// CNAME that is not the one the DNAME synthesizes (RFC 6672 section
+	// 5.3.1). That CNAME is unsigned, so anyone on the path can write it.
+	BogusDNAMESynthesis BogusReason = "dname_synthesis_mismatch"
 )
 
 // Existence says whether a name exists.
@@ -126,7 +130,8 @@ type DomainResult struct {
 	// or when the name's CNAME chain ends at a name that does not exist
 	// (DanglingCNAME).
 	NXDomainProof Proof `json:"nxdomain_proof,omitempty"`
-	// CNAMEs are the targets followed from Name, in order.
+	// CNAMEs are the targets followed from Name, in order, including the
+	// CNAMEs a DNAME synthesized.
 	CNAMEs []string `json:"cnames,omitempty"`
 	// DanglingCNAME: Name is a CNAME whose chain ends at a name that does
 	// not exist.

@@ -402,6 +402,7 @@ const (
 	secureCut                         // signed DS: a signed child zone
 	insecureCut                       // proven no DS: an unsigned child
 	nonexistent                       // cand (and everything below) does not exist
+	redirected                        // a signed DNAME above cand redirects it (and everything below)
 	failed                            // bogus or indeterminate
 )
 
@@ -456,19 +457,26 @@ func (v *Validator) fetchDelegation(ctx context.Context, parent *zoneState, cand
 		}
 		return d, ttl
 	}
-	// A CNAME (or DNAME) at cand: an alias inside the parent zone, not a
-	// zone cut. The question for the domain itself judges the alias.
+	// A DNAME above cand in the parent zone redirects cand and every name
+	// below it, so there is no zone cut to find there (RFC 6672 section
+	// 2.3 forbids data below a DNAME's owner). The answer also holds the
+	// unsigned CNAME the DNAME synthesizes; the question for the domain
+	// itself judges it against the DNAME.
+	if set := dnameFor(answers, parent.keys.zone, cand); set != nil {
+		_, ttl, err := v.authenticate(msg, set, parent)
+		if err != nil {
+			return fail(StatusBogus, err)
+		}
+		return &delegation{kind: redirected}, ttl
+	}
+	// A CNAME at cand: an alias inside the parent zone, not a zone cut.
+	// The question for the domain itself judges the alias.
 	if set := findSet(answers, cand, dns.TypeCNAME); set != nil {
 		_, ttl, err := verify(set, parent.keys, now)
 		if err != nil {
 			return fail(StatusBogus, err)
 		}
 		return &delegation{kind: notACut}, ttl
-	}
-	for _, s := range answers {
-		if s.rtype == dns.TypeDNAME {
-			return fail(StatusIndeterminate, fmt.Errorf("DNAME %s redirects %s; DNAME is not supported", s.name, cand))
-		}
 	}
 	p, ttl, err := v.proofs(msg, parent)
 	if err != nil {
@@ -492,6 +500,69 @@ func (v *Validator) fetchDelegation(ctx context.Context, parent *zoneState, cand
 		return &delegation{kind: insecureCut, denial: dn}, ttl
 	}
 	return &delegation{kind: notACut, denial: dn}, ttl
+}
+
+// authenticate verifies a positive RRset of the zone zs and, when a
+// wildcard synthesized it, the proof in the response's authority section
+// that its owner does not exist itself. insecure says that proof was an
+// NSEC3 opt-out span, which proves less.
+func (v *Validator) authenticate(msg *dns.Msg, set *rrset, zs *zoneState) (insecure bool, ttl time.Duration, err error) {
+	sig, ttl, err := verify(set, zs.keys, v.cfg.Now())
+	if err != nil {
+		return false, 0, err
+	}
+	if int(sig.Labels) >= dns.CountLabel(set.name) {
+		return false, ttl, nil
+	}
+	p, pttl, err := v.proofs(msg, zs)
+	if err != nil {
+		return false, 0, err
+	}
+	dn, err := p.proveWildcard(set.name, ancestor(set.name, int(sig.Labels)))
+	if err != nil {
+		return false, 0, bogus(BogusMissingDenial, "%v", err)
+	}
+	return dn.insecure, min(ttl, pttl), nil
+}
+
+// dnameFor finds the DNAME RRset in a response that redirects name: one
+// owned by a proper ancestor of name inside zone, the closest if there
+// are several.
+func dnameFor(sets []*rrset, zone, name string) *rrset {
+	var best *rrset
+	for _, s := range sets {
+		if s.rtype != dns.TypeDNAME || s.name == name || !dns.IsSubDomain(s.name, name) || !dns.IsSubDomain(zone, s.name) {
+			continue
+		}
+		if best == nil || dns.CountLabel(s.name) > dns.CountLabel(best.name) {
+			best = s
+		}
+	}
+	return best
+}
+
+// dnameTarget is the name a DNAME RRset redirects name to (RFC 6672
+// section 2.2): name with the DNAME's owner suffix replaced by its target.
+func dnameTarget(set *rrset, name string) (string, error) {
+	if len(set.rrs) != 1 {
+		return "", fmt.Errorf("%d DNAME records at %s, where RFC 6672 section 2.4 allows one", len(set.rrs), set.name)
+	}
+	target := dns.CanonicalName(set.rrs[0].(*dns.DNAME).Target)
+	// Label offsets from dns.Split, so that an escaped dot is no boundary.
+	prefix := name
+	if set.name != "." {
+		idx := dns.Split(name)
+		prefix = name[:idx[len(idx)-dns.CountLabel(set.name)]]
+	}
+	out := prefix + target
+	if target == "." {
+		out = prefix
+	}
+	buf := make([]byte, 2*dns.DefaultMsgSize)
+	if n, err := dns.PackDomainName(out, buf, 0, nil, false); err != nil || n > 255 {
+		return "", fmt.Errorf("DNAME %s -> %s makes %s longer than 255 octets", set.name, target, name)
+	}
+	return out, nil
 }
 
 // proofs validates the NSEC and NSEC3 RRsets of a zone in a response's
@@ -570,13 +641,16 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 	// Walk down one label at a time, asking the current zone for each
 	// name's DS, until the name itself or an unsigned delegation.
 	cur := anchor
-	insecure := false
-	for i := dns.CountLabel(anchor.keys.zone) + 1; i <= dns.CountLabel(name) && !insecure; i++ {
+	insecure, redirect := false, false
+	insecureZone := "" // the unsigned delegation, when insecure
+	for i := dns.CountLabel(anchor.keys.zone) + 1; i <= dns.CountLabel(name) && !insecure && !redirect; i++ {
 		cand := ancestor(name, i)
 		d := v.delegation(ctx, cur, cand)
 		ttl = min(ttl, d.expires.Sub(now))
 		switch d.kind {
 		case notACut:
+		case redirected:
+			redirect = true
 		case failed:
 			if d.status == StatusBogus {
 				step := ZoneStep{Zone: cand, Status: StatusBogus, Error: d.err.Error()}
@@ -596,7 +670,7 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 			return a, ttl
 		case insecureCut:
 			a.chain = append(a.chain, ZoneStep{Zone: cand, Status: StatusInsecure, Denial: d.denial.proof})
-			insecure = true
+			insecure, insecureZone = true, cand
 		case secureCut:
 			zs := v.zoneKeys(ctx, cand, d.ds)
 			ttl = min(ttl, zs.expires.Sub(now))
@@ -605,7 +679,7 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 			case StatusSecure:
 				cur = zs
 			case StatusInsecure:
-				insecure = true
+				insecure, insecureZone = true, cand
 			default:
 				a.fail(zs.step.Status, zs.err)
 				return a, ttl
@@ -623,11 +697,12 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 		return a, 0
 	}
 	answers := collect(msg.Answer)
-	for _, s := range answers {
-		if s.rtype == dns.TypeDNAME && dns.IsSubDomain(s.name, name) {
-			a.fail(StatusIndeterminate, fmt.Errorf("DNAME %s redirects %s; DNAME is not supported", s.name, name))
-			return a, 0
-		}
+	zone := cur.keys.zone
+	if insecure {
+		zone = insecureZone
+	}
+	if dn := dnameFor(answers, zone, name); dn != nil {
+		return v.judgeDNAME(msg, answers, dn, cur, insecure, a, name, ttl)
 	}
 	set := findSet(answers, name, dns.TypeA)
 	if cn := findSet(answers, name, dns.TypeCNAME); set == nil && cn != nil {
@@ -647,7 +722,9 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 	}
 
 	if set != nil {
-		sig, sttl, err := verify(set, cur.keys, now)
+		// A wildcard answer needs the proof that the name itself does not
+		// exist; authenticate asks for it.
+		ins, sttl, err := v.authenticate(msg, set, cur)
 		if err != nil {
 			a.cname = ""
 			a.fail(StatusBogus, err)
@@ -655,24 +732,8 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 		}
 		ttl = min(ttl, sttl)
 		a.status, a.exists = StatusSecure, ExistsYes
-		if int(sig.Labels) < dns.CountLabel(name) {
-			// A wildcard answered: the name itself must be proven absent.
-			p, pttl, err := v.proofs(msg, cur)
-			if err != nil {
-				a.cname = ""
-				a.fail(StatusBogus, err)
-				return a, ttl
-			}
-			dn, err := p.proveWildcard(name, ancestor(name, int(sig.Labels)))
-			if err != nil {
-				a.cname = ""
-				a.fail(StatusBogus, bogus(BogusMissingDenial, "%v", err))
-				return a, ttl
-			}
-			ttl = min(ttl, pttl)
-			if dn.insecure {
-				a.status = StatusInsecure
-			}
+		if ins {
+			a.status = StatusInsecure
 		}
 		return a, ttl
 	}
@@ -707,5 +768,53 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 	if dn.insecure {
 		a.status = StatusInsecure
 	}
+	return a, ttl
+}
+
+// judgeDNAME judges a name below a DNAME (RFC 6672 section 5.3.1): the
+// DNAME RRset is validated like any other, the CNAME synthesized from it
+// is unsigned and accepted only when it is exactly the one the DNAME
+// synthesizes (owner the name, target the name with the DNAME's owner
+// suffix replaced by its target), and the target is then followed as a
+// CNAME's is. An answer that carries the DNAME without the CNAME is
+// followed the same way. Below an unsigned delegation nothing can be
+// authenticated, so the DNAME's target is followed and the name is
+// insecure.
+func (v *Validator) judgeDNAME(msg *dns.Msg, answers []*rrset, dn *rrset, cur *zoneState, insecure bool, a *nameAnswer, name string, ttl time.Duration) (*nameAnswer, time.Duration) {
+	a.status = StatusSecure
+	if insecure {
+		a.status = StatusInsecure
+	} else {
+		ins, dttl, err := v.authenticate(msg, dn, cur)
+		if err != nil {
+			a.fail(StatusBogus, err)
+			return a, ttl
+		}
+		ttl = min(ttl, dttl)
+		if ins {
+			a.status = StatusInsecure
+		}
+	}
+	target, err := dnameTarget(dn, name)
+	if err != nil {
+		if insecure {
+			a.fail(StatusIndeterminate, err)
+		} else {
+			a.fail(StatusBogus, bogus(BogusDNAMESynthesis, "%v", err))
+		}
+		return a, ttl
+	}
+	if cn := findSet(answers, name, dns.TypeCNAME); cn != nil && !insecure {
+		for _, rr := range cn.rrs {
+			if got := dns.CanonicalName(rr.(*dns.CNAME).Target); len(cn.rrs) != 1 || got != target {
+				a.fail(StatusBogus, bogus(BogusDNAMESynthesis, "the CNAME %s -> %s is not the one DNAME %s -> %s synthesizes (%s -> %s)",
+					strings.TrimSuffix(name, "."), strings.TrimSuffix(got, "."), strings.TrimSuffix(dn.name, "."),
+					strings.TrimSuffix(dns.CanonicalName(dn.rrs[0].(*dns.DNAME).Target), "."),
+					strings.TrimSuffix(name, "."), strings.TrimSuffix(target, ".")))
+				return a, ttl
+			}
+		}
+	}
+	a.exists, a.cname = ExistsYes, target
 	return a, ttl
 }

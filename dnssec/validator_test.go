@@ -142,6 +142,34 @@ func TestValidate(t *testing.T) {
 			Status: indeterminate, Exists: yes, CNAMEs: []string{"loop2.secure.vmcp", "loop1.secure.vmcp"},
 			Chain: chain("secure.vmcp. secure"),
 		}},
+		// RFC 6672: a name below a DNAME is judged by the signed DNAME and
+		// the CNAME it synthesizes, then by the target; the DNAME's owner
+		// itself is not redirected.
+		{dnssectest.DNAMEOwner, outcome{Status: secure, Exists: yes, Chain: chain("secure.vmcp. secure")}},
+		{dnssectest.DNAMESecure, outcome{
+			Status: secure, Exists: yes, CNAMEs: []string{"www.ed.vmcp"},
+			Chain: chain("secure.vmcp. secure", "ed.vmcp. secure"),
+		}},
+		{dnssectest.DNAMEDangling, outcome{
+			Status: secure, Exists: yes, Proof: dnssec.ProofNSEC, CNAMEs: []string{"gone.ed.vmcp"}, Dangling: true,
+			Chain: chain("secure.vmcp. secure", "ed.vmcp. secure"),
+		}},
+		{dnssectest.DNAMENSEC3, outcome{
+			Status: secure, Exists: yes, CNAMEs: []string{"www.secure.vmcp"},
+			Chain: chain("rsa.vmcp. secure", "secure.vmcp. secure"),
+		}},
+		{dnssectest.DNAMEApex, outcome{
+			Status: secure, Exists: yes, CNAMEs: []string{"www.ed.vmcp"},
+			Chain: chain("moved.vmcp. secure", "ed.vmcp. secure"),
+		}},
+		{dnssectest.DNAMEInsecure, outcome{
+			Status: insecure, Exists: yes, CNAMEs: []string{"www.secure.vmcp"},
+			Chain: chain("unsigned.vmcp. insecure", "secure.vmcp. secure"),
+		}},
+		{dnssectest.DNAMEBogus, outcome{
+			Status: bogus, Reason: dnssec.BogusBadSignature, Exists: unknown,
+			Chain: chain("tampered.vmcp. secure", "www.dn.tampered.vmcp. bogus"),
+		}},
 		// RFC 5011: a DS that points only at a revoked KSK, whether its
 		// digest is of the key before or after the REVOKE bit was set.
 		{dnssectest.RevokedZone, outcome{Status: bogus, Reason: dnssec.BogusRevokedDNSKEY, Exists: unknown, Chain: chain("revoked.vmcp. bogus")}},
@@ -565,6 +593,52 @@ func TestValidateCacheRespectsTTL(t *testing.T) {
 	run()
 	if got := total() - before; got != cold {
 		t.Errorf("after an hour the run asked %d queries, want the cold run's %d", got, cold)
+	}
+}
+
+// A synthesized CNAME is unsigned: when it is not the one the validated
+// DNAME synthesizes, the answer is bogus, wherever it points (here into
+// another signed zone, which would otherwise read secure). When the CNAME
+// is missing the validator synthesizes it from the DNAME.
+func TestValidateDNAMESynthesis(t *testing.T) {
+	h := newHierarchy(t, dnssectest.Options{})
+	h.ForgeSynthesizedCNAME(dnssectest.DNAMESecure, "www."+dnssectest.RSAZone)
+	h.ForgeSynthesizedCNAME("other."+dnssectest.DNAMEOwner, dnssectest.UnsignedHost)
+	v := newValidator(t, h, nil)
+	res, err := v.Validate(context.Background(), domains(dnssectest.DNAMESecure, "other."+dnssectest.DNAMEOwner, dnssectest.DNAMEApex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Domains[:2] {
+		if d.Status != bogus || d.BogusReason != dnssec.BogusDNAMESynthesis || len(d.CNAMEs) != 0 {
+			t.Errorf("%s with a forged synthesized CNAME: status %s, reason %q, cnames %v (%s); want bogus, %s, none followed",
+				d.Name, d.Status, d.BogusReason, d.CNAMEs, d.Error, dnssec.BogusDNAMESynthesis)
+		}
+	}
+	if e := res.Domains[0].Error; !strings.Contains(e, "www.rsa.vmcp") || !strings.Contains(e, "www.ed.vmcp") {
+		t.Errorf("error %q: want the forged target and the one the DNAME synthesizes", e)
+	}
+	if d := res.Domains[2]; d.Status != secure || !slices.Equal(d.CNAMEs, []string{"www.ed.vmcp"}) {
+		t.Errorf("%s, not forged: status %s, cnames %v (%s); want secure via www.ed.vmcp", d.Name, d.Status, d.CNAMEs, d.Error)
+	}
+
+	h2 := newHierarchy(t, dnssectest.Options{})
+	h2.SetFilter(dnssectest.FilterOmitSynthesizedCNAME)
+	v2 := newValidator(t, h2, nil)
+	res, err = v2.Validate(context.Background(), domains(dnssectest.DNAMESecure, dnssectest.DNAMEInsecure))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []outcome{
+		{Status: secure, Exists: yes, CNAMEs: []string{"www.ed.vmcp"}, Chain: chain("secure.vmcp. secure", "ed.vmcp. secure")},
+		{Status: insecure, Exists: yes, CNAMEs: []string{"www.secure.vmcp"}, Chain: chain("unsigned.vmcp. insecure", "secure.vmcp. secure")},
+	}
+	var got []outcome
+	for _, d := range res.Domains {
+		got = append(got, outcomeOf(d))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DNAME without its CNAME (-want +got):\n%s", diff)
 	}
 }
 
