@@ -113,10 +113,11 @@ func NewOSV(opts OSVOptions) *OSV {
 func (o *OSV) Endpoint() string { return o.endpoint }
 
 // Scan queries OSV for every package of lockfile, an npm package-lock.json
-// (lockfileVersion 2 or 3) whose root depends on the scanned package
-// target only. A failed query is ErrUnavailable, never an empty answer; a
-// lockfile without packages is ErrNotApplicable; anything else is our own
-// failure.
+// (lockfileVersion 1, 2 or 3) in which the scanned package target is
+// installed at node_modules/<target>, or linked from there (a workspace).
+// A failed query is ErrUnavailable, never an empty answer; a lockfile
+// without packages, or one that holds the target without a version, is
+// ErrNotApplicable; anything else is our own failure.
 //
 // In offline-database mode, Fetch.FetchedAt is when the database file was
 // last written, so the report shows how old the answer is.
@@ -349,6 +350,14 @@ func extractOSVPackages(ctx context.Context, lockfile []byte) (*inventory.Invent
 
 // osvLockfile is the part of package-lock.json that says where each
 // package sits in the tree, which is what tells direct from transitive.
+// osv-scalibr's extractor lists the packages of every lockfile version but
+// not where each one sits (its graph readers are internal to osv-scalibr),
+// so the tree is read here.
+//
+// lockfileVersion 1 (npm 5 and 6) has no "packages" map, only a nested
+// "dependencies" tree; osv-scanner reads it, and so does this: each entry
+// is put at the location npm 7 would write for it
+// ("node_modules/a/node_modules/b"), so one resolver serves every version.
 type osvLockfile struct {
 	LockfileVersion int                       `json:"lockfileVersion"`
 	Packages        map[string]osvLockPackage `json:"packages"`
@@ -363,6 +372,20 @@ type osvLockPackage struct {
 	Dependencies         map[string]string `json:"dependencies"`
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
 	PeerDependencies     map[string]string `json:"peerDependencies"`
+	// Spec is what a lockfileVersion 1 entry gives instead of a version
+	// (file:x.tgz, a git URL, a tarball URL); Version is then empty.
+	Spec string `json:"-"`
+}
+
+// osvLockV1Dependency is an entry of lockfileVersion 1's "dependencies"
+// tree. "requires" lists what the package depends on (regular and
+// optional; npm 6 does not install peers), by range; "dependencies" holds
+// the copies installed in its own node_modules. "dev" and "optional" only
+// say why it is installed, which osv-scalibr's extractor records.
+type osvLockV1Dependency struct {
+	Version      string                         `json:"version"`
+	Requires     map[string]string              `json:"requires"`
+	Dependencies map[string]osvLockV1Dependency `json:"dependencies"`
 }
 
 func parseOSVLockfile(b []byte) (*osvLockfile, error) {
@@ -370,10 +393,39 @@ func parseOSVLockfile(b []byte) (*osvLockfile, error) {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, fmt.Errorf("osv: parse lockfile: %w", err)
 	}
-	if l.Packages == nil && len(l.Dependencies) > 2 {
-		return nil, fmt.Errorf("osv: lockfile version %d has no packages map (npm 7 or later writes one)", l.LockfileVersion)
+	// npm 7 and later write both shapes into lockfileVersion 2; the
+	// packages map is then the authoritative one, as for osv-scanner.
+	if l.Packages == nil && len(l.Dependencies) > 0 && !bytes.Equal(l.Dependencies, []byte("null")) {
+		var deps map[string]osvLockV1Dependency
+		if err := json.Unmarshal(l.Dependencies, &deps); err != nil {
+			return nil, fmt.Errorf("osv: parse lockfile version %d dependencies: %w", l.LockfileVersion, err)
+		}
+		l.Packages = map[string]osvLockPackage{}
+		l.addV1("", deps)
 	}
 	return &l, nil
+}
+
+// addV1 puts each entry of a lockfileVersion 1 "dependencies" tree at its
+// location below parent, and the entries nested in it below that.
+func (l *osvLockfile) addV1(parent string, deps map[string]osvLockV1Dependency) {
+	for name, d := range deps {
+		loc := path.Join(parent, "node_modules", name)
+		p := osvLockPackage{Version: d.Version, Dependencies: d.Requires}
+		// An alias is written "npm:<real name>@<version>".
+		if rest, ok := strings.CutPrefix(d.Version, "npm:"); ok {
+			if i := strings.LastIndex(rest, "@"); i > 0 {
+				p.Name, p.Version = rest[:i], rest[i+1:]
+			}
+		}
+		// A version has no ':', '/' or '#'; anything else is where the
+		// package came from (file:, git, a tarball URL), not its version.
+		if strings.ContainsAny(p.Version, ":/#") {
+			p.Spec, p.Version = d.Version, ""
+		}
+		l.Packages[loc] = p
+		l.addV1(loc, d.Dependencies)
+	}
 }
 
 // osvRoles names the scanned package and its direct dependencies as
@@ -385,19 +437,30 @@ type osvRoles struct {
 
 // roles finds the target at node_modules/<target> and resolves each of its
 // dependencies (regular, optional and peer: npm installs all three) the way
-// Node does, from the target's own node_modules up to the root's. A
-// dependency is direct only at the version the target resolves to; the
+// Node does, from the folder the target is installed in (a workspace's or
+// a file: link's own folder, not node_modules/<target>) up to the root's.
+// A dependency is direct only at the version the target resolves to; the
 // same name elsewhere in the tree at another version is transitive.
+//
+// A target the lockfile holds without a version (lockfileVersion 1 records
+// a local tarball by its file: spec) cannot be matched against OSV, so the
+// signal does not apply: ErrNotApplicable, with what the lockfile says.
 func (l *osvLockfile) roles(target string) (osvRoles, error) {
 	at := "node_modules/" + target
-	t, ok := l.entry(at)
-	if !ok || t.Version == "" {
+	dir, t, ok := l.entry(at)
+	if !ok {
 		return osvRoles{}, fmt.Errorf("osv: scanned package %q is not in the lockfile at %s", target, at)
+	}
+	if t.Version == "" {
+		if t.Spec != "" {
+			return osvRoles{}, fmt.Errorf("osv: lockfileVersion %d records the scanned package %q as %q, not by its version, so OSV cannot match it (npm 7 or later records the version): %w", l.LockfileVersion, target, t.Spec, ErrNotApplicable)
+		}
+		return osvRoles{}, fmt.Errorf("osv: the lockfile gives the scanned package %q at %s no version, so OSV cannot match it: %w", target, dir, ErrNotApplicable)
 	}
 	r := osvRoles{target: cmpOr(t.Name, target) + "@" + t.Version, direct: map[string]bool{}}
 	for _, deps := range []map[string]string{t.Dependencies, t.OptionalDependencies, t.PeerDependencies} {
 		for name := range deps {
-			if d, ok := l.resolve(at, name); ok && d.Version != "" {
+			if d, ok := l.resolve(dir, name); ok && d.Version != "" {
 				r.direct[cmpOr(d.Name, name)+"@"+d.Version] = true
 			}
 		}
@@ -405,32 +468,49 @@ func (l *osvLockfile) roles(target string) (osvRoles, error) {
 	return r, nil
 }
 
-// entry returns the package at a tree location, following a link to the
-// folder it points at.
-func (l *osvLockfile) entry(loc string) (osvLockPackage, bool) {
+// entry returns the package at a tree location and the folder it is
+// installed in. A link (a workspace, a file: folder) is followed to its
+// folder, as Node follows the symlink: the package's entry and the place
+// its own dependencies resolve from are there.
+func (l *osvLockfile) entry(loc string) (string, osvLockPackage, bool) {
 	e, ok := l.Packages[loc]
 	if ok && e.Link {
-		e, ok = l.Packages[e.Resolved]
+		loc = e.Resolved
+		e, ok = l.Packages[loc]
 	}
-	return e, ok
+	return loc, e, ok
 }
 
-func (l *osvLockfile) resolve(from, name string) (osvLockPackage, bool) {
-	dir := from
-	for {
-		if e, ok := l.entry(path.Join(dir, "node_modules", name)); ok {
-			return e, true
-		}
-		if dir == "" {
-			return osvLockPackage{}, false
-		}
-		i := strings.LastIndex(dir, "node_modules/")
-		if i < 0 {
-			dir = ""
+// resolve finds the package name as Node's require does from the folder
+// dir: dir/node_modules/name, then node_modules/name in each ancestor of
+// dir that is not itself a node_modules folder, up to the root's. The root
+// is not an ancestor of a folder outside it (a file: link to "../x"), and
+// the lockfile's locations are relative to the root, so the walk over such
+// a folder ends at the outermost ancestor its location names.
+func (l *osvLockfile) resolve(dir, name string) (osvLockPackage, bool) {
+	var segs []string
+	if dir = path.Clean(dir); dir != "." {
+		segs = strings.Split(dir, "/")
+	}
+	// The first `up` segments lead out of the root ("..", or "" for an
+	// absolute path): shorter prefixes are not ancestors of dir.
+	up := 0
+	for up < len(segs) && (segs[up] == ".." || (up == 0 && segs[0] == "")) {
+		up++
+	}
+	for i := len(segs); i >= up; i-- {
+		if i > 0 && segs[i-1] == "node_modules" {
 			continue
 		}
-		dir = strings.TrimSuffix(dir[:i], "/")
+		loc := path.Join(strings.Join(segs[:i], "/"), "node_modules", name)
+		if i == 1 && segs[0] == "" {
+			loc = path.Join("/node_modules", name)
+		}
+		if _, e, ok := l.entry(loc); ok {
+			return e, true
+		}
 	}
+	return osvLockPackage{}, false
 }
 
 func cmpOr(a, b string) string {

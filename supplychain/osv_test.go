@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,10 +21,17 @@ import (
 // Lockfiles under testdata/osv/lockfiles (see the README there): the
 // number of distinct name@version entries each holds, root excluded.
 const (
-	osvLockFS2025328   = "server-filesystem-2025.3.28" // 56 packages
-	osvLockFS202571    = "server-filesystem-2025.7.1"  // 129 packages
-	osvLockLauncher    = "mcp-fs-launcher-1.0.0"       // 132 packages
-	osvLockPostmark    = "postmark-mcp-1.0.16"         // 96 packages
+	osvLockFS2025328 = "server-filesystem-2025.3.28" // 56 packages
+	osvLockFS202571  = "server-filesystem-2025.7.1"  // 129 packages
+	osvLockLauncher  = "mcp-fs-launcher-1.0.0"       // 132 packages
+	osvLockPostmark  = "postmark-mcp-1.0.16"         // 96 packages
+	// lockfileVersion 1, written by npm 6.14.18.
+	osvLockFS2025328v1 = "server-filesystem-2025.3.28.v1" // 55 packages
+	osvLockLauncherV1  = "mcp-fs-launcher-1.0.0.v1"       // 131 packages
+	// npm workspaces: every workspace is a link from node_modules to its
+	// folder.
+	osvLockWorkspace   = "acme-mcp-servers-workspace" // 133 packages
+	osvLockNestedWS    = "acme-nested-workspaces"     // 5 packages
 	osvServerFS        = "@modelcontextprotocol/server-filesystem"
 	osvSDK             = "@modelcontextprotocol/sdk"
 	osvTestRetryBudget = 3
@@ -132,6 +140,34 @@ var osvFindings = []struct {
 	{
 		name: "malicious_target_is_malware", lock: osvLockPostmark, target: "postmark-mcp", packages: 96,
 		want: osvWantPostmark,
+	},
+	{
+		// The first case's install written by npm 6 (lockfileVersion 1,
+		// a nested "dependencies" tree): the same findings.
+		name: "lockfile_v1_is_read", lock: osvLockFS2025328v1, target: osvServerFS, packages: 55,
+		want: func() []evidence.Vulnerability {
+			return append(osvWantSDK("0.5.0", true), osvWantFS("2025.3.28", true, true)...)
+		},
+	},
+	{
+		// npm 6's tree of mcp-fs-launcher: server-filesystem's own
+		// "dependencies" nest SDK 0.5.0 below it while SDK 1.32.2 is at the
+		// top. With server-filesystem as the target, the nested copy is the
+		// one it requires, so it is direct.
+		name: "lockfile_v1_copy_nested_below_the_target_is_direct", lock: osvLockLauncherV1, target: osvServerFS, packages: 131,
+		want: func() []evidence.Vulnerability {
+			return append(osvWantSDK("0.5.0", true), osvWantFS("2025.3.28", true, true)...)
+		},
+	},
+	{
+		// The target is a workspace: node_modules/@acme/legacy-tools links
+		// to packages/legacy-tools, whose own node_modules holds the SDK
+		// 0.5.0 it pins; the root's SDK (1.32.2) belongs to the sibling
+		// workspace. server-filesystem is the sibling's, so transitive.
+		name: "workspace_link_target_resolves_from_its_folder", lock: osvLockWorkspace, target: "@acme/legacy-tools", packages: 133,
+		want: func() []evidence.Vulnerability {
+			return append(osvWantSDK("0.5.0", true), osvWantFS("2025.3.28", false, false)...)
+		},
 	},
 }
 
@@ -261,15 +297,22 @@ func TestOSV_not_applicable(t *testing.T) {
     }
   }
 }`)
-	for name, lock := range map[string][]byte{
-		"empty_lockfile":  nil,
-		"blank_lockfile":  []byte(" \n"),
-		"no_packages":     []byte(`{}`),
-		"root_only_stays": rootOnly,
+	for name, tc := range map[string]struct {
+		lock   []byte
+		target string
+	}{
+		"empty_lockfile":        {lock: nil, target: osvServerFS},
+		"blank_lockfile":        {lock: []byte(" \n"), target: osvServerFS},
+		"no_packages":           {lock: []byte(`{}`), target: osvServerFS},
+		"root_only_stays":       {lock: rootOnly, target: osvServerFS},
+		"lockfile_v1_root_only": {lock: []byte(`{"name":"verifymcp-sandbox-root","version":"0.0.0","lockfileVersion":1}`), target: osvServerFS},
+		// npm 6 records a local tarball by its file: spec, not by the
+		// version inside it, so the target cannot be matched.
+		"lockfile_v1_tarball_target": {lock: osvLock(t, osvLockLauncherV1), target: "mcp-fs-launcher"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			api := newOSVAPI(t)
-			got, _, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), lock, osvServerFS)
+			got, _, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), tc.lock, tc.target)
 			if !errors.Is(err, ErrNotApplicable) {
 				t.Fatalf("err = %v, want ErrNotApplicable", err)
 			}
@@ -288,9 +331,9 @@ func TestOSV_bad_input_is_our_error(t *testing.T) {
 		lock   []byte
 		target string
 	}{
-		"target_not_in_lockfile": {lock: osvLock(t, osvLockFS2025328), target: "@modelcontextprotocol/server-github"},
-		"not_json":               {lock: []byte("<html>"), target: osvServerFS},
-		"lockfile_v1":            {lock: []byte(`{"lockfileVersion":1,"dependencies":{"a":{"version":"1.0.0"}}}`), target: "a"},
+		"target_not_in_lockfile":     {lock: osvLock(t, osvLockFS2025328), target: "@modelcontextprotocol/server-github"},
+		"not_json":                   {lock: []byte("<html>"), target: osvServerFS},
+		"lockfile_v1_without_target": {lock: osvLock(t, osvLockFS2025328v1), target: "mcp-fs-launcher"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			api := newOSVAPI(t)
@@ -499,6 +542,146 @@ func TestOSVLockfileRoles(t *testing.T) {
 			"local@0.1.0": true, // through the link
 		},
 	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(osvRoles{})); diff != "" {
+		t.Errorf("roles (-want +got):\n%s", diff)
+	}
+}
+
+func TestOSV_v1_tarball_target_reason(t *testing.T) {
+	_, _, err := NewOSV(osvTestOptions("http://127.0.0.1:1")).Scan(t.Context(), osvLock(t, osvLockLauncherV1), "mcp-fs-launcher")
+	if !errors.Is(err, ErrNotApplicable) {
+		t.Fatalf("err = %v, want ErrNotApplicable", err)
+	}
+	// The reason is what the report shows for the not_assessed signal: it
+	// must say what was found and why it cannot be matched.
+	for _, want := range []string{"mcp-fs-launcher", "file:mcp-fs-launcher-1.0.0.tgz", "lockfileVersion 1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("reason %q does not name %q", err.Error(), want)
+		}
+	}
+}
+
+// TestOSVLockfileRoles_trees reads real npm output: npm 6's
+// lockfileVersion 1 trees and npm 11's workspaces, where each workspace
+// is a link from node_modules to its folder and resolves its dependencies
+// from that folder up, as Node does.
+func TestOSVLockfileRoles_trees(t *testing.T) {
+	tests := []struct {
+		name   string
+		lock   string
+		target string
+		want   osvRoles
+	}{
+		{
+			name: "v1_nested_copy_below_the_target", lock: osvLockLauncherV1, target: osvServerFS,
+			want: osvRoles{target: osvServerFS + "@2025.3.28", direct: map[string]bool{
+				osvSDK + "@0.5.0":           true, // nested below the target, not the top-level 1.32.2
+				"diff@5.2.2":                true,
+				"glob@10.5.0":               true,
+				"minimatch@10.2.6":          true, // the top-level copy, not glob's nested 9.0.9
+				"zod-to-json-schema@3.25.2": true,
+			}},
+		},
+		{
+			// v1 writes an alias as "version": "npm:<name>@<version>".
+			name: "v1_aliases_under_their_real_names", lock: osvLockLauncherV1, target: "@isaacs/cliui",
+			want: osvRoles{target: "@isaacs/cliui@8.0.2", direct: map[string]bool{
+				"string-width@5.1.2": true, "string-width@4.2.3": true,
+				"strip-ansi@7.2.0": true, "strip-ansi@6.0.1": true,
+				"wrap-ansi@8.1.0": true, "wrap-ansi@7.0.0": true,
+			}},
+		},
+		{
+			name: "workspace_with_a_nested_dependency", lock: osvLockWorkspace, target: "@acme/legacy-tools",
+			want: osvRoles{target: "@acme/legacy-tools@0.4.0", direct: map[string]bool{osvSDK + "@0.5.0": true}},
+		},
+		{
+			name: "workspace_using_the_root_node_modules", lock: osvLockWorkspace, target: "@acme/fs-launcher",
+			want: osvRoles{target: "@acme/fs-launcher@1.0.0", direct: map[string]bool{osvSDK + "@1.32.2": true, osvServerFS + "@2025.3.28": true}},
+		},
+		{
+			name: "workspace_folder_node_modules_first", lock: osvLockNestedWS, target: "@acme/web",
+			want: osvRoles{target: "@acme/web@1.0.0", direct: map[string]bool{"zod@3.25.76": true}},
+		},
+		{
+			// apps/web/plugins/notes has no node_modules of its own: Node
+			// finds zod in the ancestor apps/web/node_modules before the
+			// root's zod 4.
+			name: "workspace_inside_another_resolves_up_its_ancestors", lock: osvLockNestedWS, target: "@acme/notes-mcp",
+			want: osvRoles{target: "@acme/notes-mcp@1.0.0", direct: map[string]bool{"zod@3.25.76": true}},
+		},
+		{
+			name: "workspace_falls_back_to_the_root", lock: osvLockNestedWS, target: "@acme/api",
+			want: osvRoles{target: "@acme/api@1.0.0", direct: map[string]bool{"zod@4.6.7": true}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := parseOSVLockfile(osvLock(t, tc.lock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := l.roles(tc.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(osvRoles{})); diff != "" {
+				t.Errorf("roles (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOSVLockfileRoles_link_outside_the_root(t *testing.T) {
+	// npm 11.19.1's lockfile after `npm install ../local` in a root that
+	// depends on zod 4: the folder outside the root is linked, and npm
+	// installs none of its dependencies. Node resolves local-mcp's zod from
+	// ../local, whose ancestors do not include the root, so it finds none:
+	// the root's zod 4 is not local-mcp's.
+	lock := []byte(`{
+  "name": "verifymcp-sandbox-root",
+  "version": "0.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {
+      "name": "verifymcp-sandbox-root",
+      "version": "0.0.0",
+      "dependencies": {
+        "local-mcp": "file:../local",
+        "zod": "^4.0.0"
+      }
+    },
+    "../local": {
+      "name": "local-mcp",
+      "version": "0.2.0",
+      "dependencies": {
+        "zod": "^3.23.8"
+      }
+    },
+    "node_modules/local-mcp": {
+      "resolved": "../local",
+      "link": true
+    },
+    "node_modules/zod": {
+      "version": "4.6.7",
+      "integrity": "sha512-g8W2D2kU6a8untc053fX1uVBKzM7yqAxW/3zwk83+6RyF2+SKOuV+c0wBDhUwzV1PaGapmZH+rmcUzPf+3CGwg==",
+      "license": "MIT",
+      "funding": {
+        "url": "https://github.com/sponsors/colinhacks"
+      }
+    }
+  }
+}`)
+	l, err := parseOSVLockfile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.roles("local-mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := osvRoles{target: "local-mcp@0.2.0", direct: map[string]bool{}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(osvRoles{})); diff != "" {
 		t.Errorf("roles (-want +got):\n%s", diff)
 	}
