@@ -38,20 +38,27 @@ import (
 // whatever the annotations say (server-everything's get-env is read-only
 // and closed-world, and is reported).
 //
-// Arbitrary paths. A tool reaches a caller-chosen local path when a string
-// parameter is named as a path, file, directory or folder, or described as
-// a file or directory path, unless the parameter is a URL or the tool
-// works on a remote store (a sibling parameter such as owner, repo,
-// bucket, branch or host, or a description naming a repository, bucket,
-// drive or remote). The finding is raised only when no confinement is
-// stated: not in the tool's own texts, not in the server instructions,
-// and not by a tool of the server without parameters that describes the
-// confinement (list_allowed_directories). In a tool named for files or
-// directories, source, destination, target, from and to are paths too. Each of
-// server-filesystem's tools says "Only works within allowed directories"
-// except its deprecated read_file, which its list_allowed_directories
-// covers. Annotations again cannot state a confinement, so they neither
-// raise nor clear this finding.
+// Arbitrary paths. A tool takes a host filesystem path when one of its
+// top-level string parameters (not a property nested inside a document or
+// a pipeline stage, which describes data) is described as a file or
+// directory path ("absolute path", "path to the file", "file path"), or
+// is named as a path, file, directory or folder and either has no
+// description or one that speaks of files, directories or folders. In a
+// tool named for files or directories, source, destination, target, from
+// and to are paths too. It is not a host path when the parameter is a URL,
+// when its text places it elsewhere (a field in dot notation, a JSON path,
+// a namespace, an API route, a file within an uploaded bundle, archive,
+// repository or documentation topic), when it holds the file's contents
+// rather than its path, or when the tool works on a remote store (a
+// sibling parameter such as owner, repo, bucket, branch or host, or a
+// description naming a repository, bucket, drive or remote). The finding
+// is raised only when no confinement is stated: not in the tool's own
+// texts, not in the server instructions, and not by another tool of the
+// server (server-filesystem and Desktop Commander describe their allowed
+// directories on most tools, and the server applies them to all).
+// Annotations cannot state a confinement, so they neither raise nor clear
+// this finding. Under-claiming is the safe direction: "broad filesystem
+// access" said wrongly is an accusation.
 
 var credentialWords = map[string]bool{
 	"password": true, "passwd": true, "passphrase": true, "secret": true, "secrets": true, "credential": true,
@@ -88,27 +95,11 @@ var tokenQualifiers = map[string]bool{
 var (
 	reCredentialDesc = regexp.MustCompile(`(?i)^(?:the\s+|your\s+|a\s+|an\s+|user'?s?\s+)?(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret(?:\s+key)?|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials?|ssh\s+key)\b|\byour\s+(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret\s+key|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials|ssh\s+key)\b`)
 	rePaging         = regexp.MustCompile(`(?i)\b(?:page|pagination|paginate|cursor|next|continuation|count|number\s+of|limit|tokens\s+to)\b`)
-
-	secretWords        = newWordSet(anySecret)
-	gateCredentialDesc = regexGate(reCredentialDesc)
 )
-
-// joinWords appends strings.Join(ws, sep) to b: a map key built on the
-// stack.
-func joinWords(b []byte, ws []string, sep string) []byte {
-	for i, w := range ws {
-		if i > 0 {
-			b = append(b, sep...)
-		}
-		b = append(b, w...)
-	}
-	return b
-}
 
 // credentialName reports whether a parameter name asks for a secret.
 func credentialName(name string) bool {
-	var buf [16]string
-	ws := appendWords(buf[:0], name)
+	ws := words(name)
 	if len(ws) == 0 {
 		return false
 	}
@@ -117,8 +108,8 @@ func credentialName(name string) bool {
 			return false
 		}
 	}
-	var key [64]byte
-	if credentialWords[string(joinWords(key[:0], ws, ""))] {
+	joined := strings.Join(ws, "")
+	if credentialWords[joined] {
 		return true
 	}
 	for _, w := range ws {
@@ -127,7 +118,7 @@ func credentialName(name string) bool {
 		}
 	}
 	for i := 0; i+1 < len(ws); i++ {
-		if credentialPairs[string(joinWords(key[:0], ws[i:i+2], " "))] {
+		if credentialPairs[ws[i]+" "+ws[i+1]] {
 			return true
 		}
 	}
@@ -169,28 +160,17 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param) {
 				Evidence: evidence(p.name, 0, len(p.name)),
 				Message:  fmt.Sprintf("Parameter %q is declared as a secret (format password or writeOnly): the model is asked to supply it.", p.name)})
 		case credentialName(p.name):
-			if ws := words(p.name); ws[len(ws)-1] == "token" && len(ws) == 1 && rePaging.MatchString(p.desc) {
+			if words(p.name)[len(words(p.name))-1] == "token" && len(words(p.name)) == 1 && rePaging.MatchString(p.desc) {
 				continue
 			}
 			out.add(Finding{Code: CodeParamCredential, Kind: kind, Subject: subject, Field: nameField,
 				Evidence: evidence(p.name, 0, len(p.name)),
 				Message:  fmt.Sprintf("Parameter %q asks for a credential by name: the secret passes through the model's context.", p.name)})
 		default:
-			// The words hold no space, so they are found in p.desc + " " +
-			// p.title exactly when one of the two holds one.
-			inDesc, exoticDesc := secretWords.find(p.desc)
-			inTitle, exoticTitle := secretWords.find(p.title)
-			if exoticDesc || exoticTitle {
-				if !(&detector{any: anySecret}).mayMatch(strings.ToLower(p.desc + " " + p.title)) {
-					continue
-				}
-			} else if !inDesc && !inTitle {
+			if !(&detector{any: anySecret}).mayMatch(strings.ToLower(p.desc + " " + p.title)) {
 				continue
 			}
-			for _, t := range [...]struct{ field, text string }{{"/description", p.desc}, {"/title", p.title}} {
-				if !gateMay(gateCredentialDesc, t.text) {
-					continue
-				}
+			for _, t := range []struct{ field, text string }{{"/description", p.desc}, {"/title", p.title}} {
 				m := reCredentialDesc.FindStringIndex(t.text)
 				if m == nil || aboutName(p.name) {
 					continue
@@ -209,7 +189,7 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param) {
 }
 
 func aboutName(name string) bool {
-	for w, i := nextWord(name, 0); i >= 0; w, i = nextWord(name, i) {
+	for _, w := range words(name) {
 		if aboutWords[w] {
 			return true
 		}
@@ -217,59 +197,29 @@ func aboutName(name string) bool {
 	return false
 }
 
+// remoteScope names places environment variables live other than the
+// server's own process.
+const remoteScope = `\b(?:project|projects|deployment|deployments|repository|repo|site|app|application|service|workspace|cluster|container|pod|function|lambda|secret\s+manager|vault|vercel|netlify|heroku|railway|render|github\s+actions|codespace|pipeline|job|runner)s?\b`
+
 var (
 	reEnvDesc     = regexp.MustCompile(`(?i)\b(?:returns?|prints?|lists?|dumps?|shows?|displays?|exposes?|reads?|gets?|retrieves?|outputs?|reveals?|fetch(?:es)?|provides?|echo(?:es)?)\s+(?:all\s+|the\s+|every\s+|any\s+|an\s+|a\s+)?(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:environment\s+variables?|env\s+vars?|env\s+variables?)\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b`)
-	reRemoteScope = regexp.MustCompile(`(?i)\b(?:project|projects|deployment|deployments|repository|repo|site|app|application|service|workspace|cluster|container|pod|function|lambda|secret\s+manager|vault|vercel|netlify|heroku|railway|render|github\s+actions|codespace|pipeline|job|runner)\b`)
+	reLocalEnv    = regexp.MustCompile(`(?i)\b(?:server|current|running|this|its\s+own|the\s+mcp\s+server'?s?)\s+process(?:'s)?\b|\bprocess\s+environment\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b|\bthe\s+server'?s\s+environment\b`)
+	reRemoteEnv   = regexp.MustCompile(`(?i)\b(?:environment\s+variables?|env\s+vars?|env\s+variables?)\s+(?:(?:of|for|in|from|on|set\s+(?:on|for|in)|configured\s+(?:on|for|in)|stored\s+in|defined\s+(?:on|for|in))\s+)(?:(?:a|an|the|your|this|that|each|every|all|its|their)\s+)?(?:[\w.-]+\s+){0,2}?` + remoteScope + `|` + remoteScope + `(?:'s)?\s+(?:[\w-]+\s+)?(?:environment\s+variables?|env\s+vars?|env\s+variables?)`)
 	envNameWords  = map[string]bool{"env": true, "environ": true, "environment": true, "envs": true, "dotenv": true, "printenv": true, "envvars": true}
-
-	gateEnvDesc     = regexGate(reEnvDesc)
-	litEnv          = litGate("env").lit
-	gateRemoteScope = regexGate(reRemoteScope)
 )
 
-// containsFoldASCII reports whether s holds sub, lower-case ASCII
-// letters, with ASCII letters of s folded to lower case. (Setting bit 0x20
-// folds a capital to its lower case, and maps nothing else to a lower-case
-// letter.)
-func containsFoldASCII(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i]|0x20 != sub[0] {
-			continue
-		}
-		j := 1
-		for j < len(sub) && s[i+j]|0x20 == sub[j] {
-			j++
-		}
-		if j == len(sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// findGated is re.FindStringIndex(s), skipped when the gate of re rules a
-// match out.
-func findGated(re *regexp.Regexp, g *gate, s string) []int {
-	if !gateMay(g, s) {
-		return nil
-	}
-	return re.FindStringIndex(s)
-}
-
-func checkEnvironment(out *findings, ti *toolInfo) {
+func checkEnvironment(out *findings, ti toolInfo) {
 	t := ti.tool
-	// strings.ToLower turns no character but ASCII letters into e, n or v,
-	// and "env" holds no space: this is
-	// strings.Contains(strings.ToLower(t.Name+" "+t.Description), "env"),
-	// the description's part read from its scan.
-	inDesc := ti.desc != nil && ti.desc.scan.bits.has(litEnv)
-	if !containsFoldASCII(t.Name, "env") && !inDesc {
+	if !strings.Contains(strings.ToLower(t.Name+" "+t.Description), "env") {
 		return
 	}
-	// The description's scan decides the gates (an empty description has
-	// no scan, and no match).
-	if m := descMatch(ti, reEnvDesc, gateEnvDesc); m != nil {
-		if descMatch(ti, reRemoteScope, gateRemoteScope) != nil {
+	if m := reEnvDesc.FindStringIndex(t.Description); m != nil {
+		// "the environment variables of a Vercel project" are elsewhere;
+		// "every environment variable of the server process, for
+		// debugging a deployment" are not: a scope word cancels only when
+		// it is where the variables are, and never against a plain
+		// statement that they are the process's own.
+		if !reLocalEnv.MatchString(t.Description) && reRemoteEnv.MatchString(t.Description) {
 			return
 		}
 		out.add(Finding{Code: CodeCapabilityEnv, Kind: KindTool, Subject: t.Name, Field: "description",
@@ -280,7 +230,7 @@ func checkEnvironment(out *findings, ti *toolInfo) {
 	if strings.TrimSpace(t.Description) != "" {
 		return
 	}
-	for w, i := nextWord(t.Name, 0); i >= 0; w, i = nextWord(t.Name, i) {
+	for _, w := range words(t.Name) {
 		if envNameWords[w] {
 			out.add(Finding{Code: CodeCapabilityEnv, Kind: KindTool, Subject: t.Name, Field: "name",
 				Evidence: evidence(t.Name, 0, len(t.Name)),
@@ -288,15 +238,6 @@ func checkEnvironment(out *findings, ti *toolInfo) {
 			return
 		}
 	}
-}
-
-// descMatch is re.FindStringIndex(ti.tool.Description), skipped when the
-// gate of re rules a match out in the description's scan.
-func descMatch(ti *toolInfo, re *regexp.Regexp, g *gate) []int {
-	if ti.desc == nil || !ti.desc.scan.may(g) {
-		return nil
-	}
-	return re.FindStringIndex(ti.desc.text)
 }
 
 func annotationsSay(t contract.Tool) string {
@@ -315,11 +256,6 @@ var (
 	remoteWords = map[string]bool{"owner": true, "repo": true, "repository": true, "bucket": true, "branch": true, "ref": true,
 		"commit": true, "sha": true, "drive": true, "site": true, "host": true, "hostname": true, "container": true,
 		"pod": true, "namespace": true, "url": true, "endpoint": true, "server": true, "gist": true}
-	gatePathDesc   = regexGate(rePathDesc)
-	gateRemoteDesc = joinedGate(regexGate(reRemoteDesc))
-	wConfined      = newWindowedMatch(reConfined)
-	gateConfined   = joinedGate(wConfined.gate)
-
 	rePathDesc   = regexp.MustCompile(`(?i)\b(?:file|directory|folder)\s+paths?\b|\bpaths?\s+(?:to|of)\s+(?:a|an|the)?\s*(?:local\s+)?(?:file|directory|folder)s?\b|\babsolute\s+paths?\b|\b(?:local\s+)?file\s*system\s+paths?\b`)
 	reRemoteDesc = regexp.MustCompile(`(?i)\b(?:repository|repositories|repo|github|gitlab|bitbucket|bucket|s3|gcs|google\s+drive|dropbox|onedrive|sharepoint|remote|ftp|sftp|container|pod|cloud\s+storage|blob|gist|wiki)\b`)
 	reConfined   = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|configured|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders?|paths?|roots?|locations?)\b|\b(?:only|must\s+be|restricted|limited|confined|sandboxed|scoped)\b[^.\n]{0,40}?\b(?:within|inside|under|to)\b[^.\n]{0,40}?\b(?:director(?:y|ies)|folders?|paths?|roots?|workspace|project|sandbox)\b|\ballowed\s+to\s+access\b|\bworkspace\s+roots?\b|\bclient\s+roots\b`)
@@ -329,129 +265,120 @@ var (
 // files or directories they are paths.
 var endpointWords = map[string]bool{"source": true, "src": true, "destination": true, "dest": true, "target": true, "from": true, "to": true}
 
-// pathParamOf reports whether p is a local path of tool t.
-func pathParamOf(t contract.Tool, p param) bool {
-	if pathParam(p) {
-		return true
-	}
-	var buf [16]string
-	ws := appendWords(buf[:0], p.name)
-	if len(ws) != 1 || !endpointWords[ws[0]] || nonSecretType(p.types) {
-		return false
-	}
-	for w, i := nextWord(t.Name, 0); i >= 0; w, i = nextWord(t.Name, i) {
-		if pathWords[w] {
-			return true
-		}
-	}
-	return false
+var (
+	// reFileWords: a description that speaks of things on a filesystem.
+	reFileWords = regexp.MustCompile(`(?i)\b(?:files?|director(?:y|ies)|folders?|dirs?|disk|file\s*system|local|absolute|relative|working\s+directory)\b`)
+	// reNotHostPath: text that places a path-named parameter elsewhere.
+	reNotHostPath = regexp.MustCompile(`(?i)\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
+	reRelative = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project|workspace|root|repo|repository)`)
+	reCombinator = regexp.MustCompile(`^(?:(?:anyOf|oneOf|allOf)/\d+/)*properties/[^/]+$`)
+)
+
+// topLevel reports whether a parameter's field is an argument of the tool
+// itself, not a property of an object inside one.
+func topLevel(field string) bool {
+	rest, ok := strings.CutPrefix(field, "input_schema/")
+	return ok && reCombinator.MatchString(rest)
 }
 
-// pathParam reports whether p is a local path, file or directory.
-func pathParam(p param) bool {
+// hostPath reports whether p is a caller-chosen path on the host of tool t.
+func hostPath(t contract.Tool, p param) bool {
+	if !topLevel(p.field) {
+		return false
+	}
 	if p.format != "" && strings.Contains(strings.ToLower(p.format), "ur") {
 		return false
 	}
-	ok := false
-	for _, t := range p.types {
-		if t == "string" || t == "array:string" {
-			ok = true
+	str := len(p.types) == 0
+	for _, ty := range p.types {
+		if ty == "string" || ty == "array:string" {
+			str = true
 		}
 	}
-	if !ok && len(p.types) > 0 {
+	if !str {
 		return false
 	}
-	var buf [16]string
-	ws := appendWords(buf[:0], p.name)
+	ws := words(p.name)
 	for _, w := range ws {
 		if urlWords[w] {
 			return false
 		}
 	}
-	if len(ws) > 0 && pathWords[ws[len(ws)-1]] {
+	text := strings.TrimSpace(p.desc + " " + p.title)
+	named := len(ws) > 0 && pathWords[ws[len(ws)-1]]
+	if !named && len(ws) == 1 && endpointWords[ws[0]] {
+		for _, w := range words(t.Name) {
+			if pathWords[w] {
+				named = true
+			}
+		}
+	}
+	if lower := strings.ToLower(text); !named && !strings.Contains(lower, "path") {
+		// Neither the name nor the text says path.
+		return false
+	}
+	if reNotHostPath.MatchString(text) {
+		return false
+	}
+	if rePathDesc.MatchString(text) {
 		return true
 	}
-	// Every match of rePathDesc holds "path", whose letters (?i) folds to
-	// ASCII only.
-	return containsFoldASCII(p.desc, "path") && findGated(rePathDesc, gatePathDesc, p.desc) != nil
+	return named && (text == "" || reFileWords.MatchString(text))
 }
 
-func checkArbitraryPath(out *findings, c *contract.Contract, units []unit, tools []toolInfo) {
-	instructions := &textScan{}
-	for i := range units {
-		if units[i].kind == KindServer && units[i].field == "instructions" {
-			instructions = units[i].scan
-		}
+func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
+	type hit struct {
+		ti *toolInfo
+		p  param
 	}
-	serverConfined := instructions.text == c.Instructions && wConfined.match(instructions) // reConfined.MatchString(c.Instructions)
-	// confined reports whether a tool's texts state the confinement,
-	// asking at most once per tool.
-	confined := make([]int8, len(tools)) // 0 unknown, 1 yes, -1 no
-	toolConfined := func(i int) bool {
-		if confined[i] == 0 {
-			confined[i] = -1
-			ti := &tools[i]
-			scans := make([]*textScan, len(ti.texts))
-			for j, u := range ti.texts {
-				scans[j] = u.scan
-			}
-			if mayJoined(gateConfined, scans...) {
-				texts := make([]string, len(ti.texts))
-				for j, u := range ti.texts {
-					texts[j] = u.text
-				}
-				if wConfined.match(scanText(strings.Join(texts, "\n"))) {
-					confined[i] = 1
-				}
-			}
-		}
-		return confined[i] == 1
-	}
-	for i, ti := range tools {
-		if serverConfined {
-			break
-		}
-		// A tool without parameters that states the confinement declares
-		// it for the server (list_allowed_directories).
-		if len(ti.params) == 0 && toolConfined(i) {
-			serverConfined = true
-		}
-	}
-	if serverConfined {
-		return
-	}
-	for i, ti := range tools {
+	var hits []hit
+	for i := range tools {
+		ti := &tools[i]
 		var found *param
 		remote := false
-		for i, p := range ti.params {
-			eachWord(p.name, func(w string) {
+		for j, p := range ti.params {
+			if !topLevel(p.field) {
+				continue
+			}
+			for _, w := range words(p.name) {
 				if remoteWords[w] {
 					remote = true
 				}
-			})
-			if found == nil && pathParamOf(ti.tool, p) {
-				found = &ti.params[i]
+			}
+			// The first host path, preferring one that is not relative to
+			// another parameter (a project root).
+			if hostPath(ti.tool, p) && (found == nil || reRelative.MatchString(found.desc) && !reRelative.MatchString(p.desc)) {
+				found = &ti.params[j]
 			}
 		}
-		if found == nil || remote || remoteDesc(ti.tool) || toolConfined(i) {
+		if found == nil || remote || reRemoteDesc.MatchString(ti.tool.Description+" "+ti.tool.Title) {
 			continue
 		}
-		p := *found
-		f := Finding{Code: CodeCapabilityPath, Kind: KindTool, Subject: ti.tool.Name, Field: p.field,
+		hits = append(hits, hit{ti, *found})
+	}
+	if len(hits) == 0 {
+		return
+	}
+	// A confinement stated by the server's instructions or by any of its
+	// tools (server-filesystem's "Only works within allowed directories",
+	// its list_allowed_directories) is the server's.
+	if reConfined.MatchString(c.Instructions) {
+		return
+	}
+	for _, ti := range tools {
+		if reConfined.MatchString(strings.Join(ti.texts, "\n")) {
+			return
+		}
+	}
+	for _, h := range hits {
+		p, name := h.p, h.ti.tool.Name
+		f := Finding{Code: CodeCapabilityPath, Kind: KindTool, Subject: name, Field: p.field,
 			Evidence: evidence(p.name, 0, len(p.name)),
-			Message:  fmt.Sprintf("Tool %q takes a local path in parameter %q and no confinement (allowed directories, workspace roots) is stated on the tool or the server.", ti.tool.Name, p.name)}
+			Message: fmt.Sprintf("Tool %q takes a path on the server's host in parameter %q, and the surface states no confinement "+
+				"(allowed directories, workspace roots) on the tool or the server; whether the server enforces one is not visible in the contract.", name, p.name)}
 		if p.desc != "" {
 			f.Field, f.Evidence = p.field+"/description", evidence(p.desc, 0, len(p.desc))
 		}
 		out.add(f)
 	}
-}
-
-// remoteDesc reports whether a tool's description or title names a
-// remote store.
-func remoteDesc(t contract.Tool) bool {
-	var desc, title textScan
-	desc.read(t.Description)
-	title.read(t.Title)
-	return mayJoined(gateRemoteDesc, &desc, &title) && reRemoteDesc.MatchString(t.Description+" "+t.Title)
 }

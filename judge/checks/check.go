@@ -1,9 +1,12 @@
 package checks
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/verifymcp/verifymcp/contract"
 )
@@ -117,20 +120,8 @@ type unit struct {
 	// which every check reads; names and schema values are only checked
 	// for hidden characters.
 	prose bool
-	// params are the parameters of the tool the unit belongs to.
-	params []param
-	// scan is what one pass over a prose text found, for the prefilters.
-	scan *textScan
-}
-
-// hasParam reports whether the unit's tool has a parameter named name.
-func (u *unit) hasParam(name string) bool {
-	for i := range u.params {
-		if u.params[i].name == name {
-			return true
-		}
-	}
-	return false
+	// params are the parameter names of the tool the unit belongs to.
+	params map[string]bool
 }
 
 // param is one input parameter (or prompt argument) found on a surface.
@@ -149,9 +140,8 @@ type toolInfo struct {
 	tool   contract.Tool
 	params []param
 	// texts are the tool's prose units: description, titles and every
-	// description inside its schemas; desc is its description's, if any.
-	texts []*unit
-	desc  *unit
+	// description inside its schemas.
+	texts []string
 }
 
 // Check runs the deterministic contract checks over c and returns their
@@ -160,58 +150,37 @@ type toolInfo struct {
 // has no findings. The result is never nil, so that "checked, nothing
 // found" and "not checked" stay apart.
 func Check(c *contract.Contract) []Finding {
-	out := &findings{list: []Finding{}}
+	out := &findings{list: []Finding{}, seen: map[string]bool{}}
 	if c == nil {
 		return []Finding{}
 	}
-	sc := scratchPool.Get().(*scratch)
-	defer sc.release()
-	units, tools := sc.collect(c, false)
-	own := ownNames(c)
-	nprose := 0
-	for i := range units {
-		if units[i].prose {
-			nprose++
-		}
-	}
-	sc.scans = slices.Grow(sc.scans[:0], nprose)[:nprose]
-	scans := sc.scans
-	for i := range units {
-		u := &units[i]
-		var st proseStats
-		if u.prose {
-			u.scan = &scans[0]
-			scans = scans[1:]
-			st = u.scan.readProse(u.text, &sc.hits)
-		}
-		checkHidden(out, u, &st)
+	units, tools := collect(c)
+	own := ownNames(c, tools)
+	for _, u := range units {
+		checkHidden(out, u)
 		if u.prose {
 			checkInjection(out, u, own)
 			checkShadowing(out, u, own)
 		}
 	}
-	for i := range tools {
-		ti := &tools[i]
+	for _, ti := range tools {
 		checkCredentialParams(out, KindTool, ti.tool.Name, ti.params)
 		checkEnvironment(out, ti)
 	}
 	for _, p := range c.Prompts {
 		checkCredentialParams(out, KindPrompt, p.Name, promptParams(p))
 	}
-	checkArbitraryPath(out, c, units, tools)
-	if len(out.list) < 2 {
-		return out.list
-	}
+	checkArbitraryPath(out, c, tools)
 	// Contract order: by subject, in the order the units were listed;
 	// within a subject, in the order the checks ran.
-	order := map[subjectKey]int{}
-	for _, k := range sc.subjects {
-		if _, ok := order[k]; !ok {
-			order[k] = len(order)
+	order := map[string]int{}
+	for _, u := range units {
+		if _, ok := order[u.kind+"\x00"+u.subject]; !ok {
+			order[u.kind+"\x00"+u.subject] = len(order)
 		}
 	}
 	rank := func(f Finding) int {
-		if i, ok := order[subjectKey{f.Kind, f.Subject}]; ok {
+		if i, ok := order[f.Kind+"\x00"+f.Subject]; ok {
 			return i
 		}
 		return len(order)
@@ -220,54 +189,17 @@ func Check(c *contract.Contract) []Finding {
 	return out.list
 }
 
-// subjectKey is what a finding is about: a kind and a subject.
-type subjectKey struct{ kind, name string }
-
-// scratch holds the working memory of a Check, for the next one to reuse:
-// nothing of it outlives the Check (findings hold only strings).
-type scratch struct {
-	// subjects are the subjects of the units, in order (a subject repeated
-	// by the next unit is listed once).
-	subjects []subjectKey
-	units    []unit
-	tools    []toolInfo
-	starts   []int
-	texts    []*unit
-	scans    []textScan
-	hits     []hit
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-// release clears sc, so that it holds on to no contract, and returns it
-// to the pool.
-func (sc *scratch) release() {
-	clear(sc.units)
-	clear(sc.tools)
-	clear(sc.texts)
-	clear(sc.scans)
-	clear(sc.subjects)
-	sc.units, sc.tools, sc.starts, sc.texts, sc.scans, sc.hits = sc.units[:0], sc.tools[:0], sc.starts[:0], sc.texts[:0], sc.scans[:0], sc.hits[:0]
-	sc.subjects = sc.subjects[:0]
-	scratchPool.Put(sc)
-}
-
 // findings collects findings, one per (code, kind, subject, field), so that
 // fifty zero-width spaces in one description make one finding.
 type findings struct {
 	list []Finding
-	seen map[findingKey]bool
+	seen map[string]bool
 }
 
-type findingKey struct{ code, kind, subject, field string }
-
 func (fs *findings) add(f Finding) {
-	k := findingKey{f.Code, f.Kind, f.Subject, f.Field}
+	k := f.Code + "\x00" + f.Kind + "\x00" + f.Subject + "\x00" + f.Field
 	if fs.seen[k] {
 		return
-	}
-	if fs.seen == nil {
-		fs.seen = map[findingKey]bool{}
 	}
 	fs.seen[k] = true
 	if f.Severity == "" {
@@ -276,43 +208,21 @@ func (fs *findings) add(f Finding) {
 	fs.list = append(fs.list, f)
 }
 
-// severities maps each code to its severity.
-var severities = func() map[string]Severity {
-	m := map[string]Severity{}
-	for _, ci := range CheckCodes() {
-		if _, ok := m[ci.Code]; !ok {
-			m[ci.Code] = ci.Severity
-		}
-	}
-	return m
-}()
-
 func severityOf(code string) Severity {
-	if s, ok := severities[code]; ok {
-		return s
+	for _, ci := range CheckCodes() {
+		if ci.Code == code {
+			return ci.Severity
+		}
 	}
 	return SeverityMedium
 }
 
 // collect lists every text unit of c in contract order, and the tools with
 // their parameters.
-func collect(c *contract.Contract) ([]unit, []toolInfo) { return new(scratch).collect(c, true) }
-
-// collect is collect, in the memory of sc. Unless all, it leaves out the
-// units the checks have nothing to say about, texts that are not prose
-// and hold no character Visible escapes; sc.subjects keeps the order of
-// the subjects of all units.
-func (sc *scratch) collect(c *contract.Contract, all bool) ([]unit, []toolInfo) {
-	us := slices.Grow(sc.units[:0], 8+8*len(c.Tools)+6*len(c.Prompts)+4*len(c.Resources)+4*len(c.Templates))
-	subjects := sc.subjects[:0]
+func collect(c *contract.Contract) ([]unit, []toolInfo) {
+	var us []unit
 	add := func(kind, subject, field, text string, prose bool) {
-		if text == "" {
-			return
-		}
-		if n := len(subjects); n == 0 || subjects[n-1] != (subjectKey{kind, subject}) {
-			subjects = append(subjects, subjectKey{kind, subject})
-		}
-		if all || prose || containsEscaped(text) {
+		if text != "" {
 			us = append(us, unit{kind: kind, subject: subject, field: field, text: text, prose: prose})
 		}
 	}
@@ -321,40 +231,43 @@ func (sc *scratch) collect(c *contract.Contract, all bool) ([]unit, []toolInfo) 
 	add(KindServer, srv, "title", c.ServerInfo.Title, true)
 	add(KindServer, srv, "instructions", c.Instructions, true)
 
-	tools := slices.Grow(sc.tools[:0], len(c.Tools))
-	// Where each tool's units start; the pointers of toolInfo.texts are
-	// taken once us no longer grows.
-	starts := sc.starts[:0]
+	var tools []toolInfo
 	for _, t := range c.Tools {
 		ti := toolInfo{tool: t}
-		starts = append(starts, len(us))
+		start := len(us)
 		add(KindTool, t.Name, "name", t.Name, false)
 		add(KindTool, t.Name, "title", t.Title, true)
 		add(KindTool, t.Name, "description", t.Description, true)
 		if t.Annotations != nil {
 			add(KindTool, t.Name, "annotations/title", t.Annotations.Title, true)
 		}
-		emit := func(field, text string, prose bool) { add(KindTool, t.Name, field, text, prose) }
-		ti.params = walkSchema(t.InputSchema, "input_schema", nil, true, emit)
-		walkSchema(t.OutputSchema, "output_schema", nil, false, emit)
+		for _, s := range walkSchema(t.InputSchema, "input_schema", &ti.params) {
+			add(KindTool, t.Name, s.field, s.text, s.prose)
+		}
+		for _, s := range walkSchema(t.OutputSchema, "output_schema", nil) {
+			add(KindTool, t.Name, s.field, s.text, s.prose)
+		}
+		names := map[string]bool{}
+		for _, p := range ti.params {
+			names[p.name] = true
+		}
+		for i := range us[start:] {
+			us[start+i].params = names
+			if us[start+i].prose {
+				ti.texts = append(ti.texts, us[start+i].text)
+			}
+		}
 		tools = append(tools, ti)
 	}
-	starts = append(starts, len(us))
 	for _, p := range c.Prompts {
 		add(KindPrompt, p.Name, "name", p.Name, false)
 		add(KindPrompt, p.Name, "title", p.Title, true)
 		add(KindPrompt, p.Name, "description", p.Description, true)
 		for _, a := range p.Arguments {
-			// The fields are built only for texts there are.
-			if a.Name != "" {
-				add(KindPrompt, p.Name, "arguments/"+a.Name+"/name", a.Name, false)
-			}
-			if a.Title != "" {
-				add(KindPrompt, p.Name, "arguments/"+a.Name+"/title", a.Title, true)
-			}
-			if a.Description != "" {
-				add(KindPrompt, p.Name, "arguments/"+a.Name+"/description", a.Description, true)
-			}
+			base := "arguments/" + a.Name
+			add(KindPrompt, p.Name, base+"/name", a.Name, false)
+			add(KindPrompt, p.Name, base+"/title", a.Title, true)
+			add(KindPrompt, p.Name, base+"/description", a.Description, true)
 		}
 	}
 	for _, r := range c.Resources {
@@ -369,22 +282,6 @@ func (sc *scratch) collect(c *contract.Contract, all bool) ([]unit, []toolInfo) 
 		add(KindTemplate, r.URITemplate, "title", r.Title, true)
 		add(KindTemplate, r.URITemplate, "description", r.Description, true)
 	}
-	sc.units, sc.tools, sc.starts, sc.subjects = us, tools, starts, subjects
-	texts := sc.texts[:0]
-	for i := range tools {
-		from := len(texts)
-		for j := starts[i]; j < starts[i+1]; j++ {
-			us[j].params = tools[i].params
-			if us[j].prose {
-				texts = append(texts, &us[j])
-				if us[j].field == "description" {
-					tools[i].desc = &us[j]
-				}
-			}
-		}
-		tools[i].texts = texts[from:len(texts):len(texts)]
-	}
-	sc.texts = texts
 	return us, tools
 }
 
@@ -396,27 +293,175 @@ func promptParams(p contract.Prompt) []param {
 	return ps
 }
 
-// ownNames are the names a server may refer to without shadowing anyone:
-// its own tools, prompts and resources (by name and title) and the words of
-// its own name. They are gathered on first use, as most texts never name
-// a tool or server to compare with them.
-type ownSet struct {
-	c     *contract.Contract
-	built bool
-	names []string // normalised tool/prompt/resource names and titles
+type schemaText struct {
+	field, text string
+	prose       bool
 }
 
-func ownNames(c *contract.Contract) *ownSet { return &ownSet{c: c} }
+// Schema keywords whose value is a map of subschemas, a subschema, or a
+// list of subschemas.
+var (
+	schemaMaps  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+	schemaOne   = []string{"items", "additionalProperties", "additionalItems", "unevaluatedProperties", "unevaluatedItems", "contains", "propertyNames", "not", "if", "then", "else"}
+	schemaLists = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+)
 
-func (o *ownSet) build() {
-	if o.built {
-		return
+// maxSchemaDepth bounds the walk of a hostile schema.
+const maxSchemaDepth = 64
+
+// walkSchema returns every text of a JSON Schema an agent is shown:
+// descriptions and titles (prose), property names, and string values of
+// enum, const, default and examples. When params is not nil, it appends
+// every property (at any depth) as a parameter. Invalid JSON yields
+// nothing: the schema checks of the rubric report it.
+// SchemaTexts returns every text of a JSON Schema (descriptions, titles,
+// enum values, defaults, examples...), walked recursively.
+func SchemaTexts(raw json.RawMessage) []string {
+	var out []string
+	for _, s := range walkSchema(raw, "", nil) {
+		out = append(out, s.text)
 	}
-	o.built = true
-	c := o.c
+	return out
+}
+
+func walkSchema(raw json.RawMessage, root string, params *[]param) []schemaText {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil
+	}
+	var out []schemaText
+	var walk func(v any, path string, depth int)
+	walk = func(v any, path string, depth int) {
+		m, ok := v.(map[string]any)
+		if !ok || depth > maxSchemaDepth {
+			return
+		}
+		for _, k := range []string{"title", "description"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				out = append(out, schemaText{path + "/" + k, s, true})
+			}
+		}
+		for _, k := range []string{"enum", "const", "default", "examples"} {
+			for i, s := range stringsIn(m[k]) {
+				f := path + "/" + k
+				if _, list := m[k].([]any); list {
+					f += "/" + strconv.Itoa(i)
+				}
+				out = append(out, schemaText{f, s, false})
+			}
+		}
+		for _, k := range schemaMaps {
+			sub, ok := m[k].(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, name := range sortedKeys(sub) {
+				p := path + "/" + k + "/" + name
+				out = append(out, schemaText{p, name, false})
+				if k == "properties" && params != nil {
+					*params = append(*params, paramOf(p, name, sub[name]))
+				}
+				walk(sub[name], p, depth+1)
+			}
+		}
+		for _, k := range schemaOne {
+			if _, ok := m[k].(map[string]any); ok {
+				walk(m[k], path+"/"+k, depth+1)
+			}
+		}
+		for _, k := range schemaLists {
+			if l, ok := m[k].([]any); ok {
+				for i, s := range l {
+					walk(s, path+"/"+k+"/"+strconv.Itoa(i), depth+1)
+				}
+			}
+		}
+	}
+	walk(v, root, 0)
+	return out
+}
+
+func paramOf(field, name string, v any) param {
+	p := param{field: field, name: name}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return p
+	}
+	p.desc, _ = m["description"].(string)
+	p.title, _ = m["title"].(string)
+	p.format, _ = m["format"].(string)
+	p.writeOnly, _ = m["writeOnly"].(bool)
+	p.types = stringsIn(m["type"])
+	if len(p.types) == 0 {
+		for _, k := range []string{"anyOf", "oneOf"} {
+			if l, ok := m[k].([]any); ok {
+				for _, s := range l {
+					if sm, ok := s.(map[string]any); ok {
+						p.types = append(p.types, stringsIn(sm["type"])...)
+					}
+				}
+			}
+		}
+	}
+	if items, ok := m["items"].(map[string]any); ok && slices.Contains(p.types, "array") {
+		for _, t := range stringsIn(items["type"]) {
+			p.types = append(p.types, "array:"+t)
+		}
+	}
+	return p
+}
+
+func stringsIn(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// ownNames are the names a server may refer to without shadowing anyone:
+// its own tools, prompts and resources (by name and title) and the words of
+// its own name.
+type ownSet struct {
+	names  map[string]bool // normalised tool/prompt/resource names and titles
+	server map[string]bool // words of the server's name and title
+	params map[string]bool // lower-cased parameter and property names of every schema
+}
+
+func ownNames(c *contract.Contract, tools []toolInfo) ownSet {
+	o := ownSet{names: map[string]bool{}, server: map[string]bool{}, params: map[string]bool{}}
+	for _, ti := range tools {
+		ps := ti.params
+		walkSchema(ti.tool.OutputSchema, "output_schema", &ps)
+		for _, p := range ps {
+			o.params[strings.ToLower(p.name)] = true
+		}
+	}
 	addName := func(s string) {
-		if s = normName(s); s != "" && !slices.Contains(o.names, s) {
-			o.names = append(o.names, s)
+		if s = normName(s); s != "" {
+			o.names[s] = true
 		}
 	}
 	for _, t := range c.Tools {
@@ -434,31 +479,14 @@ func (o *ownSet) build() {
 		addName(r.Name)
 		addName(r.Title)
 	}
-}
-
-// isServerWord reports whether w is a word of the server's name or title.
-func (o *ownSet) isServerWord(w string) bool {
-	// The words of Name+" "+Title are those of the two.
-	return hasWord(o.c.ServerInfo.Name, w) || hasWord(o.c.ServerInfo.Title, w)
-}
-
-// isNameWord reports whether w is a word of one of the names.
-func (o *ownSet) isNameWord(w string) bool {
-	o.build()
-	for _, n := range o.names {
-		if hasWord(n, w) {
-			return true
-		}
+	for _, w := range words(c.ServerInfo.Name + " " + c.ServerInfo.Title) {
+		o.server[w] = true
 	}
-	return false
+	return o
 }
 
-// hasWord reports whether w is one of words(s).
-func hasWord(s, w string) bool {
-	found := false
-	eachWord(s, func(x string) { found = found || x == w })
-	return found
-}
+// flatten drops the separators by which a tool's name and title differ.
+var flatten = strings.NewReplacer("_", "", "-", "", " ", "", ".", "")
 
 // normName lower-cases a tool reference and drops the prefixes clients put
 // before a tool's name ("mcp_tool_send_email", "mcp__github__create_issue").
@@ -474,101 +502,55 @@ func normName(s string) string {
 // isOwn reports whether a reference names one of the server's own tools,
 // prompts or resources, allowing for a client's server prefix
 // ("github__create_issue", "github.create_issue").
-func (o *ownSet) isOwn(ref string) bool {
-	o.build()
+func (o ownSet) isOwn(ref string) bool {
 	n := normName(ref)
-	if slices.Contains(o.names, n) {
+	if o.names[n] {
 		return true
 	}
 	for _, sep := range []string{"__", ".", "/"} {
-		if i := strings.LastIndex(n, sep); i >= 0 && slices.Contains(o.names, n[i+len(sep):]) {
+		if i := strings.LastIndex(n, sep); i >= 0 && o.names[n[i+len(sep):]] {
 			return true
 		}
 	}
 	// Tool names differ from titles by case and separators only.
-	for _, k := range o.names {
-		if equalFlat(k, n) {
+	flat := flatten.Replace(n)
+	for k := range o.names {
+		if flatten.Replace(k) == flat {
 			return true
 		}
 	}
 	return false
 }
 
-// equalFlat reports whether flatten(a) == flatten(b).
-func equalFlat(a, b string) bool {
-	i, j := 0, 0
-	for {
-		for i < len(a) && isFlatSep(a[i]) {
-			i++
-		}
-		for j < len(b) && isFlatSep(b[j]) {
-			j++
-		}
-		if i == len(a) || j == len(b) {
-			return i == len(a) && j == len(b)
-		}
-		if a[i] != b[j] {
-			return false
-		}
-		i++
-		j++
-	}
-}
-
-func isFlatSep(c byte) bool { return c == '_' || c == '-' || c == ' ' || c == '.' }
-
 // words splits s into lower-case words, splitting camelCase, snake_case,
 // kebab-case and dotted names.
-func words(s string) []string { return appendWords(nil, s) }
-
-// appendWords appends the words of s to ws.
-func appendWords(ws []string, s string) []string {
-	for w, i := nextWord(s, 0); i >= 0; w, i = nextWord(s, i) {
-		ws = append(ws, w)
+func words(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
 	}
-	return ws
-}
-
-// eachWord calls f with each word of s, as words returns them.
-func eachWord(s string, f func(string)) {
-	for w, i := nextWord(s, 0); i >= 0; w, i = nextWord(s, i) {
-		f(w)
-	}
-}
-
-// nextWord returns the first word of s from offset i on, lower-cased, and
-// the offset after it, or -1 if there is none. Words are runs of ASCII
-// letters and digits; a byte outside them (including every byte of a
-// non-ASCII character) ends a word, and so does a capital that starts a
-// new one.
-func nextWord(s string, i int) (string, int) {
-	for i < len(s) && !isUpper(rune(s[i])) && !isLower(rune(s[i])) && !(s[i] >= '0' && s[i] <= '9') {
-		i++
-	}
-	if i == len(s) {
-		return "", -1
-	}
-	start, upper := i, isUpper(rune(s[i]))
-	for i++; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case r >= 'A' && r <= 'Z':
 			// A capital starts a word, unless it continues an acronym
 			// ("APIKey" -> "api", "key").
-			if !isUpper(rune(s[i-1])) || (i+1 < len(s) && isLower(rune(s[i+1]))) {
-				break
+			if len(cur) > 0 && (!isUpper(rs[i-1]) || (i+1 < len(rs) && isLower(rs[i+1]))) {
+				flush()
 			}
-			upper = true
-			continue
-		}
-		if !isLower(rune(c)) && !(c >= '0' && c <= '9') {
-			break
+			cur = append(cur, r)
+		case isLower(r) || (r >= '0' && r <= '9'):
+			cur = append(cur, r)
+		default:
+			flush()
 		}
 	}
-	w := s[start:i]
-	if upper {
-		w = strings.ToLower(w)
-	}
-	return w, i
+	flush()
+	return out
 }
 
 func isUpper(r rune) bool { return r >= 'A' && r <= 'Z' }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -69,84 +68,12 @@ func isInvisible(r rune) bool {
 }
 
 // escaped reports whether Visible shows r as an escape.
-// printableASCII8 reports whether the eight bytes of x are all in
-// 0x20-0x7E (see specialInString for the arithmetic).
-func printableASCII8(x uint64) bool {
-	d := x ^ (0x7F * ones)
-	return ((x-0x20*ones)&^x|x|(d-ones)&^d)&highs == 0
-}
-
 // Escaped reports whether Visible would write r as an escape: a hidden or
 // direction-changing character.
 func Escaped(r rune) bool { return escaped(r) }
 
 func escaped(r rune) bool {
-	if r >= 0 && r < 1<<16 {
-		t := escapedBMP()
-		return t[r>>6]&(1<<(r&63)) != 0
-	}
-	return escapedRune(r)
-}
-
-func escapedRune(r rune) bool {
 	return isBidi(r) || isBidiMark(r) || isTag(r) || isVS(r) || isInvisible(r)
-}
-
-// escapedBMP is escapedRune for the Basic Multilingual Plane, as a bit
-// set: escapedRune looks characters up in Unicode tables. There it holds
-// the format characters (Cf, which has the bidi controls and marks), the
-// control characters but tab and the line breaks, the variation selectors
-// and the blank fillers isInvisible lists.
-var escapedBMP = sync.OnceValue(func() *[1 << 10]uint64 {
-	var t [1 << 10]uint64
-	set := func(r rune) { t[r>>6] |= 1 << (r & 63) }
-	for _, rg := range unicode.Cf.R16 {
-		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-			set(r)
-		}
-	}
-	for r := rune(0); r <= unicode.MaxLatin1; r++ {
-		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
-			set(r)
-		}
-	}
-	for r := rune(0xFE00); r <= 0xFE0F; r++ {
-		set(r)
-	}
-	for _, r := range []rune{0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0} {
-		set(r)
-	}
-	return &t
-})
-
-// containsEscaped is strings.ContainsFunc(s, escaped), reading ASCII a
-// byte at a time: the only ASCII characters escaped are the control
-// characters other than tab and the newlines.
-func containsEscaped(s string) bool {
-	for i := 0; i < len(s); {
-		// Eight bytes at a time while all are printable ASCII.
-		for i+8 <= len(s) && printableASCII8(load8(s, i)) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		f := byteClass[c]
-		if f&(byteEscaped|byteHigh) == 0 {
-			i++
-			continue
-		}
-		if f&byteEscaped != 0 {
-			return true
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if escaped(r) {
-			return true
-		}
-		i += size
-	}
-	return false
 }
 
 func escape(r rune) string {
@@ -157,7 +84,7 @@ func escape(r rune) string {
 // variation-selector character replaced by <U+XXXX>, so that evidence
 // quoting it can be read and cannot reorder the report it appears in.
 func Visible(s string) string {
-	if !containsEscaped(s) && utf8.ValidString(s) {
+	if !strings.ContainsFunc(s, escaped) && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
@@ -173,92 +100,65 @@ func Visible(s string) string {
 
 // evidence returns a span of Visible(text) of at most EvidenceMaxChars
 // characters around text[start:end]: the match first, then context on
-// both sides. A character counts as wide as Visible shows it.
+// both sides.
 func evidence(text string, start, end int) string {
-	pre, mid, post := text[:start], text[start:end], text[end:]
+	pre, mid, post := tokens(text[:start]), tokens(text[start:end]), tokens(text[end:])
 	budget := EvidenceMaxChars
-	var b strings.Builder
-	if w := visibleWidth(mid); w >= budget {
-		for _, r := range mid {
-			n := tokenWidth(r)
+	width := func(ts []string) int {
+		n := 0
+		for _, t := range ts {
+			n += utf8.RuneCountInString(t)
+		}
+		return n
+	}
+	var out []string
+	if width(mid) >= budget {
+		for _, t := range mid {
+			n := utf8.RuneCountInString(t)
 			if n > budget {
 				break
 			}
-			writeToken(&b, r)
+			out = append(out, t)
 			budget -= n
 		}
-		return strings.TrimSpace(b.String())
+		return strings.TrimSpace(strings.Join(out, ""))
 	}
-	rest := budget - visibleWidth(mid)
-	// Up to a third of the rest goes before the match, the remainder after:
-	// the longest run of whole characters ending the text before the match
-	// that fits. Every character is at least one wide, so the run has at
-	// most rest/3 characters, and a ring of the last ones suffices.
-	var ring [EvidenceMaxChars/3 + 1]int // offsets in pre of the last characters
-	nring := 0
-	for i := range pre {
-		ring[nring%len(ring)] = i
-		nring++
-	}
-	used, from := 0, len(pre)
-	for k := 1; k <= min(nring, len(ring)); k++ {
-		i := ring[(nring-k)%len(ring)]
-		r, _ := utf8.DecodeRuneInString(pre[i:])
-		n := tokenWidth(r)
+	rest := budget - width(mid)
+	// Up to a third of the rest goes before the match, the remainder after.
+	used, i := 0, len(pre)
+	for i > 0 {
+		n := utf8.RuneCountInString(pre[i-1])
 		if used+n > rest/3 {
 			break
 		}
 		used += n
-		from = i
+		i--
 	}
 	after := rest - used
-	for _, r := range pre[from:] {
-		writeToken(&b, r)
-	}
-	for _, r := range mid {
-		writeToken(&b, r)
-	}
-	for _, r := range post {
-		n := tokenWidth(r)
+	out = append(out, pre[i:]...)
+	out = append(out, mid...)
+	for _, t := range post {
+		n := utf8.RuneCountInString(t)
 		if n > after {
 			break
 		}
-		writeToken(&b, r)
+		out = append(out, t)
 		after -= n
 	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSpace(strings.Join(out, ""))
 }
 
-// visibleWidth is the number of characters of Visible(s).
-func visibleWidth(s string) int {
-	n := 0
+// tokens splits s into runes as Visible shows them.
+func tokens(s string) []string {
+	out := make([]string, 0, len(s))
 	for _, r := range s {
-		n += tokenWidth(r)
+		if escaped(r) {
+			out = append(out, escape(r))
+		} else {
+			out = append(out, string(r))
+		}
 	}
-	return n
-}
-
-// tokenWidth is the number of characters Visible shows r as.
-func tokenWidth(r rune) int {
-	if !escaped(r) {
-		return 1
-	}
-	switch {
-	case r <= 0xFFFF:
-		return len("<U+XXXX>")
-	case r <= 0xFFFFF:
-		return len("<U+XXXXX>")
-	}
-	return len("<U+XXXXXX>")
-}
-
-// writeToken writes r as Visible shows it.
-func writeToken(b *strings.Builder, r rune) {
-	if escaped(r) {
-		b.WriteString(escape(r))
-	} else {
-		b.WriteRune(r)
-	}
+	return out
 }
 
 // clip bounds revealed text for a finding.
@@ -277,29 +177,24 @@ type payload struct {
 	start, end int
 }
 
-// checkHidden runs the hidden-text checks over one unit, with the stats
-// of its text if it is prose, and then the injection checks over whatever
-// hidden text it decoded.
-func checkHidden(out *findings, u *unit, st *proseStats) {
+// checkHidden runs the hidden-text checks over one unit and then the
+// injection checks over whatever hidden text it decoded.
+func checkHidden(out *findings, u unit) {
 	var payloads []payload
-	if !u.prose || st.escapedASCII || st.high {
-		payloads = append(payloads, checkChars(out, u)...)
-	}
+	payloads = append(payloads, checkChars(out, u)...)
 	if u.prose {
-		payloads = append(payloads, checkEncoded(out, u, st)...)
+		payloads = append(payloads, checkEncoded(out, u)...)
 		checkMarkup(out, u)
-		if st.doubleSpace || st.doubleBreak || st.wideBlank { // the prefilter of checkWhitespace
-			checkWhitespace(out, u)
-		}
+		checkWhitespace(out, u)
 	}
 	for _, p := range payloads {
 		checkInjectionPayload(out, u, p)
 	}
 }
 
-func checkChars(out *findings, u *unit) []payload {
+func checkChars(out *findings, u unit) []payload {
 	s := u.text
-	if !containsEscaped(s) {
+	if !strings.ContainsFunc(s, escaped) {
 		return nil
 	}
 	rtl := strings.ContainsFunc(s, func(r rune) bool {
@@ -492,7 +387,7 @@ var (
 	reEntities = regexp.MustCompile(`(?:&#(?:[0-9]{2,7}|[xX][0-9A-Fa-f]{2,6});){8,}`)
 )
 
-func checkEncoded(out *findings, u *unit, st *proseStats) []payload {
+func checkEncoded(out *findings, u unit) []payload {
 	var payloads []payload
 	report := func(kind string, s, e int, decoded string) {
 		out.add(Finding{Code: CodeHiddenEncoded, Kind: u.kind, Subject: u.subject, Field: u.field,
@@ -500,27 +395,21 @@ func checkEncoded(out *findings, u *unit, st *proseStats) []payload {
 			Message: fmt.Sprintf("A %s blob of %d characters decodes to text: %q.", kind, e-s, clipPlain(decoded, 80))})
 		payloads = append(payloads, payload{text: decoded, start: s, end: e})
 	}
-	// A match of reBase64 is a run of at least 20 base64 characters, and
-	// one of reHex a run of at least 24 ("0x" included).
-	if longest := st.base64; longest >= 20 {
-		for _, m := range findBase64(u.text) {
-			if d, ok := decodeBase64(u.text[m[0]:m[1]]); ok && readable(d) {
-				report("base64", m[0], m[1], d)
-			}
-		}
-		if longest >= 24 {
-			for _, m := range findHex(u.text) {
-				h := strings.TrimPrefix(strings.TrimPrefix(u.text[m[0]:m[1]], "0x"), "0X")
-				if len(h)%2 != 0 {
-					continue
-				}
-				if d, err := hex.DecodeString(h); err == nil && readable(string(d)) {
-					report("hex", m[0], m[1], string(d))
-				}
-			}
+	for _, m := range reBase64.FindAllStringIndex(u.text, -1) {
+		if d, ok := decodeBase64(u.text[m[0]:m[1]]); ok && readable(d) {
+			report("base64", m[0], m[1], d)
 		}
 	}
-	if !st.percent && !st.entity { // !strings.Contains(u.text, "%") && !strings.Contains(u.text, "&#")
+	for _, m := range reHex.FindAllStringIndex(u.text, -1) {
+		h := strings.TrimPrefix(strings.TrimPrefix(u.text[m[0]:m[1]], "0x"), "0X")
+		if len(h)%2 != 0 {
+			continue
+		}
+		if d, err := hex.DecodeString(h); err == nil && readable(string(d)) {
+			report("hex", m[0], m[1], string(d))
+		}
+	}
+	if !strings.Contains(u.text, "%") && !strings.Contains(u.text, "&#") {
 		return payloads
 	}
 	for _, m := range rePercent.FindAllStringIndex(u.text, -1) {
@@ -534,70 +423,6 @@ func checkEncoded(out *findings, u *unit, st *proseStats) []payload {
 		}
 	}
 	return payloads
-}
-
-// isBase64Byte is the class [A-Za-z0-9+/_\-] of reBase64.
-func isBase64Byte(c byte) bool {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '_' || c == '-'
-}
-
-// findBase64 is reBase64.FindAllStringIndex(s, -1): every maximal run of
-// at least 20 base64 characters, with up to two "=" after it. (The class
-// is ASCII, so a byte scan reads the runes the expression reads.)
-func findBase64(s string) [][2]int {
-	var out [][2]int
-	for i := 0; i < len(s); {
-		if byteClass[s[i]]&byteBase64 == 0 {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && byteClass[s[j]]&byteBase64 != 0 {
-			j++
-		}
-		if j-i < 20 {
-			i = j
-			continue
-		}
-		e := j
-		for e < len(s) && e-j < 2 && s[e] == '=' {
-			e++
-		}
-		out = append(out, [2]int{i, e})
-		i = e
-	}
-	return out
-}
-
-// findHex is reHex.FindAllStringIndex(s, -1): at a word boundary, an
-// optional "0x" and at least 24 hex digits, then a word boundary. \b is
-// ASCII: a byte of a non-ASCII character is not a word character.
-func findHex(s string) [][]int {
-	var out [][]int
-	hexRun := func(i int) int {
-		for i < len(s) && isHexByte(s[i]) {
-			i++
-		}
-		return i
-	}
-	boundaryAfter := func(k int) bool { return k == len(s) || !isWordByte(s[k]) }
-	for i := 0; i < len(s); i++ {
-		if !isHexByte(s[i]) || (i > 0 && isWordByte(s[i-1])) {
-			continue
-		}
-		if strings.HasPrefix(s[i:], "0x") {
-			if k := hexRun(i + 2); k-(i+2) >= 24 && boundaryAfter(k) {
-				out = append(out, []int{i, k})
-				i = k - 1
-				continue
-			}
-		}
-		if k := hexRun(i); k-i >= 24 && boundaryAfter(k) {
-			out = append(out, []int{i, k})
-			i = k - 1
-		}
-	}
-	return out
 }
 
 func decodeBase64(s string) (string, bool) {
@@ -660,32 +485,21 @@ var (
 	reHiddenAttr  = regexp.MustCompile(`(?is)<([a-z][a-z0-9]*)\b[^>]*?\s(?:hidden|aria-hidden\s*=\s*["']true["'])(?:\s[^>]*)?>(.*?)(?:</[a-z][a-z0-9]*\s*>|$)`)
 )
 
-type markupRule struct {
-	re   *regexp.Regexp
-	gate *gate
-	what string
-	body int // submatch holding the hidden text
-}
-
-var markupRules = []markupRule{
-	{reHTMLComment, regexGate(reHTMLComment), "An HTML comment hides text from a rendered view", 1},
-	{reMDComment, regexGate(reMDComment), "A Markdown comment hides text from a rendered view", 1},
-	{reHiddenStyle, regexGate(reHiddenStyle), "An element styled invisible hides text from a rendered view", 2},
-	{reHiddenAttr, regexGate(reHiddenAttr), "An element marked hidden hides text from a rendered view", 2},
-}
-
-// gateMarkup is the prefilter of checkMarkup: the text holds "<" or
-// "]:".
-var gateMarkup = orGate([]*gate{litGate("<"), litGate("]:")})
-
-func checkMarkup(out *findings, u *unit) {
-	if !gateMarkup.ok(&u.scan.bits) { // !strings.Contains(u.text, "<") && !strings.Contains(u.text, "]:")
+func checkMarkup(out *findings, u unit) {
+	if !strings.Contains(u.text, "<") && !strings.Contains(u.text, "]:") {
 		return
 	}
-	for _, r := range markupRules {
-		if !u.scan.may(r.gate) {
-			continue
-		}
+	type rule struct {
+		re   *regexp.Regexp
+		what string
+		body int // submatch holding the hidden text
+	}
+	for _, r := range []rule{
+		{reHTMLComment, "An HTML comment hides text from a rendered view", 1},
+		{reMDComment, "A Markdown comment hides text from a rendered view", 1},
+		{reHiddenStyle, "An element styled invisible hides text from a rendered view", 2},
+		{reHiddenAttr, "An element marked hidden hides text from a rendered view", 2},
+	} {
 		m := r.re.FindStringSubmatchIndex(u.text)
 		if m == nil {
 			continue
@@ -702,10 +516,8 @@ func checkMarkup(out *findings, u *unit) {
 
 var reWhitespace = regexp.MustCompile(`(?:[ \t\x{00A0}\x{3000}]{40,}|(?:\r?\n[ \t]*){10,})(\S)`)
 
-// checkWhitespace runs for text that holds "  ", "\n\n", U+00A0 or
-// U+3000.
-func checkWhitespace(out *findings, u *unit) {
-	if !mayHideByWhitespace(u.text) {
+func checkWhitespace(out *findings, u unit) {
+	if !strings.Contains(u.text, "  ") && !strings.Contains(u.text, "\n\n") && !strings.ContainsAny(u.text, "\u00a0\u3000") {
 		return
 	}
 	m := reWhitespace.FindStringSubmatchIndex(u.text)
@@ -721,105 +533,6 @@ func checkWhitespace(out *findings, u *unit) {
 	out.add(Finding{Code: CodeHiddenWhitespace, Kind: u.kind, Subject: u.subject, Field: u.field,
 		Evidence: evidence(u.text, m[2], m[2]+end),
 		Message:  fmt.Sprintf("%d characters of blank space push the text after them out of view.", blank)})
-}
-
-// proseStats are what one pass over a prose text finds for the
-// hidden-text checks.
-type proseStats struct {
-	base64       int  // the longest run of base64 characters
-	space, other int  // the longest runs of white space and of other bytes
-	escapedASCII bool // an ASCII character Visible escapes
-	high         bool // a character outside ASCII (or an invalid byte)
-	doubleSpace  bool // "  "
-	doubleBreak  bool // "\n\n"
-	wideBlank    bool // U+00A0 or U+3000
-	percent      bool // "%"
-	entity       bool // "&#"
-}
-
-func statsOf(s string) proseStats {
-	var st proseStats
-	afterSpace := 0 // where the last run of white space ended
-	for i := 0; i < len(s); i++ {
-		// Runs of base64 characters (letters, digits, +/_-) first: most
-		// bytes are in one.
-		j := i
-		for j < len(s) && byteClass[s[j]]&byteBase64 != 0 {
-			j++
-		}
-		st.base64 = max(st.base64, j-i)
-		if j == len(s) {
-			break
-		}
-		i = j
-		c := s[i]
-		f := byteClass[c]
-		switch {
-		case f&byteSpace != 0:
-			// A run of white space, read whole. (A form feed is white
-			// space that Visible escapes.)
-			st.other = max(st.other, i-afterSpace)
-			st.escapedASCII = st.escapedASCII || f&byteEscaped != 0
-			j := i + 1
-			for j < len(s) && byteClass[s[j]]&byteSpace != 0 {
-				st.escapedASCII = st.escapedASCII || byteClass[s[j]]&byteEscaped != 0
-				st.doubleSpace = st.doubleSpace || s[j] == ' ' && s[j-1] == ' '
-				st.doubleBreak = st.doubleBreak || s[j] == '\n' && s[j-1] == '\n'
-				j++
-			}
-			st.space = max(st.space, j-i)
-			afterSpace = j
-			i = j - 1
-		case f&byteEscaped != 0:
-			st.escapedASCII = true
-		case f&byteHigh != 0:
-			st.high = true
-			if c == 0xC2 && hasAt(s, i, "\u00a0") || c == 0xE3 && hasAt(s, i, "\u3000") {
-				st.wideBlank = true
-			}
-		case c == '%':
-			st.percent = true
-		case c == '&':
-			st.entity = st.entity || (i+1 < len(s) && s[i+1] == '#')
-		}
-	}
-	st.other = max(st.other, len(s)-afterSpace)
-	return st
-}
-
-// mayHideByWhitespace reports whether reWhitespace could match s: it
-// needs 40 characters of [ \t\x{00A0}\x{3000}] in a row, or 10 line
-// breaks with nothing but [ \t\r] between them.
-func mayHideByWhitespace(s string) bool {
-	blanks, breaks := 0, 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		size := 1
-		blank := c == ' ' || c == '\t'
-		if c >= utf8.RuneSelf {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			blank = r == 0x00A0 || r == 0x3000
-		}
-		if blank {
-			if blanks++; blanks >= 40 {
-				return true
-			}
-		} else {
-			blanks = 0
-		}
-		switch c {
-		case '\n':
-			if breaks++; breaks >= 10 {
-				return true
-			}
-		case ' ', '\t', '\r':
-		default:
-			breaks = 0
-		}
-		i += size
-	}
-	return false
 }
 
 // clipPlain shortens s for a message, showing hidden characters.

@@ -17,7 +17,9 @@ import (
 //     instructions found in the page" (a defensive note) pass.
 //   - concealment: an imperative or modal not to tell, show or inform the
 //     user, doing something "without telling the user", hiding something
-//     "from the user", or "silently send/read ...".
+//     "from the user", "the user must not / need not know", or "silently
+//     send/read ...". A statement of fact ("the user doesn't know about
+//     files and directories", a hint to search by topic) is not.
 //   - secret_access: a credential file or path (~/.ssh, id_rsa, .env,
 //     mcp.json, .aws/credentials, ...) in a sentence with a non-negated
 //     imperative that moves data ("read", "pass", "send", "include",
@@ -32,13 +34,7 @@ import (
 //   - tool_order: this tool before or instead of every other tool.
 //   - tag: <IMPORTANT>, <SYSTEM>, <instructions> and similar, and
 //     chat-template tokens; a plain "IMPORTANT:" is not a tag.
-//   - shadowing: a tool or server that is not this server's own (by name or
-//     title, allowing for client prefixes such as mcp_tool_), referred to
-//     as "the X tool", "tool named X", "when using X" or "the X server",
-//     or "other tools", "side effect on", "when this tool is available",
-//     in a sentence with a directive (must, should, always, never,
-//     instead, redirect, ...). Server instructions that order the
-//     server's own tools are usage guidance, not shadowing.
+//   - shadowing: see the references below.
 
 // detector is one pattern with its filter.
 type detector struct {
@@ -48,34 +44,10 @@ type detector struct {
 	any    []string
 	re     *regexp.Regexp
 	accept func(d *doc, m []int) bool
-	msg    string
-	// needs are expressions one of which accept needs to find in the
-	// sentence of a match. A match in a sentence is a span of the text,
-	// which holds the literals of the match, so the text must pass the gate
-	// of one of them.
+	// needs, when set, is what accept requires in the sentence of a match:
+	// a text without it anywhere has nothing to accept.
 	needs []*regexp.Regexp
-	// anyGate is any as a gate, and reGate the gate of re and needs.
-	anyGate, reGate *gate
-	// w runs re in windows.
-	w *windowed
-}
-
-// withGates fills in the gates of dets.
-func withGates(dets []detector) []detector {
-	for i := range dets {
-		det := &dets[i]
-		det.anyGate = wordsGate(det.any)
-		det.w = newWindowed(det.re)
-		det.reGate = det.w.gate
-		if len(det.needs) > 0 {
-			var ks []*gate
-			for _, re := range det.needs {
-				ks = append(ks, regexGate(re))
-			}
-			det.reGate = andGate([]*gate{det.reGate, orGate(ks)})
-		}
-	}
-	return dets
+	msg    string
 }
 
 // mayMatch applies the prefilter to lower-cased text.
@@ -85,6 +57,19 @@ func (det *detector) mayMatch(lower string) bool {
 	}
 	for _, w := range det.any {
 		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNeeds reports whether text holds one of det.needs, if it has any.
+func (det *detector) hasNeeds(text string) bool {
+	if len(det.needs) == 0 {
+		return true
+	}
+	for _, re := range det.needs {
+		if re.MatchString(text) {
 			return true
 		}
 	}
@@ -105,24 +90,22 @@ var (
 
 // doc is a text under check and what the filters need to know about it.
 type doc struct {
-	text string
-	own  *ownSet
-	u    *unit // the unit whose tool's parameters a text may name
-	// bounds are the sentence boundaries of text, found on first use.
-	bounds [][2]int
-	split  bool
+	text   string
+	own    ownSet
+	params map[string]bool // the subject tool's parameter names
+	bounds [][]int         // the sentence boundaries, found on first use
 }
-
-// hasParam reports whether the subject tool has a parameter named name.
-func (d *doc) hasParam(name string) bool { return d.u != nil && d.u.hasParam(name) }
 
 var reBoundary = regexp.MustCompile(`[.!?](?:\s+|$)|\n[ \t]*\n|\n[ \t]*(?:[-*•]|\d+[.)])\s`)
 
 // sentenceSpan returns the bounds of the sentence of d.text around byte
 // offset pos.
 func (d *doc) sentenceSpan(pos int) (int, int) {
-	if !d.split {
-		d.bounds, d.split = sentenceBounds(d.text), true
+	if d.bounds == nil {
+		d.bounds = reBoundary.FindAllStringIndex(d.text, -1)
+		if d.bounds == nil {
+			d.bounds = [][]int{}
+		}
 	}
 	start, end := 0, len(d.text)
 	for _, b := range d.bounds {
@@ -134,76 +117,6 @@ func (d *doc) sentenceSpan(pos int) (int, int) {
 		}
 	}
 	return start, end
-}
-
-// sentenceBounds is reBoundary.FindAllStringIndex(s, -1) (as pairs). The
-// expression
-// matches at a '.', '!', '?' or line break, all ASCII, so a byte scan
-// reads the characters the expression reads; at each, its alternatives
-// are tried in order, and none backtracks into a shorter repetition, as
-// what follows each repetition is outside its class.
-func sentenceBounds(s string) [][2]int {
-	var out [][2]int
-	for i := 0; i < len(s); {
-		// Only '.', '!', '?' and a line break start a boundary.
-		j := strings.IndexAny(s[i:], ".!?\n")
-		if j < 0 {
-			break
-		}
-		i += j
-		if e := boundaryAt(s, i); e > i {
-			out = append(out, [2]int{i, e})
-			i = e
-			continue
-		}
-		i++
-	}
-	return out
-}
-
-// boundaryAt returns the end of a match of reBoundary at i, or i.
-func boundaryAt(s string, i int) int {
-	switch s[i] {
-	case '.', '!', '?':
-		// [.!?](?:\s+|$)
-		j := i + 1
-		for j < len(s) && isSpaceByte(s[j]) {
-			j++
-		}
-		if j > i+1 || j == len(s) {
-			return j
-		}
-	case '\n':
-		j := i + 1
-		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-			j++
-		}
-		switch {
-		case j < len(s) && s[j] == '\n':
-			// \n[ \t]*\n
-			return j + 1
-		case j < len(s) && (s[j] == '-' || s[j] == '*'):
-			// \n[ \t]*[-*]\s
-			if j+1 < len(s) && isSpaceByte(s[j+1]) {
-				return j + 2
-			}
-		case strings.HasPrefix(s[j:], "•"):
-			// \n[ \t]*•\s
-			if k := j + len("•"); k < len(s) && isSpaceByte(s[k]) {
-				return k + 1
-			}
-		case j < len(s) && s[j] >= '0' && s[j] <= '9':
-			// \n[ \t]*\d+[.)]\s
-			k := j
-			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-				k++
-			}
-			if k+1 < len(s) && (s[k] == '.' || s[k] == ')') && isSpaceByte(s[k+1]) {
-				return k + 2
-			}
-		}
-	}
-	return i
 }
 
 // sentence returns the sentence of d.text around byte offset pos.
@@ -255,7 +168,7 @@ var (
 	reSource        = regexp.MustCompile(`(?i)` + reSensitivePath + `|~/|\b` + reSecretNoun + `\b|\bsecret\b|\bconversation\b|\b(?:chat|message)\s+history\b|\b(?:previous|prior|all)\s+messages\b|\bsystem\s+prompt\b|\byour\s+instructions\b|\bcontext\s+window\b|\bprevious\s+tool\s+(?:calls?|results?|outputs?)\b`)
 )
 
-var injectionDetectors = withGates([]detector{
+var injectionDetectors = []detector{
 	{code: CodeInjectionOverride, any: anyIgnore, msg: "tells the model to ignore its previous instructions",
 		re:     regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|discard)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+|its\s+)?(?:previous|prior|above|earlier|preceding|former|original|initial|system|developer|safety|other)\s+(?:\w+\s+)?(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guardrails|constraints|context|messages|policies|commands)\b`),
 		accept: always},
@@ -272,13 +185,13 @@ var injectionDetectors = withGates([]detector{
 		re:     regexp.MustCompile(`(?i)\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|mustn't|shouldn't|avoid)\s+(?:(?:ever|directly|explicitly|actually|really|specifically|proactively|need\s+to|have\s+to|try\s+to|to)\s+){0,3}(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|let(?:ting)?)\s+(?:\w+\s+){0,3}?(?:the|your)\s+(?:user|human|operator)s?\b`),
 		accept: always},
 	{code: CodeInjectionConceal, any: anyUser, msg: "tells the model to act without the user's knowledge",
-		re:     regexp.MustCompile(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting|asking|showing|letting|mentioning\s+(?:it|this)\s+to)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|that|these|them|everything|the\s+\w+(?:\s+\w+)?)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden|confidential|between\s+us)\b|\bthe\s+(?:user|human)s?\s+(?:must|should|will|need|does|do|may)\s*(?:not|n't)\s+(?:\w+\s+){0,2}?(?:know|see|notice|learn|find\s+out|be\s+(?:told|informed|aware|notified|shown))\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|read|pass|include|forward|upload|copy|call|add|attach|exfiltrate|collect|bcc|cc)\b`),
+		re:     regexp.MustCompile(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting|asking|showing|letting|mentioning\s+(?:it|this)\s+to)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|that|these|them|everything|the\s+\w+(?:\s+\w+)?)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden|confidential|between\s+us)\b|\bthe\s+(?:user|human)s?\s+(?:(?:must|should|will|need|may)\s*(?:not|n't)\s+(?:\w+\s+){0,2}?|(?:does|do)\s*(?:not|n't)\s+(?:need|have)\s+to\s+)(?:know|see|notice|learn|find\s+out|be\s+(?:told|informed|aware|notified|shown))\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|read|pass|include|forward|upload|copy|call|add|attach|exfiltrate|collect|bcc|cc)\b`),
 		accept: always},
 	{code: CodeInjectionConceal, any: []string{"not", "don't", "never"}, msg: "tells the model not to mention what it was told to do",
 		re:     regexp.MustCompile(`(?i)\b(?:do\s+not|don't|never)\s+(?:mention|reveal|disclose|say|tell|explain|admit)\s+(?:to\s+(?:the\s+)?user\s+)?(?:that\s+you|this\s+(?:step|instruction|tool\s+call|requirement)|these\s+(?:instructions|steps)|(?:what|that)\s+you\s+(?:did|are\s+doing|read|need))\b`),
 		accept: always},
 	{code: CodeInjectionSecret, any: anyPath, msg: "tells the model to read a credential file",
-		re: regexp.MustCompile(`(?i)` + reSensitivePath), needs: []*regexp.Regexp{reCueImperative},
+		re: regexp.MustCompile(`(?i)` + reSensitivePath),
 		accept: func(d *doc, m []int) bool {
 			return d.hasCue(reCueImperative, m[0])
 		}},
@@ -287,19 +200,19 @@ var injectionDetectors = withGates([]detector{
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionExfil, any: append(append(append([]string{"~/", "conversation", "history", "messages", "system prompt", "your instructions", "context window", "previous tool"}, anyPath...), anySecret...), "secret"), msg: "tells the model to pass secrets or the conversation through a parameter",
 		needs: []*regexp.Regexp{reSource},
-		re:    regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
+		re: regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
 			}
-			if quoted := d.group(m, 1); quoted != "" && d.group(m, 2) == "" && !d.hasParam(quoted) {
+			if quoted := d.group(m, 1); quoted != "" && d.group(m, 2) == "" && !d.params[quoted] {
 				return false
 			}
 			return reSource.MatchString(d.sentence(m[0]))
 		}},
 	{code: CodeInjectionExfil, any: []string{"http://", "https://", "@"}, msg: "tells the model to send data to an outside address",
 		needs: []*regexp.Regexp{reSource, reAllData},
-		re:    regexp.MustCompile(`(?i)\b(?:send|post|upload|forward|transmit|email|exfiltrate|leak|copy|bcc|cc)\b[^.!?\n]{0,120}?\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`),
+		re: regexp.MustCompile(`(?i)\b(?:send|post|upload|forward|transmit|email|exfiltrate|leak|copy|bcc|cc)\b[^.!?\n]{0,120}?\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
@@ -313,27 +226,43 @@ var injectionDetectors = withGates([]detector{
 	{code: CodeInjectionTag, any: []string{"<", "[inst", "[system", "[/inst", "[/system"}, msg: "uses pseudo-authoritative markup aimed at the model",
 		re:     regexp.MustCompile(`(?i)</?\s*(?:important|system|sys|instructions?|admin|administrator|critical|secret|hidden|override|priority)\s*>|<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?(?:INST|SYSTEM)\]|<<\s*/?SYS\s*>>`),
 		accept: always},
-})
+}
 
+// References to tools and servers, for shadowing.
+//
+// Shadowing is text that tries to change how the agent uses a tool of
+// another server, or how it treats the user's other tools in general. Its
+// evidence is a reference to something outside this server in a sentence
+// with a directive. The references are read narrowly, because a wrong
+// shadowing finding accuses a server's author of an attack:
+//   - a tool is named as a tool: quoted or identifier-like (snake_case,
+//     camelCase, a client prefix such as mcp_tool_, or a dotted
+//     server.tool) before "tool" or "function", after "tool named", or
+//     after "when using" / "before calling"; or as "when X is invoked";
+//     an unquoted English word ("auto-embed", "read-only") is not a
+//     tool's name, and a word glued to the next sentence ("behavior.This
+//     tool") is read as the two sentences it is;
+//   - a tool is this server's own when it is one of its tools, prompts or
+//     resources (by name or title, allowing for client prefixes), or one
+//     of the parameters or properties of its schemas (a description that
+//     says "before using 'queryVector'" is about an argument);
+//   - a server is named as one: quoted, after "the", identifier-like or
+//     capitalised before "server" or "MCP server"; "server-side" and the generic
+//     words before "server" (local, remote, SQL, MCP, ...) are not names,
+//     nor are the words of this server's own name;
+//   - "other tools" in general: "all/any/every/the other tools (servers,
+//     functions)", "side effect on", "also present", "when this tool is
+//     available"; "other <vendor> tools", with a word of this server's
+//     name or tools between, are its own.
 var (
-	reToolRef    = regexp.MustCompile(`(?i)(?:["'` + "`" + `‘“]([^"'` + "`" + `’”\n]{1,64})["'` + "`" + `’”]|\b([A-Za-z][\w.-]*\w))\s+(tool|function)\b|\btool\s+(?:called|named)\s+["'` + "`" + `‘“]?([\w.-]+)`)
-	reWhenUsing  = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if|while)\s+(?:the\s+(?:user|model|assistant|agent)\s+)?(?:using|calling|invoking|running|executing|uses|calls|invokes|runs)\s+(?:the\s+)?(?:["'` + "`" + `‘“]([\w.-]+)["'` + "`" + `’”]|([\w.-]+))(\s+(?:tool|function|server)\b)?`)
-	reOtherTools = regexp.MustCompile(`(?i)\b(?:all|any|every|the)\s+other\s+(?:tools?|servers?|mcp\s+servers?|functions?)\b|\bside\s+effects?\s+on\b|\balso\s+present\b|\bwhen\s+this\s+tool\s+is\s+(?:available|present|installed|loaded|enabled)\b`)
+	quoteOpen  = "[\"'`‘“]"
+	quoteClose = "[\"'`’”]"
+	reToolRef  = regexp.MustCompile(`(?i)(?:` + quoteOpen + `([^"'` + "`" + `’”\n]{1,64})` + quoteClose + `|\b([A-Za-z][\w.-]*\w))\s+(?:tool|function)\b|\btool\s+(?:called|named)\s+` + quoteOpen + `?([\w.-]+)`)
+	reWhenUsing = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if|while)\s+(?:the\s+(?:user|model|assistant|agent)\s+)?(?:using|calling|invoking|running|executing|uses|calls|invokes|runs)\s+(?:the\s+)?(?:` + quoteOpen + `([\w.-]+)` + quoteClose + `|([\w.-]+))(\s+(?:tool|function|server)\b)?`)
+	reWhenInvoked = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if)\s+(?:\(\w+\)\s+)?(?:the\s+)?(?:` + quoteOpen + `([\w.-]+)` + quoteClose + `|([\w.-]+))(?:\s+(?:tool|function))?\s+(?:is|gets)\s+(?:invoked|called|used|run|executed)\b`)
+	reOtherTools = regexp.MustCompile(`(?i)\b(?:all|any|every|the)\s+other\s+(?:(\w+)\s+)?(?:tools?|servers?|mcp\s+servers?|functions?)\b|\bside\s+effects?\s+on\b|\balso\s+present\b|\bwhen\s+this\s+tool\s+is\s+(?:available|present|installed|loaded|enabled)\b`)
 	reOrdering   = regexp.MustCompile(`(?i)\b(?:before|instead\s+of|prior\s+to|rather\s+than)\s+(?:using\s+|calling\s+|invoking\s+|running\s+)?$`)
-	reServerRef  = regexp.MustCompile(`(?i)\b(?:the\s+)?["'` + "`" + `]?([A-Za-z][\w.-]*)["'` + "`" + `]?\s+(?:mcp\s+)?server\b`)
-)
-
-// Gates of the shadowing expressions, and of the first filter of
-// findShadowing.
-var (
-	gateShadowing  = orGate([]*gate{wordsGate(anyToolRef), wordsGate(anyUsing), wordsGate(anyOther), litGate("server")})
-	gateToolCalled = orGate([]*gate{litGate("tool called"), litGate("tool named")})
-
-	wToolRef    = newWindowed(reToolRef)
-	wWhenUsing  = newWindowed(reWhenUsing)
-	wServerRef  = newWindowed(reServerRef)
-	wOtherTools = newWindowed(reOtherTools)
-	wDirective  = newWindowedMatch(reDirective)
+	reServerRef  = regexp.MustCompile(`(?:` + quoteOpen + `([A-Za-z][\w.-]*)` + quoteClose + `|\b([A-Za-z][\w.-]*))\s+(?:(?i:mcp)\s+)?(?i:server)\b(-)?`)
 )
 
 // genericServerWords precede "server" without naming another MCP server.
@@ -354,10 +283,12 @@ var genericToolWords = map[string]bool{
 }
 
 // identifierLike reports whether an unquoted word reads as a tool
-// identifier rather than an English word: snake_case, kebab-case, dotted
-// or camelCase.
+// identifier rather than an English word: snake_case, camelCase, a client
+// prefix, or dotted lower-case parts (server.tool). Kebab-case alone is
+// English as often as not ("auto-embed", "read-only").
 func identifierLike(s string) bool {
-	if strings.ContainsAny(strings.TrimRight(s, ".-_"), "_.-") {
+	s = strings.Trim(s, ".-_")
+	if strings.Contains(s, "_") {
 		return true
 	}
 	for i := 1; i < len(s); i++ {
@@ -365,49 +296,71 @@ func identifierLike(s string) bool {
 			return true
 		}
 	}
+	if strings.Contains(s, ".") {
+		return strings.ToLower(s) == s
+	}
 	return false
 }
 
-func (o *ownSet) foreign(name string) bool {
-	o.build()
+// unglue returns the part of a reference after the last full stop that
+// runs into a capital ("behavior.This" is "This": a sentence that lost
+// its space).
+func unglue(s string) string {
+	for i := len(s) - 2; i >= 0; i-- {
+		if s[i] == '.' && isUpper(rune(s[i+1])) {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+func (o ownSet) foreign(name string) bool {
 	n := normName(name)
-	if n == "" || genericToolWords[n] || o.isOwn(n) {
+	if n == "" || genericToolWords[n] || o.isOwn(n) || o.params[n] {
 		return false
 	}
 	// A single word that is a word of one of the server's own names ("the
 	// search tool" on a server with search_repositories) is its own.
 	if !strings.ContainsAny(n, "_.- ") {
-		if o.isNameWord(n) || o.isServerWord(n) {
+		for k := range o.names {
+			for _, w := range words(k) {
+				if w == n {
+					return false
+				}
+			}
+		}
+		if o.server[n] {
 			return false
 		}
 	}
 	return true
 }
 
-// gateAnyInjection holds when one of the detectors' word lists does: most
-// texts hold none, and are done with at once.
-var gateAnyInjection = func() *gate {
-	var ks []*gate
-	for i := range injectionDetectors {
-		ks = append(ks, injectionDetectors[i].anyGate)
+// ownWord reports whether w is a word of the server's name or of one of
+// its tools' names ("other MongoDB tools", "other Atlas tools").
+func (o ownSet) ownWord(w string) bool {
+	w = strings.ToLower(w)
+	if o.server[w] {
+		return true
 	}
-	return orGate(ks)
-}()
+	for k := range o.names {
+		for _, x := range words(k) {
+			if x == w {
+				return true
+			}
+		}
+	}
+	return false
+}
 
-func checkInjection(out *findings, u *unit, own *ownSet) {
-	if !u.scan.exotic && !gateAnyInjection.ok(&u.scan.bits) {
-		return
-	}
-	var d *doc // made for the first match
-	for i := range injectionDetectors {
-		det := &injectionDetectors[i]
-		if !u.scan.words(det) || !u.scan.may(det.reGate) {
+func checkInjection(out *findings, u unit, own ownSet) {
+	d := &doc{text: u.text, own: own, params: paramsOf(u)}
+	lower := strings.ToLower(u.text)
+	for _, det := range injectionDetectors {
+		if !det.mayMatch(lower) || !det.hasNeeds(u.text) {
 			continue
 		}
-		for _, m := range det.w.findAll(u.scan) {
-			if d == nil {
-				d = &doc{text: u.text, own: own, u: u}
-			}
+		for _, m := range det.re.FindAllStringSubmatchIndex(u.text, -1) {
 			if det.accept(d, m) {
 				out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
 					Evidence: evidence(u.text, m[0], m[1]),
@@ -418,126 +371,148 @@ func checkInjection(out *findings, u *unit, own *ownSet) {
 	}
 }
 
-func checkShadowing(out *findings, u *unit, own *ownSet) {
+func checkShadowing(out *findings, u unit, own ownSet) {
 	d := &doc{text: u.text, own: own}
-	if s, e, ref, ok := findShadowing(d, u.scan); ok {
+	if s, e, ref, ok := findShadowing(d); ok {
 		out.add(Finding{Code: CodeShadowing, Kind: u.kind, Subject: u.subject, Field: u.field,
 			Evidence: evidence(u.text, s, e),
 			Message:  fmt.Sprintf("The %s tells the model how %s must behave.", describeField(u), ref)})
 	}
 }
 
-// findShadowing returns the first reference to another tool or server in a
-// directive sentence.
-func findShadowing(d *doc, sc *textScan) (start, end int, ref string, ok bool) {
-	directive := func(pos int) bool {
-		s, e := d.sentenceSpan(pos)
-		return wDirective.matchIn(sc, s, e) // reDirective.MatchString(d.sentence(pos))
-	}
-	if sc.exotic {
-		lower := sc.lowered()
-		has := func(ws []string) bool { return (&detector{any: ws}).mayMatch(lower) }
-		if !has(anyToolRef) && !has(anyUsing) && !has(anyOther) && !strings.Contains(lower, "server") {
-			return 0, 0, "", false
-		}
-	} else if !gateShadowing.ok(&sc.bits) {
+// findShadowing returns the first reference to another server's tool, to
+// another server, or to the user's other tools, in a directive sentence.
+// Only sentences with a directive are read for references, since a
+// reference elsewhere is not shadowing.
+func findShadowing(d *doc) (start, end int, ref string, ok bool) {
+	lower := strings.ToLower(d.text)
+	has := func(ws []string) bool { return (&detector{any: ws}).mayMatch(lower) }
+	if !has(anyToolRef) && !has(anyUsing) && !has(anyOther) && !strings.Contains(lower, "server") && !strings.Contains(lower, "invoked") {
 		return 0, 0, "", false
 	}
-	// A reference other than "when using X" counts only in a sentence
-	// with a directive. A sentence is a span of the text, so without the
-	// literals of a directive in the text no such reference counts, and
-	// the expressions need not run.
-	directed := sc.may(wDirective.gate)
-	if directed {
-		for _, m := range wToolRef.findAllBy(sc, findToolRefs) {
-			name, quoted := d.group(m, 1), true
-			if name == "" {
-				name, quoted = d.group(m, 2), false
-			}
-			if name == "" {
-				name, quoted = d.group(m, 4), true
-			}
-			if !quoted && !identifierLike(name) {
-				continue
-			}
-			if d.own.foreign(name) && directive(m[0]) {
-				return m[0], m[1], fmt.Sprintf("the tool %q", name), true
+	d.sentenceSpan(0)
+	from := 0
+	for i := 0; i <= len(d.bounds); i++ {
+		to := len(d.text)
+		if i < len(d.bounds) {
+			to = d.bounds[i][1]
+		}
+		if from < to && reDirective.MatchString(d.text[from:to]) {
+			if s, e, ref, ok := shadowingIn(d, from, to); ok {
+				return s, e, ref, true
 			}
 		}
+		from = to
 	}
-	for _, m := range wWhenUsing.findAllBy(sc, findWhenUsing) {
+	return 0, 0, "", false
+}
+
+// shadowingIn looks for a reference in the directive sentence
+// d.text[from:to].
+func shadowingIn(d *doc, from, to int) (start, end int, ref string, ok bool) {
+	text := d.text[from:to]
+	all := func(re *regexp.Regexp) [][]int {
+		ms := re.FindAllStringSubmatchIndex(text, -1)
+		for _, m := range ms {
+			for j := range m {
+				if m[j] >= 0 {
+					m[j] += from
+				}
+			}
+		}
+		return ms
+	}
+	// tool reports whether a reference names a tool that is not this
+	// server's: quoted, or unquoted and identifier-like.
+	tool := func(name string, quoted bool) (string, bool) {
+		if !quoted {
+			name = unglue(name)
+			if !identifierLike(name) {
+				return "", false
+			}
+		}
+		return name, d.own.foreign(name)
+	}
+	for _, m := range all(reToolRef) {
 		name, quoted := d.group(m, 1), true
 		if name == "" {
 			name, quoted = d.group(m, 2), false
 		}
-		kind := strings.ToLower(strings.TrimSpace(d.group(m, 3)))
-		if !quoted && !identifierLike(name) && kind == "" {
-			continue
+		if name == "" {
+			name, quoted = d.group(m, 3), true
 		}
-		if kind == "server" {
-			if !d.own.isServerWord(strings.ToLower(name)) && !genericServerWords[strings.ToLower(name)] {
-				return m[0], m[1], fmt.Sprintf("the server %q", name), true
-			}
-			continue
-		}
-		if d.own.foreign(name) {
+		if name, ok := tool(name, quoted); ok {
 			return m[0], m[1], fmt.Sprintf("the tool %q", name), true
 		}
 	}
-	if !directed {
-		return 0, 0, "", false
+	for _, re := range []*regexp.Regexp{reWhenUsing, reWhenInvoked} {
+		for _, m := range all(re) {
+			name, quoted := d.group(m, 1), true
+			if name == "" {
+				name, quoted = d.group(m, 2), false
+			}
+			if re == reWhenUsing && strings.EqualFold(strings.TrimSpace(d.group(m, 3)), "server") {
+				if serverName(name, quoted) && !d.own.server[strings.ToLower(name)] && !d.own.isOwn(name) {
+					return m[0], m[1], fmt.Sprintf("the server %q", name), true
+				}
+				continue
+			}
+			if name, ok := tool(name, quoted); ok {
+				return m[0], m[1], fmt.Sprintf("the tool %q", name), true
+			}
+		}
 	}
-	for _, m := range wOtherTools.findAll(sc) {
+	for _, m := range all(reOtherTools) {
 		// "before any other tool" orders the calls (tool_order); it does not
 		// say how the other tools behave.
 		if reOrdering.MatchString(d.text[max(0, m[0]-40):m[0]]) {
 			continue
 		}
-		if directive(m[0]) {
-			return m[0], m[1], "other tools", true
-		}
-	}
-	for _, m := range wServerRef.findAllBy(sc, findServerRefs) {
-		name := strings.ToLower(d.group(m, 1))
-		if genericServerWords[name] || d.own.isServerWord(name) || d.own.isOwn(name) {
+		// "other MongoDB tools": this server's own family of tools.
+		if w := d.group(m, 1); w != "" && d.own.ownWord(w) {
 			continue
 		}
-		if directive(m[0]) {
-			return m[0], m[1], fmt.Sprintf("the server %q", d.group(m, 1)), true
+		return m[0], m[1], "other tools", true
+	}
+	for _, m := range all(reServerRef) {
+		name, quoted := d.group(m, 1), true
+		if name == "" {
+			name, quoted = d.group(m, 2), false
 		}
+		the := strings.HasSuffix(strings.ToLower(d.text[max(0, m[0]-4):m[0]]), "the ")
+		if d.group(m, 3) != "" || !serverName(name, quoted || the) {
+			// "server-side", or not a name.
+			continue
+		}
+		if lw := strings.ToLower(name); d.own.server[lw] || d.own.isOwn(lw) || d.own.ownWord(lw) {
+			continue
+		}
+		return m[0], m[1], fmt.Sprintf("the server %q", name), true
 	}
 	return 0, 0, "", false
 }
 
-// isNameByte is the class [\w.-].
-func isNameByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
-
-// hasPrefixFold reports whether s starts with prefix (lower-case ASCII)
-// with ASCII case folded.
-func hasPrefixFold(s, prefix string) bool {
-	if len(s) < len(prefix) {
+// serverName reports whether the word before "server" names one: quoted
+// (or after "the"), identifier-like or capitalised, and not a generic word.
+func serverName(name string, quoted bool) bool {
+	name = unglue(name)
+	if name == "" || genericServerWords[strings.ToLower(name)] {
 		return false
 	}
-	for i := 0; i < len(prefix); i++ {
-		if lowerByte(s[i]) != prefix[i] {
-			return false
-		}
-	}
-	return true
+	return quoted || identifierLike(name) || strings.ContainsAny(name, "_-.") || isUpper(rune(name[0]))
 }
 
 // checkInjectionPayload runs the injection and shadowing checks over text
 // revealed by a hidden-text check: the evidence is where it was hidden,
 // Decoded what it says.
-func checkInjectionPayload(out *findings, u *unit, p payload) {
-	d := &doc{text: p.text, u: u}
-	sc := scanText(p.text)
-	for i := range injectionDetectors {
-		det := &injectionDetectors[i]
-		if !sc.words(det) || !sc.may(det.reGate) {
+func checkInjectionPayload(out *findings, u unit, p payload) {
+	d := &doc{text: p.text, params: paramsOf(u)}
+	lower := strings.ToLower(p.text)
+	for _, det := range injectionDetectors {
+		if !det.mayMatch(lower) {
 			continue
 		}
-		for _, m := range det.w.findAll(sc) {
+		for _, m := range det.re.FindAllStringSubmatchIndex(p.text, -1) {
 			if det.accept(d, m) {
 				out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
 					Evidence: evidence(u.text, p.start, p.end), Decoded: clip(p.text),
@@ -548,7 +523,17 @@ func checkInjectionPayload(out *findings, u *unit, p payload) {
 	}
 }
 
-func describeField(u *unit) string {
+// noParams is the parameter set of a unit that is not a tool's.
+var noParams = map[string]bool{}
+
+func paramsOf(u unit) map[string]bool {
+	if u.params == nil {
+		return noParams
+	}
+	return u.params
+}
+
+func describeField(u unit) string {
 	switch u.kind {
 	case KindServer:
 		return "server's " + strings.ReplaceAll(u.field, "/", " ")
