@@ -75,11 +75,10 @@ func Observe(b *evidence.Bundle, res rubric.Result) Observed {
 	return o
 }
 
-// SignalsOf returns the evidence signals a reason code depends on.
-type SignalsOf func(code string) []string
-
-// prefixSignals maps code prefixes to the signal each depends on, longest
-// prefix first where they nest.
+// prefixSignals maps code prefixes to the signal whose evidence the codes
+// under them are claims about, longest prefix first where they nest. The
+// method groups codes by evidence source under their prefixes (rule 7), so
+// the prefix names the producing signal where a dimension reads several.
 var prefixSignals = []struct {
 	prefix string
 	signal string
@@ -97,46 +96,55 @@ var prefixSignals = []struct {
 	{"pkg.contract.", evidence.SignalContract},
 }
 
-// DefaultSignals maps a code to its signal by its prefix: pkg.supply.osv.
-// to osv, pkg.judge. to judge, pkg.session. to sandbox.session, and so on.
-// A code under no known prefix depends on no signal.
-func DefaultSignals(code string) []string {
+func prefixSignal(code string) string {
 	for _, p := range prefixSignals {
 		if strings.HasPrefix(code, p.prefix) {
-			return []string{p.signal}
+			return p.signal
 		}
 	}
-	return nil
+	return ""
 }
 
-// RubricSignals maps a code to the signals of its dimension in r's
-// catalog, falling back to DefaultSignals for a code r does not know. It
-// is coarser than DefaultSignals (a provenance code depends on registry
-// metadata, GitHub and DNSSEC alike), so more false negatives are set
-// apart as unavailable.
-func RubricSignals(r *rubric.Rubric) SignalsOf {
-	return func(code string) []string {
-		def, ok := r.Code(code)
-		if !ok {
-			return DefaultSignals(code)
-		}
-		d, ok := r.Dimension(def.Dimension)
-		if !ok {
-			return DefaultSignals(code)
-		}
-		return slices.Clone(d.Signals)
+// ProducingSignal returns the evidence signal that produces code, or ""
+// when it cannot tell. The rubric's catalog names each code's dimension,
+// and the dimension the signals it reads; where it reads one, that signal
+// produces the code. Where it reads several (provenance reads registry
+// metadata, GitHub and DNSSEC), the code's prefix names the one it comes
+// from: pkg.supply.registry.no_repository is registry metadata's, whatever
+// GitHub's state. With a nil rubric, or a code not in its catalog, the
+// prefix alone decides.
+func ProducingSignal(r *rubric.Rubric, code string) string {
+	prefix := prefixSignal(code)
+	if r == nil {
+		return prefix
 	}
+	def, ok := r.Code(code)
+	if !ok {
+		return prefix
+	}
+	d, ok := r.Dimension(def.Dimension)
+	switch {
+	case !ok:
+		return prefix
+	case slices.Contains(d.Signals, prefix):
+		return prefix
+	case len(d.Signals) == 1:
+		return d.Signals[0]
+	}
+	return ""
 }
 
 // Counts are the confusion counts of a case, a code or a kind. FN counts
-// the expected codes not emitted although every signal they depend on was
-// observed; FNUnavailable those whose signal was not observed, which say
-// nothing about the scanner's checks.
+// every expected code that was not emitted, as the method defines it,
+// whatever the state of any signal. FNUnavailable is part of FN, never
+// apart from it: those misses whose producing signal was not observed
+// during the scan, shown beside FN so that a reader can tell a check that
+// missed from a signal that did not answer.
 type Counts struct {
 	TP            int `json:"tp"`
 	FP            int `json:"fp"`
 	FN            int `json:"fn"`
-	FNUnavailable int `json:"fn_signal_unavailable"`
+	FNUnavailable int `json:"fn_of_which_signal_unavailable"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -152,13 +160,24 @@ func (c *Counts) add(o Counts) {
 type Match struct {
 	Code     string   `json:"code"`
 	Subjects []string `json:"subjects"`
+	// Measurement marks a measurement code: it fires whenever the
+	// measurement was made, whatever its value, so its match says that
+	// the measurement was made.
+	Measurement bool `json:"measurement"`
 }
 
-// Missed is an expected code that was not emitted, with the state of the
-// signals it depends on.
+// Missed is an expected code that was not emitted: a false negative.
 type Missed struct {
-	Code    string        `json:"code"`
+	Code string `json:"code"`
+	// Signals holds the signal that produces the code and its state
+	// during the scan; it is empty when the producing signal is not known.
 	Signals []NamedSignal `json:"signals"`
+	// SignalUnavailable says the producing signal was not observed
+	// (unavailable, error, not assessed, or not recorded). The miss is a
+	// false negative all the same.
+	SignalUnavailable bool `json:"signal_unavailable"`
+	// Measurement marks a measurement code: the measurement was not made.
+	Measurement bool `json:"measurement"`
 }
 
 // NamedSignal is a signal and its state during the scan.
@@ -199,10 +218,11 @@ type CaseResult struct {
 	// nothing.
 	Error string `json:"error,omitempty"`
 
-	TP            []Match  `json:"tp"`
-	FP            []Match  `json:"fp"`
-	FN            []Missed `json:"fn"`
-	FNUnavailable []Missed `json:"fn_signal_unavailable"`
+	TP []Match `json:"tp"`
+	FP []Match `json:"fp"`
+	// FN are every expected code not emitted, each saying whether its
+	// producing signal was observed.
+	FN []Missed `json:"fn"`
 	// OutOfScope are emitted codes outside the scope: shown, counted in
 	// nothing.
 	OutOfScope []Match                `json:"out_of_scope"`
@@ -211,21 +231,28 @@ type CaseResult struct {
 }
 
 // Compare scores one case against one scan of its target. rubricVersion is
-// the rubric in force for the run; signalsOf maps an expected code to the
-// signals it depends on (nil: DefaultSignals).
+// the rubric in force for the run, and cat its catalog, which says which
+// signal produces a code and which codes are measurements (nil: the code's
+// prefix names its signal, and no code is known as a measurement).
 //
 // Within the case's scope, an expected code that was emitted is a TP, an
 // emitted code nobody expected is an FP, and an expected code not emitted
-// is an FN, set apart as FNUnavailable when a signal it depends on was not
-// observed during the scan (unavailable, error, not assessed or not
-// recorded). Codes are compared as codes: each counts once per case however
-// many findings (subjects) carry it, and values are never compared.
-// Findings outside the scope are listed in OutOfScope and counted in
-// nothing. If target names an artefact (name, version, and for a fixture
-// its integrity), a scan of anything else is an error, not a result.
-func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, signalsOf SignalsOf) CaseResult {
-	if signalsOf == nil {
-		signalsOf = DefaultSignals
+// is an FN, whatever the state of any signal. An FN whose producing signal
+// was not observed during the scan (unavailable, error, not assessed or not
+// recorded) is also counted in FNUnavailable, which is part of FN. Codes
+// are compared as codes: each counts once per case however many findings
+// (subjects) carry it, and values are never compared, so a measurement
+// matches when the measurement was made. Findings outside the scope are
+// listed in OutOfScope and counted in nothing. If target names an artefact
+// (name, version, and for a fixture its integrity), a scan of anything else
+// is an error, not a result.
+func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *rubric.Rubric) CaseResult {
+	measurement := func(code string) bool {
+		if cat == nil {
+			return false
+		}
+		def, ok := cat.Code(code)
+		return ok && def.Kind == rubric.KindMeasurement
 	}
 	r := CaseResult{
 		ID: c.ID, Kind: c.Kind, File: c.File, Target: c.Target, Artefact: ScanTarget{Name: target.Name, Version: target.Version, Integrity: target.Integrity},
@@ -234,7 +261,7 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, signal
 		OpenDisputes: c.OpenDisputes(), Disputes: len(c.Disputes),
 		NotPublishable: []string{},
 		RunID:          o.RunID, ScannedAt: o.Date, ScanToolVersion: o.ToolVersion,
-		TP: []Match{}, FP: []Match{}, FN: []Missed{}, FNUnavailable: []Missed{}, OutOfScope: []Match{},
+		TP: []Match{}, FP: []Match{}, FN: []Missed{}, OutOfScope: []Match{},
 		Signals: map[string]SignalState{},
 	}
 	for k, v := range o.Signals {
@@ -276,7 +303,7 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, signal
 	for _, code := range sortedKeys(emitted) {
 		subjects := emitted[code]
 		sort.Strings(subjects)
-		m := Match{Code: code, Subjects: subjects}
+		m := Match{Code: code, Subjects: subjects, Measurement: measurement(code)}
 		switch {
 		case !c.InScope(code):
 			r.OutOfScope = append(r.OutOfScope, m)
@@ -290,9 +317,8 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, signal
 		if _, ok := emitted[code]; ok {
 			continue
 		}
-		m := Missed{Code: code, Signals: []NamedSignal{}}
-		unavailable := false
-		for _, name := range signalsOf(code) {
+		m := Missed{Code: code, Signals: []NamedSignal{}, Measurement: measurement(code)}
+		if name := ProducingSignal(cat, code); name != "" {
 			s, ok := o.Signals[name]
 			state := s.State
 			if !ok {
@@ -300,17 +326,15 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, signal
 				state = evidence.StateError
 			}
 			m.Signals = append(m.Signals, NamedSignal{Name: name, State: state})
-			if state != evidence.StateObserved {
-				unavailable = true
-			}
+			m.SignalUnavailable = state != evidence.StateObserved
 		}
-		if unavailable {
-			r.FNUnavailable = append(r.FNUnavailable, m)
-		} else {
-			r.FN = append(r.FN, m)
+		r.FN = append(r.FN, m)
+		r.Counts.FN++
+		if m.SignalUnavailable {
+			r.Counts.FNUnavailable++
 		}
 	}
-	r.Counts = Counts{TP: len(r.TP), FP: len(r.FP), FN: len(r.FN), FNUnavailable: len(r.FNUnavailable)}
+	r.Counts.TP, r.Counts.FP = len(r.TP), len(r.FP)
 	return r
 }
 

@@ -67,16 +67,28 @@ func missedCodes(ms []benchmark.Missed) []string {
 	return out
 }
 
+// unavailableCodes lists the false negatives whose producing signal was
+// not observed.
+func unavailableCodes(ms []benchmark.Missed) []string {
+	out := []string{}
+	for _, m := range ms {
+		if m.SignalUnavailable {
+			out = append(out, m.Code)
+		}
+	}
+	return out
+}
+
 func TestCompare(t *testing.T) {
 	tests := []struct {
-		name      string
-		c         benchmark.Case
-		o         benchmark.Observed
-		signalsOf benchmark.SignalsOf
-		tp, fp    []string
-		fn, fnU   []string
-		out       []string
-		counts    benchmark.Counts
+		name    string
+		c       benchmark.Case
+		o       benchmark.Observed
+		cat     *rubric.Rubric
+		tp, fp  []string
+		fn, fnU []string // fnU: those of fn whose producing signal was not observed
+		out     []string
+		counts  benchmark.Counts
 	}{
 		{
 			name: "tp_fp_fn_and_out_of_scope_counted_in_nothing",
@@ -109,28 +121,30 @@ func TestCompare(t *testing.T) {
 			counts: benchmark.Counts{FN: 1},
 		},
 		{
-			name: "fn_whose_signal_was_not_observed_is_set_apart",
+			// The method's FN is "expected and not emitted": a miss whose
+			// signal did not answer is an FN, and is also counted beside it.
+			name: "fn_whose_signal_was_not_observed_is_an_fn_all_the_same",
 			c:    testCase(nil),
 			o: observed(map[string]evidence.State{evidence.SignalSession: evidence.StateObserved, evidence.SignalOSV: evidence.StateUnavailable},
 				"pkg.supply.osv.unverified example-mcp@1.2.3"),
 			tp: []string{}, fp: []string{"pkg.supply.osv.unverified"},
-			fn: []string{"pkg.session.start_crashed"}, fnU: []string{"pkg.supply.osv.vulnerable"}, out: []string{},
-			counts: benchmark.Counts{FP: 1, FN: 1, FNUnavailable: 1},
+			fn: []string{"pkg.session.start_crashed", "pkg.supply.osv.vulnerable"}, fnU: []string{"pkg.supply.osv.vulnerable"}, out: []string{},
+			counts: benchmark.Counts{FP: 1, FN: 2, FNUnavailable: 1},
 		},
 		{
 			name: "a_signal_not_recorded_never_reads_as_observed",
 			c:    testCase(nil),
 			o:    observed(map[string]evidence.State{evidence.SignalOSV: evidence.StateObserved}),
-			tp:   []string{}, fp: []string{}, fn: []string{"pkg.supply.osv.vulnerable"}, fnU: []string{"pkg.session.start_crashed"}, out: []string{},
-			counts: benchmark.Counts{FN: 1, FNUnavailable: 1},
+			tp:   []string{}, fp: []string{}, fn: []string{"pkg.session.start_crashed", "pkg.supply.osv.vulnerable"}, fnU: []string{"pkg.session.start_crashed"}, out: []string{},
+			counts: benchmark.Counts{FN: 2, FNUnavailable: 1},
 		},
 		{
-			name: "not_assessed_signal_sets_the_fn_apart_too",
+			name: "a_not_assessed_signal_is_not_observed_either",
 			c:    testCase(nil),
 			o: observed(map[string]evidence.State{evidence.SignalSession: evidence.StateObserved, evidence.SignalOSV: evidence.StateNotAssessed},
 				"pkg.session.start_crashed"),
-			tp: []string{"pkg.session.start_crashed"}, fp: []string{}, fn: []string{}, fnU: []string{"pkg.supply.osv.vulnerable"}, out: []string{},
-			counts: benchmark.Counts{TP: 1, FNUnavailable: 1},
+			tp: []string{"pkg.session.start_crashed"}, fp: []string{}, fn: []string{"pkg.supply.osv.vulnerable"}, fnU: []string{"pkg.supply.osv.vulnerable"}, out: []string{},
+			counts: benchmark.Counts{TP: 1, FN: 1, FNUnavailable: 1},
 		},
 		{
 			name: "empty_scope_counts_nothing",
@@ -158,21 +172,22 @@ func TestCompare(t *testing.T) {
 			tp: []string{}, fp: []string{}, fn: []string{}, fnU: []string{}, out: []string{"pkg.sessionx.crash"},
 		},
 		{
-			name: "rubric_signals_use_the_codes_dimension",
+			name: "the_producing_signal_decides_not_the_dimension",
 			c: testCase(func(c *benchmark.Case) {
 				c.Scope, c.Expected = []string{"pkg.supply.socket."}, []string{"pkg.supply.socket.malware"}
 			}),
-			// malware_signal needs socket and osv: osv unavailable sets the
-			// miss apart even though socket answered.
-			o:         observed(map[string]evidence.State{evidence.SignalSocket: evidence.StateObserved, evidence.SignalOSV: evidence.StateUnavailable}),
-			signalsOf: benchmark.RubricSignals(rubric.Current()),
-			tp:        []string{}, fp: []string{}, fn: []string{}, fnU: []string{"pkg.supply.socket.malware"}, out: []string{},
-			counts: benchmark.Counts{FNUnavailable: 1},
+			// malware_signal reads socket and osv, but Socket produces
+			// socket.malware: it answered, so osv being unavailable
+			// explains nothing.
+			o:   observed(map[string]evidence.State{evidence.SignalSocket: evidence.StateObserved, evidence.SignalOSV: evidence.StateUnavailable}),
+			cat: rubric.Current(),
+			tp:  []string{}, fp: []string{}, fn: []string{"pkg.supply.socket.malware"}, fnU: []string{}, out: []string{},
+			counts: benchmark.Counts{FN: 1},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := benchmark.Compare(tc.c, target, tc.o, inForce, tc.signalsOf)
+			got := benchmark.Compare(tc.c, target, tc.o, inForce, tc.cat)
 			if got.Error != "" {
 				t.Fatalf("error %q", got.Error)
 			}
@@ -181,7 +196,7 @@ func TestCompare(t *testing.T) {
 				want, got []string
 			}{
 				{"TP", tc.tp, codes(got.TP)}, {"FP", tc.fp, codes(got.FP)}, {"FN", tc.fn, missedCodes(got.FN)},
-				{"FN unavailable", tc.fnU, missedCodes(got.FNUnavailable)}, {"out of scope", tc.out, codes(got.OutOfScope)},
+				{"FN of which signal unavailable", tc.fnU, unavailableCodes(got.FN)}, {"out of scope", tc.out, codes(got.OutOfScope)},
 			} {
 				if diff := cmp.Diff(d.want, d.got); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", d.what, diff)
@@ -212,9 +227,12 @@ func TestCompareSubjects(t *testing.T) {
 func TestCompareMissedSignals(t *testing.T) {
 	got := benchmark.Compare(testCase(nil), target,
 		observed(map[string]evidence.State{evidence.SignalSession: evidence.StateObserved, evidence.SignalOSV: evidence.StateError}), inForce, nil)
-	want := []benchmark.Missed{{Code: "pkg.supply.osv.vulnerable", Signals: []benchmark.NamedSignal{{Name: "osv", State: evidence.StateError}}}}
-	if diff := cmp.Diff(want, got.FNUnavailable); diff != "" {
-		t.Errorf("FN unavailable (-want +got):\n%s", diff)
+	want := []benchmark.Missed{
+		{Code: "pkg.session.start_crashed", Signals: []benchmark.NamedSignal{{Name: evidence.SignalSession, State: evidence.StateObserved}}},
+		{Code: "pkg.supply.osv.vulnerable", Signals: []benchmark.NamedSignal{{Name: evidence.SignalOSV, State: evidence.StateError}}, SignalUnavailable: true},
+	}
+	if diff := cmp.Diff(want, got.FN); diff != "" {
+		t.Errorf("FN (-want +got):\n%s", diff)
 	}
 }
 
@@ -401,5 +419,80 @@ func TestRunCases(t *testing.T) {
 	cancel()
 	if _, err := benchmark.RunCases(ctx, benchmark.RunInfo{RubricVersion: inForce}, cases, t.TempDir(), t.TempDir(), scan, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
+	}
+}
+
+// TestCompareFNIsExpectedAndNotEmitted: the method's false negative is an
+// expected code that was not emitted, full stop. Registry metadata answered
+// and no_repository was not emitted: a true miss, which GitHub being down
+// (another signal of the same dimension, provenance) must not hide. The
+// unavailable split is shown beside FN, by the signal that produces each
+// code.
+func TestCompareFNIsExpectedAndNotEmitted(t *testing.T) {
+	c := testCase(func(c *benchmark.Case) {
+		c.Scope = []string{"pkg.supply.registry.", "pkg.supply.github."}
+		c.Expected = []string{"pkg.supply.registry.no_repository", "pkg.supply.github.not_found"}
+	})
+	o := observed(map[string]evidence.State{
+		evidence.SignalRegistryMeta: evidence.StateObserved, evidence.SignalGitHub: evidence.StateUnavailable,
+		evidence.SignalDNSSEC: evidence.StateUnavailable,
+	})
+	got := benchmark.Compare(c, target, o, inForce, rubric.Current())
+	if diff := cmp.Diff(benchmark.Counts{FN: 2, FNUnavailable: 1}, got.Counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	wantFN := []benchmark.Missed{
+		{Code: "pkg.supply.github.not_found", Signals: []benchmark.NamedSignal{{Name: evidence.SignalGitHub, State: evidence.StateUnavailable}}, SignalUnavailable: true},
+		{Code: "pkg.supply.registry.no_repository", Signals: []benchmark.NamedSignal{{Name: evidence.SignalRegistryMeta, State: evidence.StateObserved}}},
+	}
+	if diff := cmp.Diff(wantFN, got.FN); diff != "" {
+		t.Errorf("FN (-want +got):\n%s", diff)
+	}
+	rep := benchmark.NewReport(benchmark.RunInfo{RubricVersion: inForce}, []benchmark.CaseResult{got})
+	wantCodes := []benchmark.CodeSummary{
+		{Code: "pkg.supply.github.not_found", Counts: benchmark.Counts{FN: 1, FNUnavailable: 1}},
+		{Code: "pkg.supply.registry.no_repository", Counts: benchmark.Counts{FN: 1}},
+	}
+	if diff := cmp.Diff(wantCodes, rep.Kinds[1].Codes); diff != "" {
+		t.Errorf("codes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(benchmark.Counts{FN: 2, FNUnavailable: 1}, rep.Kinds[1].Counts); diff != "" {
+		t.Errorf("kind totals (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := benchmark.WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"CODE                               TP  FP  FN  OF-WHICH-UNAVAIL",
+		"pkg.supply.github.not_found         0   0   1                 1",
+		"pkg.supply.registry.no_repository   0   0   1                 0",
+		"TOTAL                               0   0   2                 1",
+		"pkg.supply.github.not_found (producing signal github unavailable)",
+		"pkg.supply.registry.no_repository (producing signal registry.metadata observed)",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// TestCompareMeasurement: a measurement in scope is matched as "the
+// measurement was made", whatever its value, and shown so.
+func TestCompareMeasurement(t *testing.T) {
+	c := testCase(func(c *benchmark.Case) {
+		c.Scope = []string{"pkg.contract.description."}
+		c.Expected = []string{"pkg.contract.description.coverage", "pkg.contract.description.missing"}
+	})
+	got := benchmark.Compare(c, target, observed(allObserved, "pkg.contract.description.coverage"), inForce, rubric.Current())
+	if diff := cmp.Diff(benchmark.Counts{TP: 1, FN: 1}, got.Counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := benchmark.WriteTable(&buf, benchmark.NewReport(benchmark.RunInfo{RubricVersion: inForce}, []benchmark.CaseResult{got})); err != nil {
+		t.Fatal(err)
+	}
+	if want := "TP:            pkg.contract.description.coverage (measurement made: the package)"; !strings.Contains(buf.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, buf.String())
 	}
 }

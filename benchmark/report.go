@@ -12,10 +12,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
-// SchemaVersion identifies the JSON form of Report.
-const SchemaVersion = "verifymcp.cases/v1"
+// SchemaVersion identifies the JSON form of Report. v2: fn counts every
+// expected code not emitted, and fn_of_which_signal_unavailable is part of
+// it (by the signal that produces each code).
+const SchemaVersion = "verifymcp.cases/v2"
 
 // Sources of a run's observations.
 const (
@@ -140,10 +143,11 @@ func summarize(k Kind, results []CaseResult) KindSummary {
 			count(m.Code, Counts{FP: 1})
 		}
 		for _, m := range r.FN {
-			count(m.Code, Counts{FN: 1})
-		}
-		for _, m := range r.FNUnavailable {
-			count(m.Code, Counts{FNUnavailable: 1})
+			c := Counts{FN: 1}
+			if m.SignalUnavailable {
+				c.FNUnavailable = 1
+			}
+			count(m.Code, c)
 		}
 	}
 	for _, code := range sortedKeys(codes) {
@@ -163,9 +167,10 @@ func summarize(k Kind, results []CaseResult) KindSummary {
 type ScanFunc func(ctx context.Context, c Case, t ScanTarget) (Observed, error)
 
 // RunCases resolves each case's target (packing fixtures from corpusDir
-// into tmpDir), calls scan, compares, and returns the report. It stops
-// only when ctx is done; any other failure is recorded against its case.
-func RunCases(ctx context.Context, info RunInfo, cases []Case, corpusDir, tmpDir string, scan ScanFunc, signalsOf SignalsOf) (Report, error) {
+// into tmpDir), calls scan, compares under cat (the catalog of the rubric
+// in force; see Compare), and returns the report. It stops only when ctx
+// is done; any other failure is recorded against its case.
+func RunCases(ctx context.Context, info RunInfo, cases []Case, corpusDir, tmpDir string, scan ScanFunc, cat *rubric.Rubric) (Report, error) {
 	results := make([]CaseResult, 0, len(cases))
 	for _, c := range cases {
 		if err := ctx.Err(); err != nil {
@@ -182,7 +187,7 @@ func RunCases(ctx context.Context, info RunInfo, cases []Case, corpusDir, tmpDir
 			}
 			o = Observed{Error: err.Error()}
 		}
-		results = append(results, Compare(c, t, o, info.RubricVersion, signalsOf))
+		results = append(results, Compare(c, t, o, info.RubricVersion, cat))
 	}
 	return NewReport(info, results), nil
 }
@@ -203,11 +208,13 @@ var kindTitles = map[Kind]string{
 
 // legend explains the columns; it is part of every table.
 const legend = `Matching is by reason code within each case's scope, never by value, and a code
-counts once per case however many subjects it names.
-  TP          expected and emitted
-  FP          emitted within the scope, expected by nobody
-  FN          expected, not emitted, although every signal it depends on was observed
-  FN-UNAVAIL  expected, not emitted, and a signal it depends on was not observed
+counts once per case however many subjects it names; a measurement matches when the
+measurement was made, whatever its value.
+  TP                expected and emitted
+  FP                emitted within the scope, expected by nobody
+  FN                expected and not emitted, whatever the state of any signal
+  OF-WHICH-UNAVAIL  of those FN, the ones whose producing signal was not observed
+                    (unavailable, error, not assessed, not recorded); part of FN
 Findings outside a case's scope are listed and counted in nothing.
 False discovery rate = FP / (TP + FP), per kind of case; the kinds are never pooled.
 `
@@ -273,7 +280,7 @@ func WriteTable(w io.Writer, rep Report) error {
 			}
 			continue
 		}
-		rows := [][]string{{"CASE", "TP", "FP", "FN", "FN-UNAVAIL", "PUBLISHABLE"}}
+		rows := [][]string{{"CASE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL", "PUBLISHABLE"}}
 		for _, r := range rep.Cases {
 			switch {
 			case r.Kind != ks.Kind:
@@ -285,7 +292,7 @@ func WriteTable(w io.Writer, rep Report) error {
 		}
 		columns(ew, rows, 4)
 		p("\n")
-		rows = [][]string{{"CODE", "TP", "FP", "FN", "FN-UNAVAIL"}}
+		rows = [][]string{{"CODE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL"}}
 		for _, cs := range ks.Codes {
 			rows = append(rows, append([]string{cs.Code}, countCells(cs.Counts)...))
 		}
@@ -337,7 +344,6 @@ func WriteTable(w io.Writer, rep Report) error {
 		list(ew, "TP", matches(r.TP))
 		list(ew, "FP", matches(r.FP))
 		list(ew, "FN", missed(r.FN))
-		list(ew, "FN-UNAVAIL", missed(r.FNUnavailable))
 		list(ew, "out of scope", matches(r.OutOfScope))
 	}
 	return ew.err
@@ -373,6 +379,9 @@ func match(m Match) string {
 		}
 		subj = append(subj, s)
 	}
+	if m.Measurement {
+		return m.Code + " (measurement made: " + strings.Join(subj, ", ") + ")"
+	}
 	return m.Code + " (" + strings.Join(subj, ", ") + ")"
 }
 
@@ -391,11 +400,14 @@ func missed(ms []Missed) []string {
 		for _, s := range m.Signals {
 			sig = append(sig, s.Name+" "+string(s.State))
 		}
-		if len(sig) == 0 {
-			out[i] = m.Code
-		} else {
-			out[i] = m.Code + " (" + strings.Join(sig, ", ") + ")"
+		what := "producing signal unknown"
+		if len(sig) > 0 {
+			what = "producing signal " + strings.Join(sig, ", ")
 		}
+		if m.Measurement {
+			what = "measurement not made; " + what
+		}
+		out[i] = m.Code + " (" + what + ")"
 	}
 	return out
 }

@@ -36,12 +36,14 @@ func newCasesCmd(g *globals) *cobra.Command {
 		Long: `Scan every case of the corpus (benchmark/cases/{synthetic,reviewed}/*.yaml) through the
 same pipeline as scan, then compare, within each case's scope (reason-code prefixes):
 a true positive is an expected code that was emitted, a false positive an emitted in-scope
-code nobody expected, a false negative an expected code not emitted. Matching is by code.
-Findings outside the scope are shown and counted in nothing. Per kind of case (synthetic
-fixtures, reviewed real packages; never pooled) the false discovery rate is FP over all
-in-scope findings. A false negative whose signal was not observed during the run is shown
-apart. A case reviewed under another rubric version than the one in force, with no named
-reviewer, or with an open dispute is flagged and its results are not publishable.
+code nobody expected, a false negative an expected code not emitted, whatever the state
+of any signal. Matching is by code, so a measurement matches when it was made. Findings
+outside the scope are shown and counted in nothing. Per kind of case (synthetic fixtures,
+reviewed real packages; never pooled) the false discovery rate is FP over all in-scope
+findings. Beside FN, the false negatives whose producing signal was not observed during
+the run are counted (of which signal unavailable); they stay in FN. A case reviewed under
+another rubric version than the one in force, with no named reviewer, or with an open
+dispute is flagged and its results are not publishable.
 
 --from-store diffs the newest stored run of each case's target (rescored under the rubric
 in force) without scanning again. Every scan is saved like a scan's. --kind synthetic or
@@ -140,7 +142,7 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 			return scanOne(ctx, c, t)
 		}
 	}
-	rep, err := benchmark.RunCases(ctx, info, cases, corpus, tmp, scan, benchmark.RubricSignals(rb))
+	rep, err := benchmark.RunCases(ctx, info, cases, corpus, tmp, scan, rb)
 	if err != nil {
 		return err
 	}
