@@ -11,6 +11,11 @@
 // the scope, never by value; findings outside the scope are shown and counted
 // in nothing. Synthetic fixtures and reviewed real packages are two kinds of
 // case and are summarised separately, never in one figure.
+//
+// Cases are read against the reason-code catalog of the rubric in force: a
+// case that expects a code the catalog does not hold, scopes an entry that
+// covers no code of it, or scopes a measurement without expecting it cannot
+// be scored as written, and is refused with the file and line at fault.
 package benchmark
 
 import (
@@ -28,6 +33,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // Kind is the kind of a case. The two kinds are reported apart.
@@ -130,7 +137,8 @@ type Case struct {
 
 	// File is the path of the case file within the corpus.
 	File string `yaml:"-" json:"file"`
-	// lines maps a top-level field to its line in File.
+	// lines maps a top-level field, and each entry of scope, expected and
+	// disputes (scope[0]), to its line in File.
 	lines map[string]int
 }
 
@@ -198,8 +206,9 @@ const (
 )
 
 // LoadCorpus reads every case under dir/cases/synthetic and
-// dir/cases/reviewed, validates each, and returns them sorted by kind and
-// id. It reports every problem in every file at once, each as a *CaseError
+// dir/cases/reviewed, validates each on its own and against the catalog of
+// the rubric in force (Case.CheckCatalog), and returns them sorted by kind
+// and id. It reports every problem in every file at once, each as a *CaseError
 // with its file and line.
 func LoadCorpus(dir string) ([]Case, error) {
 	if _, err := os.Stat(dir); err != nil {
@@ -248,6 +257,7 @@ func LoadCorpusFS(fsys fs.FS) ([]Case, error) {
 				errs = append(errs, err)
 				continue
 			}
+			errs = append(errs, c.CheckCatalog(rubric.Current())...)
 			if c.Kind != Kind(e.Name()) {
 				errs = append(errs, c.errorf("kind", invalid("kind %q, but the file is in %s", c.Kind, name)))
 			}
@@ -276,6 +286,59 @@ func LoadCorpusFS(fsys fs.FS) ([]Case, error) {
 	return cases, nil
 }
 
+// CheckCatalog checks a case against the reason-code catalog of r, the
+// rubric the run scores under. Every expected code must be in the catalog:
+// the scanner cannot emit any other, so a typo would be charged to it as a
+// false negative. Every scope entry must cover at least one code of the
+// catalog: one that covers none makes the case read 0/0/0 whatever the
+// scanner does. And every measurement the scope covers must be expected: a
+// measurement fires whenever it was made, whatever its value, so it is
+// matched as "the measurement was made", and a case that left it out would
+// read it as a false positive. Entries that are not codes or prefixes at
+// all are Validate's to report.
+func (c Case) CheckCatalog(r *rubric.Rubric) []error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, c.errorf(field, invalid(format, args...)))
+	}
+	measured := map[string]bool{}
+	for i, s := range c.Scope {
+		if !prefixPattern.MatchString(s) && !codePattern.MatchString(s) {
+			continue
+		}
+		field := fmt.Sprintf("scope[%d]", i)
+		covered := 0
+		for _, def := range r.Codes {
+			if !scopeCovers(s, def.Code) {
+				continue
+			}
+			covered++
+			if def.Kind == rubric.KindMeasurement && !slices.Contains(c.Expected, def.Code) && !measured[def.Code] {
+				measured[def.Code] = true
+				add(field, "%q covers %s, and %s is a measurement: it fires whenever the measurement was made, whatever its value, so it is matched as \"the measurement was made\". Expect it, or narrow the scope to leave it out",
+					s, def.Code, def.Code)
+			}
+		}
+		if covered > 0 {
+			continue
+		}
+		if !strings.HasSuffix(s, ".") && slices.ContainsFunc(r.Codes, func(d rubric.CodeDef) bool { return strings.HasPrefix(d.Code, s+".") }) {
+			add(field, "%q covers no code of rubric %s; as a prefix it needs its trailing dot: %q", s, r.Version, s+".")
+		} else {
+			add(field, "%q covers no code of rubric %s (verifymcp rubric show lists them)", s, r.Version)
+		}
+	}
+	for i, code := range c.Expected {
+		if !codePattern.MatchString(code) {
+			continue
+		}
+		if _, ok := r.Code(code); !ok {
+			add(fmt.Sprintf("expected[%d]", i), "%s is not in the catalog of rubric %s, so the scanner cannot emit it (verifymcp rubric explain CODE says what a code claims)", code, r.Version)
+		}
+	}
+	return errs
+}
+
 // SortCases orders cases by kind (synthetic first), then id.
 func SortCases(cs []Case) {
 	sort.SliceStable(cs, func(i, j int) bool {
@@ -294,6 +357,7 @@ func kindRank(k Kind) int {
 }
 
 // ParseCase decodes and validates one case file; file names it in errors.
+// It does not read the catalog; LoadCorpus does (Case.CheckCatalog).
 func ParseCase(file string, data []byte) (Case, error) {
 	c := Case{File: file, lines: map[string]int{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -323,10 +387,13 @@ func ParseCase(file string, data []byte) (Case, error) {
 			continue
 		}
 		c.lines[k.Value] = k.Line
-		if v := root.Content[i+1]; k.Value == "disputes" && v.Kind == yaml.SequenceNode {
+		v := root.Content[i+1]
+		if (k.Value == "disputes" || k.Value == "scope" || k.Value == "expected") && v.Kind == yaml.SequenceNode {
 			for j, d := range v.Content {
-				c.lines[fmt.Sprintf("disputes[%d]", j)] = d.Line
+				c.lines[fmt.Sprintf("%s[%d]", k.Value, j)] = d.Line
 			}
+		}
+		if k.Value == "disputes" && v.Kind == yaml.SequenceNode {
 			errs = append(errs, checkDisputeFields(file, v)...)
 		}
 	}
@@ -550,12 +617,14 @@ func validDate(s string) bool {
 // InScope reports whether code is within the case's scope: it starts with
 // a scope prefix, or equals a scope entry that is a whole code.
 func (c Case) InScope(code string) bool {
-	for _, s := range c.Scope {
-		if strings.HasSuffix(s, ".") && strings.HasPrefix(code, s) || code == s {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.Scope, func(s string) bool { return scopeCovers(s, code) })
+}
+
+// scopeCovers reports whether one scope entry covers code: a prefix
+// (ending in a dot) covers the codes that start with it, a whole code
+// covers itself.
+func scopeCovers(entry, code string) bool {
+	return strings.HasSuffix(entry, ".") && strings.HasPrefix(code, entry) || code == entry
 }
 
 // OpenDisputes counts the disputes that wait for an answer.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifymcp/verifymcp/benchmark"
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 const validReviewed = `id: example
@@ -134,6 +136,15 @@ func TestLoadCorpusErrors(t *testing.T) {
 		{"dispute_unknown_field", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    reason: x"), benchmark.ErrInvalidCase, "example.yaml:14", `unknown field "reason"`},
 		{"stray_file", "cases/reviewed/example.yml", validReviewed, benchmark.ErrInvalidCase, "example.yml", "named ID.yaml"},
 		{"empty_file", "cases/reviewed/example.yaml", "", benchmark.ErrInvalidCase, "example.yaml", "empty file"},
+		// The catalog of the rubric in force: a typo is refused, not charged
+		// to the scanner as a false negative.
+		{"expected_not_in_the_catalog", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.start_crashed]", "[pkg.session.start_crashd]"), benchmark.ErrInvalidCase, "example.yaml:9: expected[0]", "not in the catalog of rubric " + rubric.CurrentVersion},
+		{"scope_prefix_without_its_dot", "cases/reviewed/example.yaml", replace(replace(validReviewed, "[pkg.session.]", "[pkg.contract.annotation]"), "[pkg.session.start_crashed]", "[]"), benchmark.ErrInvalidCase, "example.yaml:8: scope[0]", `covers no code of rubric ` + rubric.CurrentVersion + `; as a prefix it needs its trailing dot: "pkg.contract.annotation."`},
+		{"scope_prefix_that_covers_no_code", "cases/reviewed/example.yaml", replace(replace(validReviewed, "[pkg.session.]", "[pkg.sesion.]"), "[pkg.session.start_crashed]", "[]"), benchmark.ErrInvalidCase, "example.yaml:8: scope[0]", "covers no code of rubric"},
+		// A measurement fires whenever it was made: a case that scopes one
+		// must expect it, or it reads as a false positive.
+		{"measurement_in_scope_not_expected", "cases/reviewed/example.yaml", replace(replace(validReviewed, "[pkg.session.]", "[pkg.contract.description.]"), "[pkg.session.start_crashed]", "[]"), benchmark.ErrInvalidCase, "example.yaml:8: scope[0]", "pkg.contract.description.coverage is a measurement"},
+		{"measurement_under_a_broad_prefix", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.]", "[pkg.session., pkg.contract.]"), benchmark.ErrInvalidCase, "example.yaml:8: scope[1]", "pkg.contract.schema.completeness is a measurement"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,6 +185,32 @@ func TestLoadCorpusReportsEveryProblem(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestLoadCorpusCatalogLines checks that a refusal against the catalog
+// names the line of the offending entry, not only of its field.
+func TestLoadCorpusCatalogLines(t *testing.T) {
+	data := strings.Replace(validReviewed, "scope: [pkg.session.]\nexpected: [pkg.session.start_crashed]\n",
+		"scope:\n  - pkg.session.\n  - pkg.sesion.\nexpected:\n  - pkg.session.start_crashed\n  - pkg.session.start_crashd\n", 1)
+	_, err := benchmark.LoadCorpusFS(corpus(map[string]string{"cases/reviewed/example.yaml": data}))
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{"example.yaml:10: scope[1]", "example.yaml:13: expected[1]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestLoadCorpusMeasurementExpected: a case that scopes a measurement and
+// expects it (the measurement was made) loads.
+func TestLoadCorpusMeasurementExpected(t *testing.T) {
+	data := strings.NewReplacer("[pkg.session.]", "[pkg.contract.description.]",
+		"[pkg.session.start_crashed]", "[pkg.contract.description.coverage]").Replace(validReviewed)
+	if _, err := benchmark.LoadCorpusFS(corpus(map[string]string{"cases/reviewed/example.yaml": data})); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -352,6 +389,33 @@ func TestJustifies(t *testing.T) {
 	} {
 		if _, ok := c.Justifies(q[0], q[1], q[2]); ok {
 			t.Errorf("Justifies(%s, %s, %q) = true, want false", q[0], q[1], q[2])
+		}
+	}
+}
+
+// TestProducingSignal checks that every code of the rubric in force has
+// one producing signal, which its dimension reads: the attribution of a
+// miss to an unavailable signal is then never a guess.
+func TestProducingSignal(t *testing.T) {
+	rb := rubric.Current()
+	for _, def := range rb.Codes {
+		d, _ := rb.Dimension(def.Dimension)
+		got := benchmark.ProducingSignal(rb, def.Code)
+		if got == "" || !slices.Contains(d.Signals, got) {
+			t.Errorf("%s (dimension %s, signals %v): producing signal %q", def.Code, d.ID, d.Signals, got)
+		}
+	}
+	for code, want := range map[string]string{
+		"pkg.supply.registry.no_repository": "registry.metadata", // provenance also reads github and dnssec
+		"pkg.supply.github.not_found":       "github",
+		"pkg.dnssec.bogus":                  "dnssec",
+		"pkg.supply.osv.malware":            "osv", // malware_signal also reads socket
+		"pkg.supply.socket.malware":         "socket",
+		"pkg.session.spec.outdated":         "sandbox.session", // spec_recency also reads contract
+		"pkg.protocol.stdout.non_json":      "sandbox.session",
+	} {
+		if got := benchmark.ProducingSignal(rb, code); got != want {
+			t.Errorf("ProducingSignal(%s) = %q, want %q", code, got, want)
 		}
 	}
 }
