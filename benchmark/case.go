@@ -15,7 +15,10 @@
 // Cases are read against the reason-code catalog of the rubric in force: a
 // case that expects a code the catalog does not hold, scopes an entry that
 // covers no code of it, or scopes a measurement without expecting it cannot
-// be scored as written, and is refused with the file and line at fault.
+// be scored as written, and is refused with the file and line at fault. A
+// refused case is reported as refused and counted in nothing; the others are
+// scored (ReadCorpus). LoadCorpus is the strict form, for tests: any refusal
+// is its error.
 package benchmark
 
 import (
@@ -137,6 +140,12 @@ type Case struct {
 
 	// File is the path of the case file within the corpus.
 	File string `yaml:"-" json:"file"`
+	// Refused, when not empty, says why the case was refused when the
+	// corpus was read: every problem, each a *CaseError with its file and
+	// line. A refused case is reported, never scanned, and counted in
+	// nothing. It is reported under the id its file name gives and the
+	// kind of its directory, whatever the file says.
+	Refused []error `yaml:"-" json:"-"`
 	// lines maps a top-level field, and each entry of scope, expected and
 	// disputes (scope[0]), to its line in File.
 	lines map[string]int
@@ -206,10 +215,12 @@ const (
 )
 
 // LoadCorpus reads every case under dir/cases/synthetic and
-// dir/cases/reviewed, validates each on its own and against the catalog of
-// the rubric in force (Case.CheckCatalog), and returns them sorted by kind
-// and id. It reports every problem in every file at once, each as a *CaseError
-// with its file and line.
+// dir/cases/reviewed against the catalog of the rubric in force, and
+// returns them sorted by kind and id. It is strict: if any case is refused,
+// it returns no case and an error that reports every problem in every file
+// at once, each as a *CaseError with its file and line. The harness itself
+// reads the corpus with ReadCorpus, which refuses a case without refusing
+// the others.
 func LoadCorpus(dir string) ([]Case, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("benchmark corpus: %w", err)
@@ -219,8 +230,47 @@ func LoadCorpus(dir string) ([]Case, error) {
 
 // LoadCorpusFS is LoadCorpus over a file system whose root is the corpus.
 func LoadCorpusFS(fsys fs.FS) ([]Case, error) {
-	var cases []Case
+	cases, err := ReadCorpusFS(fsys, rubric.Current())
+	if err != nil {
+		return nil, err
+	}
+	if err := Refusals(cases); err != nil {
+		return nil, err
+	}
+	return cases, nil
+}
+
+// Refusals joins the refusals of every refused case, or returns nil when
+// none was refused.
+func Refusals(cases []Case) error {
 	var errs []error
+	for _, c := range cases {
+		errs = append(errs, c.Refused...)
+	}
+	return errors.Join(errs...)
+}
+
+// ReadCorpus reads every case under dir/cases/synthetic and
+// dir/cases/reviewed, checks each on its own and against the catalog of r
+// (the rubric the run scores under), and returns them all sorted by kind
+// and id. A case that cannot be scored as written is returned with Refused
+// set, every problem of its file located by file and line; it does not
+// refuse the others. Anything in cases/ that is not a case is returned as
+// a refused case too, so that nothing in the corpus is silently skipped.
+// The error is for a corpus that cannot be read at all.
+func ReadCorpus(dir string, r *rubric.Rubric) ([]Case, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("benchmark corpus: %w", err)
+	}
+	return ReadCorpusFS(os.DirFS(dir), r)
+}
+
+// ReadCorpusFS is ReadCorpus over a file system whose root is the corpus.
+func ReadCorpusFS(fsys fs.FS, r *rubric.Rubric) ([]Case, error) {
+	if r == nil {
+		return nil, errors.New("benchmark corpus: no rubric to read the cases against")
+	}
+	var cases []Case
 	entries, err := fs.ReadDir(fsys, casesDir)
 	if err != nil {
 		return nil, fmt.Errorf("benchmark corpus: %w", err)
@@ -232,9 +282,10 @@ func LoadCorpusFS(fsys fs.FS) ([]Case, error) {
 		case !e.IsDir() && e.Name() == "README.md":
 			continue
 		default:
-			errs = append(errs, &CaseError{File: name, Err: invalid("cases/ holds only synthetic/ and reviewed/ (and README.md)")})
+			cases = append(cases, refusedFile(name, "", invalid("cases/ holds only synthetic/ and reviewed/ (and README.md)")))
 			continue
 		}
+		kind := Kind(e.Name())
 		files, err := fs.ReadDir(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("benchmark corpus: %w", err)
@@ -245,45 +296,88 @@ func LoadCorpusFS(fsys fs.FS) ([]Case, error) {
 			case f.Name() == "README.md":
 				continue
 			case f.IsDir() || !strings.HasSuffix(f.Name(), ".yaml"):
-				errs = append(errs, &CaseError{File: file, Err: invalid("a case is one file named ID.yaml; nothing else belongs in %s", name)})
+				cases = append(cases, refusedFile(file, kind, invalid("a case is one file named ID.yaml; nothing else belongs in %s", name)))
 				continue
 			}
 			data, err := fs.ReadFile(fsys, file)
 			if err != nil {
 				return nil, fmt.Errorf("benchmark corpus: %w", err)
 			}
-			c, err := ParseCase(file, data)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+			c, decoded, err := parseCase(file, data)
+			c.Refused = append(c.Refused, flatten(err)...)
+			if decoded {
+				c.Refused = append(c.Refused, c.checkLoaded(fsys, kind, strings.TrimSuffix(f.Name(), ".yaml"), r)...)
 			}
-			errs = append(errs, c.CheckCatalog(rubric.Current())...)
-			if c.Kind != Kind(e.Name()) {
-				errs = append(errs, c.errorf("kind", invalid("kind %q, but the file is in %s", c.Kind, name)))
-			}
-			if want := strings.TrimSuffix(f.Name(), ".yaml"); c.ID != want {
-				errs = append(errs, c.errorf("id", invalid("id %q, but the file is named %s.yaml; they must agree", c.ID, want)))
-			}
-			if c.Kind == KindSynthetic {
-				if err := c.checkFixture(fsys); err != nil {
-					errs = append(errs, err)
-				}
+			if len(c.Refused) > 0 {
+				// Reported under its file's name and its directory's
+				// kind: what the file says of itself may be what is wrong.
+				c.ID, c.Kind = strings.TrimSuffix(f.Name(), ".yaml"), kind
 			}
 			cases = append(cases, c)
 		}
 	}
-	seen := map[string]string{}
-	for _, c := range cases {
-		if other, dup := seen[c.ID]; dup {
-			errs = append(errs, c.errorf("id", invalid("id %q is also the id of %s", c.ID, other)))
-		}
-		seen[c.ID] = c.File
+	files := map[string][]int{}
+	for i, c := range cases {
+		files[c.ID] = append(files[c.ID], i)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	for _, idx := range files {
+		if len(idx) < 2 {
+			continue
+		}
+		// Neither file is the case of that id: both are refused, each
+		// naming the others.
+		for _, i := range idx {
+			var others []string
+			for _, j := range idx {
+				if j != i {
+					others = append(others, cases[j].File)
+				}
+			}
+			cases[i].Refused = append(cases[i].Refused, cases[i].errorf("id", invalid("id %q is also the id of %s", cases[i].ID, strings.Join(others, ", "))))
+		}
 	}
 	SortCases(cases)
 	return cases, nil
+}
+
+// flatten lists the problems an error joins, one located problem each.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, joined := err.(interface{ Unwrap() []error })
+	if _, located := err.(*CaseError); located || !joined {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
+}
+
+// refusedFile is a refused case for a file that is no case.
+func refusedFile(file string, kind Kind, err error) Case {
+	return Case{ID: strings.TrimSuffix(path.Base(file), ".yaml"), Kind: kind, File: file, Refused: []error{&CaseError{File: file, Err: err}}}
+}
+
+// checkLoaded checks what a decoded case must agree with in the corpus:
+// the directory of its kind, its file name, its fixture, and the catalog
+// of the rubric the run scores under.
+func (c Case) checkLoaded(fsys fs.FS, dir Kind, stem string, r *rubric.Rubric) []error {
+	var errs []error
+	if c.Kind != dir {
+		errs = append(errs, c.errorf("kind", invalid("kind %q, but the file is in %s", c.Kind, path.Join(casesDir, string(dir)))))
+	}
+	if c.ID != stem {
+		errs = append(errs, c.errorf("id", invalid("id %q, but the file is named %s.yaml; they must agree", c.ID, stem)))
+	}
+	if c.Kind == KindSynthetic {
+		if err := c.checkFixture(fsys); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return append(errs, c.CheckCatalog(r)...)
 }
 
 // CheckCatalog checks a case against the reason-code catalog of r, the
@@ -357,8 +451,23 @@ func kindRank(k Kind) int {
 }
 
 // ParseCase decodes and validates one case file; file names it in errors.
-// It does not read the catalog; LoadCorpus does (Case.CheckCatalog).
+// It does not read the catalog; ReadCorpus does (Case.CheckCatalog).
 func ParseCase(file string, data []byte) (Case, error) {
+	c, _, err := parseCase(file, data)
+	return c, err
+}
+
+// parseCase is ParseCase, and says whether the file decoded into a case
+// (so that what it holds can be checked further).
+func parseCase(file string, data []byte) (c Case, decoded bool, err error) {
+	c, err = decodeCase(file, data)
+	if err != nil {
+		return c, false, err
+	}
+	return c, true, c.Validate()
+}
+
+func decodeCase(file string, data []byte) (Case, error) {
 	c := Case{File: file, lines: map[string]int{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -403,9 +512,6 @@ func ParseCase(file string, data []byte) (Case, error) {
 	if err := root.Decode(&c); err != nil {
 		// yaml's type errors carry "line N:" themselves.
 		return c, &CaseError{File: file, Err: invalid("%v", err)}
-	}
-	if err := c.Validate(); err != nil {
-		return c, err
 	}
 	return c, nil
 }

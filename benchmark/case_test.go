@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -390,6 +392,107 @@ func TestJustifies(t *testing.T) {
 		if _, ok := c.Justifies(q[0], q[1], q[2]); ok {
 			t.Errorf("Justifies(%s, %s, %q) = true, want false", q[0], q[1], q[2])
 		}
+	}
+}
+
+// writeCorpus writes a corpus file system to a new directory.
+func writeCorpus(t *testing.T, fsys fstest.MapFS) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, f := range fsys {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestReadCorpusRefusesOneCaseAndScoresTheRest: a remote-track case, a
+// case expecting a code the catalog does not hold and a stray file are
+// each refused, with file, line and why, and reported as refused; the
+// other cases are scanned and scored.
+func TestReadCorpusRefusesOneCaseAndScoresTheRest(t *testing.T) {
+	dir := writeCorpus(t, corpus(map[string]string{
+		"cases/reviewed/example.yaml": validReviewed,
+		"cases/reviewed/remote.yaml":  strings.NewReplacer("id: example", "id: remote", "track: package", "track: remote").Replace(validReviewed),
+		"cases/reviewed/typo.yaml":    strings.NewReplacer("id: example", "id: typo", "[pkg.session.start_crashed]", "[pkg.session.start_crashd]").Replace(validReviewed),
+		"cases/reviewed/notes.txt":    "not a case\n",
+		"cases/synthetic/crash.yaml":  validSynthetic,
+	}))
+	cases, err := benchmark.ReadCorpus(dir, rubric.Current())
+	if err != nil {
+		t.Fatalf("one refused case refuses the corpus: %v", err)
+	}
+	refused := map[string]string{}
+	for _, c := range cases {
+		refused[c.ID] = fmt.Sprint(c.Refused)
+	}
+	wantRefused := map[string]string{
+		"remote":    "cases/reviewed/remote.yaml:3: track: \"remote\": this harness scores the package track only",
+		"typo":      "cases/reviewed/typo.yaml:9: expected[0]: pkg.session.start_crashd is not in the catalog of rubric " + rubric.CurrentVersion,
+		"notes.txt": "cases/reviewed/notes.txt: a case is one file named ID.yaml",
+	}
+	for id, want := range wantRefused {
+		if !strings.Contains(refused[id], want) {
+			t.Errorf("case %s: refused %q, want %q", id, refused[id], want)
+		}
+	}
+	for _, id := range []string{"crash", "example"} {
+		if refused[id] != "[]" {
+			t.Errorf("case %s refused: %s", id, refused[id])
+		}
+	}
+	if len(cases) != 5 {
+		t.Errorf("%d cases, want 5", len(cases))
+	}
+
+	var scanned []string
+	scan := func(_ context.Context, c benchmark.Case, st benchmark.ScanTarget) (benchmark.Observed, error) {
+		scanned = append(scanned, c.ID)
+		return benchmark.Observed{RubricVersion: "5", Name: st.Name, Version: st.Version, Integrity: st.Integrity,
+			Findings: []benchmark.Emitted{{Code: "pkg.session.start_crashed"}},
+			Signals:  map[string]benchmark.SignalState{"sandbox.session": {State: "observed"}}}, nil
+	}
+	rep, err := benchmark.RunCases(context.Background(), benchmark.RunInfo{RubricVersion: "5"}, cases, dir, t.TempDir(), scan, rubric.Current())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"crash", "example"}, scanned); diff != "" {
+		t.Errorf("scanned (-want +got):\n%s", diff)
+	}
+	s, r := rep.Kinds[0], rep.Kinds[1]
+	if s.Compared != 1 || s.Counts != (benchmark.Counts{TP: 1}) || len(s.Refused) != 0 {
+		t.Errorf("synthetic %+v", s)
+	}
+	if r.Cases != 4 || r.Compared != 1 || r.Counts != (benchmark.Counts{TP: 1}) || r.Publishable {
+		t.Errorf("reviewed %+v", r)
+	}
+	if diff := cmp.Diff([]string{"notes.txt", "remote", "typo"}, r.Refused); diff != "" {
+		t.Errorf("refused (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := benchmark.WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"verifymcp cases: 5 cases (synthetic 1, reviewed 4), 3 refused when the corpus was read",
+		"remote      -   -   -                 -  no (refused)",
+		"refused when the corpus was read: notes.txt, remote, typo",
+		"remote (reviewed) cases/reviewed/remote.yaml\n  refused:       cases/reviewed/remote.yaml:3: track: \"remote\"",
+		"  remote: refused when the corpus was read (1 problem, listed with the case)",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+
+	// The strict form, for the suite, refuses the corpus with every problem.
+	if _, err := benchmark.LoadCorpus(dir); err == nil || !strings.Contains(err.Error(), "remote.yaml:3") || !strings.Contains(err.Error(), "typo.yaml:9") {
+		t.Errorf("LoadCorpus: %v", err)
 	}
 }
 

@@ -217,6 +217,10 @@ type CaseResult struct {
 	// Error says why the case could not be compared; it then counts in
 	// nothing.
 	Error string `json:"error,omitempty"`
+	// Refused lists why the case was refused when the corpus was read,
+	// each problem with its file and line; a refused case was not scanned
+	// and counts in nothing.
+	Refused []string `json:"refused"`
 
 	TP []Match `json:"tp"`
 	FP []Match `json:"fp"`
@@ -245,7 +249,8 @@ type CaseResult struct {
 // matches when the measurement was made. Findings outside the scope are
 // listed in OutOfScope and counted in nothing. If target names an artefact
 // (name, version, and for a fixture its integrity), a scan of anything else
-// is an error, not a result.
+// is an error, not a result. A case refused when the corpus was read is
+// reported as refused, and no scan of it is compared.
 func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *rubric.Rubric) CaseResult {
 	measurement := func(code string) bool {
 		if cat == nil {
@@ -261,8 +266,16 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *r
 		OpenDisputes: c.OpenDisputes(), Disputes: len(c.Disputes),
 		NotPublishable: []string{},
 		RunID:          o.RunID, ScannedAt: o.Date, ScanToolVersion: o.ToolVersion,
-		TP: []Match{}, FP: []Match{}, FN: []Missed{}, OutOfScope: []Match{},
+		Refused: []string{},
+		TP:      []Match{}, FP: []Match{}, FN: []Missed{}, OutOfScope: []Match{},
 		Signals: map[string]SignalState{},
+	}
+	if len(c.Refused) > 0 {
+		for _, err := range c.Refused {
+			r.Refused = append(r.Refused, err.Error())
+		}
+		r.NotPublishable = append(r.NotPublishable, "refused when the corpus was read ("+plural(len(c.Refused), "problem")+", listed with the case): it was not scanned and counts in nothing")
+		return r
 	}
 	for k, v := range o.Signals {
 		r.Signals[k] = v

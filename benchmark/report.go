@@ -16,8 +16,8 @@ import (
 )
 
 // SchemaVersion identifies the JSON form of Report. v2: fn counts every
-// expected code not emitted, and fn_of_which_signal_unavailable is part of
-// it (by the signal that produces each code).
+// expected code not emitted, fn_of_which_signal_unavailable is part of it
+// (by the signal that produces each code), and refused cases are listed.
 const SchemaVersion = "verifymcp.cases/v2"
 
 // Sources of a run's observations.
@@ -59,12 +59,15 @@ type Signal struct {
 
 // KindSummary sums the compared cases of one kind.
 type KindSummary struct {
-	Kind     Kind `json:"kind"`
-	Cases    int  `json:"cases"`
-	Compared int  `json:"compared"`
+	Kind Kind `json:"kind"`
+	// Cases counts every case of the kind, refused ones included.
+	Cases    int `json:"cases"`
+	Compared int `json:"compared"`
 	// Failed are the ids of cases that could not be compared.
 	Failed []string `json:"failed"`
-	Counts Counts   `json:"counts"`
+	// Refused are the ids of cases refused when the corpus was read.
+	Refused []string `json:"refused"`
+	Counts  Counts   `json:"counts"`
 	// FalseDiscoveryRate is FP/(TP+FP): the share of in-scope findings
 	// nobody expected. Nil when there was no in-scope finding.
 	FalseDiscoveryRate *float64 `json:"false_discovery_rate"`
@@ -114,7 +117,7 @@ func NewReport(info RunInfo, results []CaseResult) Report {
 }
 
 func summarize(k Kind, results []CaseResult) KindSummary {
-	ks := KindSummary{Kind: k, Failed: []string{}, NotPublishable: []string{}, Codes: []CodeSummary{}}
+	ks := KindSummary{Kind: k, Failed: []string{}, Refused: []string{}, NotPublishable: []string{}, Codes: []CodeSummary{}}
 	codes := map[string]*Counts{}
 	count := func(code string, c Counts) {
 		if codes[code] == nil {
@@ -129,6 +132,10 @@ func summarize(k Kind, results []CaseResult) KindSummary {
 		ks.Cases++
 		if !r.Publishable {
 			ks.NotPublishable = append(ks.NotPublishable, r.ID)
+		}
+		if len(r.Refused) > 0 {
+			ks.Refused = append(ks.Refused, r.ID)
+			continue
 		}
 		if r.Error != "" {
 			ks.Failed = append(ks.Failed, r.ID)
@@ -168,13 +175,19 @@ type ScanFunc func(ctx context.Context, c Case, t ScanTarget) (Observed, error)
 
 // RunCases resolves each case's target (packing fixtures from corpusDir
 // into tmpDir), calls scan, compares under cat (the catalog of the rubric
-// in force; see Compare), and returns the report. It stops only when ctx
-// is done; any other failure is recorded against its case.
+// in force; see Compare), and returns the report. A case refused when the
+// corpus was read is reported as refused and neither resolved nor scanned.
+// It stops only when ctx is done; any other failure is recorded against
+// its case.
 func RunCases(ctx context.Context, info RunInfo, cases []Case, corpusDir, tmpDir string, scan ScanFunc, cat *rubric.Rubric) (Report, error) {
 	results := make([]CaseResult, 0, len(cases))
 	for _, c := range cases {
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
+		}
+		if len(c.Refused) > 0 {
+			results = append(results, Compare(c, ScanTarget{}, Observed{}, info.RubricVersion, cat))
+			continue
 		}
 		t, err := c.ResolveTarget(corpusDir, tmpDir)
 		var o Observed
@@ -215,7 +228,8 @@ measurement was made, whatever its value.
   FN                expected and not emitted, whatever the state of any signal
   OF-WHICH-UNAVAIL  of those FN, the ones whose producing signal was not observed
                     (unavailable, error, not assessed, not recorded); part of FN
-Findings outside a case's scope are listed and counted in nothing.
+Findings outside a case's scope are listed and counted in nothing. A case refused when
+the corpus was read is listed with its file, line and why, and counted in nothing.
 False discovery rate = FP / (TP + FP), per kind of case; the kinds are never pooled.
 `
 
@@ -227,10 +241,18 @@ func WriteTable(w io.Writer, rep Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
 
 	byKind := map[Kind]int{}
+	refused := 0
 	for _, r := range rep.Cases {
 		byKind[r.Kind]++
+		if len(r.Refused) > 0 {
+			refused++
+		}
 	}
-	p("verifymcp cases: %s (synthetic %d, reviewed %d)\n", plural(len(rep.Cases), "case"), byKind[KindSynthetic], byKind[KindReviewed])
+	p("verifymcp cases: %s (synthetic %d, reviewed %d)", plural(len(rep.Cases), "case"), byKind[KindSynthetic], byKind[KindReviewed])
+	if refused > 0 {
+		p(", %d refused when the corpus was read", refused)
+	}
+	p("\n")
 	p("date:    %s\n", rep.Run.Date.UTC().Format(time.RFC3339))
 	if rep.Run.RubricHash != "" {
 		p("rubric:  %s (%s)\n", rep.Run.RubricVersion, rep.Run.RubricHash)
@@ -284,6 +306,8 @@ func WriteTable(w io.Writer, rep Report) error {
 		for _, r := range rep.Cases {
 			switch {
 			case r.Kind != ks.Kind:
+			case len(r.Refused) > 0:
+				rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (refused)"})
 			case r.Error != "":
 				rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (not compared)"})
 			default:
@@ -305,6 +329,9 @@ func WriteTable(w io.Writer, rep Report) error {
 		}
 		if len(ks.Failed) > 0 {
 			p("not compared: %s\n", strings.Join(ks.Failed, ", "))
+		}
+		if len(ks.Refused) > 0 {
+			p("refused when the corpus was read: %s\n", strings.Join(ks.Refused, ", "))
 		}
 		if ks.Publishable {
 			p("publishable: yes\n")
@@ -331,7 +358,16 @@ func WriteTable(w io.Writer, rep Report) error {
 		p("\nCASES (out of scope: emitted outside the case's scope, counted in nothing)\n")
 	}
 	for _, r := range rep.Cases {
-		p("\n%s (%s) %s\n", r.ID, r.Kind, r.Target)
+		kind := string(r.Kind)
+		if kind == "" {
+			kind = "no kind"
+		}
+		if len(r.Refused) > 0 {
+			p("\n%s (%s) %s\n", r.ID, kind, r.File)
+			list(ew, "refused", r.Refused)
+			continue
+		}
+		p("\n%s (%s) %s\n", r.ID, kind, r.Target)
 		list(ew, "reviewer", []string{r.Reviewer + ", under rubric " + r.ReviewedUnder})
 		if rep.Run.Source == SourceStore && r.RunID != "" {
 			list(ew, "stored run", []string{r.RunID + " of " + r.ScannedAt.UTC().Format(time.RFC3339) + " by verifymcp " + r.ScanToolVersion})

@@ -45,6 +45,12 @@ the run are counted (of which signal unavailable); they stay in FN. A case revie
 another rubric version than the one in force, with no named reviewer, or with an open
 dispute is flagged and its results are not publishable.
 
+The corpus is read against the catalog of the rubric in force. A case that cannot be
+scored as written (another track, an unpinned target, an expected code not in the
+catalog, a scope entry that covers no code, a measurement in scope but not expected) is
+refused with its file and line, reported as refused and counted in nothing; the other
+cases are scored.
+
 --from-store diffs the newest stored run of each case's target (rescored under the rubric
 in force) without scanning again. Every scan is saved like a scan's. --kind synthetic or
 --kind reviewed runs the cases of one kind.
@@ -77,7 +83,8 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	if kind != "" && !slices.Contains(benchmark.Kinds(), benchmark.Kind(kind)) {
 		return usagef("--kind must be synthetic or reviewed, not %q", kind)
 	}
-	cases, err := benchmark.LoadCorpus(corpus)
+	rb := rubric.Current()
+	cases, err := benchmark.ReadCorpus(corpus, rb)
 	if err != nil {
 		return usagef("corpus %s: %v", corpus, err)
 	}
@@ -101,7 +108,11 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
-	rb := rubric.Current()
+	for _, c := range cases {
+		for _, why := range c.Refused {
+			g.log.Warn("case refused", "case", c.ID, "why", why.Error())
+		}
+	}
 	info := benchmark.RunInfo{Date: time.Now().UTC(), RubricVersion: rb.Version, RubricHash: rb.Hash, ToolVersion: Version, Source: benchmark.SourceScan}
 	tmp, err := os.MkdirTemp("", "verifymcp-cases-")
 	if err != nil {

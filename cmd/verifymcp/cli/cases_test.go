@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/verifymcp/verifymcp/benchmark"
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/store"
+)
+
+// TestCasesRunRefusesOneCaseAndScoresTheRest runs `cases run --from-store`
+// over a corpus of one synthetic case, whose recorded scan is in the store,
+// and one remote-track case: the remote case is reported as refused, with
+// its file, line and why, and the synthetic case is scored. No engine is
+// needed: nothing is scanned.
+func TestCasesRunRefusesOneCaseAndScoresTheRest(t *testing.T) {
+	t.Setenv("VERIFYMCP_DATABASE_URL", "")
+	t.Setenv("VERIFYMCP_CONFIG", "")
+	const id = "crash-at-start"
+	src := filepath.Join("..", "..", "..", "benchmark")
+	corpus := t.TempDir()
+	copyFile := func(from, to string) {
+		t.Helper()
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(filepath.Join(src, "cases", "synthetic", id+".yaml"), filepath.Join(corpus, "cases", "synthetic", id+".yaml"))
+	fixtures, err := os.ReadDir(filepath.Join(src, "fixtures", id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fixtures {
+		copyFile(filepath.Join(src, "fixtures", id, f.Name()), filepath.Join(corpus, "fixtures", id, f.Name()))
+	}
+	remote := `id: remote-endpoint
+kind: reviewed
+track: remote
+target: npm:example-mcp@1.2.3
+reviewer: Ada Lovelace
+provenance: A remote endpoint, filed by mistake in the package corpus.
+rubric_version: "` + rubric.CurrentVersion + `"
+scope: [pkg.session.]
+expected: []
+`
+	if err := os.MkdirAll(filepath.Join(corpus, "cases", "reviewed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corpus, "cases", "reviewed", "remote-endpoint.yaml"), []byte(remote), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The store holds the scan the real scanner recorded for the fixture.
+	data := t.TempDir()
+	st, err := store.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := os.ReadFile(filepath.Join(src, "testdata", "bundles", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := evidence.Decode(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveRun(context.Background(), bundle, b, rubric.Evaluate(b, rubric.Current())); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	code, out, errOut := run(t, "--data-dir", data, "cases", "run", "--corpus", corpus, "--from-store", "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want %d: one refused case does not refuse the corpus\n%s", code, ExitOK, errOut)
+	}
+	var rep benchmark.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var scored, refused bool
+	for _, r := range rep.Cases {
+		switch r.ID {
+		case id:
+			scored = r.Error == "" && r.Counts.TP == 1 && r.Counts.FN == 0
+		case "remote-endpoint":
+			refused = strings.Contains(strings.Join(r.Refused, "\n"), "cases/reviewed/remote-endpoint.yaml:3: track") &&
+				strings.Contains(strings.Join(r.Refused, "\n"), "package track only")
+		}
+	}
+	if !scored || !refused {
+		t.Errorf("want %s scored (TP 1) and remote-endpoint refused at its track line:\n%s", id, out)
+	}
+}
