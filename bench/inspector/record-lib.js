@@ -56,6 +56,9 @@ function parse(file) {
     const m = /^npm:((?:@[^/@]+\/)?[^@]+)@(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?)$/.exec(target);
     if (!m) throw new Error(`${file}:${i + 1}: want npm:NAME@EXACT_VERSION, got ${target}`);
     const o = { line: i + 1, target, name: m[1], version: m[2], id: slug(m[1]), bin: '', args: [], env: [] };
+    // "# id: ID" names a second recording of the same package (other arguments).
+    const idm = /#\s*id:\s*([a-z0-9._-]+)\s*$/.exec(text);
+    if (idm) o.id = idm[1];
     const nl = /#\s*not listable unsandboxed:\s*(.*)$/.exec(text);
     if (nl) o.not_listable = nl[1].trim();
     for (let j = 1; j < words.length; j++) {

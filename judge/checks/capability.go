@@ -53,9 +53,11 @@ import (
 // sibling parameter such as owner, repo, bucket, branch or host, or a
 // description naming a repository, bucket, drive or remote). The finding
 // is raised only when no confinement is stated: not in the tool's own
-// texts, not in the server instructions, and not by another tool of the
-// server (server-filesystem and Desktop Commander describe their allowed
-// directories on most tools, and the server applies them to all).
+// texts, not in the server instructions, and not as a server-wide
+// mechanism by another tool of the server (server-filesystem and Desktop
+// Commander describe their allowed directories on most tools, and the
+// server applies them to all; a bound one tool states for its own
+// parameter, such as "relative to the workspace root", is that tool's).
 // Annotations cannot state a confinement, so they neither raise nor clear
 // this finding. Under-claiming is the safe direction: "broad filesystem
 // access" said wrongly is an accusation.
@@ -93,7 +95,8 @@ var tokenQualifiers = map[string]bool{
 }
 
 var (
-	reCredentialDesc = regexp.MustCompile(`(?i)^(?:the\s+|your\s+|a\s+|an\s+|user'?s?\s+)?(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret(?:\s+key)?|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials?|ssh\s+key)\b|\byour\s+(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret\s+key|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials|ssh\s+key)\b`)
+	reCredentialDesc = regexp.MustCompile(`(?i)^(?:the\s+|your\s+|a\s+|an\s+|user'?s?\s+)?(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret(?:\s+key)?|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials?|ssh\s+key)\b|\byour\s+(?:[\w-]+\s+){0,2}?(?:password|passphrase|api[\s_-]?key|secret\s+key|private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|(?:access|auth(?:entication)?|bearer|api|personal\s+access|session|refresh|bot)\s+token|credentials|ssh\s+key)\b|\bvalue\s+(?:to\s+(?:set|store|save|use)\s+)?(?:of|for)\s+(?:the|a|an|this|your)\s+(?:new\s+)?(?:secret|password|passphrase|api[\s_-]?key|(?:access|auth|api)\s+token|credential)s?\b`)
+	reAboutDesc      = regexp.MustCompile(`(?i)^\s*(?:the\s+|a\s+|an\s+)?(?:names?|ids?|identifiers?|labels?|arns?|uris?|urls?|paths?|versions?|types?|titles?|references?)\s+(?:of|for)\b`)
 	rePaging         = regexp.MustCompile(`(?i)\b(?:page|pagination|paginate|cursor|next|continuation|count|number\s+of|limit|tokens\s+to)\b`)
 )
 
@@ -159,6 +162,9 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param) {
 			out.add(Finding{Code: CodeParamCredential, Kind: kind, Subject: subject, Field: nameField,
 				Evidence: evidence(p.name, 0, len(p.name)),
 				Message:  fmt.Sprintf("Parameter %q is declared as a secret (format password or writeOnly): the model is asked to supply it.", p.name)})
+		case credentialName(p.name) && reAboutDesc.MatchString(p.desc):
+			// "secret": "The name of the secret." names it.
+			continue
 		case credentialName(p.name):
 			if words(p.name)[len(words(p.name))-1] == "token" && len(words(p.name)) == 1 && rePaging.MatchString(p.desc) {
 				continue
@@ -202,10 +208,10 @@ func aboutName(name string) bool {
 const remoteScope = `\b(?:project|projects|deployment|deployments|repository|repo|site|app|application|service|workspace|cluster|container|pod|function|lambda|secret\s+manager|vault|vercel|netlify|heroku|railway|render|github\s+actions|codespace|pipeline|job|runner)s?\b`
 
 var (
-	reEnvDesc     = regexp.MustCompile(`(?i)\b(?:returns?|prints?|lists?|dumps?|shows?|displays?|exposes?|reads?|gets?|retrieves?|outputs?|reveals?|fetch(?:es)?|provides?|echo(?:es)?)\s+(?:all\s+|the\s+|every\s+|any\s+|an\s+|a\s+)?(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:environment\s+variables?|env\s+vars?|env\s+variables?)\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b`)
-	reLocalEnv    = regexp.MustCompile(`(?i)\b(?:server|current|running|this|its\s+own|the\s+mcp\s+server'?s?)\s+process(?:'s)?\b|\bprocess\s+environment\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b|\bthe\s+server'?s\s+environment\b`)
-	reRemoteEnv   = regexp.MustCompile(`(?i)\b(?:environment\s+variables?|env\s+vars?|env\s+variables?)\s+(?:(?:of|for|in|from|on|set\s+(?:on|for|in)|configured\s+(?:on|for|in)|stored\s+in|defined\s+(?:on|for|in))\s+)(?:(?:a|an|the|your|this|that|each|every|all|its|their)\s+)?(?:[\w.-]+\s+){0,2}?` + remoteScope + `|` + remoteScope + `(?:'s)?\s+(?:[\w-]+\s+)?(?:environment\s+variables?|env\s+vars?|env\s+variables?)`)
-	envNameWords  = map[string]bool{"env": true, "environ": true, "environment": true, "envs": true, "dotenv": true, "printenv": true, "envvars": true}
+	reEnvDesc    = regexp.MustCompile(`(?i)\b(?:returns?|prints?|lists?|dumps?|shows?|displays?|exposes?|reads?|gets?|retrieves?|outputs?|reveals?|fetch(?:es)?|provides?|echo(?:es)?)\s+(?:all\s+|the\s+|every\s+|any\s+|an\s+|a\s+)?(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:environment\s+variables?|env\s+vars?|env\s+variables?)\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b`)
+	reLocalEnv   = regexp.MustCompile(`(?i)\b(?:server|current|running|this|its\s+own|the\s+mcp\s+server'?s?)\s+process(?:'s)?\b|\bprocess\s+environment\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b|\bthe\s+server'?s\s+environment\b`)
+	reRemoteEnv  = regexp.MustCompile(`(?i)\b(?:environment\s+variables?|env\s+vars?|env\s+variables?)\s+(?:(?:of|for|in|from|on|set\s+(?:on|for|in)|configured\s+(?:on|for|in)|stored\s+in|defined\s+(?:on|for|in))\s+)(?:(?:a|an|the|your|this|that|each|every|all|its|their)\s+)?(?:[\w.-]+\s+){0,2}?` + remoteScope + `|` + remoteScope + `(?:'s)?\s+(?:[\w-]+\s+)?(?:environment\s+variables?|env\s+vars?|env\s+variables?)`)
+	envNameWords = map[string]bool{"env": true, "environ": true, "environment": true, "envs": true, "dotenv": true, "printenv": true, "envvars": true}
 )
 
 func checkEnvironment(out *findings, ti toolInfo) {
@@ -258,7 +264,10 @@ var (
 		"pod": true, "namespace": true, "url": true, "endpoint": true, "server": true, "gist": true}
 	rePathDesc   = regexp.MustCompile(`(?i)\b(?:file|directory|folder)\s+paths?\b|\bpaths?\s+(?:to|of)\s+(?:a|an|the)?\s*(?:local\s+)?(?:file|directory|folder)s?\b|\babsolute\s+paths?\b|\b(?:local\s+)?file\s*system\s+paths?\b`)
 	reRemoteDesc = regexp.MustCompile(`(?i)\b(?:repository|repositories|repo|github|gitlab|bitbucket|bucket|s3|gcs|google\s+drive|dropbox|onedrive|sharepoint|remote|ftp|sftp|container|pod|cloud\s+storage|blob|gist|wiki)\b`)
-	reConfined   = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|configured|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders?|paths?|roots?|locations?)\b|\b(?:only|must\s+be|restricted|limited|confined|sandboxed|scoped)\b[^.\n]{0,40}?\b(?:within|inside|under|to)\b[^.\n]{0,40}?\b(?:director(?:y|ies)|folders?|paths?|roots?|workspace|project|sandbox)\b|\ballowed\s+to\s+access\b|\bworkspace\s+roots?\b|\bclient\s+roots\b`)
+	// serverConfinedWords: one of them is in every match of reServerConfined.
+	serverConfinedWords = []string{"allowed", "permitted", "authori", "approved", "whitelisted", "allowlisted", "client"}
+	reServerConfined    = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders|paths|roots|locations)\b|\ballowedDirectories\b|\bclient\s+roots\b`)
+	reConfined          = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|configured|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders?|paths?|roots?|locations?)\b|\b(?:only|must\s+be|restricted|limited|confined|sandboxed|scoped)\b[^.\n]{0,40}?\b(?:within|inside|under|to)\b[^.\n]{0,40}?\b(?:director(?:y|ies)|folders?|paths?|roots?|workspace|project|sandbox)\b|\ballowed\s+to\s+access\b|\bworkspace\s+roots?\b|\bclient\s+roots\b`)
 )
 
 // endpointWords name the two ends of a copy or move; in a tool named for
@@ -270,8 +279,8 @@ var (
 	reFileWords = regexp.MustCompile(`(?i)\b(?:files?|director(?:y|ies)|folders?|dirs?|disk|file\s*system|local|absolute|relative|working\s+directory)\b`)
 	// reNotHostPath: text that places a path-named parameter elsewhere.
 	reNotHostPath = regexp.MustCompile(`(?i)\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
-	reRelative = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project|workspace|root|repo|repository)`)
-	reCombinator = regexp.MustCompile(`^(?:(?:anyOf|oneOf|allOf)/\d+/)*properties/[^/]+$`)
+	reRelative    = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project|workspace|root|repo|repository)`)
+	reCombinator  = regexp.MustCompile(`^(?:(?:anyOf|oneOf|allOf)/\d+/)*properties/[^/]+$`)
 )
 
 // topLevel reports whether a parameter's field is an argument of the tool
@@ -326,6 +335,30 @@ func hostPath(t contract.Tool, p param) bool {
 	return named && (text == "" || reFileWords.MatchString(text))
 }
 
+// containsAny reports whether s holds one of the words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathRank orders the host paths of a tool for the evidence: one its text
+// calls a path over one only named as one, and either over one relative to
+// another parameter.
+func pathRank(p param) int {
+	r := 1
+	if rePathDesc.MatchString(p.desc + " " + p.title) {
+		r = 2
+	}
+	if reRelative.MatchString(p.desc) {
+		r -= 2
+	}
+	return r
+}
+
 func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 	type hit struct {
 		ti *toolInfo
@@ -345,9 +378,10 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 					remote = true
 				}
 			}
-			// The first host path, preferring one that is not relative to
-			// another parameter (a project root).
-			if hostPath(ti.tool, p) && (found == nil || reRelative.MatchString(found.desc) && !reRelative.MatchString(p.desc)) {
+			// The first host path, preferring one its description calls a
+			// path, then one that is not relative to another parameter (a
+			// project root).
+			if hostPath(ti.tool, p) && (found == nil || pathRank(p) > pathRank(*found)) {
 				found = &ti.params[j]
 			}
 		}
@@ -359,18 +393,26 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 	if len(hits) == 0 {
 		return
 	}
-	// A confinement stated by the server's instructions or by any of its
-	// tools (server-filesystem's "Only works within allowed directories",
-	// its list_allowed_directories) is the server's.
+	// A confinement stated by the server's instructions is the server's,
+	// and so is a server-wide mechanism named by any of its tools
+	// (server-filesystem's "Only works within allowed directories", its
+	// list_allowed_directories, Desktop Commander's allowedDirectories).
+	// A bound one tool states for its own parameter ("relative to the
+	// workspace root") is that tool's.
 	if reConfined.MatchString(c.Instructions) {
 		return
 	}
 	for _, ti := range tools {
-		if reConfined.MatchString(strings.Join(ti.texts, "\n")) {
+		text := strings.Join(ti.texts, "\n")
+		if lower := strings.ToLower(text); containsAny(lower, serverConfinedWords) && reServerConfined.MatchString(text) ||
+			len(ti.params) == 0 && reConfined.MatchString(text) {
 			return
 		}
 	}
 	for _, h := range hits {
+		if reConfined.MatchString(strings.Join(h.ti.texts, "\n")) {
+			continue
+		}
 		p, name := h.p, h.ti.tool.Name
 		f := Finding{Code: CodeCapabilityPath, Kind: KindTool, Subject: name, Field: p.field,
 			Evidence: evidence(p.name, 0, len(p.name)),

@@ -19,7 +19,9 @@ import (
 // judge/testdata/surfaces. testdata/corpus.yaml lists, per surface, every
 // finding Check raises on it with why it is true.
 
-// realServersDir holds the Inspector recordings.
+// realServersDir holds the regression set's Inspector recordings;
+// testdata/corpus holds those of the servers only the corpus needs
+// (testdata/corpus/servers.txt).
 var realServersDir = filepath.Join("..", "..", "sandbox", "testdata", "realservers")
 
 // corpusSurface is one surface of the corpus.
@@ -37,6 +39,11 @@ func loadCorpus(t testing.TB, extra []string) []corpusSurface {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no recordings in %s: %v", realServersDir, err)
 	}
+	more, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.inspector.json"))
+	if err != nil || len(more) == 0 {
+		t.Fatalf("no recordings in testdata/corpus: %v", err)
+	}
+	files = append(files, more...)
 	var out []corpusSurface
 	for _, f := range files {
 		s, ok, err := readRecording(f)
@@ -155,17 +162,4 @@ func readRecording(path string) (corpusSurface, bool, error) {
 		return corpusSurface{}, false, err
 	}
 	return corpusSurface{ID: rec.ID, Target: rec.Target, C: c}, true, nil
-}
-
-func TestDumpCorpus(t *testing.T) {
-	if os.Getenv("DUMP_CORPUS") == "" {
-		t.Skip()
-	}
-	for _, s := range loadCorpus(t, []string{"sequential-thinking"}) {
-		fs := Check(s.C)
-		fmt.Printf("== %s %s tools=%d prompts=%d res=%d tmpl=%d findings=%d\n", s.ID, s.Target, len(s.C.Tools), len(s.C.Prompts), len(s.C.Resources), len(s.C.Templates), len(fs))
-		for _, f := range fs {
-			fmt.Printf("  %s %s:%s %s | %q | %s\n", f.Code, f.Kind, f.Subject, f.Field, f.Evidence, f.Message)
-		}
-	}
 }

@@ -381,11 +381,38 @@ func isPictograph(r rune) bool {
 }
 
 var (
-	reBase64   = regexp.MustCompile(`[A-Za-z0-9+/_\-]{20,}={0,2}`)
 	reHex      = regexp.MustCompile(`\b(?:0x)?[0-9A-Fa-f]{24,}\b`)
 	rePercent  = regexp.MustCompile(`(?:%[0-9A-Fa-f]{2}){8,}`)
 	reEntities = regexp.MustCompile(`(?:&#(?:[0-9]{2,7}|[xX][0-9A-Fa-f]{2,6});){8,}`)
 )
+
+// base64Runs returns what reBase64.FindAllStringIndex returns: every
+// maximal run of 20 or more characters of base64's alphabets (standard
+// and URL-safe), with up to two "=" after it.
+func base64Runs(s string) [][2]int {
+	in := func(c byte) bool {
+		return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+	}
+	var out [][2]int
+	for i := 0; i < len(s); {
+		if !in(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && in(s[j]) {
+			j++
+		}
+		if j-i >= 20 {
+			for k := 0; k < 2 && j < len(s) && s[j] == '='; k++ {
+				j++
+			}
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	return out
+}
 
 func checkEncoded(out *findings, u unit) []payload {
 	var payloads []payload
@@ -395,12 +422,22 @@ func checkEncoded(out *findings, u unit) []payload {
 			Message: fmt.Sprintf("A %s blob of %d characters decodes to text: %q.", kind, e-s, clipPlain(decoded, 80))})
 		payloads = append(payloads, payload{text: decoded, start: s, end: e})
 	}
-	for _, m := range reBase64.FindAllStringIndex(u.text, -1) {
+	runs := base64Runs(u.text)
+	for _, m := range runs {
 		if d, ok := decodeBase64(u.text[m[0]:m[1]]); ok && readable(d) {
 			report("base64", m[0], m[1], d)
 		}
 	}
+	// A hex blob is a run of base64's alphabet too: without a run of 24,
+	// there is none.
+	long := false
+	for _, m := range runs {
+		long = long || m[1]-m[0] >= 24
+	}
 	for _, m := range reHex.FindAllStringIndex(u.text, -1) {
+		if !long {
+			break
+		}
 		h := strings.TrimPrefix(strings.TrimPrefix(u.text[m[0]:m[1]], "0x"), "0X")
 		if len(h)%2 != 0 {
 			continue

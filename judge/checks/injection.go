@@ -44,10 +44,13 @@ type detector struct {
 	any    []string
 	re     *regexp.Regexp
 	accept func(d *doc, m []int) bool
+	// also, when set, lists lower-case words of which every match holds
+	// one too, besides one of any.
+	also []string
 	// needs, when set, is what accept requires in the sentence of a match:
 	// a text without it anywhere has nothing to accept.
 	needs []*regexp.Regexp
-	msg    string
+	msg   string
 }
 
 // mayMatch applies the prefilter to lower-cased text.
@@ -61,6 +64,95 @@ func (det *detector) mayMatch(lower string) bool {
 		}
 	}
 	return false
+}
+
+// reFlagBefore: a command-line option right before a placeholder.
+var reFlagBefore = regexp.MustCompile(`(?:^|\s)--?[A-Za-z][\w-]*[ =]$`)
+
+// publicKey reports whether the path matched at text[start:end] is part
+// of a public key's path (~/.ssh/id_rsa.pub): reading it reads nothing
+// secret.
+func publicKey(text string, start, end int) bool {
+	for end < len(text) && !strings.ContainsRune(" \t\n\"'`)(,;", rune(text[end])) {
+		end++
+	}
+	return strings.HasSuffix(strings.TrimRight(text[start:end], ".:"), ".pub")
+}
+
+// directiveIn reports whether sentence has a directive: must, should,
+// shall, always, never, instead, only, do not, don't, make sure, ensure,
+// redirect, forward, bcc, cc, override, replace, side effect(s), has to,
+// have to, need(s) to, is/are required to (any case; the words of a
+// phrase apart by white space only). "only" in "read-only" or
+// "write-only" describes a mode, not an order.
+func directiveIn(sentence string) bool {
+	type word struct {
+		w          string
+		start, end int
+	}
+	var ws []word
+	for i := 0; i < len(sentence); {
+		if !isWordByte(sentence[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(sentence) && (isWordByte(sentence[j]) || sentence[j] == '\'' && j+1 < len(sentence) && isWordByte(sentence[j+1])) {
+			j++
+		}
+		ws = append(ws, word{strings.ToLower(sentence[i:j]), i, j})
+		i = j
+	}
+	// spaced reports whether only white space parts ws[k-1] and ws[k].
+	spaced := func(k int) bool {
+		return strings.TrimLeft(sentence[ws[k-1].end:ws[k].start], " \t\n\f\r") == "" && ws[k].start > ws[k-1].end
+	}
+	phrase := func(k int, rest ...string) bool {
+		for n, r := range rest {
+			if k+n+1 >= len(ws) || ws[k+n+1].w != r || !spaced(k+n+1) {
+				return false
+			}
+		}
+		return true
+	}
+	for k, x := range ws {
+		switch x.w {
+		case "must", "should", "shall", "always", "never", "instead", "don't", "ensure", "redirect", "forward",
+			"bcc", "cc", "override", "replace":
+			return true
+		case "only":
+			if x.start == 0 || sentence[x.start-1] != '-' {
+				return true
+			}
+		case "do":
+			if phrase(k, "not") {
+				return true
+			}
+		case "make":
+			if phrase(k, "sure") {
+				return true
+			}
+		case "side":
+			if phrase(k, "effect") || phrase(k, "effects") {
+				return true
+			}
+		case "has", "have", "need", "needs":
+			if phrase(k, "to") {
+				return true
+			}
+		case "is", "are":
+			if phrase(k, "required", "to") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isWordByte reports whether c is a word character of \b: ASCII letters,
+// digits and underscore.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // hasNeeds reports whether text holds one of det.needs, if it has any.
@@ -94,18 +186,99 @@ type doc struct {
 	own    ownSet
 	params map[string]bool // the subject tool's parameter names
 	bounds [][]int         // the sentence boundaries, found on first use
+	lower  string          // text in lower case, made on first use
+	sents  [][2]int        // its sentences, and each in lower case
+	lowers []string
 }
 
-var reBoundary = regexp.MustCompile(`[.!?](?:\s+|$)|\n[ \t]*\n|\n[ \t]*(?:[-*•]|\d+[.)])\s`)
+// sentences returns the sentences of d.text, as [start, end) offsets, and
+// each in lower case.
+func (d *doc) sentences() ([][2]int, []string) {
+	if d.sents != nil {
+		return d.sents, d.lowers
+	}
+	d.sentenceSpan(0)
+	d.sents = make([][2]int, 0, len(d.bounds)+1)
+	from := 0
+	for _, b := range d.bounds {
+		if b[1] > from {
+			d.sents = append(d.sents, [2]int{from, b[1]})
+		}
+		from = b[1]
+	}
+	if from < len(d.text) {
+		d.sents = append(d.sents, [2]int{from, len(d.text)})
+	}
+	for _, sn := range d.sents {
+		d.lowers = append(d.lowers, strings.ToLower(d.text[sn[0]:sn[1]]))
+	}
+	return d.sents, d.lowers
+}
+
+// boundaries returns the ends of the sentences of s: a ".", "!" or "?"
+// followed by white space (all of it) or the end of the text; a blank
+// line; or a line break before a list item ("- ", "* ", "• ", "1. ",
+// "2) "). Each is [start, end) of the boundary; the next sentence starts
+// at end.
+func boundaries(s string) [][]int {
+	out := [][]int{}
+	for i := 0; i < len(s); i++ {
+		if j := boundaryAt(s, i); j > i {
+			out = append(out, []int{i, j})
+			i = j - 1
+		}
+	}
+	return out
+}
+
+// boundaryAt returns the end of the sentence boundary at s[i], or -1.
+func boundaryAt(s string, i int) int {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+	switch s[i] {
+	case '.', '!', '?':
+		j := i + 1
+		for j < len(s) && space(s[j]) {
+			j++
+		}
+		if j > i+1 || j == len(s) {
+			return j
+		}
+	case '\n':
+		j := i + 1
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j < len(s) && s[j] == '\n' {
+			return j + 1
+		}
+		switch {
+		case j < len(s) && (s[j] == '-' || s[j] == '*'):
+			j++
+		case strings.HasPrefix(s[j:], "•"):
+			j += len("•")
+		case j < len(s) && s[j] >= '0' && s[j] <= '9':
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			if j == len(s) || s[j] != '.' && s[j] != ')' {
+				return -1
+			}
+			j++
+		default:
+			return -1
+		}
+		if j < len(s) && space(s[j]) {
+			return j + 1
+		}
+	}
+	return -1
+}
 
 // sentenceSpan returns the bounds of the sentence of d.text around byte
 // offset pos.
 func (d *doc) sentenceSpan(pos int) (int, int) {
 	if d.bounds == nil {
-		d.bounds = reBoundary.FindAllStringIndex(d.text, -1)
-		if d.bounds == nil {
-			d.bounds = [][]int{}
-		}
+		d.bounds = boundaries(d.text)
 	}
 	start, end := 0, len(d.text)
 	for _, b := range d.bounds {
@@ -162,7 +335,6 @@ const (
 
 var (
 	reCueImperative = regexp.MustCompile(`(?i)\b(?:read|open|cat|include|send|pass|attach|upload|copy|extract|collect|gather|print|output|dump|post|forward|share|paste|append|insert|grab|exfiltrate|contents?\s+of)\b`)
-	reDirective     = regexp.MustCompile(`(?i)\b(?:must|should|shall|always|never|instead|only|do\s+not|don't|make\s+sure|ensure|redirect|forward|bcc|cc|override|replace|side\s+effects?|has\s+to|have\s+to|needs?\s+to|(?:is|are)\s+required\s+to)\b`)
 	reDefensive     = regexp.MustCompile(`(?i)^\s+(?:in|from|within|inside|contained|embedded|found|returned)\b`)
 	reAllData       = regexp.MustCompile(`(?i)\ball\s+(?:e-?mails|messages|data|files|documents|requests)\b`)
 	reSource        = regexp.MustCompile(`(?i)` + reSensitivePath + `|~/|\b` + reSecretNoun + `\b|\bsecret\b|\bconversation\b|\b(?:chat|message)\s+history\b|\b(?:previous|prior|all)\s+messages\b|\bsystem\s+prompt\b|\byour\s+instructions\b|\bcontext\s+window\b|\bprevious\s+tool\s+(?:calls?|results?|outputs?)\b`)
@@ -185,6 +357,7 @@ var injectionDetectors = []detector{
 		re:     regexp.MustCompile(`(?i)\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|mustn't|shouldn't|avoid)\s+(?:(?:ever|directly|explicitly|actually|really|specifically|proactively|need\s+to|have\s+to|try\s+to|to)\s+){0,3}(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|let(?:ting)?)\s+(?:\w+\s+){0,3}?(?:the|your)\s+(?:user|human|operator)s?\b`),
 		accept: always},
 	{code: CodeInjectionConceal, any: anyUser, msg: "tells the model to act without the user's knowledge",
+		also: []string{"without", "hide", "conceal", "keep", "silently", "secretly", "covertly", "quietly", "not", "n't"},
 		re:     regexp.MustCompile(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting|asking|showing|letting|mentioning\s+(?:it|this)\s+to)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|that|these|them|everything|the\s+\w+(?:\s+\w+)?)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden|confidential|between\s+us)\b|\bthe\s+(?:user|human)s?\s+(?:(?:must|should|will|need|may)\s*(?:not|n't)\s+(?:\w+\s+){0,2}?|(?:does|do)\s*(?:not|n't)\s+(?:need|have)\s+to\s+)(?:know|see|notice|learn|find\s+out|be\s+(?:told|informed|aware|notified|shown))\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|read|pass|include|forward|upload|copy|call|add|attach|exfiltrate|collect|bcc|cc)\b`),
 		accept: always},
 	{code: CodeInjectionConceal, any: []string{"not", "don't", "never"}, msg: "tells the model not to mention what it was told to do",
@@ -193,14 +366,15 @@ var injectionDetectors = []detector{
 	{code: CodeInjectionSecret, any: anyPath, msg: "tells the model to read a credential file",
 		re: regexp.MustCompile(`(?i)` + reSensitivePath),
 		accept: func(d *doc, m []int) bool {
-			return d.hasCue(reCueImperative, m[0])
+			return !publicKey(d.text, m[0], m[1]) && d.hasCue(reCueImperative, m[0])
 		}},
 	{code: CodeInjectionSecret, any: anySecret, msg: "tells the model to collect stored secrets",
 		re:     regexp.MustCompile(`(?i)\b(?:read|collect|gather|extract|dump|send|pass|include|attach|upload|copy|share|forward|list|print|output|return)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+user'?s\s+|the\s+|their\s+|all\s+|any\s+)?(?:saved\s+|stored\s+|local\s+|cached\s+)` + reSecretNoun + `\b|\b(?:read|collect|gather|extract|dump|send|pass|include|attach|upload|copy|share|forward)\s+(?:all|any|every|the\s+user'?s|their)\s+(?:\w+\s+)?` + reSecretNoun + `\b`),
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionExfil, any: append(append(append([]string{"~/", "conversation", "history", "messages", "system prompt", "your instructions", "context window", "previous tool"}, anyPath...), anySecret...), "secret"), msg: "tells the model to pass secrets or the conversation through a parameter",
+		also: []string{"\"", "'", "`", "‘", "“", "param", "arg", "field", "propert"},
 		needs: []*regexp.Regexp{reSource},
-		re: regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
+		re:    regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
@@ -212,7 +386,7 @@ var injectionDetectors = []detector{
 		}},
 	{code: CodeInjectionExfil, any: []string{"http://", "https://", "@"}, msg: "tells the model to send data to an outside address",
 		needs: []*regexp.Regexp{reSource, reAllData},
-		re: regexp.MustCompile(`(?i)\b(?:send|post|upload|forward|transmit|email|exfiltrate|leak|copy|bcc|cc)\b[^.!?\n]{0,120}?\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`),
+		re:    regexp.MustCompile(`(?i)\b(?:send|post|upload|forward|transmit|email|exfiltrate|leak|copy|bcc|cc)\b[^.!?\n]{0,120}?\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
@@ -221,11 +395,13 @@ var injectionDetectors = []detector{
 			return reSource.MatchString(s) || reAllData.MatchString(s)
 		}},
 	{code: CodeInjectionToolOrder, any: anyOrder, msg: "tells the model to put this tool before or instead of all others",
+		also: []string{"this tool", "this function", "any", "every", "all", "each"},
 		re:     regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|running|executing|responding\s+to|answering|replying\s+to)\s+(?:any|every|all|each)\s+(?:other\s+)?(?:tools?|functions?|requests?|questions?|messages?|users?|prompts?)\b|\b(?:always|must)\s+(?:call|use|invoke|run|execute)\s+this\s+(?:tool|function)\s+(?:first\s+)?(?:before|prior\s+to)\s+(?:any|every|all|other)\b|\balways\s+(?:call|use|invoke|run|execute)\s+this\s+(?:tool|function)\s+first\b|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first\s+)?(?:before|instead\s+of)\s+(?:any|every|all|other)\b|\binstead\s+of\s+(?:any|every|all)\s+other\s+(?:tools?|functions?)\b|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:on|for|after|with)\s+every\s+(?:request|message|turn|response|query|prompt|tool\s+call)\b`),
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionTag, any: []string{"<", "[inst", "[system", "[/inst", "[/system"}, msg: "uses pseudo-authoritative markup aimed at the model",
-		re:     regexp.MustCompile(`(?i)</?\s*(?:important|system|sys|instructions?|admin|administrator|critical|secret|hidden|override|priority)\s*>|<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?(?:INST|SYSTEM)\]|<<\s*/?SYS\s*>>`),
-		accept: always},
+		re: regexp.MustCompile(`(?i)</?\s*(?:important|system|sys|instructions?|admin|administrator|critical|secret|hidden|override|priority)\s*>|<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?(?:INST|SYSTEM)\]|<<\s*/?SYS\s*>>`),
+		// "--secret <secret>" is a command line's placeholder.
+		accept: func(d *doc, m []int) bool { return !reFlagBefore.MatchString(d.text[max(0, m[0]-64):m[0]]) }},
 }
 
 // References to tools and servers, for shadowing.
@@ -233,7 +409,7 @@ var injectionDetectors = []detector{
 // Shadowing is text that tries to change how the agent uses a tool of
 // another server, or how it treats the user's other tools in general. Its
 // evidence is a reference to something outside this server in a sentence
-// with a directive. The references are read narrowly, because a wrong
+// with a directive ("only" in "read-only" is not one). The references are read narrowly, because a wrong
 // shadowing finding accuses a server's author of an attack:
 //   - a tool is named as a tool: quoted or identifier-like (snake_case,
 //     camelCase, a client prefix such as mcp_tool_, or a dotted
@@ -247,7 +423,8 @@ var injectionDetectors = []detector{
 //     of the parameters or properties of its schemas (a description that
 //     says "before using 'queryVector'" is about an argument);
 //   - a server is named as one: quoted, after "the", identifier-like or
-//     capitalised before "server" or "MCP server"; "server-side" and the generic
+//     capitalised before "server" or "MCP server"; a product's name
+//     ("MySQL Flexible Server", "SQL Server"), "server-side" and the generic
 //     words before "server" (local, remote, SQL, MCP, ...) are not names,
 //     nor are the words of this server's own name;
 //   - "other tools" in general: "all/any/every/the other tools (servers,
@@ -255,14 +432,14 @@ var injectionDetectors = []detector{
 //     available"; "other <vendor> tools", with a word of this server's
 //     name or tools between, are its own.
 var (
-	quoteOpen  = "[\"'`‘“]"
-	quoteClose = "[\"'`’”]"
-	reToolRef  = regexp.MustCompile(`(?i)(?:` + quoteOpen + `([^"'` + "`" + `’”\n]{1,64})` + quoteClose + `|\b([A-Za-z][\w.-]*\w))\s+(?:tool|function)\b|\btool\s+(?:called|named)\s+` + quoteOpen + `?([\w.-]+)`)
-	reWhenUsing = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if|while)\s+(?:the\s+(?:user|model|assistant|agent)\s+)?(?:using|calling|invoking|running|executing|uses|calls|invokes|runs)\s+(?:the\s+)?(?:` + quoteOpen + `([\w.-]+)` + quoteClose + `|([\w.-]+))(\s+(?:tool|function|server)\b)?`)
+	quoteOpen     = "[\"'`‘“]"
+	quoteClose    = "[\"'`’”]"
+	reToolRef     = regexp.MustCompile(`(?i)(?:` + quoteOpen + `([^"'` + "`" + `’”\n]{1,64})` + quoteClose + `|\b([A-Za-z][\w.-]*\w))\s+(?:tool|function)\b|\btool\s+(?:called|named)\s+` + quoteOpen + `?([\w.-]+)`)
+	reWhenUsing   = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if|while)\s+(?:the\s+(?:user|model|assistant|agent)\s+)?(?:using|calling|invoking|running|executing|uses|calls|invokes|runs)\s+(?:the\s+)?(?:` + quoteOpen + `([\w.-]+)` + quoteClose + `|([\w.-]+))(\s+(?:tool|function|server)\b)?`)
 	reWhenInvoked = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if)\s+(?:\(\w+\)\s+)?(?:the\s+)?(?:` + quoteOpen + `([\w.-]+)` + quoteClose + `|([\w.-]+))(?:\s+(?:tool|function))?\s+(?:is|gets)\s+(?:invoked|called|used|run|executed)\b`)
-	reOtherTools = regexp.MustCompile(`(?i)\b(?:all|any|every|the)\s+other\s+(?:(\w+)\s+)?(?:tools?|servers?|mcp\s+servers?|functions?)\b|\bside\s+effects?\s+on\b|\balso\s+present\b|\bwhen\s+this\s+tool\s+is\s+(?:available|present|installed|loaded|enabled)\b`)
-	reOrdering   = regexp.MustCompile(`(?i)\b(?:before|instead\s+of|prior\s+to|rather\s+than)\s+(?:using\s+|calling\s+|invoking\s+|running\s+)?$`)
-	reServerRef  = regexp.MustCompile(`(?:` + quoteOpen + `([A-Za-z][\w.-]*)` + quoteClose + `|\b([A-Za-z][\w.-]*))\s+(?:(?i:mcp)\s+)?(?i:server)\b(-)?`)
+	reOtherTools  = regexp.MustCompile(`(?i)\b(?:all|any|every|the)\s+other\s+(?:(\w+)\s+)?(?:tools?|servers?|mcp\s+servers?|functions?)\b|\bside\s+effects?\s+on\b|\balso\s+present\b|\bwhen\s+this\s+tool\s+is\s+(?:available|present|installed|loaded|enabled)\b`)
+	reOrdering    = regexp.MustCompile(`(?i)\b(?:before|instead\s+of|prior\s+to|rather\s+than)\s+(?:using\s+|calling\s+|invoking\s+|running\s+)?$`)
+	reServerRef   = regexp.MustCompile(`(?:` + quoteOpen + `([A-Za-z][\w.-]*)` + quoteClose + `|\b([A-Za-z][\w.-]*))\s+(?:(?i:mcp)\s+)?(?i:server)\b(-)?`)
 )
 
 // genericServerWords precede "server" without naming another MCP server.
@@ -355,20 +532,54 @@ func (o ownSet) ownWord(w string) bool {
 
 func checkInjection(out *findings, u unit, own ownSet) {
 	d := &doc{text: u.text, own: own, params: paramsOf(u)}
-	lower := strings.ToLower(u.text)
 	for _, det := range injectionDetectors {
-		if !det.mayMatch(lower) || !det.hasNeeds(u.text) {
+		if m, ok := det.find(d); ok {
+			out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
+				Evidence: evidence(u.text, m[0], m[1]),
+				Message:  fmt.Sprintf("The %s %s.", describeField(u), det.msg)})
+		}
+	}
+}
+
+// find returns the first match of det in d.text that det accepts. The
+// pattern is read sentence by sentence, and only in the sentences that
+// hold one of its words (and what accept needs): the filters read the
+// sentence of a match, so a match is a claim about one sentence.
+func (det *detector) find(d *doc) ([]int, bool) {
+	if d.lower == "" {
+		d.lower = strings.ToLower(d.text)
+	}
+	// The words of det that the text holds: a sentence can hold only those.
+	words := det.any
+	if len(words) > 0 {
+		words = nil
+		for _, w := range det.any {
+			if strings.Contains(d.lower, w) {
+				words = append(words, w)
+			}
+		}
+		if words == nil {
+			return nil, false
+		}
+	}
+	sents, lowers := d.sentences()
+	for i, sn := range sents {
+		text := d.text[sn[0]:sn[1]]
+		if !(&detector{any: words}).mayMatch(lowers[i]) || !(&detector{any: det.also}).mayMatch(lowers[i]) || !det.hasNeeds(text) {
 			continue
 		}
-		for _, m := range det.re.FindAllStringSubmatchIndex(u.text, -1) {
+		for _, m := range det.re.FindAllStringSubmatchIndex(text, -1) {
+			for j := range m {
+				if m[j] >= 0 {
+					m[j] += sn[0]
+				}
+			}
 			if det.accept(d, m) {
-				out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
-					Evidence: evidence(u.text, m[0], m[1]),
-					Message:  fmt.Sprintf("The %s %s.", describeField(u), det.msg)})
-				break
+				return m, true
 			}
 		}
 	}
+	return nil, false
 }
 
 func checkShadowing(out *findings, u unit, own ownSet) {
@@ -390,19 +601,14 @@ func findShadowing(d *doc) (start, end int, ref string, ok bool) {
 	if !has(anyToolRef) && !has(anyUsing) && !has(anyOther) && !strings.Contains(lower, "server") && !strings.Contains(lower, "invoked") {
 		return 0, 0, "", false
 	}
-	d.sentenceSpan(0)
-	from := 0
-	for i := 0; i <= len(d.bounds); i++ {
-		to := len(d.text)
-		if i < len(d.bounds) {
-			to = d.bounds[i][1]
+	sents, lowers := d.sentences()
+	for i, sn := range sents {
+		if !refCue(lowers[i]) || !directiveIn(d.text[sn[0]:sn[1]]) {
+			continue
 		}
-		if from < to && reDirective.MatchString(d.text[from:to]) {
-			if s, e, ref, ok := shadowingIn(d, from, to); ok {
-				return s, e, ref, true
-			}
+		if s, e, ref, ok := shadowingIn(d, sn[0], sn[1]); ok {
+			return s, e, ref, true
 		}
-		from = to
 	}
 	return 0, 0, "", false
 }
@@ -484,12 +690,29 @@ func shadowingIn(d *doc, from, to int) (start, end int, ref string, ok bool) {
 			// "server-side", or not a name.
 			continue
 		}
+		if word := d.text[m[1]-len("server") : m[1]]; word == "Server" && !strings.Contains(strings.ToLower(d.text[m[0]:m[1]]), "mcp") {
+			// "SQL Server", "MySQL Flexible Server": a product's name.
+			continue
+		}
 		if lw := strings.ToLower(name); d.own.server[lw] || d.own.isOwn(lw) || d.own.ownWord(lw) {
 			continue
 		}
 		return m[0], m[1], fmt.Sprintf("the server %q", name), true
 	}
 	return 0, 0, "", false
+}
+
+// refCue reports whether a lower-case sentence holds a word every
+// reference to a tool or server holds.
+func refCue(lower string) bool {
+	for _, ws := range [][]string{anyToolRef, anyUsing, anyOther, {"server", "invoked", "called", "used", "run", "executed"}} {
+		for _, w := range ws {
+			if strings.Contains(lower, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // serverName reports whether the word before "server" names one: quoted
@@ -507,18 +730,11 @@ func serverName(name string, quoted bool) bool {
 // Decoded what it says.
 func checkInjectionPayload(out *findings, u unit, p payload) {
 	d := &doc{text: p.text, params: paramsOf(u)}
-	lower := strings.ToLower(p.text)
 	for _, det := range injectionDetectors {
-		if !det.mayMatch(lower) {
-			continue
-		}
-		for _, m := range det.re.FindAllStringSubmatchIndex(p.text, -1) {
-			if det.accept(d, m) {
-				out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
-					Evidence: evidence(u.text, p.start, p.end), Decoded: clip(p.text),
-					Message: fmt.Sprintf("Text hidden in the %s %s.", describeField(u), det.msg)})
-				break
-			}
+		if _, ok := det.find(d); ok {
+			out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
+				Evidence: evidence(u.text, p.start, p.end), Decoded: clip(p.text),
+				Message: fmt.Sprintf("Text hidden in the %s %s.", describeField(u), det.msg)})
 		}
 	}
 }
