@@ -7,6 +7,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/verifymcp/verifymcp/contract"
@@ -96,12 +97,46 @@ type Bundle struct {
 	// Judge is the LLM judge's verdict on the tool surface; nil when the
 	// judge signal was not observed.
 	Judge *JudgeResult `json:"judge,omitempty"`
+	// ContractChecks are the deterministic contract checks' findings on
+	// Contract, as the checks of their version reported them when the run
+	// was recorded. A rubric that pins those checks scores them as stored;
+	// one that pins other checks runs its own over Contract. Nil when the
+	// bundle holds no contract, and in bundles recorded before the checks
+	// were stored.
+	ContractChecks *ContractChecks `json:"contract_checks,omitempty"`
 	// Masking says which secrets were masked in this evidence, before it
 	// was stored, and where: every known secret (the --env values, the
 	// canaries, the operator's third-party keys) and anything shaped like a
 	// credential is replaced by a marker that names it. Nil in bundles
 	// recorded before masking was recorded.
 	Masking []Masking `json:"masking,omitempty"`
+}
+
+// ContractChecks is what one version of the deterministic contract checks
+// (judge/checks) found on a contract.
+type ContractChecks struct {
+	// Version and Digest identify the checks (checks.Version,
+	// checks.Digest: "sha256:" and 64 hex digits).
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	// Findings are the checks' findings in contract order; empty, never
+	// nil, when they found nothing.
+	Findings []CheckFinding `json:"findings"`
+}
+
+// CheckFinding is one finding of the contract checks: a reason code about
+// a part of the contract, with the text it quotes.
+type CheckFinding struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	// Kind and Subject name the part of the contract (a tool, prompt,
+	// resource, template or the server), Field the text within it.
+	Kind     string `json:"kind"`
+	Subject  string `json:"subject"`
+	Field    string `json:"field"`
+	Evidence string `json:"evidence"`
+	Decoded  string `json:"decoded,omitempty"`
+	Message  string `json:"message"`
 }
 
 // Masking is one kind of secret masked in a bundle.
@@ -469,6 +504,14 @@ func (b *Bundle) Validate() error {
 	for name, s := range b.Signals {
 		if !s.State.Valid() {
 			return fmt.Errorf("evidence: signal %s has invalid state %q", name, s.State)
+		}
+	}
+	if cc := b.ContractChecks; cc != nil {
+		if cc.Version == "" || !strings.HasPrefix(cc.Digest, "sha256:") || len(cc.Digest) != len("sha256:")+64 || cc.Findings == nil {
+			return fmt.Errorf("evidence: contract checks need a version, a sha256 digest and a findings list")
+		}
+		if b.Contract == nil {
+			return fmt.Errorf("evidence: contract checks without a contract")
 		}
 	}
 	return nil

@@ -205,6 +205,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	b.Install = res.Install
 	b.Session = res.Session
 	b.Contract = res.Contract
+	b.ContractChecks = contractChecks(res.Contract)
 	b.Target.Bin = res.Bin
 	b.Masking = res.Masking
 	installMS := time.Since(sbStart).Milliseconds()
