@@ -144,6 +144,18 @@ type Bin struct {
 type Rubric struct {
 	Version string `json:"version"`
 	Hash    string `json:"hash"`
+	// ContractChecks names the contract checks the rubric pins and where
+	// their findings came from (stored at scan time, recomputed from the
+	// stored contract, unavailable, not run); absent for a rubric without
+	// prompt_contract_integrity.
+	ContractChecks *ContractChecks `json:"contract_checks,omitempty"`
+}
+
+// ContractChecks is the checks version a result scored.
+type ContractChecks struct {
+	Version string `json:"version"`
+	Digest  string `json:"digest,omitempty"`
+	Source  string `json:"source"`
 }
 
 // Sandbox describes where the package ran.
@@ -417,6 +429,13 @@ type Dimension struct {
 }
 
 // Build assembles the report of a bundle scored under r with result res.
+func checksOf(u *rubric.ChecksUse) *ContractChecks {
+	if u == nil {
+		return nil
+	}
+	return &ContractChecks{Version: u.Version, Digest: u.Digest, Source: u.Source}
+}
+
 // The rubric identity in the report is the result's; r supplies the
 // remediation text, and only when it is the rubric the result came from.
 func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
@@ -428,7 +447,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			Ecosystem: b.Target.Ecosystem, Name: b.Target.Name, Version: b.Target.Version,
 			Requested: b.Target.Requested, Integrity: b.Target.Integrity, Source: b.Target.Source, Purl: b.Target.Purl,
 		},
-		Rubric: Rubric{Version: res.RubricVersion, Hash: res.RubricHash},
+		Rubric: Rubric{Version: res.RubricVersion, Hash: res.RubricHash, ContractChecks: checksOf(res.ContractChecks)},
 		Sandbox: Sandbox{
 			Image: b.Sandbox.Image, ImageDigest: b.Sandbox.ImageDigest, Outcome: string(b.Sandbox.Outcome),
 			EngineVersion: b.Sandbox.EngineVersion, APIVersion: b.Sandbox.APIVersion,

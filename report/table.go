@@ -95,6 +95,11 @@ func (t *table) header(rep Report) {
 	}
 	rows = append(rows,
 		[]string{"rubric", "v" + clean(rep.Rubric.Version) + "  " + clean(rep.Rubric.Hash)},
+	)
+	if c := rep.Rubric.ContractChecks; c != nil {
+		rows = append(rows, []string{"checks", "contract checks " + clean(c.Version) + " (" + clean(c.Source) + ")  " + clean(c.Digest)})
+	}
+	rows = append(rows,
 		[]string{"sandbox", sandboxLine(rep.Sandbox)},
 		[]string{"install", installLine(rep.Install)},
 		[]string{"session", sessionLine(rep.Session, rep.Contract)},
@@ -418,3 +423,4 @@ func isPlain(s string) bool {
 	}
 	return true
 }
+

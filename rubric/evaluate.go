@@ -67,6 +67,10 @@ type Result struct {
 	// Score is the composite, 0..100 rounded to one decimal, over the
 	// dimensions not dropped. Nil when every dimension was dropped.
 	Score *float64 `json:"score"`
+	// ContractChecks names the contract checks the rubric scores and where
+	// their findings came from; nil for a rubric without
+	// prompt_contract_integrity (v1 to v4).
+	ContractChecks *ChecksUse `json:"contract_checks,omitempty"`
 }
 
 // Evaluate scores a bundle under a rubric. It is a pure function of its
@@ -159,6 +163,12 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 	sortFindings(p.findings)
 	memo.sawFindings(len(p.findings))
 	res.Findings = p.findings
+	if pin, ok := r.ContractChecks(); ok {
+		res.ContractChecks = p.checks
+		if res.ContractChecks == nil {
+			res.ContractChecks = &ChecksUse{ChecksPin: pin, Source: ChecksNotRun}
+		}
+	}
 	return res
 }
 
@@ -360,6 +370,8 @@ type probe struct {
 	// signals are the signals the dimension being scored names.
 	signals  []string
 	findings []Finding
+	// checks is what prompt_contract_integrity scored, once it ran.
+	checks *ChecksUse
 }
 
 func (p *probe) emit(code, subject, message, ev string) {

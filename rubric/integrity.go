@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge/checks"
 )
 
@@ -43,6 +44,97 @@ type PromptIntegrityParams struct {
 	// SeverityPenalties is the deduction for each code and subject, by the
 	// catalog severity of the code; every severity must be listed.
 	SeverityPenalties map[Severity]float64 `yaml:"severity_penalties"`
+	// ChecksVersion and ChecksDigest pin the contract checks whose
+	// findings the rubric scores (checks.Version, checks.Digest), as
+	// parameters.judge pins the judge. Required from rubric v7; rubrics v5
+	// and v6, written before the checks had a version, scored checks 1.
+	ChecksVersion string `yaml:"checks_version"`
+	ChecksDigest  string `yaml:"checks_digest"`
+}
+
+// legacyChecksVersion is the contract checks of rubrics v5 and v6, which
+// pin none; no build since has them, and no bundle stores their findings.
+const legacyChecksVersion = "1"
+
+// ChecksPin names the contract checks a rubric scores.
+type ChecksPin struct {
+	Version string `json:"version"`
+	// Digest is checks.Digest of that version; empty for checks 1, which
+	// predate it.
+	Digest string `json:"digest,omitempty"`
+}
+
+func (c ChecksPin) String() string {
+	if c.Digest == "" {
+		return c.Version
+	}
+	return c.Version + " (" + c.Digest + ")"
+}
+
+// ChecksUse is what a result's prompt_contract_integrity scored: the
+// checks the rubric pins and where their findings came from.
+type ChecksUse struct {
+	ChecksPin
+	// Source is "stored" (the findings the bundle recorded at scan time),
+	// "recomputed" (this build's checks, which are the pinned ones, run
+	// over the stored contract), "unavailable" (neither: the dimension
+	// has its zero point, and the reason says why) or "not_run".
+	Source string `json:"source"`
+}
+
+// Sources of a ChecksUse.
+const (
+	ChecksStored      = "stored"
+	ChecksRecomputed  = "recomputed"
+	ChecksUnavailable = "unavailable"
+	// ChecksNotRun: the dimension was not scored (its contract signal was
+	// not observed, or the bundle holds no contract), so no checks ran.
+	ChecksNotRun = "not_run"
+)
+
+// ContractChecks returns the contract checks r scores; ok is false for a
+// rubric without prompt_contract_integrity (v1 to v4).
+func (r *Rubric) ContractChecks() (ChecksPin, bool) {
+	p := r.Params.PromptIntegrity
+	if p == nil {
+		return ChecksPin{}, false
+	}
+	if p.ChecksVersion == "" {
+		return ChecksPin{Version: legacyChecksVersion}, true
+	}
+	return ChecksPin{Version: p.ChecksVersion, Digest: p.ChecksDigest}, true
+}
+
+// ChecksRunnable reports whether this build's contract checks are the ones
+// r pins, so that rescoring under r can compute their findings from a
+// stored contract; when it is false, r scores only bundles that stored
+// the findings of its checks.
+func (r *Rubric) ChecksRunnable() bool {
+	pin, ok := r.ContractChecks()
+	return ok && pin.Version == checks.Version && pin.Digest == checks.Digest()
+}
+
+// checkFindings returns the findings of the checks r pins for bundle b:
+// those b stored, or this build's over b's contract when they are the
+// pinned checks. ok is false when neither holds.
+func checkFindings(b *evidence.Bundle, r *Rubric) (fs []checks.Finding, use ChecksUse, ok bool) {
+	pin, _ := r.ContractChecks()
+	use.ChecksPin = pin
+	if st := b.ContractChecks; st != nil && st.Version == pin.Version && st.Digest == pin.Digest {
+		fs = make([]checks.Finding, 0, len(st.Findings))
+		for _, f := range st.Findings {
+			fs = append(fs, checks.Finding{Code: f.Code, Severity: checks.Severity(f.Severity), Kind: f.Kind, Subject: f.Subject,
+				Field: f.Field, Evidence: f.Evidence, Decoded: f.Decoded, Message: f.Message})
+		}
+		use.Source = ChecksStored
+		return fs, use, true
+	}
+	if r.ChecksRunnable() {
+		use.Source = ChecksRecomputed
+		return checks.Check(b.Contract), use, true
+	}
+	use.Source = ChecksUnavailable
+	return nil, use, false
 }
 
 // validatePromptIntegrity checks parameters.prompt_contract_integrity:
@@ -59,6 +151,16 @@ func (r *Rubric) validatePromptIntegrity() []error {
 		return nil
 	}
 	var errs []error
+	switch {
+	case p.ChecksVersion == "" && p.ChecksDigest == "":
+		if v, err := strconv.Atoi(r.Version); err != nil || v >= 7 {
+			errs = append(errs, errors.New("parameters.prompt_contract_integrity.checks_version and checks_digest: missing; a rubric pins the contract checks it scores (checks.Version, checks.Digest)"))
+		}
+	case strings.TrimSpace(p.ChecksVersion) == "":
+		errs = append(errs, errors.New("parameters.prompt_contract_integrity.checks_version: missing, and checks_digest is set"))
+	case !digestPattern.MatchString(p.ChecksDigest):
+		errs = append(errs, fmt.Errorf("parameters.prompt_contract_integrity.checks_digest: %q is not sha256:<64 hex digits>", p.ChecksDigest))
+	}
 	for _, s := range Severities() {
 		v, ok := p.SeverityPenalties[s]
 		switch {
@@ -76,7 +178,9 @@ func (r *Rubric) validatePromptIntegrity() []error {
 	return errs
 }
 
-// scorePromptIntegrity runs the contract checks over the stored contract.
+// scorePromptIntegrity scores the findings of the contract checks the
+// rubric pins: those the bundle stored, or, when this build runs the
+// pinned checks, theirs over the stored contract; otherwise the zero point.
 // Every finding of a code the catalog holds is reported; the score takes
 // one deduction, by the code's catalog severity, per code and subject.
 func scorePromptIntegrity(p *probe) verdict {
@@ -84,7 +188,17 @@ func scorePromptIntegrity(p *probe) verdict {
 	if c == nil {
 		return zeroPoint("contract signal is observed but the bundle holds no contract")
 	}
-	fs := checks.Check(c)
+	fs, use, ok := checkFindings(p.b, p.r)
+	p.checks = &use
+	if !ok {
+		stored := "the bundle stores no contract checks' findings"
+		if st := p.b.ContractChecks; st != nil {
+			stored = "the bundle stores the findings of checks " + ChecksPin{Version: st.Version, Digest: st.Digest}.String()
+		}
+		return zeroPoint("this rubric scores contract checks " + use.ChecksPin.String() + "; " + stored +
+			", and this build runs checks " + checks.Version + " (" + checks.Digest() + "): the findings of the pinned checks are unknown; " +
+			"rescore under a rubric that adopts checks " + checks.Version)
+	}
 	empty := len(c.Tools) == 0 && len(c.Prompts) == 0 && len(c.Resources) == 0 && len(c.Templates) == 0 &&
 		strings.TrimSpace(c.Instructions) == ""
 	if len(fs) == 0 && empty {

@@ -178,9 +178,9 @@ var scorers = map[string]scorer{
 	},
 	// The surface-poisoning probes of rubric v5 (integrity.go, clarity.go).
 	DimensionPromptIntegrity: {
-		emits:        integrityEmits(),
-		score:        scorePromptIntegrity,
-		contractOnly: true,
+		// Not contractOnly: the findings may be those the bundle stored.
+		emits: integrityEmits(),
+		score: scorePromptIntegrity,
 	},
 	DimensionCapabilityClarity: {
 		emits: map[string]Kind{

@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "6"
+const CurrentVersion = "7"
 
 //go:embed versions/*.yaml
 var files embed.FS

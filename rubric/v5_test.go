@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -367,7 +368,9 @@ func TestPoisonedFixture(t *testing.T) {
 			t.Errorf("verdict %s quotes %q, not in tool %s", v.Code, v.Evidence, v.Tool)
 		}
 	}
-	res := Evaluate(b, mustLoad(t, "5"))
+	// v7 scores as v5 did, with the checks it pins (v5's checks 1 are
+	// gone: TestV5Golden).
+	res := Evaluate(b, Current())
 	if d := diff(outcome{State: StateScored, Score: 0, Findings: []string{
 		"pkg.contract.injection.concealment add",
 		"pkg.contract.injection.exfiltration add",
@@ -405,9 +408,11 @@ func TestPoisonedFixture(t *testing.T) {
 	}
 }
 
-// TestV5Golden pins the results of every fixture under rubric v5, so that
-// a change to the contract checks (which v5 runs at scoring time) cannot
-// change a released v5 result unnoticed.
+// TestV5Golden pins the results of every fixture under rubric v5, as
+// released. v5 scored contract checks 1, which no build has any more (the
+// checks are versioned since, and v7 pins checks 2), so its
+// prompt_contract_integrity now gets the zero point, saying so; every
+// other dimension must be exactly as released.
 func TestV5Golden(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "v5.results.json"))
 	if err != nil {
@@ -424,7 +429,80 @@ func TestV5Golden(t *testing.T) {
 	for key, want := range golden {
 		t.Run(key, func(t *testing.T) {
 			name, _ := strings.CutSuffix(key, "/v5")
-			compareGolden(t, want, Evaluate(goldenBundle(t, name), v5))
+			res := Evaluate(goldenBundle(t, name), v5)
+			if d := dim(res, DimensionPromptIntegrity); d.State != StateZeroPoint || res.ContractChecks.Source == ChecksUnavailable && !strings.Contains(d.Reason, "contract checks 1") {
+				t.Errorf("%s: %s %q, want the zero point for checks 1", DimensionPromptIntegrity, d.State, d.Reason)
+			}
+			var got Result
+			if err := json.Unmarshal(withoutIntegrity(t, mustJSON(t, res)), &got); err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, withoutIntegrity(t, want), got)
+		})
+	}
+}
+
+// withoutIntegrity is a result's JSON without prompt_contract_integrity:
+// its dimension, its findings, the composite it is part of and the
+// checks it scored.
+func withoutIntegrity(t *testing.T, j []byte) []byte {
+	t.Helper()
+	var r Result
+	if err := json.Unmarshal(j, &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Dimensions = slices.DeleteFunc(r.Dimensions, func(d DimensionScore) bool { return d.ID == DimensionPromptIntegrity })
+	r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.Dimension == DimensionPromptIntegrity })
+	r.Score, r.ContractChecks = nil, nil
+	return mustJSON(t, r)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var updateV7 = flag.Bool("update-v7", false, "rewrite testdata/v7.results.json from the current code")
+
+// TestV7Golden pins the results of every fixture under rubric v7, the
+// first to pin its contract checks: a change to the checks cannot change
+// a v7 result without failing here and in TestV7PinsTheseChecks.
+// Rewritten (and reviewed) with -args -update-v7.
+func TestV7Golden(t *testing.T) {
+	path := filepath.Join("testdata", "v7.results.json")
+	v7 := mustLoad(t, "7")
+	names := []string{"behavior", "crashed", "dnssec", "everything", "everything+rich_behavior", "hostile", "install_failed", "poisoned", "supply", "unavailable"}
+	if *updateV7 {
+		out := map[string]Result{}
+		for _, name := range names {
+			out[name+"/v7"] = Evaluate(goldenBundle(t, name), v7)
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden map[string]json.RawMessage
+	if err := json.Unmarshal(data, &golden); err != nil {
+		t.Fatal(err)
+	}
+	if len(golden) != len(names) {
+		t.Fatalf("golden holds %d results, want %d", len(golden), len(names))
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			compareGolden(t, golden[name+"/v7"], Evaluate(goldenBundle(t, name), v7))
 		})
 	}
 }

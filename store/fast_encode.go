@@ -106,6 +106,15 @@ func appendResult(b []byte, res *rubric.Result) ([]byte, bool) {
 		return append(b, '}')
 	})
 	b, ok = appendComposite(b, res.Score, ok)
+	if res.ContractChecks != nil {
+		// Small, once per result: encoding/json writes it.
+		j, err := json.Marshal(res.ContractChecks)
+		if err != nil {
+			return b, false
+		}
+		b = append(b, `,"contract_checks":`...)
+		b = append(b, j...)
+	}
 	return append(b, '}'), ok
 }
 
@@ -279,6 +288,7 @@ var resultShapeKnown = shapeIs(reflect.TypeFor[rubric.Result](), []fieldShape{
 	{"Findings", "findings", reflect.Slice},
 	{"Dimensions", "dimensions", reflect.Slice},
 	{"Score", "score", reflect.Pointer},
+	{"ContractChecks", "contract_checks,omitempty", reflect.Pointer},
 }) && shapeIs(reflect.TypeFor[rubric.Finding](), []fieldShape{
 	{"Code", "code", reflect.String},
 	{"Kind", "kind", reflect.String},

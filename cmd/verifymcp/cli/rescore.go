@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/judge/checks"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 )
@@ -169,6 +170,12 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 	mode := "saving results"
 	if f.dryRun {
 		mode = "dry run, saving nothing"
+	}
+	if pin, ok := rb.ContractChecks(); ok && !rb.ChecksRunnable() {
+		// Flagged in every result too (the dimension's reason and
+		// contract_checks.source "unavailable").
+		g.log.Warn("this rubric scores other contract checks than this build runs: prompt_contract_integrity gets its zero point for every run that did not store their findings",
+			"rubric", rb.Version, "pinned_checks", pin.String(), "build_checks", checks.Version, "use_rubric", rubric.CurrentVersion)
 	}
 	g.log.Info("rescoring stored runs", "rubric", rb.Version, "store", st.Path(), "mode", mode)
 	start := time.Now()
