@@ -41,6 +41,16 @@ func TestValidate(t *testing.T) {
 		{"no date", func(b *Bundle) { b.Run.Date = time.Time{} }, "run id and date"},
 		{"no exact version", func(b *Bundle) { b.Target.Version = "" }, "exact version"},
 		{"invalid signal state", func(b *Bundle) { b.Signals["osv"] = Signal{State: "clean"} }, "invalid state"},
+		{"contract checks without a version", func(b *Bundle) {
+			b.ContractChecks = &ContractChecks{Digest: "sha256:" + strings.Repeat("0", 64), Findings: []CheckFinding{}}
+		}, "contract checks need"},
+		{"contract checks without findings", func(b *Bundle) {
+			b.ContractChecks = &ContractChecks{Version: "2", Digest: "sha256:" + strings.Repeat("0", 64)}
+		}, "contract checks need"},
+		{"contract checks without a contract", func(b *Bundle) {
+			b.Contract = nil
+			b.ContractChecks = &ContractChecks{Version: "2", Digest: "sha256:" + strings.Repeat("0", 64), Findings: []CheckFinding{}}
+		}, "without a contract"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
