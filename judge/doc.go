@@ -11,7 +11,10 @@
 // for credentials, and tools that hand back the process environment or
 // read caller-chosen paths without a stated confinement. Each finding is
 // a reason code under pkg.contract. with a bounded, quoted evidence span;
-// CheckCodes lists them and the rules are written next to each check.
+// CheckCodes lists them and the rules are written next to each check. The
+// checks are versioned (checks.Version, checks.Digest), a rubric pins the
+// version it scores, and testdata/corpus.yaml holds them to 34 real
+// surfaces, every finding justified.
 //
 // The second layer, Judge, asks an LLM behind any OpenAI-compatible
 // endpoint (go-openai) to judge the tool surface under a versioned judge
