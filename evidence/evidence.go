@@ -911,8 +911,9 @@ type DNSDomain struct {
 	Sources []string `json:"sources"`
 	// Status is secure, insecure, bogus or indeterminate; BogusReason
 	// says why a bogus chain is bogus (bad_signature, signature_expired,
-	// signature_not_yet_valid, no_dnskey_matching_ds, missing_rrsig,
-	// missing_dnskey, missing_denial_proof).
+	// signature_not_yet_valid, no_dnskey_matching_ds, dnskey_revoked,
+	// missing_rrsig, missing_dnskey, missing_denial_proof,
+	// dname_synthesis_mismatch).
 	Status      string `json:"status"`
 	BogusReason string `json:"bogus_reason,omitempty"`
 	// Exists is yes, no (NXDOMAIN) or unknown; NXDomainProof how a
