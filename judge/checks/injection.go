@@ -10,6 +10,12 @@ import (
 //
 // Each detector is a pattern plus a filter that reads the sentence around
 // the match, because the words alone are common in honest descriptions.
+// A text is read sentence by sentence (sentences end at ". ", "! ", "? ",
+// a blank line or a list item), and a pattern runs only over the
+// sentences that hold one of its words: a match is a claim about one
+// sentence. A secret path that is a public key's (~/.ssh/id_rsa.pub) and
+// a command line's placeholder (--secret <secret>) are not what they
+// look like.
 // The filters encode what separates the attacks in the published
 // tool-poisoning research from real servers' descriptions:
 //   - override: "ignore previous/prior/system instructions" needs a
