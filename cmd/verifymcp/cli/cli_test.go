@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/verifymcp/verifymcp/judge/checks"
 	"github.com/verifymcp/verifymcp/report"
 )
 
@@ -130,13 +131,22 @@ func TestRubricCommands(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "installability") || !strings.Contains(out, "pkg.contract.annotation.contradiction") {
 		t.Fatalf("rubric show: exit %d\n%s", code, out)
 	}
+	if want := "contract checks " + checks.Version + " (" + checks.Digest() + ") (this build runs them)"; !strings.Contains(out, want) {
+		t.Errorf("rubric show lacks %q:\n%.400s", want, out)
+	}
+	if _, out6, _ := run(t, "rubric", "show", "--rubric", "6"); !strings.Contains(out6, "contract checks 1 (this build runs checks "+checks.Version) {
+		t.Errorf("rubric show --rubric 6 does not say its checks are not this build's:\n%.400s", out6)
+	}
 	code, out, _ = run(t, "rubric", "show", "--format", "json")
 	var shown struct {
 		Version string `json:"version"`
 		Hash    string `json:"hash"`
 		Codes   []any  `json:"codes"`
+		Checks  struct {
+			Version string `json:"version"`
+		} `json:"contract_checks"`
 	}
-	if code != ExitOK || json.Unmarshal([]byte(out), &shown) != nil || shown.Version == "" || !strings.HasPrefix(shown.Hash, "sha256:") || len(shown.Codes) == 0 {
+	if code != ExitOK || json.Unmarshal([]byte(out), &shown) != nil || shown.Version == "" || !strings.HasPrefix(shown.Hash, "sha256:") || len(shown.Codes) == 0 || shown.Checks.Version != checks.Version {
 		t.Fatalf("rubric show --format json: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "rubric", "explain", "pkg.contract.annotation.contradiction")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/judge/checks"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -63,7 +64,8 @@ assessed is dropped from the composite instead), then every reason code.`,
 					Versions    []string           `json:"versions"`
 					Dimensions  []rubric.Dimension `json:"dimensions"`
 					Codes       []rubric.CodeDef   `json:"codes"`
-				}{r.Version, r.Hash, r.Description, rubric.Versions(), r.Dimensions, r.Codes})
+					Checks      *rubric.ChecksPin  `json:"contract_checks,omitempty"`
+				}{r.Version, r.Hash, r.Description, rubric.Versions(), r.Dimensions, r.Codes, checksPin(r)})
 			case "table":
 			default:
 				return usagef("--format must be table or json, not %q", format)
@@ -72,6 +74,13 @@ assessed is dropped from the composite instead), then every reason code.`,
 			fmt.Fprintf(w, "rubric %s  %s  (versions: %s)\n", r.Version, r.Hash, strings.Join(rubric.Versions(), ", "))
 			if d := strings.TrimSpace(r.Description); d != "" {
 				fmt.Fprintf(w, "%s\n", d)
+			}
+			if pin := checksPin(r); pin != nil {
+				runs := "this build runs them"
+				if !r.ChecksRunnable() {
+					runs = "this build runs checks " + checks.Version + ": results under this rubric score only findings stored with them"
+				}
+				fmt.Fprintf(w, "contract checks %s (%s)\n", pin, runs)
 			}
 			fmt.Fprintln(w, "\nDIMENSIONS")
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -164,4 +173,13 @@ func wrapIndent(s string) string {
 		n += len(w)
 	}
 	return b.String()
+}
+
+// checksPin is the contract checks r pins, or nil for a rubric without
+// prompt_contract_integrity.
+func checksPin(r *rubric.Rubric) *rubric.ChecksPin {
+	if pin, ok := r.ContractChecks(); ok {
+		return &pin
+	}
+	return nil
 }
