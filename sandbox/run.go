@@ -18,10 +18,6 @@ import (
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
-// ToolVersion is set by the CLI to the program's version; it is sent as the
-// MCP client version.
-var ToolVersion = "dev"
-
 // fallbackProtocol is the protocol version of the initialize sent when a
 // server does not answer server/discover at all.
 const fallbackProtocol = "2025-11-25"
@@ -333,7 +329,7 @@ func (s *Sandbox) shutdown(ctx context.Context, r *run, id string, att types.Hij
 func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, wr *wire, stdin io.Writer) (session, string, error) {
 	hsCtx, cancel := context.WithTimeout(ctx, s.opts.HandshakeTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: ToolVersion}, &mcp.ClientOptions{Capabilities: clientCapabilities()})
+	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: s.opts.ToolVersion}, &mcp.ClientOptions{Capabilities: clientCapabilities()})
 	connect := func(ctx context.Context, opts *mcp.ClientSessionOptions) (session, error) {
 		t := wr.transport(&mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}, MaxLineLength: maxLine + 1})
 		cs, err := client.Connect(ctx, t, opts)

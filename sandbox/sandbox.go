@@ -71,7 +71,10 @@ type Options struct {
 	// TreeCacheDir, when set, enables the install tree cache and holds its
 	// index (see treecache.go); empty fetches afresh on every scan.
 	TreeCacheDir string
-	Logger       *slog.Logger
+	// ToolVersion is the program's version, sent as the MCP client
+	// version ("dev" when empty).
+	ToolVersion string
+	Logger      *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -116,6 +119,9 @@ func (o *Options) defaults() {
 	}
 	if o.Idle == 0 {
 		o.Idle = 2 * time.Second
+	}
+	if o.ToolVersion == "" {
+		o.ToolVersion = "dev"
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -641,7 +641,6 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 				discard()
 			}
 		}()
-		sandbox.ToolVersion = Version
 		scanning.Store(true)
 		prog.scanning(len(todo))
 		runWorkers(hard, drain, f.concurrency, todo, func(ctx context.Context, it *batchItem) {

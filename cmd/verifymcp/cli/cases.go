@@ -237,7 +237,6 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 			if err != nil {
 				prepErr, first = err, err
 			} else {
-				sandbox.ToolVersion = Version
 				closers = append(closers, func() { engine.Close() }, func() {
 					if !used {
 						discard()

@@ -340,7 +340,6 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 			discard()
 		}
 	}()
-	sandbox.ToolVersion = Version
 
 	w := &fleetWorker{g: g, bs: bs}
 	// River reports its own workings (job counts every few seconds, client

@@ -270,7 +270,6 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		discard()
 		return err
 	}
-	sandbox.ToolVersion = Version
 	scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env})
 	if err != nil {
 		return err
@@ -319,8 +318,8 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 		TreeSize: f.treeBytes, HomeSize: f.homeBytes, TmpSize: f.tmpBytes,
-		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
-		Behavior:     !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
+		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"), ToolVersion: p.ToolVersion,
+		Behavior: !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
 	}
 	if ca != nil {
 		opts.CABundle = ca.Data
