@@ -41,6 +41,12 @@ test: setup
 unit:
 	go test -count=1 ./...
 
+# Regenerate docs/reason-codes.md from the rubric files; a test in ./rubric
+# fails while the committed file is stale.
+.PHONY: docs
+docs:
+	go test ./rubric -run '^TestReasonCodesDoc$$' -count=1 -update
+
 bench: setup
 	./bench/run.sh
 
