@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
@@ -54,6 +55,8 @@ type Pipeline struct {
 	// rubric in force, part of every judgment's cache key.
 	Judge         Judger
 	RubricVersion string
+	// Rubric scores what Run collects (nil: the rubric in force).
+	Rubric *rubric.Rubric
 	// Behavior says whether the Scanner was asked to watch behaviour; a
 	// Scanner that watched returns the evidence either way.
 	Behavior bool

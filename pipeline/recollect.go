@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // Recollectable lists the signals Recollect can collect again from a
@@ -114,3 +117,197 @@ func (p *Pipeline) Recollect(ctx context.Context, stored *evidence.Bundle, signa
 	}
 	return &Scanned{Bundle: derived, BundleJSON: out}, nil
 }
+
+// recollectConcurrency bounds the runs recollected at once: the work is
+// waiting on third parties, not CPU.
+const recollectConcurrency = 4
+
+// RecollectStore is the run store as RecollectRuns uses it (a
+// *store.Store is one).
+type RecollectStore interface {
+	RunStore
+	// Derived lists the runs made from runID by an earlier recollection.
+	Derived(ctx context.Context, runID string) ([]string, error)
+	Bundle(ctx context.Context, runID string) ([]byte, error)
+	Artifact(ctx context.Context, sha256hex string) ([]byte, error)
+	Result(ctx context.Context, runID, rubricVersion string) (rubric.Result, error)
+}
+
+// RecollectItem is a stored run whose evidence lacks signals the rubric
+// reads.
+type RecollectItem struct {
+	RunID   string
+	Signals []string
+}
+
+// RecollectFailure is a run that could not be recollected.
+type RecollectFailure struct {
+	RunID string `json:"run_id"`
+	Error string `json:"error"`
+}
+
+// RecollectSummary is what RecollectRuns did (the JSON form is part of
+// `rescore --recollect`'s output).
+type RecollectSummary struct {
+	// Runs counts the runs that lacked a signal; Derived the new runs
+	// saved; AlreadyDerived the runs skipped because an earlier
+	// --recollect made a run from them (that run was rescored in this pass
+	// and is recollected itself if it still lacks something).
+	Runs           int `json:"runs"`
+	Derived        int `json:"derived"`
+	AlreadyDerived int `json:"already_derived"`
+	// Signals counts, per signal collected again, the new runs by the
+	// state it came back in.
+	Signals map[string]map[string]int `json:"signals"`
+	// NeedScan counts, per signal only a new scan can collect (sandbox,
+	// contract, registry resolution), the runs lacking it.
+	NeedScan map[string]int `json:"need_scan"`
+	// Score moves: the new run's composite against the earlier run's, both
+	// under the rubric (the earlier one scored with the lacking signals at
+	// their zero point).
+	Up             int                `json:"up"`
+	Down           int                `json:"down"`
+	Unchanged      int                `json:"unchanged"`
+	MeanDelta      float64            `json:"mean_delta"`
+	Failed         []RecollectFailure `json:"failed"`
+	ElapsedSeconds float64            `json:"elapsed_seconds"`
+}
+
+// RecollectRuns collects again, into new runs saved through Run (into st,
+// bundle files in bundleDir when set), the signals each item lacks that a
+// stored run can supply; the others are counted in NeedScan. A run
+// recollected before is not recollected again. Failures of one run are
+// listed in the summary; only an interrupt is returned as an error, with
+// what was done so far.
+func (p *Pipeline) RecollectRuns(ctx context.Context, st RecollectStore, bundleDir string, items []RecollectItem) (*RecollectSummary, error) {
+	start := time.Now()
+	sum := &RecollectSummary{Runs: len(items), Signals: map[string]map[string]int{}, NeedScan: map[string]int{}, Failed: []RecollectFailure{}}
+	if len(items) == 0 {
+		return sum, nil
+	}
+	rb := p.Rubric
+	if rb == nil {
+		rb = rubric.Current()
+	}
+	save := StoreSaver{Store: st, BundleDir: bundleDir, BundleFileOptional: true, Detached: true}
+	if p.Logger != nil {
+		save.Logger = p.Logger
+	}
+
+	var mu sync.Mutex
+	var deltaSum float64
+	var scored int
+	var last time.Time
+	done := 0
+	fail := func(id string, err error) {
+		mu.Lock()
+		sum.Failed = append(sum.Failed, RecollectFailure{RunID: id, Error: err.Error()})
+		mu.Unlock()
+	}
+	sem := make(chan struct{}, recollectConcurrency)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		var can []string
+		for _, s := range it.Signals {
+			if _, ok := Recollectable[s]; ok {
+				can = append(can, s)
+			} else {
+				mu.Lock()
+				sum.NeedScan[s]++
+				mu.Unlock()
+			}
+		}
+		if len(can) == 0 {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			derived, err := st.Derived(ctx, it.RunID)
+			if err != nil {
+				fail(it.RunID, err)
+				return
+			}
+			if len(derived) > 0 {
+				mu.Lock()
+				sum.AlreadyDerived++
+				mu.Unlock()
+				return
+			}
+			data, err := st.Bundle(ctx, it.RunID)
+			if err != nil {
+				fail(it.RunID, err)
+				return
+			}
+			b, err := evidence.Decode(data)
+			if err != nil {
+				fail(it.RunID, err)
+				return
+			}
+			var lockfile []byte
+			if (slices.Contains(can, evidence.SignalOSV) || slices.Contains(can, evidence.SignalSocket)) && b.Install != nil && b.Install.LockfileSHA256 != "" {
+				if lockfile, err = st.Artifact(ctx, b.Install.LockfileSHA256); err != nil {
+					fail(it.RunID, fmt.Errorf("the stored lockfile: %w", err))
+					return
+				}
+			}
+			ran, err := p.Run(ctx, Job{Options: Options{RunID: NewRunID(time.Now())}, Recollect: &RecollectJob{From: b, Signals: can, Lockfile: lockfile}}, save)
+			if err != nil {
+				fail(it.RunID, err)
+				return
+			}
+			old, oldErr := st.Result(context.WithoutCancel(ctx), it.RunID, rb.Version)
+
+			mu.Lock()
+			defer mu.Unlock()
+			sum.Derived++
+			for _, s := range can {
+				m := sum.Signals[s]
+				if m == nil {
+					m = map[string]int{}
+					sum.Signals[s] = m
+				}
+				m[string(ran.Bundle.Signal(s).State)]++
+			}
+			if res := ran.Result; oldErr == nil && old.Score != nil && res.Score != nil {
+				d := ScoreDelta(*res.Score, *old.Score)
+				deltaSum += d
+				scored++
+				switch {
+				case d > 0:
+					sum.Up++
+				case d < 0:
+					sum.Down++
+				default:
+					sum.Unchanged++
+				}
+			}
+			done++
+			if now := time.Now(); now.Sub(last) >= time.Second && p.Logger != nil {
+				last = now
+				p.Logger.Info("recollected", "runs", fmt.Sprintf("%d/%d", done, len(items)))
+			}
+		}()
+	}
+	wg.Wait()
+	if scored > 0 {
+		sum.MeanDelta = deltaSum / float64(scored)
+	}
+	sum.ElapsedSeconds = time.Since(start).Seconds()
+	if err := ctx.Err(); err != nil {
+		if p.Logger != nil {
+			p.Logger.Warn("recollection interrupted; the new runs saved so far stay, run it again to finish", "derived", sum.Derived)
+		}
+		return sum, err
+	}
+	return sum, nil
+}
+
+// ScoreDelta is after - before for scores rounded to one decimal, rounded
+// again.
+func ScoreDelta(after, before float64) float64 { return math.Round((after-before)*10) / 10 }

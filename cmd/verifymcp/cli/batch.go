@@ -481,30 +481,35 @@ func (bs *batchScan) runID() string {
 // is not cancelled by an interrupt: a scan that finished is kept.
 func (g *globals) scanOne(ctx context.Context, bs *batchScan, it *batchItem) {
 	start := time.Now()
-	scanned, err := bs.p.Scan(ctx, it.rt, pipeline.Options{RunID: bs.runID(), Bin: it.line.Bin, Args: it.line.Args, Env: it.line.Env})
-	if err != nil {
-		if ctx.Err() != nil {
-			it.Status, it.Outcome, it.err = batchAbandoned, "interrupted", err
-			return
-		}
+	save := g.storeSaver(bs.st, bs.dataDir)
+	save.Detached = true
+	var scanWall time.Duration
+	saver := saverFunc(func(ctx context.Context, r *pipeline.Ran) error {
+		scanWall = time.Since(start)
+		return save.Save(ctx, r)
+	})
+	ran, err := bs.p.Run(ctx, pipeline.Job{Target: it.rt, Options: pipeline.Options{RunID: bs.runID(), Bin: it.line.Bin, Args: it.line.Args, Env: it.line.Env}}, saver)
+	switch {
+	case err != nil && ran == nil && ctx.Err() != nil:
+		it.Status, it.Outcome, it.err = batchAbandoned, "interrupted", err
+		return
+	case err != nil:
 		it.fail(err)
 		return
 	}
-	scanWall := time.Since(start)
-	saveStart := time.Now()
-	res, err := g.saveScan(context.WithoutCancel(ctx), bs.st, bs.dataDir, scanned, bs.rb)
-	if err != nil {
-		it.fail(err)
-		return
-	}
-	b := scanned.Bundle
-	it.RunID, it.Score, it.Outcome = b.Run.ID, res.Score, string(b.Sandbox.Outcome)
+	b := ran.Bundle
+	it.RunID, it.Score, it.Outcome = b.Run.ID, ran.Result.Score, string(b.Sandbox.Outcome)
 	it.Status = batchCompleted
 	if b.Sandbox.Outcome != evidence.OutcomeOK {
 		it.Status = batchFailed
 	}
-	it.PhasesMS = batchPhases(b, scanWall, time.Since(saveStart))
+	it.PhasesMS = batchPhases(b, scanWall, time.Since(start)-scanWall)
 }
+
+// saverFunc is a pipeline.Saver of one function.
+type saverFunc func(context.Context, *pipeline.Ran) error
+
+func (f saverFunc) Save(ctx context.Context, r *pipeline.Ran) error { return f(ctx, r) }
 
 func (it *batchItem) fail(err error) {
 	it.Status, it.Outcome, it.Error, it.err = batchFailed, errorOutcome(err), oneLine(err.Error()), err
@@ -527,8 +532,8 @@ func (it *batchItem) dedupKey() string {
 
 func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) error {
 	sf := &f.scan
-	if sf.format != "table" && sf.format != "json" {
-		return usagef("--format must be table or json, not %q", sf.format)
+	if _, err := checkFormat(sf.format); err != nil {
+		return err
 	}
 	if f.concurrency < 1 || f.concurrency > 64 {
 		return usagef("--concurrency must be between 1 and 64, not %d", f.concurrency)
@@ -741,7 +746,7 @@ func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir str
 		return nil, nil, nil, err
 	}
 	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
-	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version}
+	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version, Rubric: rb}
 	answers, err := g.openAnswers(ctx, dataDir)
 	if err != nil {
 		return nil, nil, nil, err

@@ -77,8 +77,8 @@ Examples:
 }
 
 func (g *globals) runCases(ctx context.Context, corpus string, only []string, kind string, fromStore bool, f *scanFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usagef("--format must be table or json, not %q", f.format)
+	if _, err := checkFormat(f.format); err != nil {
+		return err
 	}
 	if kind != "" && !slices.Contains(benchmark.Kinds(), benchmark.Kind(kind)) {
 		return usagef("--kind must be synthetic or reviewed, not %q", kind)
@@ -252,7 +252,7 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 			runID = pipeline.NewRunID(time.Now())
 		}
 		used = true
-		scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: c.Bin, Args: c.Args, Env: c.Env})
+		ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: runID, Bin: c.Bin, Args: c.Args, Env: c.Env}}, g.storeSaver(st, dataDir))
 		if err != nil {
 			var env *sandbox.EnvironmentError
 			if first == nil && (errors.As(err, &env) || errors.Is(err, pipeline.ErrSandbox)) {
@@ -260,11 +260,7 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 			}
 			return benchmark.Observed{}, err
 		}
-		res, err := g.saveScan(ctx, st, dataDir, scanned, rb)
-		if err != nil {
-			return benchmark.Observed{}, err
-		}
-		return benchmark.Observe(scanned.Bundle, res), nil
+		return benchmark.Observe(ran.Bundle, ran.Result), nil
 	}
 	return scan, closeAll, infra, nil
 }

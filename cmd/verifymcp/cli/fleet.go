@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -456,26 +454,18 @@ func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs
 
 	log.Info("scanning", "version", rt.Version)
 	start := time.Now()
-	scanned, err := bs.p.Scan(ctx, rt, pipeline.Options{RunID: bs.runID(), Bin: o.Bin, Args: o.Args, Env: o.Env})
+	ran, err := bs.p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: bs.runID(), Bin: o.Bin, Args: o.Args, Env: o.Env}},
+		pipeline.StoreSaver{Store: txStore{bs.st, tx}})
 	switch {
 	case err == nil:
+	case ran != nil:
+		return err // the save: retried
 	case errors.Is(err, sandbox.ErrBadBin):
 		return queue.Cancel(err)
 	default:
 		return err // the engine or the registry: retried
 	}
-	b := scanned.Bundle
-	res := rubric.Evaluate(b, bs.rb)
-	if len(scanned.Lockfile) > 0 {
-		// Content-addressed and immutable: harmless if the job rolls back.
-		sum := sha256.Sum256(scanned.Lockfile)
-		if err := bs.st.SaveArtifact(ctx, hex.EncodeToString(sum[:]), scanned.Lockfile); err != nil {
-			return fmt.Errorf("save lockfile: %w", err)
-		}
-	}
-	if err := bs.st.SaveRunTx(ctx, tx, scanned.BundleJSON, b, res); err != nil {
-		return fmt.Errorf("save run: %w", err)
-	}
+	b, res := ran.Bundle, ran.Result
 	w.saved.Add(1)
 	score := "none"
 	if res.Score != nil {
@@ -486,6 +476,19 @@ func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs
 		return queue.Permanent(fmt.Errorf("sandbox outcome %s", b.Sandbox.Outcome))
 	}
 	return nil
+}
+
+// txStore saves a job's run in the job's transaction, so that the result
+// and the job's completion commit together. The lockfile is content
+// addressed and immutable: saved outside it, harmless if the job rolls
+// back.
+type txStore struct {
+	*store.Store
+	tx pgx.Tx
+}
+
+func (t txStore) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+	return t.SaveRunTx(ctx, t.tx, bundleJSON, b, res)
 }
 
 type queueFlags struct {
@@ -531,8 +534,8 @@ type queueStatusJSON struct {
 }
 
 func (g *globals) queueStatus(ctx context.Context, f *queueFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usagef("--format must be table or json, not %q", f.format)
+	if _, err := checkFormat(f.format); err != nil {
+		return err
 	}
 	dsn, err := g.fleetDSN()
 	if err != nil {

@@ -7,7 +7,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/verifymcp/verifymcp/report"
 )
+
+// checkFormat checks --format, for the report and for every other output
+// (summaries, listings) that comes as a table or JSON.
+func checkFormat(format string) (report.Format, error) {
+	f, err := report.ParseFormat(format)
+	if err != nil {
+		return "", usagef("--format %v", err)
+	}
+	return f, nil
+}
 
 // checkOutput checks --output before anything runs, so that a path the
 // report cannot be written to fails as bad input before a scan is spent on

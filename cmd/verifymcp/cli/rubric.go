@@ -66,9 +66,10 @@ assessed is dropped from the composite instead), then every reason code.`,
 					Codes       []rubric.CodeDef   `json:"codes"`
 					Checks      *rubric.ChecksPin  `json:"contract_checks,omitempty"`
 				}{r.Version, r.Hash, r.Description, rubric.Versions(), r.Dimensions, r.Codes, checksPin(r)})
-			case "table":
 			default:
-				return usagef("--format must be table or json, not %q", format)
+				if _, err := checkFormat(format); err != nil {
+					return err
+				}
 			}
 			w := g.stdout
 			fmt.Fprintf(w, "rubric %s  %s  (versions: %s)\n", r.Version, r.Hash, strings.Join(rubric.Versions(), ", "))

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	units "github.com/docker/go-units"
 	"io"
@@ -16,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/report"
@@ -182,8 +179,9 @@ func parseEnv(kvs []string) (map[string]string, error) {
 }
 
 func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usagef("--format must be table or json, not %q", f.format)
+	format, err := checkFormat(f.format)
+	if err != nil {
+		return err
 	}
 	target, err := pipeline.ParseTarget(raw)
 	if err != nil {
@@ -221,6 +219,7 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		Resolver:    supplychain.NewNPM(httpClient(ca, 60*time.Second), registry),
 		ToolVersion: Version,
 		Logger:      g.log,
+		Rubric:      rb,
 	}
 	// Resolution runs while the store, the caches and the connection to the
 	// engine are opened. A typo, a missing version or a bad tarball must
@@ -270,15 +269,11 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		discard()
 		return err
 	}
-	scanned, err := p.Scan(ctx, rt, pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env})
+	ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env}}, g.storeSaver(st, dataDir))
 	if err != nil {
 		return err
 	}
-	res, err := g.saveScan(ctx, st, dataDir, scanned, rb)
-	if err != nil {
-		return err
-	}
-	return g.writeReport(report.Build(scanned.Bundle, rb, res), f.format, f.output)
+	return g.writeReport(report.Build(ran.Bundle, rb, ran.Result), format, f.output)
 }
 
 // prepareSandbox connects to the engine, reaps leftovers, makes sure the
@@ -368,65 +363,17 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 	return e.cli, discard, nil
 }
 
-// saveScan scores a scan and saves it (lockfile, run record, bundle file)
-// before anything is printed: nothing observed is lost if the output fails.
-func (g *globals) saveScan(ctx context.Context, st *store.Store, dataDir string, scanned *pipeline.Scanned, rb *rubric.Rubric) (rubric.Result, error) {
-	res := rubric.Evaluate(scanned.Bundle, rb)
-
-	// Save before printing: nothing observed is lost if the output fails.
-	if len(scanned.Lockfile) > 0 {
-		sum := sha256.Sum256(scanned.Lockfile)
-		if err := st.SaveArtifact(ctx, hex.EncodeToString(sum[:]), scanned.Lockfile); err != nil {
-			return res, fmt.Errorf("save lockfile: %w", err)
-		}
-	}
-	if err := st.SaveRun(ctx, scanned.BundleJSON, scanned.Bundle, res); err != nil {
-		return res, fmt.Errorf("save run: %w", err)
-	}
-	bundlePath := filepath.Join(dataDir, "bundles", scanned.Bundle.Run.ID+".json")
-	if err := writeFileAtomic(bundlePath, scanned.BundleJSON); err != nil {
-		return res, fmt.Errorf("save bundle file: %w", err)
-	}
-	g.log.Info("scan complete", "outcome", scanned.Bundle.Sandbox.Outcome, "run", scanned.Bundle.Run.ID, "bundle", bundlePath)
-	return res, nil
+// storeSaver saves runs in the store and their bundle files in the data
+// directory, as every scanning command does.
+func (g *globals) storeSaver(st *store.Store, dataDir string) pipeline.StoreSaver {
+	return pipeline.StoreSaver{Store: st, BundleDir: filepath.Join(dataDir, "bundles"), Logger: g.log}
 }
 
-func buildReport(b *evidence.Bundle, rb *rubric.Rubric) report.Report {
-	return report.Build(b, rb, rubric.Evaluate(b, rb))
-}
-
-func (g *globals) writeReport(rep report.Report, format, output string) error {
+func (g *globals) writeReport(rep report.Report, format report.Format, output string) error {
 	return g.writeOutput(output, func(w io.Writer) error {
-		var err error
-		switch format {
-		case "json":
-			err = report.WriteJSON(w, rep)
-		default:
-			err = report.WriteTable(w, rep)
-		}
-		if err != nil {
+		if err := report.Write(w, format, rep); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 		return nil
 	})
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

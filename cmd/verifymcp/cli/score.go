@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 )
@@ -28,12 +29,12 @@ or a run id from the store.
 ` + exitCodesHelp,
 		Args: exactArgs(1, "a bundle file or a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "table" && format != "json" {
-				return usagef("--format must be table or json, not %q", format)
+			rf, err := checkFormat(format)
+			if err != nil {
+				return err
 			}
 			rb := rubric.Current()
 			if version != "" {
-				var err error
 				if rb, err = rubric.Load(version); err != nil {
 					return usagef("--rubric: %v (known: %v)", err, rubric.Versions())
 				}
@@ -46,7 +47,7 @@ or a run id from the store.
 			if err != nil {
 				return usagef("%s: %v", args[0], err)
 			}
-			return g.writeReport(buildReport(b, rb), format, output)
+			return g.writeReport(report.Build(b, rb, rubric.Evaluate(b, rb)), rf, output)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "report format: table or json")
