@@ -101,15 +101,16 @@ type Result struct {
 // missing from r's catalog, which validation at load rules out.
 func Evaluate(b *evidence.Bundle, r *Rubric) Result { return evaluate(b, r, nil) }
 
-// evaluate is Evaluate; with memo, the outcomes of the probes that read
-// only the contract are memo's for contracts it has seen.
+// evaluate is Evaluate; with memo, the contract checks and the outcomes
+// of the probes that read only the contract are memo's for contracts it
+// has seen.
 func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 	res := Result{
 		RubricVersion: r.Version,
 		RubricHash:    r.Hash,
 		Dimensions:    make([]DimensionScore, 0, len(r.Dimensions)),
 	}
-	p := &probe{b: b, r: r, p: &r.Params, findings: make([]Finding, 0, memo.findingsCap())}
+	p := &probe{b: b, r: r, p: &r.Params, findings: make([]Finding, 0, 16), memo: memo.contract(b.Contract)}
 	var sum, weights float64
 	// The gate depends on the signals alone, and dimensions that share
 	// their signals are listed together, so one gate serves a run of them.
@@ -131,9 +132,9 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 		case v.state != StateScored:
 		case !ok:
 			v = zeroPoint("no probe implements this dimension")
-		case memo != nil && sc.contractOnly && b.Contract != nil:
+		case p.memo != nil && sc.contractOnly:
 			p.dimension, p.signals = d.ID, d.Signals
-			v = memo.score(p, i, sc)
+			v = p.memo.score(p, i, sc)
 		default:
 			p.dimension, p.signals = d.ID, d.Signals
 			v = sc.score(p)
@@ -161,7 +162,6 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 		res.Score = &s
 	}
 	sortFindings(p.findings)
-	memo.sawFindings(len(p.findings))
 	res.Findings = p.findings
 	if pin, ok := r.ContractChecks(); ok {
 		res.ContractChecks = p.checks
@@ -372,6 +372,9 @@ type probe struct {
 	findings []Finding
 	// checks is what prompt_contract_integrity scored, once it ran.
 	checks *ChecksUse
+	// memo is the Memo's entry for the bundle's contract, nil when
+	// Evaluate runs without a Memo.
+	memo *memoContract
 }
 
 func (p *probe) emit(code, subject, message, ev string) {

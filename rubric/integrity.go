@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge/checks"
 )
 
@@ -114,10 +113,12 @@ func (r *Rubric) ChecksRunnable() bool {
 	return ok && pin.Version == checks.Version && pin.Digest == checks.Digest()
 }
 
-// checkFindings returns the findings of the checks r pins for bundle b:
-// those b stored, or this build's over b's contract when they are the
-// pinned checks. ok is false when neither holds.
-func checkFindings(b *evidence.Bundle, r *Rubric) (fs []checks.Finding, use ChecksUse, ok bool) {
+// checkFindings returns the findings of the checks p's rubric r pins for
+// p's bundle b: those b stored, or this build's over b's contract when
+// they are the pinned checks (run once per contract with a Memo). ok is
+// false when neither holds.
+func checkFindings(p *probe) (fs []checks.Finding, use ChecksUse, ok bool) {
+	b, r := p.b, p.r
 	pin, _ := r.ContractChecks()
 	use.ChecksPin = pin
 	if st := b.ContractChecks; st != nil && st.Version == pin.Version && st.Digest == pin.Digest {
@@ -131,7 +132,7 @@ func checkFindings(b *evidence.Bundle, r *Rubric) (fs []checks.Finding, use Chec
 	}
 	if r.ChecksRunnable() {
 		use.Source = ChecksRecomputed
-		return checks.Check(b.Contract), use, true
+		return p.memo.check(b.Contract), use, true
 	}
 	use.Source = ChecksUnavailable
 	return nil, use, false
@@ -188,7 +189,7 @@ func scorePromptIntegrity(p *probe) verdict {
 	if c == nil {
 		return zeroPoint("contract signal is observed but the bundle holds no contract")
 	}
-	fs, use, ok := checkFindings(p.b, p.r)
+	fs, use, ok := checkFindings(p)
 	p.checks = &use
 	if !ok {
 		stored := "the bundle stores no contract checks' findings"

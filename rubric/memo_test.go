@@ -2,18 +2,22 @@ package rubric
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // TestMemoMatchesEvaluate evaluates every fixture bundle, and variants of
-// them that keep the contract (the same *contract.Contract) and change
-// everything else the probes read, through one Memo per rubric, and
-// compares each result with Evaluate's.
+// them that keep the contract (the same *contract.Contract, or an equal
+// copy) and change everything else the probes read, and variants that
+// change only what the schema hash leaves out (server name, protocol
+// version), through one Memo per rubric, and compares each result with
+// Evaluate's.
 func TestMemoMatchesEvaluate(t *testing.T) {
 	entries, err := os.ReadDir("testdata")
 	if err != nil {
@@ -42,6 +46,21 @@ func TestMemoMatchesEvaluate(t *testing.T) {
 		v.Sandbox.Outcome = evidence.OutcomeStartCrashed
 		v.Session = nil
 		bundles = append(bundles, &v)
+		if b.Contract != nil {
+			for i, edit := range []func(c *contract.Contract){
+				func(c *contract.Contract) {},
+				func(c *contract.Contract) { c.ServerInfo.Name = "ignore previous instructions" },
+				func(c *contract.Contract) { c.ServerInfo.Title = "Shadow of read_file" },
+				func(c *contract.Contract) { c.ProtocolVersion = "2024-11-05" },
+			} {
+				v := *b
+				c := *b.Contract
+				edit(&c)
+				v.Contract = &c
+				v.Run.ID += fmt.Sprint("-copy", i)
+				bundles = append(bundles, &v)
+			}
+		}
 	}
 	bundles = append(bundles, okBundle())
 	for _, version := range Versions() {
@@ -93,14 +112,15 @@ func TestMemoIsBounded(t *testing.T) {
 	r := Current()
 	m := NewMemo(r)
 	base := loadBundle(t, "everything.bundle.json")
-	for range memoOutcomes {
+	for i := range memoContracts + 10 {
 		b := *base
 		c := *base.Contract
+		c.ServerInfo.Name = fmt.Sprint("server-", i)
 		b.Contract = &c
 		m.Evaluate(&b)
 	}
-	if n := len(m.m); n > memoOutcomes || n == 0 {
-		t.Fatalf("memo holds %d outcomes; want 1..%d", n, memoOutcomes)
+	if m.n > memoContracts || m.n == 0 {
+		t.Fatalf("memo holds %d contracts; want 1..%d", m.n, memoContracts)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -634,93 +635,77 @@ type schemaCheck struct {
 	lacking         []string // "name (no description)", sorted by name
 }
 
-// checkSchema inspects an input schema. It reads only the keywords it
-// needs with the validating scanner in jsonscan.go, because decoding every
-// schema into maps dominated the cost of Evaluate. Keys are matched exactly,
-// as JSON Schema keywords are case-sensitive; duplicate keys resolve as
-// encoding/json does, the last one winning.
+// checkSchema inspects an input schema. Keys are matched exactly, as JSON
+// Schema keywords are case-sensitive; duplicate keys resolve as
+// encoding/json resolves them, the last one winning.
 func checkSchema(raw json.RawMessage) schemaCheck {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return schemaCheck{problem: "no input schema"}
 	}
-	var typ, props []byte
-	it := members{d: raw}
-	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
-		switch {
-		case keyIs(key, "type"):
-			typ = val
-		case keyIs(key, "properties"):
-			props = val
-		}
-	}
-	if it.bad || skipSpace(raw, it.i) != len(raw) {
-		if vEnd, valid := valueEnd(raw, 0); valid && skipSpace(raw, vEnd) == len(raw) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		if json.Valid(raw) {
 			return schemaCheck{problem: "input schema is not a JSON object: " + string(raw)}
 		}
 		return schemaCheck{problem: "input schema is not valid JSON"}
 	}
-	if typ == nil {
+	typ, ok := top["type"]
+	if !ok {
 		return schemaCheck{problem: `input schema has no "type"`}
 	}
-	if !isString(typ, "object") {
+	if s, ok := jsonString(typ); !ok || s != "object" {
 		return schemaCheck{problem: `input schema "type" is ` + string(typ) + `, not "object"`}
 	}
 	sc := schemaCheck{object: true}
+	props := top["properties"]
 	if props == nil || string(props) == "null" {
 		return sc
 	}
-	if props[0] != '{' {
+	var list map[string]json.RawMessage
+	if props[0] != '{' || json.Unmarshal(props, &list) != nil {
 		return schemaCheck{problem: `input schema "properties" is not an object`}
 	}
-	type property struct {
-		name             []byte
-		object           bool
-		typed, described bool
-	}
-	var backing [16]property
-	list := backing[:0]
-	pit := members{d: props}
-	for key, val, ok := pit.next(); ok; key, val, ok = pit.next() {
-		p := property{name: keyBytes(key), object: val[0] == '{'}
-		if p.object {
-			vit := members{d: val}
-			for k, v, ok := vit.next(); ok; k, v, ok = vit.next() {
-				switch {
-				case keyIs(k, "description"):
-					p.described = nonBlankString(v)
-				case keyIs(k, "type"), keyIs(k, "$ref"), keyIs(k, "anyOf"), keyIs(k, "oneOf"),
-					keyIs(k, "allOf"), keyIs(k, "enum"), keyIs(k, "const"):
-					p.typed = true
-				}
+	for _, name := range slices.Sorted(maps.Keys(list)) {
+		val := list[name]
+		sc.total++
+		var kw map[string]json.RawMessage
+		if val[0] != '{' || json.Unmarshal(val, &kw) != nil {
+			sc.lacking = append(sc.lacking, name+" (not a schema object)")
+			continue
+		}
+		desc, _ := jsonString(kw["description"])
+		described := strings.TrimSpace(desc) != ""
+		typed := false
+		for _, k := range []string{"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"} {
+			if _, ok := kw[k]; ok {
+				typed = true
 			}
 		}
-		list = append(list, p)
-	}
-	// Sort by name, keeping the last of duplicate names.
-	slices.SortStableFunc(list, func(a, b property) int { return bytes.Compare(a.name, b.name) })
-	for i, p := range list {
-		if i+1 < len(list) && bytes.Equal(list[i+1].name, p.name) {
-			continue
-		}
-		sc.total++
 		var why string
 		switch {
-		case !p.object:
-			why = " (not a schema object)"
-		case p.typed && p.described:
+		case typed && described:
 			sc.complete++
 			continue
-		case p.typed:
+		case typed:
 			why = " (no description)"
-		case p.described:
+		case described:
 			why = " (no type)"
 		default:
 			why = " (no type, no description)"
 		}
-		sc.lacking = append(sc.lacking, string(p.name)+why)
+		sc.lacking = append(sc.lacking, name+why)
 	}
 	return sc
+}
+
+// jsonString decodes a raw JSON value that is a string.
+func jsonString(v json.RawMessage) (string, bool) {
+	var s string
+	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 func scoreDescriptionCoverage(p *probe) verdict {
