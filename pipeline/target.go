@@ -185,3 +185,17 @@ func readTarball(path string) (tb localTarball, err error) {
 		return localTarball{name: pj.Name, version: pj.Version, integrity: integrity, data: data, manifest: manifest}, nil
 	}
 }
+
+// ParseEnv reads NAME=VALUE placeholders (--env) into a map. An error
+// never echoes a value: it may be a secret.
+func ParseEnv(kvs []string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+			return nil, fmt.Errorf("--env wants NAME=VALUE (got an entry named %q)", k)
+		}
+		env[k] = v
+	}
+	return env, nil
+}

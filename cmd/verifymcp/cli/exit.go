@@ -59,6 +59,10 @@ type engineError struct{ err error }
 func (e engineError) Error() string { return e.err.Error() }
 func (e engineError) Unwrap() error { return e.err }
 
+// Is makes an engine failure met before the pipeline ran (connecting,
+// the image) one with the pipeline's own: pipeline.ErrSandbox.
+func (e engineError) Is(target error) bool { return target == pipeline.ErrSandbox }
+
 type imageError struct{ err error }
 
 func (e imageError) Error() string { return e.err.Error() }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
@@ -101,11 +102,11 @@ type jobOptions struct {
 // jobTarget is the queue's target string for a resolved item: the exact
 // registry version, or a tarball's absolute path with its integrity after
 // a '#', so that another tarball at the same path is another job.
-func jobTarget(it *batchItem) string {
-	if it.rt.Source == "file" {
-		return it.rt.Target.File + "#" + it.rt.Integrity
+func jobTarget(it *batch.Item) string {
+	if it.Resolved.Source == "file" {
+		return it.Resolved.Target.File + "#" + it.Resolved.Integrity
 	}
-	return "npm:" + it.rt.Name + "@" + it.rt.Version
+	return "npm:" + it.Resolved.Name + "@" + it.Resolved.Version
 }
 
 // splitJobTarget undoes jobTarget's '#'.
@@ -132,12 +133,12 @@ type enqueueSummary struct {
 	ToolVersion   string        `json:"tool_version"`
 	RubricVersion string        `json:"rubric_version"`
 	Totals        enqueueTotals `json:"totals"`
-	Targets       []*batchItem  `json:"targets"`
+	Targets       []*batch.Item `json:"targets"`
 }
 
 // enqueueBatch resolves the batch's targets, skips those already stored,
 // and submits the rest to the fleet's queue.
-func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLine, f *batchFlags) error {
+func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.Line, f *batchFlags) error {
 	dsn, err := g.fleetDSN()
 	if err != nil {
 		return err
@@ -145,8 +146,8 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 	if f.maxAttempts < 1 || f.maxAttempts > 100 {
 		return usagef("--max-attempts must be between 1 and 100, not %d", f.maxAttempts)
 	}
-	prog := newBatchProgress(g.stderr, isTerminal(g.stderr), g.quiet)
-	defer prog.close()
+	prog := batch.NewProgress(g.stderr, batch.IsTerminal(g.stderr), g.quiet)
+	defer prog.Close()
 	g.log = slog.New(newProgressHandler(prog, slog.LevelWarn))
 
 	rb := rubric.Current()
@@ -161,37 +162,37 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 	}
 	defer pool.Close()
 
-	items := newBatchItems(lines)
-	prog.begin(len(items))
-	todo, err := resolveBatch(ctx, p, st, rb, items, prog, false)
+	items := batch.NewItems(lines)
+	prog.Begin(len(items))
+	todo, err := batch.Resolve(ctx, p, st, Version, rb.Version, items, func(it *batch.Item) { prog.Finish(it, false) }, false)
 	if err != nil {
 		return err
 	}
 	var jobs []queue.ScanArgs
-	byTarget := map[string]*batchItem{}
+	byTarget := map[string]*batch.Item{}
 	for _, it := range todo {
 		target := jobTarget(it)
 		if other := byTarget[target]; other != nil {
 			// The queue keys a job by target, rubric and tool version, so
 			// a second variant would be taken for a duplicate.
-			it.fail(usagef("line %d enqueues %s with other --bin/--arg/--env options; the queue keys jobs by target, so scan variants of one target with a local batch", other.Line, target))
-			prog.finish(it, false)
+			it.Fail(usagef("line %d enqueues %s with other --bin/--arg/--env options; the queue keys jobs by target, so scan variants of one target with a local batch", other.Line, target))
+			prog.Finish(it, false)
 			continue
 		}
 		byTarget[target] = it
-		opts, err := json.Marshal(jobOptions{Integrity: it.rt.Integrity, Bin: it.line.Bin, Args: it.line.Args, Env: it.line.Env})
+		opts, err := json.Marshal(jobOptions{Integrity: it.Resolved.Integrity, Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env})
 		if err != nil {
 			return err
 		}
 		jobs = append(jobs, queue.ScanArgs{Target: target, RubricVersion: rb.Version, ToolVersion: Version, Options: opts})
 		it.Status = batchSubmitted
-		prog.finish(it, false)
+		prog.Finish(it, false)
 	}
 	inserted, dups, err := client.Enqueue(ctx, jobs)
 	if err != nil {
 		return fmt.Errorf("%w (%d jobs were enqueued before the failure; running the same command again submits only what is missing)", err, inserted)
 	}
-	prog.close()
+	prog.Close()
 
 	sum := enqueueSummary{SchemaVersion: EnqueueSchemaVersion, File: file, ToolVersion: Version, RubricVersion: rb.Version, Targets: items}
 	t := &sum.Totals
@@ -200,7 +201,7 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 		switch it.Status {
 		case batchSubmitted:
 			t.Submitted++
-		case batchSkipped:
+		case batch.StatusSkipped:
 			t.Skipped++
 		default:
 			t.Failed++
@@ -209,7 +210,7 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batchLi
 	if err := g.writeEnqueueSummary(sum, f.scan.format, f.scan.output); err != nil {
 		return err
 	}
-	return stoppedError(items, file, "enqueued (fix them and run the command again)")
+	return batch.Stopped(items, file, "enqueued (fix them and run the command again)")
 }
 
 func (g *globals) writeEnqueueSummary(s enqueueSummary, format, output string) error {
@@ -228,7 +229,7 @@ func (g *globals) writeEnqueueSummary(s enqueueSummary, format, output string) e
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "LINE\tTARGET\tOUTCOME\tERROR")
 			for _, it := range s.Targets {
-				if it.Status == batchFailed {
+				if it.Status == batch.StatusFailed {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, it.Target, it.Outcome, it.Error)
 				}
 			}
@@ -327,19 +328,19 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer closeAll()
-	bs := &batchScan{p: p, st: st, dataDir: dataDir, rb: rb, firstID: pipeline.NewRunID(time.Now())}
-	engine, discard, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, bs.firstID, func() error { return nil })
+	bs := &batch.Scans{Pipeline: p, FirstID: pipeline.NewRunID(time.Now())}
+	engine, discard, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, bs.FirstID, func() error { return nil })
 	if err != nil {
 		return err
 	}
 	defer engine.Close()
 	defer func() {
-		if !bs.usedFirst.Load() {
+		if !bs.UsedFirst() {
 			discard()
 		}
 	}()
 
-	w := &fleetWorker{g: g, bs: bs}
+	w := &fleetWorker{g: g, bs: bs, st: st, rubricVersion: rb.Version}
 	// River reports its own workings (job counts every few seconds, client
 	// ids) at info: only its warnings show, unless --verbose.
 	riverLog := slog.New(newProgressHandler(g.stderr, slog.LevelWarn))
@@ -407,19 +408,21 @@ wait:
 
 // fleetWorker runs the queue's scan jobs.
 type fleetWorker struct {
-	g           *globals
-	bs          *batchScan
-	done, saved atomic.Int64
+	g             *globals
+	bs            *batch.Scans
+	st            *store.Store
+	rubricVersion string
+	done, saved   atomic.Int64
 }
 
 // handle runs one scan job and saves its run in tx (see queue.Handler).
 func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs) error {
 	defer w.done.Add(1)
 	bs, log := w.bs, w.g.log.With("target", args.Target)
-	if args.ToolVersion != Version || args.RubricVersion != bs.rb.Version {
+	if args.ToolVersion != Version || args.RubricVersion != w.rubricVersion {
 		// Another worker of the fleet may run that version: retry.
 		return fmt.Errorf("this worker runs verifymcp %s under rubric %s; the job was enqueued for verifymcp %s under rubric %s",
-			Version, bs.rb.Version, args.ToolVersion, args.RubricVersion)
+			Version, w.rubricVersion, args.ToolVersion, args.RubricVersion)
 	}
 	var o jobOptions
 	if len(args.Options) > 0 {
@@ -431,7 +434,7 @@ func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs
 	if err != nil {
 		return queue.Cancel(err)
 	}
-	rt, err := bs.p.Resolve(ctx, target)
+	rt, err := bs.Pipeline.Resolve(ctx, target)
 	switch {
 	case err == nil:
 	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound),
@@ -444,8 +447,8 @@ func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs
 		return queue.Cancel(fmt.Errorf("%s@%s now resolves to %s, not to %s as when it was enqueued; nothing was scanned",
 			rt.Name, rt.Version, rt.Integrity, o.Integrity))
 	}
-	it := &batchItem{rt: rt, line: batchLine{Target: target, Bin: o.Bin, Args: o.Args, Env: o.Env}}
-	if rr, err := bs.st.ResumeFind(ctx, it.resumeKey(bs.rb)); err == nil {
+	it := &batch.Item{Resolved: rt, Spec: batch.Line{Target: target, Bin: o.Bin, Args: o.Args, Env: o.Env}}
+	if rr, err := w.st.ResumeFind(ctx, it.ResumeKey(Version, w.rubricVersion)); err == nil {
 		log.Info("already stored; nothing to scan", "run", rr.RunID)
 		return nil
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -454,8 +457,8 @@ func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs
 
 	log.Info("scanning", "version", rt.Version)
 	start := time.Now()
-	ran, err := bs.p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: bs.runID(), Bin: o.Bin, Args: o.Args, Env: o.Env}},
-		pipeline.StoreSaver{Store: txStore{bs.st, tx}})
+	ran, err := bs.Pipeline.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: bs.RunID(), Bin: o.Bin, Args: o.Args, Env: o.Env}},
+		pipeline.StoreSaver{Store: txStore{w.st, tx}})
 	switch {
 	case err == nil:
 	case ran != nil:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
 
@@ -123,7 +124,7 @@ func TestExitCodeOfEnvironmentFaults(t *testing.T) {
 			if got := exitCode(err); got != tt.want {
 				t.Errorf("exitCode = %d, want %d", got, tt.want)
 			}
-			if got := errorOutcome(err); got != string(tt.kind) {
+			if got := batch.ErrorOutcome(err); got != string(tt.kind) {
 				t.Errorf("errorOutcome = %q, want %q", got, tt.kind)
 			}
 		})

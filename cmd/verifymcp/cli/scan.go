@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -165,19 +164,6 @@ func bindSignalFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github, dnssec, judge (reported as not_assessed)")
 }
 
-func parseEnv(kvs []string) (map[string]string, error) {
-	env := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || strings.ContainsAny(k, " \t\n") {
-			// Never echo the value: it may be a secret.
-			return nil, usagef("--env wants NAME=VALUE (got an entry named %q)", k)
-		}
-		env[k] = v
-	}
-	return env, nil
-}
-
 func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	format, err := checkFormat(f.format)
 	if err != nil {
@@ -187,9 +173,9 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	env, err := parseEnv(f.env)
+	env, err := pipeline.ParseEnv(f.env)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	mem, err := checkSandboxFlags(f)
 	if err != nil {

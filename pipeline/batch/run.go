@@ -1,0 +1,172 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/store"
+)
+
+// Resolver resolves a target to one exact artefact (a *pipeline.Pipeline
+// is one).
+type Resolver interface {
+	Resolve(ctx context.Context, t pipeline.Target) (*pipeline.Resolved, error)
+}
+
+// ResumeFinder finds the stored run of a resume key (a *store.Store is
+// one).
+type ResumeFinder interface {
+	ResumeFind(ctx context.Context, k store.ResumeKey) (store.ResumeRun, error)
+}
+
+// Resolve resolves every item, a few at a time, and looks each up in
+// the store (unless rescan). It returns the items left to scan, in file
+// order; the others are failed (did not resolve) or skipped (stored, or a
+// repeat), and done is called for each of them. Only a store failure is
+// returned as an error.
+func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubricVersion string, items []*Item, done func(*Item), rescan bool) ([]*Item, error) {
+	sem := make(chan struct{}, resolveConcurrency)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rt, err := p.Resolve(ctx, it.Spec.Target)
+			if err != nil {
+				it.Fail(err)
+				return
+			}
+			it.Resolved, it.Name, it.Version, it.Integrity = rt, rt.Name, rt.Version, rt.Integrity
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var todo []*Item
+	seen := map[string]int{}
+	for _, it := range items {
+		if it.Resolved == nil {
+			done(it)
+			continue
+		}
+		if line, ok := seen[it.dedupKey()]; ok {
+			it.Status, it.SkipReason = StatusSkipped, fmt.Sprintf("duplicate of line %d", line)
+			done(it)
+			continue
+		}
+		seen[it.dedupKey()] = it.Line
+		if rescan {
+			todo = append(todo, it)
+			continue
+		}
+		stored, err := st.ResumeFind(ctx, it.ResumeKey(toolVersion, rubricVersion))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			todo = append(todo, it)
+		case err != nil:
+			return nil, err
+		default:
+			it.Status, it.SkipReason, it.RunID, it.Score, it.Outcome = StatusSkipped, "stored", stored.RunID, stored.Score, string(stored.Outcome)
+			done(it)
+		}
+	}
+	return todo, nil
+}
+
+// RunWorkers runs fn over items with n workers, starting nothing new once
+// drain is closed.
+func RunWorkers(ctx context.Context, drain <-chan struct{}, n int, items []*Item, fn func(context.Context, *Item)) {
+	jobs := make(chan *Item)
+	var wg sync.WaitGroup
+	for range min(n, len(items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range jobs {
+				fn(ctx, it)
+			}
+		}()
+	}
+dispatch:
+	for _, it := range items {
+		// Checked first: select picks at random among ready cases.
+		select {
+		case <-drain:
+			break dispatch
+		default:
+		}
+		select {
+		case <-drain:
+			break dispatch
+		case jobs <- it:
+		}
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// Scans runs a batch's resolved items through the pipeline, each saved
+// through Save like a scan is. Save should be Detached: a scan that
+// finished is kept even when an interrupt came meanwhile.
+type Scans struct {
+	Pipeline *pipeline.Pipeline
+	Save     pipeline.Saver
+	// FirstID is the run id the sandbox was prewarmed for; the first scan
+	// takes it.
+	FirstID   string
+	usedFirst atomic.Bool
+}
+
+// RunID returns the next scan's run id: FirstID once, then new ones.
+func (s *Scans) RunID() string {
+	if s.usedFirst.CompareAndSwap(false, true) {
+		return s.FirstID
+	}
+	return pipeline.NewRunID(time.Now())
+}
+
+// UsedFirst reports whether a scan took FirstID (if none did, what was
+// prepared for it is the caller's to discard).
+func (s *Scans) UsedFirst() bool { return s.usedFirst.Load() }
+
+// Scan scans one resolved item and saves it, and records what became of
+// it: completed, failed (a package failure in the sandbox, or an error),
+// or abandoned when ctx was cancelled mid-scan.
+func (s *Scans) Scan(ctx context.Context, it *Item) {
+	start := time.Now()
+	var scanWall time.Duration
+	save := saverFunc(func(ctx context.Context, r *pipeline.Ran) error {
+		scanWall = time.Since(start)
+		return s.Save.Save(ctx, r)
+	})
+	ran, err := s.Pipeline.Run(ctx, pipeline.Job{Target: it.Resolved, Options: pipeline.Options{RunID: s.RunID(), Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env}}, save)
+	switch {
+	case err != nil && ran == nil && ctx.Err() != nil:
+		it.Status, it.Outcome, it.Err = StatusAbandoned, "interrupted", err
+		return
+	case err != nil:
+		it.Fail(err)
+		return
+	}
+	b := ran.Bundle
+	it.RunID, it.Score, it.Outcome = b.Run.ID, ran.Result.Score, string(b.Sandbox.Outcome)
+	it.Status = StatusCompleted
+	if b.Sandbox.Outcome != evidence.OutcomeOK {
+		it.Status = StatusFailed
+	}
+	it.PhasesMS = Phases(b, scanWall, time.Since(start)-scanWall)
+}
+
+// saverFunc is a pipeline.Saver of one function.
+type saverFunc func(context.Context, *pipeline.Ran) error
+
+func (f saverFunc) Save(ctx context.Context, r *pipeline.Ran) error { return f(ctx, r) }

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline/batch"
+)
+
+// WriteBatch writes a batch's summary in format f: JSON (its schema is
+// batch.SchemaVersion) or a table of the targets with the totals and the
+// time per phase below it.
+func WriteBatch(w io.Writer, f Format, s batch.Summary) error {
+	switch f {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	case FormatTable:
+		return writeBatchTable(w, s)
+	default:
+		_, err := ParseFormat(string(f))
+		return fmt.Errorf("report: format %w", err)
+	}
+}
+
+// phaseOrder is the order a batch summary's phases are shown in, roughly the order they run.
+var phaseOrder = []string{"resolve", "install.fetch", "install.scripts", "session.start", "session.handshake", "session.list", "session.idle",
+	evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC, evidence.SignalJudge, "other", "save", "scan"}
+
+func writeBatchTable(w io.Writer, s batch.Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINE\tTARGET\tVERSION\tSTATUS\tOUTCOME\tSCORE\tRUN")
+	for _, it := range s.Targets {
+		score := "-"
+		if it.Score != nil {
+			score = fmt.Sprintf("%.1f", *it.Score)
+		}
+		name := it.Name
+		if name == "" {
+			name = it.Target
+		}
+		status := it.Status
+		if it.SkipReason != "" {
+			status += " (" + it.SkipReason + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Line, name, orDash(it.Version), status, orDash(it.Outcome), score, orDash(it.RunID))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Errors are long: below the table, not in it.
+	for _, it := range s.Targets {
+		if it.Error != "" {
+			fmt.Fprintf(w, "line %d: %s: %s\n", it.Line, it.Target, it.Error)
+		}
+	}
+	t := s.Totals
+	fmt.Fprintf(w, "\nbatch %s: %d targets, concurrency %d, %s, tool %s, rubric v%s\n", s.File, t.Targets, s.Concurrency,
+		(time.Duration(s.DurationMS) * time.Millisecond).Round(time.Second), s.ToolVersion, s.RubricVersion)
+	fmt.Fprintf(w, "  completed    %d\n  failed       %d", t.Completed, t.Failed)
+	if len(s.FailedByOutcome) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(s.FailedByOutcome)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, s.FailedByOutcome[k]))
+		}
+		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "\n  skipped      %d\n", t.Skipped)
+	switch {
+	case s.Interrupted || t.Abandoned > 0:
+		fmt.Fprintf(w, "  interrupted  %d abandoned in flight, %d not started\n", t.Abandoned, t.NotStarted)
+	case t.NotStarted > 0:
+		fmt.Fprintf(w, "  stopped      %d not started: the environment failed (run the batch again once it is fixed)\n", t.NotStarted)
+	}
+	if t.Scanned > 0 {
+		fmt.Fprintf(w, "  throughput   %d scans saved, %.1f packages/hour\n", t.Scanned, s.PackagesPerHour)
+		fmt.Fprintln(w, "\ntime per scan by phase (median, total over the scans made now):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, k := range phaseOrder {
+			ps, ok := s.Phases[k]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(tw, "  %s\t%.1fs\t%.1fs\t\n", k, float64(ps.MedianMS)/1000, float64(ps.TotalMS)/1000)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
