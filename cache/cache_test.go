@@ -93,10 +93,10 @@ func writeAsProcess(target, id, start string) error {
 		}
 		v, _, ok, err := c.Get(ctx, "shared", key)
 		if err != nil || !ok || !strings.HasSuffix(string(v), fmt.Sprintf("-%d", i)) {
-			return fmt.Errorf("read back %s: %q ok=%v err=%v", key, v, ok, err)
+			return fmt.Errorf("read back %s: %q ok=%v err=%w", key, v, ok, err)
 		}
 		if _, _, ok, err := c.Get(ctx, "shared", "missing-"+id+key); ok || err != nil {
-			return fmt.Errorf("missing key: ok=%v err=%v", ok, err)
+			return fmt.Errorf("missing key: ok=%v err=%w", ok, err)
 		}
 	}
 	return c.Close()

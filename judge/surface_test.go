@@ -26,10 +26,6 @@ func tool(name, desc, props string) contract.Tool {
 	return contract.Tool{Name: name, Description: desc, InputSchema: schema(props)}
 }
 
-func surface(ts ...contract.Tool) *contract.Contract {
-	return &contract.Contract{ServerInfo: contract.Implementation{Name: "test-server", Version: "1.0.0"}, Tools: ts}
-}
-
 // Invariant Labs, "MCP Security Notification: Tool Poisoning Attacks"
 // (April 2025): the direct poisoning example, verbatim.
 const invariantAdd = `

@@ -443,7 +443,7 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]str
 	// meanwhile (they join namespaces of a container that exists); they
 	// wait for waitReady before they start.
 	o.waitReady = sync.OnceValue(func() error { return s.runObserver(ctx, r, o) })
-	go o.waitReady()
+	go func() { _ = o.waitReady() }()
 	return o, nil
 }
 

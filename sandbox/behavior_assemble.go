@@ -418,14 +418,6 @@ func (w *watch) addFiles(events []evidence.FileEvent) {
 	w.b.Files = append(w.b.Files, events...)
 }
 
-// addWatch records how a phase was watched.
-func (w *watch) addWatch(phase string, watched, idle time.Duration, sink, tracer, files string) {
-	w.b.Watches = append(w.b.Watches, evidence.Watch{
-		Phase: phase, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(),
-		Sink: sink, Tracer: tracer, Files: files,
-	})
-}
-
 // finish sorts the evidence so that bundles are deterministic.
 func (w *watch) finish() *evidence.Behavior {
 	sort.SliceStable(w.b.Network, func(i, j int) bool { return w.b.Network[i].Time.Before(w.b.Network[j].Time) })

@@ -159,7 +159,7 @@ func heldUsage(dir string) map[string]placeUsage {
 		if err := unix.Statfs(filepath.Join(dir, e.Name()), &st); err != nil {
 			continue
 		}
-		bs := int64(st.Bsize)
+		bs := int64(st.Bsize) //nolint:unconvert // int64 on linux/amd64, not on every platform
 		out[e.Name()] = placeUsage{
 			Bytes: int64(st.Blocks-st.Bfree) * bs, Size: int64(st.Blocks) * bs, FreeBytes: int64(st.Bavail) * bs,
 			Files: int64(st.Files - st.Ffree), FilesMax: int64(st.Files), FreeFiles: int64(st.Ffree),

@@ -797,7 +797,7 @@ func pullImage(ctx context.Context, cli client.APIClient, ref string, idle time.
 	timer := time.AfterFunc(idle, func() { cancel(stalled) })
 	defer timer.Stop()
 	fail := func(err error) error {
-		if context.Cause(ctx) == stalled {
+		if errors.Is(context.Cause(ctx), stalled) {
 			return stalled
 		}
 		return err
@@ -893,7 +893,7 @@ func runDebootstrap(ctx context.Context, root, debArch, suite, variant, mirror s
 		msg := out.String()
 		if log, rerr := os.ReadFile(filepath.Join(root, "debootstrap", "debootstrap.log")); rerr == nil {
 			l := &lastLines{max: 10}
-			l.Write(log)
+			_, _ = l.Write(log)
 			msg += "\ndebootstrap.log:\n" + l.String()
 		}
 		return fmt.Errorf("debootstrap: %w: %s", err, msg)
@@ -904,7 +904,7 @@ func runDebootstrap(ctx context.Context, root, debArch, suite, variant, mirror s
 // killGroup kills process group pgid and waits up to five seconds for it
 // to be gone.
 func killGroup(pgid int) {
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	for range 50 {
 		if syscall.Kill(-pgid, 0) != nil {
 			return

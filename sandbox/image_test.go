@@ -454,7 +454,7 @@ func imgReadTar(t *testing.T, r io.Reader) map[string]imgTarEntry {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return got
 		}
 		if err != nil {

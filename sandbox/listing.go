@@ -55,7 +55,7 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 		caps = init.Capabilities
 	}
 	fail := func(method string, err error) error {
-		if context.Cause(ctx) == errExited || errors.Is(err, mcp.ErrConnectionClosed) {
+		if errors.Is(context.Cause(ctx), errExited) || errors.Is(err, mcp.ErrConnectionClosed) {
 			return fmt.Errorf("%s: %w", method, err)
 		}
 		if ctx.Err() != nil {
@@ -147,9 +147,7 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 			cursor = next
 		}
 	}
-	for _, t := range b.cuts {
-		sess.Truncations = append(sess.Truncations, t)
-	}
+	sess.Truncations = append(sess.Truncations, b.cuts...)
 	if len(b.cuts) > 0 {
 		sess.Truncated = true
 	}

@@ -133,7 +133,7 @@ func readLine(br *bufio.Reader, limit int) (line []byte, size int64, cut bool, e
 		room := max(limit-len(line), 0)
 		line = append(line, chunk[:min(len(chunk), room)]...)
 		dropped += len(chunk) - min(len(chunk), room)
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err == nil && dropped > 0 {

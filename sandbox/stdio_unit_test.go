@@ -280,7 +280,7 @@ func TestFrameReader(t *testing.T) {
 	t.Run("end of the filter is EOF", func(t *testing.T) {
 		frames := make(chan []byte)
 		close(frames)
-		if _, err := unitRead(t, newFrameReader(frames), make([]byte, 8)); err != io.EOF {
+		if _, err := unitRead(t, newFrameReader(frames), make([]byte, 8)); !errors.Is(err, io.EOF) {
 			t.Errorf("Read after the filter ended = %v, want io.EOF", err)
 		}
 	})
@@ -299,7 +299,7 @@ func TestFrameReader(t *testing.T) {
 		}
 		select {
 		case err := <-errc:
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				t.Errorf("blocked Read after Close = %v, want io.EOF", err)
 			}
 		case <-time.After(5 * time.Second):
@@ -329,7 +329,7 @@ func TestFrameReader(t *testing.T) {
 			frame := fmt.Sprintf("{\"id\":%d}\n", i)
 			frames <- []byte(frame)
 			n, err := unitRead(t, first, make([]byte, 64))
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				t.Errorf("Read on a closed frameReader returned %d bytes, %v at try %d: it selects at random between done and a pending frame, so it can steal the next session's frame", n, err, i)
 			}
 			p := make([]byte, 64)

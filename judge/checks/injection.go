@@ -363,7 +363,7 @@ var injectionDetectors = []detector{
 		re:     regexp.MustCompile(`(?i)\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|mustn't|shouldn't|avoid)\s+(?:(?:ever|directly|explicitly|actually|really|specifically|proactively|need\s+to|have\s+to|try\s+to|to)\s+){0,3}(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|let(?:ting)?)\s+(?:\w+\s+){0,3}?(?:the|your)\s+(?:user|human|operator)s?\b`),
 		accept: always},
 	{code: CodeInjectionConceal, any: anyUser, msg: "tells the model to act without the user's knowledge",
-		also: []string{"without", "hide", "conceal", "keep", "silently", "secretly", "covertly", "quietly", "not", "n't"},
+		also:   []string{"without", "hide", "conceal", "keep", "silently", "secretly", "covertly", "quietly", "not", "n't"},
 		re:     regexp.MustCompile(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting|asking|showing|letting|mentioning\s+(?:it|this)\s+to)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|that|these|them|everything|the\s+\w+(?:\s+\w+)?)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden|confidential|between\s+us)\b|\bthe\s+(?:user|human)s?\s+(?:(?:must|should|will|need|may)\s*(?:not|n't)\s+(?:\w+\s+){0,2}?|(?:does|do)\s*(?:not|n't)\s+(?:need|have)\s+to\s+)(?:know|see|notice|learn|find\s+out|be\s+(?:told|informed|aware|notified|shown))\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|read|pass|include|forward|upload|copy|call|add|attach|exfiltrate|collect|bcc|cc)\b`),
 		accept: always},
 	{code: CodeInjectionConceal, any: []string{"not", "don't", "never"}, msg: "tells the model not to mention what it was told to do",
@@ -378,7 +378,7 @@ var injectionDetectors = []detector{
 		re:     regexp.MustCompile(`(?i)\b(?:read|collect|gather|extract|dump|send|pass|include|attach|upload|copy|share|forward|list|print|output|return)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+user'?s\s+|the\s+|their\s+|all\s+|any\s+)?(?:saved\s+|stored\s+|local\s+|cached\s+)` + reSecretNoun + `\b|\b(?:read|collect|gather|extract|dump|send|pass|include|attach|upload|copy|share|forward)\s+(?:all|any|every|the\s+user'?s|their)\s+(?:\w+\s+)?` + reSecretNoun + `\b`),
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionExfil, any: append(append(append([]string{"~/", "conversation", "history", "messages", "system prompt", "your instructions", "context window", "previous tool"}, anyPath...), anySecret...), "secret"), msg: "tells the model to pass secrets or the conversation through a parameter",
-		also: []string{"\"", "'", "`", "‘", "“", "param", "arg", "field", "propert"},
+		also:  []string{"\"", "'", "`", "‘", "“", "param", "arg", "field", "propert"},
 		needs: []*regexp.Regexp{reSource},
 		re:    regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
 		accept: func(d *doc, m []int) bool {
@@ -401,7 +401,7 @@ var injectionDetectors = []detector{
 			return reSource.MatchString(s) || reAllData.MatchString(s)
 		}},
 	{code: CodeInjectionToolOrder, any: anyOrder, msg: "tells the model to put this tool before or instead of all others",
-		also: []string{"this tool", "this function", "any", "every", "all", "each"},
+		also:   []string{"this tool", "this function", "any", "every", "all", "each"},
 		re:     regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|running|executing|responding\s+to|answering|replying\s+to)\s+(?:any|every|all|each)\s+(?:other\s+)?(?:tools?|functions?|requests?|questions?|messages?|users?|prompts?)\b|\b(?:always|must)\s+(?:call|use|invoke|run|execute)\s+this\s+(?:tool|function)\s+(?:first\s+)?(?:before|prior\s+to)\s+(?:any|every|all|other)\b|\balways\s+(?:call|use|invoke|run|execute)\s+this\s+(?:tool|function)\s+first\b|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first\s+)?(?:before|instead\s+of)\s+(?:any|every|all|other)\b|\binstead\s+of\s+(?:any|every|all)\s+other\s+(?:tools?|functions?)\b|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:on|for|after|with)\s+every\s+(?:request|message|turn|response|query|prompt|tool\s+call)\b`),
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionTag, any: []string{"<", "[inst", "[system", "[/inst", "[/system"}, msg: "uses pseudo-authoritative markup aimed at the model",

@@ -299,7 +299,7 @@ func writeCompletion(w http.ResponseWriter, req Request, rep Reply) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Openai-Processing-Ms", "1")
-	w.Write(buf.Bytes())
+	_, _ = w.Write(buf.Bytes())
 }
 
 // writeError writes OpenAI's error body.
@@ -311,5 +311,5 @@ func writeError(w http.ResponseWriter, status int, msg, typ, code string) {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(b)
+	_, _ = w.Write(b)
 }

@@ -561,15 +561,6 @@ var (
 	anyClass   = classOf(func(byte) bool { return true })
 )
 
-// textLen is how many bytes of p nested decoders look at.
-func textLen(p *stream) int {
-	n := 0
-	for _, sg := range p.text {
-		n += sg.b - sg.a
-	}
-	return n
-}
-
 // textual returns the segments of buf of which at least 90% are printable
 // ASCII or whitespace.
 func textual(out []segment, buf []byte, segs []segment) []segment {

@@ -3,6 +3,7 @@ package sink
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -124,7 +125,7 @@ func (s *server) serveDNSOverTCP(c *net.TCPConn, br *bufio.Reader, base Event) b
 			ev.Error = joinErr(ev.Error, "answer: "+err.Error())
 		}
 		s.dnsEvents(ev, q, "tcp")
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return true
 		}
 	}

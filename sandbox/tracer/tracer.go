@@ -703,7 +703,7 @@ func (t *tracer) emit(ev any) {
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		t.err = fmt.Errorf("%w: %v", ErrWrite, err)
+		t.err = fmt.Errorf("%w: %w", ErrWrite, err)
 		return
 	}
 	if _, err := t.w.Write(append(b, '\n')); err != nil {

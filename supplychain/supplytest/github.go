@@ -80,7 +80,7 @@ func NewGitHub(prefix string) *GitHub {
 				FullName string `json:"full_name"`
 			}
 			if err := json.Unmarshal(mustRead(g.rec, f), &repo); err != nil || repo.FullName == "" {
-				panic(fmt.Errorf("supplytest: github/%s is not a repository: %v", f, err))
+				panic(fmt.Errorf("supplytest: github/%s is not a repository: %w", f, err))
 			}
 			g.repos[strings.ToLower(repo.FullName)] = f
 		}
@@ -208,7 +208,7 @@ func (g *GitHub) fail(w http.ResponseWriter, r *http.Request, f Fault) {
 		fmt.Fprintf(w, `{"message":%q,"documentation_url":"https://docs.github.com/rest"}`, http.StatusText(f.Status))
 		return
 	}
-	w.Write(mustRead(g.rec, body))
+	_, _ = w.Write(mustRead(g.rec, body))
 }
 
 func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
@@ -221,21 +221,21 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	if name, ok := strings.CutPrefix(path, "repos/"); ok {
 		name = strings.ToLower(name)
 		if f, ok := g.repos[name]; ok {
-			w.Write(mustRead(g.rec, f))
+			_, _ = w.Write(mustRead(g.rec, f))
 			return
 		}
 		if id, ok := g.moved[name]; ok {
 			loc := fmt.Sprintf("http://%s%srepositories/%d", r.Host, g.prefix, id)
 			w.Header().Set("Location", loc)
 			w.WriteHeader(http.StatusMovedPermanently)
-			w.Write([]byte(strings.Replace(string(mustRead(g.rec, "moved.json")), fmt.Sprintf("https://api.github.com/repositories/%d", id), loc, 1)))
+			_, _ = w.Write([]byte(strings.Replace(string(mustRead(g.rec, "moved.json")), fmt.Sprintf("https://api.github.com/repositories/%d", id), loc, 1)))
 			return
 		}
 	}
 	if id, ok := strings.CutPrefix(path, "repositories/"); ok {
 		n, _ := strconv.ParseInt(id, 10, 64)
 		if f, ok := g.byID[n]; ok {
-			w.Write(mustRead(g.rec, f))
+			_, _ = w.Write(mustRead(g.rec, f))
 			return
 		}
 	}
@@ -244,5 +244,5 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 
 func (g *GitHub) notFound(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusNotFound)
-	w.Write(mustRead(g.rec, "not-found.json"))
+	_, _ = w.Write(mustRead(g.rec, "not-found.json"))
 }

@@ -66,7 +66,7 @@ func OSVRecords() (map[string][]byte, error) {
 	fsys := os.DirFS(filepath.Join(dir, "osv", "records"))
 	files, err := fs.Glob(fsys, "*.json")
 	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("supplytest: no OSV records in %s: %v", filepath.Join(dir, "osv", "records"), err)
+		return nil, fmt.Errorf("supplytest: no OSV records in %s: %w", filepath.Join(dir, "osv", "records"), err)
 	}
 	out := map[string][]byte{}
 	for _, f := range files {
@@ -154,7 +154,7 @@ func osvError(w http.ResponseWriter, status int) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
 		w.WriteHeader(status)
-		w.Write([]byte("<html><body><h1>503 Service Unavailable</h1></body></html>"))
+		_, _ = w.Write([]byte("<html><body><h1>503 Service Unavailable</h1></body></html>"))
 		return
 	}
 	code, msg := 2, http.StatusText(status) // UNKNOWN
@@ -228,7 +228,7 @@ func (o *OSV) querybatch(w http.ResponseWriter, r *http.Request) {
 		results = append(results, res)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"results": results})
+	_ = json.NewEncoder(w).Encode(map[string]any{"results": results})
 }
 
 func (o *OSV) vuln(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +238,7 @@ func (o *OSV) vuln(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(b)
+	_, _ = w.Write(b)
 }
 
 // osvAffects evaluates a record for one npm package version as the OSV

@@ -58,7 +58,7 @@ func NewSocket(key string) *Socket {
 	}
 	files, err := fs.Glob(rec, "*.ndjson")
 	if err != nil || len(files) == 0 {
-		panic(fmt.Errorf("supplytest: no Socket answers (*.ndjson) in the recorded data: %v", err))
+		panic(fmt.Errorf("supplytest: no Socket answers (*.ndjson) in the recorded data: %w", err))
 	}
 	for _, f := range files {
 		sc := bufio.NewScanner(bytes.NewReader(mustRead(rec, f)))
@@ -137,7 +137,7 @@ func (s *Socket) fail(w http.ResponseWriter, status int) {
 	}
 	w.WriteHeader(status)
 	if b, ok := s.bodies[status]; ok {
-		w.Write(b)
+		_, _ = w.Write(b)
 		return
 	}
 	fmt.Fprintf(w, `{"error":{"message":%q,"details":null}}`, http.StatusText(status))
@@ -177,7 +177,7 @@ func (s *Socket) serve(w http.ResponseWriter, r *http.Request) {
 		if q.Get("alerts") != "true" {
 			delete(out, "alerts")
 		}
-		enc.Encode(out)
+		_ = enc.Encode(out)
 	}
 }
 
