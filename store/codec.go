@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/s2"
-
-	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // Results are stored compressed: S2 (a faster Snappy) takes a result's
@@ -77,12 +75,4 @@ func (b *jsonBuffer) json(stored []byte) ([]byte, error) {
 		b.buf = j
 	}
 	return j, err
-}
-
-// encodeStoredResult returns res in its stored form: encodeResult's
-// JSON, compressed straight from the encoder's buffer.
-func encodeStoredResult(res *rubric.Result) ([]byte, error) {
-	var out []byte
-	err := withResultJSON(res, func(j []byte, _ bool) { out = compressJSON(j) })
-	return out, err
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // ErrInvalidDSN means a Postgres DSN did not parse. The DSN itself is not
@@ -124,7 +123,7 @@ CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NUL
 `,
 	// 3: runs_by_date has been on (run_date, run_id) from the start here.
 	`SELECT 1`,
-	// 4: as in SQLite, each result's summary (see summary.go); results
+	// 4: as in SQLite, each result's summary (see Summary); results
 	// arrive compressed (see codec.go), and the server compressing them
 	// again would spend its time for nothing.
 	`
@@ -260,7 +259,7 @@ func (s *Store) redact(err error) error { return cache.Redact(err, s.secret) }
 // store's Postgres database that the caller commits or rolls back. The
 // fleet's worker saves a scan's run in the transaction that completes its
 // job, so that the run exists if and only if the job completed.
-func (s *Store) SaveRunTx(ctx context.Context, tx pgx.Tx, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+func (s *Store) SaveRunTx(ctx context.Context, tx pgx.Tx, bundleJSON []byte, b *evidence.Bundle, res any) error {
 	if !s.pg {
 		return errors.New("store: SaveRunTx needs a Postgres store")
 	}

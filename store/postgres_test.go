@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"os"
 	"strings"
@@ -99,12 +98,7 @@ func TestPostgres(t *testing.T) {
 		{"Artifacts", TestArtifacts},
 		{"ResumeFind", TestResumeFind},
 		{"Derived", TestDerived},
-		{"RescoreReweighted", TestRescoreReweighted},
-		{"RescoreBaseline", TestRescoreBaseline},
-		{"RescoreInterrupted", TestRescoreInterrupted},
-		{"RescoreFilterAndFailures", TestRescoreFilterAndFailures},
-		{"RescoreChunks", TestRescoreChunks},
-		{"RescoreWithoutSummaries", TestRescoreWithoutSummaries},
+		{"EachRunBaselines", TestEachRunBaselines},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
@@ -297,68 +291,6 @@ func openTempSQLite(t *testing.T) *Store {
 	return s
 }
 
-// TestPostgresRescoreCopy: a batch of new results is copied; when one of
-// them was saved meanwhile (another pass, a scan), COPY fails on the key
-// and the whole batch is upserted instead, replacing it; a batch naming a
-// run that does not exist fails whole, writing nothing.
-func TestPostgresRescoreCopy(t *testing.T) {
-	ctx := context.Background()
-	s := openPostgresTemp(t)
-	fx := loadRescoreFixtures(t)
-	v5 := rubric.Current()
-	seedBulk(t, s, 20, fx.mixed, v5)
-	batch := func(tag string, ids ...string) []*rescored {
-		var rs []*rescored
-		for _, id := range ids {
-			score := 50.0
-			rs = append(rs, &rescored{runID: id, fresh: true, newRubric: "9", newHash: v5.Hash, score: &score,
-				result: compressJSON([]byte(`{"run":"` + id + `","tag":"` + tag + `"}`)), summary: []byte(`{"findings":null,"dimensions":null,"score":50}`)})
-		}
-		return rs
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stored := func() map[string]string {
-		got := map[string]string{}
-		for id, data := range storedResults(t, s, "9") {
-			got[id] = string(data)
-		}
-		return got
-	}
-	if err := s.pgWriteResults(ctx, conn, batch("a", "run-000001", "run-000002")); err != nil {
-		t.Fatal(err)
-	}
-	// run-000002 has a result under 9 by now, though the batch was read
-	// before it had: copied, run-000003's would collide with it.
-	if err := s.pgWriteResults(ctx, conn, batch("b", "run-000003", "run-000002")); err != nil {
-		t.Fatalf("a batch colliding with a saved result: %v", err)
-	}
-	want := map[string]string{
-		"run-000001": `{"run":"run-000001","tag":"a"}`,
-		"run-000002": `{"run":"run-000002","tag":"b"}`,
-		"run-000003": `{"run":"run-000003","tag":"b"}`,
-	}
-	if got := stored(); !maps.Equal(got, want) {
-		t.Errorf("results %v, want %v", got, want)
-	}
-	err = s.pgWriteResults(ctx, conn, batch("c", "run-000004", "run-nope"))
-	if err == nil || !strings.Contains(err.Error(), "run-000004 to run-nope") {
-		t.Errorf("a batch naming a missing run: error %v", err)
-	}
-	if got := stored(); !maps.Equal(got, want) {
-		t.Errorf("after the failed batch, results %v, want %v", got, want)
-	}
-	// The batches commit without waiting for the WAL flush, but only
-	// they: the connection, back in the pool, waits again.
-	var level string
-	if err := conn.QueryRowContext(ctx, `SHOW synchronous_commit`).Scan(&level); err != nil || level != "on" {
-		t.Errorf("after writing results, the connection's synchronous_commit is %q (%v), want on", level, err)
-	}
-}
-
 // TestPostgresResultsNameRuns: a result must name a stored run, however
 // it is written (insert, upsert, update, COPY) and whatever the writing
 // session's search path; the statement that breaks this fails whole with
@@ -424,9 +356,9 @@ func TestPostgresResultsNameRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	score := 1.0
-	err = s.pgWriteResults(ctx, conn, []*rescored{{runID: "run-nope", fresh: true, newRubric: "9", newHash: v5.Hash, score: &score, result: []byte{0}}})
+	err = s.SaveResults(ctx, []Result{{RunID: "run-nope", Fresh: true, RubricVersion: "9", RubricHash: v5.Hash, Score: &score, JSON: []byte("{}")}})
 	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23503" {
-		t.Errorf("COPY of a result naming no run: error %v, want a foreign_key_violation", err)
+		t.Errorf("SaveResults of a result naming no run: error %v, want a foreign_key_violation", err)
 	}
 	if n := count(); n != before {
 		t.Errorf("%d results after the refused writes, want %d", n, before)
@@ -444,15 +376,7 @@ func TestPostgresResultsNameRuns(t *testing.T) {
 	}
 }
 
-// BenchmarkRescorePostgres is BenchmarkRescore on a Postgres store on
-// loopback. cpu-µs/result counts this process only; server-cpu-µs/result
-// counts the processes named postgres on this machine, when the server
-// runs here.
-func BenchmarkRescorePostgres(b *testing.B) {
-	benchmarkRescore(b, openPostgresTemp(b))
-}
-
-// TestPostgresChunkReadsPerRun: a rescoring pass's chunk query reads each
+// TestPostgresChunkReadsPerRun: EachRun's chunk query reads each
 // run's own results, however many are stored under the version being
 // scored. Asked whether each run was scored by an EXISTS, the planner
 // hashed every result under that version for each chunk whenever its
@@ -461,13 +385,14 @@ func BenchmarkRescorePostgres(b *testing.B) {
 func TestPostgresChunkReadsPerRun(t *testing.T) {
 	ctx := context.Background()
 	s := openPostgresTemp(t)
-	fx := loadRescoreFixtures(t)
-	v4, err := rubric.Load("4")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const runs, chunk = 400, 10
-	seedBulk(t, s, runs, fx.mixed, v4)
+	for i := range runs {
+		data, b, res := run(t, fmt.Sprintf("run-%03d", i), day.Add(time.Duration(i)*time.Minute))
+		res.RubricVersion = "4"
+		if err := s.SaveRun(ctx, data, b, res); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The statistics see only rubric 4's results; then every run gains
 	// one under 5, as a pass under 5 leaves them.
 	if _, err := s.db.ExecContext(ctx, `ANALYZE runs, results`); err != nil {
@@ -483,7 +408,7 @@ func TestPostgresChunkReadsPerRun(t *testing.T) {
 			args[2] = baseline
 		}
 		var plan []byte
-		if err := s.db.QueryRowContext(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+rebind(pgChunk(true, "", "", baseline)), args...).Scan(&plan); err != nil {
+		if err := s.db.QueryRowContext(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+rebind(chunkQuery(true, "", baseline)), args...).Scan(&plan); err != nil {
 			t.Fatal(err)
 		}
 		var nodes []struct {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -84,7 +85,7 @@ ORDER BY r.run_date DESC, r.run_id`),
 		}
 		var t resumeTarget
 		bundle, err := storedJSON(stored)
-		if err != nil || unmarshal(bundle, &t) != nil {
+		if err != nil || json.Unmarshal(bundle, &t) != nil {
 			continue // not a bundle this program can compare: not a match
 		}
 		if t.Target.Integrity != k.Integrity || !sameList(t.Target.Args, k.Args, false) ||

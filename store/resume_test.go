@@ -105,9 +105,7 @@ func TestResumeFind(t *testing.T) {
 		v1, _ := rubric.Load("1")
 		res := rubric.Evaluate(fx, v1)
 		res.RubricVersion = "2"
-		if err := s.SaveResult(ctx, "old", res); err != nil {
-			t.Fatal(err)
-		}
+		saveResult(t, s, "old", res)
 		got, err := s.ResumeFind(ctx, k)
 		if err != nil || got.RunID != "old" {
 			t.Errorf("after a rescore under 2: %+v, %v; want run old", got, err)

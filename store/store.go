@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/rubric"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -182,7 +181,7 @@ CREATE INDEX runs_by_origin ON runs (derived_from) WHERE derived_from IS NOT NUL
 CREATE INDEX runs_by_date_id ON runs (run_date, run_id);
 DROP INDEX runs_by_date;
 `,
-	// 4: each result's summary (see summary.go), what rescoring compares a
+	// 4: each result's summary (see Summary), what rescoring compares a
 	// new result with, so that it need not read and decode the result;
 	// NULL for results saved before.
 	`ALTER TABLE results ADD COLUMN summary BLOB;`,
@@ -261,11 +260,12 @@ type identity struct {
 }
 
 // SaveRun stores a run: the bundle bytes exactly as given, which are
-// immutable from then on, and the result of scoring them. b must be the
-// decoded form of bundleJSON; its identity is checked against the bytes.
-// Saving a run id a second time returns ErrRunExists and changes nothing.
-// Both rows are written in one transaction.
-func (s *Store) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+// immutable from then on, and the result of scoring them, res (a
+// rubric.Result), saved as json.Marshal writes it (see NewResult). b must
+// be the decoded form of bundleJSON; its identity is checked against the
+// bytes. Saving a run id a second time returns ErrRunExists and changes
+// nothing. Both rows are written in one transaction.
+func (s *Store) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bundle, res any) error {
 	p, err := prepareRun(bundleJSON, b, res)
 	if err != nil {
 		return err
@@ -286,34 +286,30 @@ func (s *Store) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bund
 
 // preparedRun is a run checked and encoded for saving.
 type preparedRun struct {
-	runID      string
-	runArgs    []any
-	res        rubric.Result
-	resultJSON []byte
+	runID   string
+	runArgs []any
+	res     Result
 }
 
-func prepareRun(bundleJSON []byte, b *evidence.Bundle, res rubric.Result) (*preparedRun, error) {
+func prepareRun(bundleJSON []byte, b *evidence.Bundle, res any) (*preparedRun, error) {
 	if b == nil {
 		return nil, errors.New("store: save run: nil bundle")
 	}
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
 	}
-	if err := checkResult(res); err != nil {
+	r, err := resultOf(b.Run.ID, res)
+	if err != nil {
 		return nil, fmt.Errorf("store: save run %s: %w", b.Run.ID, err)
 	}
 	var id identity
-	if err := unmarshal(bundleJSON, &id); err != nil {
+	if err := json.Unmarshal(bundleJSON, &id); err != nil {
 		return nil, fmt.Errorf("store: save run %s: bundle bytes: %w", b.Run.ID, err)
 	}
 	if id.SchemaVersion != b.SchemaVersion || id.Run.ID != b.Run.ID || !id.Run.Date.Equal(b.Run.Date) ||
 		id.Target.Name != b.Target.Name || id.Target.Version != b.Target.Version {
 		return nil, fmt.Errorf("store: save run %s: the bundle bytes are of run %s (%s@%s), not of the bundle given",
 			b.Run.ID, id.Run.ID, id.Target.Name, id.Target.Version)
-	}
-	resultJSON, err := json.Marshal(res)
-	if err != nil {
-		return nil, fmt.Errorf("store: save run %s: encode result: %w", b.Run.ID, err)
 	}
 	sum := sha256.Sum256(bundleJSON)
 	var from any // NULL for a run that carries over no other
@@ -324,8 +320,7 @@ func prepareRun(bundleJSON []byte, b *evidence.Bundle, res rubric.Result) (*prep
 		runID: b.Run.ID,
 		runArgs: []any{b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
 			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), compressJSON(bundleJSON), from},
-		res:        res,
-		resultJSON: resultJSON,
+		res: r,
 	}, nil
 }
 
@@ -356,62 +351,10 @@ ON CONFLICT (run_id) DO NOTHING`, p.runArgs...)
 	if n == 0 {
 		return fmt.Errorf("%w: %s", ErrRunExists, p.runID)
 	}
-	if err := insertResult(ctx, exec, p.runID, p.res, p.resultJSON); err != nil {
+	if err := insertResult(ctx, exec, &p.res); err != nil {
 		return fmt.Errorf("store: save run %s: %w", p.runID, err)
 	}
 	return nil
-}
-
-// SaveResult stores the result of rescoring a saved run, replacing an
-// earlier result under the same rubric version: results are derived from
-// the immutable bundle and can always be recomputed.
-func (s *Store) SaveResult(ctx context.Context, runID string, res rubric.Result) error {
-	if err := checkResult(res); err != nil {
-		return fmt.Errorf("store: save result %s: %w", runID, err)
-	}
-	resultJSON, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("store: save result %s: encode: %w", runID, err)
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: save result %s: %w", runID, s.redact(err))
-	}
-	defer tx.Rollback()
-	var one int
-	switch err := tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM runs WHERE run_id = ?`), runID).Scan(&one); {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("store: save result: run %s: %w", runID, ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("store: save result %s: %w", runID, s.redact(err))
-	}
-	if err := insertResult(ctx, s.sqlExec(tx), runID, res, resultJSON); err != nil {
-		return fmt.Errorf("store: save result %s: %w", runID, s.redact(err))
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: save result %s: commit: %w", runID, s.redact(err))
-	}
-	return nil
-}
-
-func checkResult(res rubric.Result) error {
-	if res.RubricVersion == "" || res.RubricHash == "" {
-		return errors.New("result has no rubric version or hash")
-	}
-	return nil
-}
-
-func insertResult(ctx context.Context, exec execFunc, runID string, res rubric.Result, resultJSON []byte) error {
-	var score any // NULL when every dimension was dropped
-	if res.Score != nil {
-		score = *res.Score
-	}
-	summary, err := encodeSummary(&res)
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	_, err = exec(ctx, upsertResult, runID, res.RubricVersion, res.RubricHash, score, compressJSON(resultJSON), summary)
-	return err
 }
 
 // Bundle returns the bundle bytes of a run, exactly as saved (stored
@@ -432,26 +375,23 @@ func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 	return j, nil
 }
 
-// Result returns the stored result of a run under a rubric version.
-func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (rubric.Result, error) {
+// Result returns the JSON of the stored result of a run under a rubric
+// version, exactly as saved.
+func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (json.RawMessage, error) {
 	var data []byte
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT result FROM results WHERE run_id = ? AND rubric_version = ?`),
 		runID, rubricVersion).Scan(&data)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, ErrNotFound)
+		return nil, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, ErrNotFound)
 	case err != nil:
-		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
+		return nil, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
 	}
 	j, err := storedJSON(data)
 	if err != nil {
-		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
+		return nil, fmt.Errorf("store: result of run %s under rubric %s: %w", runID, rubricVersion, err)
 	}
-	var res rubric.Result
-	if err := json.Unmarshal(j, &res); err != nil {
-		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: decode: %w", runID, rubricVersion, err)
-	}
-	return res, nil
+	return j, nil
 }
 
 // EachBundle streams the stored bundles matching f (Filter.RubricVersion

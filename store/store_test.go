@@ -186,8 +186,8 @@ func TestSaveRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff(res, gotRes); d != "" {
-		t.Errorf("Result (-want +got):\n%s", d)
+	if want, _ := json.Marshal(res); string(gotRes) != string(want) {
+		t.Errorf("Result is not the result's JSON:\n%s", diff(json.RawMessage(want), gotRes))
 	}
 
 	// A second save of the same run id is refused and changes nothing.
@@ -196,8 +196,8 @@ func TestSaveRun(t *testing.T) {
 	if err := s.SaveRun(ctx, other, ob, ores); !errors.Is(err, ErrRunExists) {
 		t.Errorf("second SaveRun: error %v, want ErrRunExists", err)
 	}
-	if got, _ := s.Result(ctx, "run-1", "1"); got.RubricHash != res.RubricHash {
-		t.Errorf("second SaveRun changed the result: hash %s", got.RubricHash)
+	if got, _ := s.Result(ctx, "run-1", "1"); string(got) != string(gotRes) {
+		t.Errorf("second SaveRun changed the result: %.80s", got)
 	}
 
 	// Evidence cannot be changed or deleted behind the store's back.
@@ -282,9 +282,7 @@ func TestSaveResult(t *testing.T) {
 	v2 := rubric.Result{RubricVersion: "2", RubricHash: "sha256:two", Findings: []rubric.Finding{}, Dimensions: []rubric.DimensionScore{}}
 	for _, score := range []*float64{ptr(10.0), nil} {
 		v2.Score = score
-		if err := s.SaveResult(ctx, "run-1", v2); err != nil {
-			t.Fatalf("SaveResult: %v", err)
-		}
+		saveResult(t, s, "run-1", v2)
 	}
 	runs, err := s.Runs(ctx, Filter{})
 	if err != nil {
@@ -299,12 +297,40 @@ func TestSaveResult(t *testing.T) {
 	if d := diff(want, runs); d != "" {
 		t.Errorf("Runs (-want +got):\n%s", d)
 	}
-	if err := s.SaveResult(ctx, "no-such-run", v2); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SaveResult for an unknown run: error %v, want ErrNotFound", err)
+	r, err := NewResult("no-such-run", mustJSON(t, v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveResults(ctx, []Result{r}); err == nil {
+		t.Error("SaveResults saved a result of an unknown run")
+	}
+	if _, err := NewResult("run-1", []byte(`{"rubric_version":"2"}`)); err == nil {
+		t.Error("NewResult took a result with no rubric hash")
 	}
 	if _, err := s.Result(ctx, "run-1", "3"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Result under an unknown rubric: error %v, want ErrNotFound", err)
 	}
+}
+
+// saveResult saves res as the result of rescoring runID.
+func saveResult(t *testing.T, s *Store, runID string, res rubric.Result) {
+	t.Helper()
+	r, err := NewResult(runID, mustJSON(t, res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveResults(context.Background(), []Result{r}); err != nil {
+		t.Fatalf("SaveResults: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	j, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 func TestRuns(t *testing.T) {

@@ -38,7 +38,7 @@ func (g *globals) recollectRuns(ctx context.Context, st *store.Store, dataDir st
 	for i, it := range items {
 		its[i] = pipeline.RecollectItem{RunID: it.runID, Signals: it.signals}
 	}
-	return p.RecollectRuns(ctx, st, filepath.Join(dataDir, "bundles"), its)
+	return p.RecollectRuns(ctx, scoredStore{st}, filepath.Join(dataDir, "bundles"), its)
 }
 
 // emptyRecollectSummary is the summary of a recollection with nothing to do.

@@ -16,7 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/rescore"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 )
@@ -181,7 +183,7 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 	start := time.Now()
 	var last time.Time
 	var need []recollectItem
-	sum, err := store.Rescore(ctx, st, store.RescoreOptions{
+	sum, err := rescore.Run(ctx, st, rescore.Options{
 		Rubric:   rb,
 		Filter:   filter,
 		Baseline: f.baseline,
@@ -237,7 +239,7 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 type rescoreOutput struct {
 	SchemaVersion string `json:"schema_version"`
 	DryRun        bool   `json:"dry_run"`
-	store.RescoreSummary
+	rescore.Summary
 	ElapsedSeconds   float64            `json:"elapsed_seconds"`
 	ResultsPerSecond float64            `json:"results_per_second"`
 	StageSeconds     map[string]float64 `json:"stage_seconds"`
@@ -245,11 +247,11 @@ type rescoreOutput struct {
 	Recollection *recollectSummary `json:"recollection,omitempty"`
 }
 
-func newRescoreOutput(sum store.RescoreSummary, dryRun bool) rescoreOutput {
+func newRescoreOutput(sum rescore.Summary, dryRun bool) rescoreOutput {
 	out := rescoreOutput{
 		SchemaVersion:  RescoreSchemaVersion,
 		DryRun:         dryRun,
-		RescoreSummary: sum,
+		Summary:        sum,
 		ElapsedSeconds: sum.Elapsed.Seconds(),
 		StageSeconds: map[string]float64{
 			"read": sum.Stages.Read.Seconds(), "decode": sum.Stages.Decode.Seconds(),
@@ -265,7 +267,7 @@ func newRescoreOutput(sum store.RescoreSummary, dryRun bool) rescoreOutput {
 
 func writeRescoreTable(w io.Writer, out rescoreOutput) error {
 	var b strings.Builder
-	sum := out.RescoreSummary
+	sum := out.Summary
 	saved := "saved"
 	if out.DryRun {
 		saved = "dry run: nothing saved"
@@ -316,7 +318,7 @@ func writeRescoreTable(w io.Writer, out rescoreOutput) error {
 	}
 
 	b.WriteString("\n")
-	var moved []store.CodeMove
+	var moved []rescore.CodeMove
 	for _, m := range sum.Codes {
 		if m.Appeared > 0 || m.Disappeared > 0 {
 			moved = append(moved, m)
@@ -369,7 +371,7 @@ func writeRescoreTable(w io.Writer, out rescoreOutput) error {
 
 // rescoreWeight shows a dimension's weight, and what it was when the
 // baselines weighed it otherwise.
-func rescoreWeight(d store.DimensionMove) string {
+func rescoreWeight(d rescore.DimensionMove) string {
 	w := strconv.FormatFloat(d.Weight, 'f', -1, 64)
 	var old []string
 	for _, o := range d.OldWeights {
@@ -413,4 +415,27 @@ func rescoreKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// scoredStore is the run store as the pipeline uses it: with results as
+// rubric.Result values, where the store keeps their JSON and imports no
+// rubric.
+type scoredStore struct{ *store.Store }
+
+// SaveRun saves a run and its result (store.Store.SaveRun).
+func (s scoredStore) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bundle, res rubric.Result) error {
+	return s.Store.SaveRun(ctx, bundleJSON, b, res)
+}
+
+// Result returns a run's stored result under a rubric version, decoded.
+func (s scoredStore) Result(ctx context.Context, runID, rubricVersion string) (rubric.Result, error) {
+	j, err := s.Store.Result(ctx, runID, rubricVersion)
+	if err != nil {
+		return rubric.Result{}, err
+	}
+	var res rubric.Result
+	if err := json.Unmarshal(j, &res); err != nil {
+		return rubric.Result{}, fmt.Errorf("store: result of run %s under rubric %s: decode: %w", runID, rubricVersion, err)
+	}
+	return res, nil
 }

@@ -134,7 +134,7 @@ func TestRescore(t *testing.T) {
 	}
 	defer st.Close()
 	for _, id := range ids {
-		saved, err := st.Result(ctx, id, "5")
+		saved, err := scoredStore{st}.Result(ctx, id, "5")
 		if err != nil {
 			t.Fatalf("run %s: no result under v5 after rescore: %v", id, err)
 		}
@@ -384,7 +384,7 @@ func TestRescoreRecollect(t *testing.T) {
 					t.Errorf("derived run %s: signal %s changed from %+v to %+v", d, name, sig, nb.Signals[name])
 				}
 			}
-			if res, err := st.Result(ctx, d, "5"); err != nil || res.RubricVersion != "5" {
+			if res, err := (scoredStore{st}).Result(ctx, d, "5"); err != nil || res.RubricVersion != "5" {
 				t.Errorf("derived run %s: result under v5: %v", d, err)
 			}
 		}

@@ -352,7 +352,7 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 // storeSaver saves runs in the store and their bundle files in the data
 // directory, as every scanning command does.
 func (g *globals) storeSaver(st *store.Store, dataDir string) pipeline.StoreSaver {
-	return pipeline.StoreSaver{Store: st, BundleDir: filepath.Join(dataDir, "bundles"), Logger: g.log}
+	return pipeline.StoreSaver{Store: scoredStore{st}, BundleDir: filepath.Join(dataDir, "bundles"), Logger: g.log}
 }
 
 func (g *globals) writeReport(rep report.Report, format report.Format, output string) error {

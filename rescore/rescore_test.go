@@ -1,9 +1,7 @@
-package store
+package rescore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/store"
 )
 
 // rescoreFixtures are the committed bundles the rescoring tests vary.
@@ -108,7 +107,7 @@ func (fx rescoreFixtures) mixed(i int) *evidence.Bundle {
 // (none when r is nil: SaveRun needs one, so the result is saved and then
 // nothing else is). Results are computed on every core; the saves are
 // serial, as SQLite's are.
-func seed(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle, r *rubric.Rubric) {
+func seed(t testing.TB, s *store.Store, n int, bundle func(i int) *evidence.Bundle, r *rubric.Rubric) {
 	t.Helper()
 	ctx := context.Background()
 	type item struct {
@@ -141,82 +140,35 @@ func seed(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle, r 
 	}
 }
 
-// seedBulk stores what seed stores, n runs each with its result under r,
-// writing a thousand runs per transaction rather than one: SaveRun's rows,
-// written by SaveRun's statements, without its per-run transaction, so
-// that large stores are quick to build. As in a store a version before
-// schema 6 saved runs in, one bundle in seven is plain JSON, the others
-// compressed as SaveRun saves them now.
-func seedBulk(t testing.TB, s *Store, n int, bundle func(i int) *evidence.Bundle, r *rubric.Rubric) {
+// openTemp opens a store in a temporary directory (or, with the postgres
+// build tag and newTestStore set, elsewhere).
+func openTemp(t testing.TB) *store.Store {
 	t.Helper()
-	ctx := context.Background()
-	const perTx = 1000
-	type item struct {
-		b         *evidence.Bundle
-		data, res []byte
-		summary   []byte
-		score     *float64
-		digest    string
+	if newTestStore != nil {
+		return newTestStore(t)
 	}
-	for lo := 0; lo < n; lo += perTx {
-		items := make([]item, min(perTx, n-lo))
-		var wg sync.WaitGroup
-		workers := runtime.GOMAXPROCS(0)
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(items); i += workers {
-					b := bundle(lo + i)
-					data, err := json.Marshal(b)
-					if err != nil {
-						panic(err)
-					}
-					res := rubric.Evaluate(b, r)
-					resJSON, err := json.Marshal(res)
-					if err != nil {
-						panic(err)
-					}
-					summary, err := encodeSummary(&res)
-					if err != nil {
-						panic(err)
-					}
-					sum := sha256.Sum256(data)
-					stored := compressJSON(data)
-					if (lo+i)%7 == 3 {
-						stored = data // saved before schema 6
-					}
-					items[i] = item{b, stored, compressJSON(resJSON), summary, res.Score, hex.EncodeToString(sum[:])}
-				}
-			}()
-		}
-		wg.Wait()
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range items {
-			b := it.b
-			if _, err := tx.ExecContext(ctx, s.q(`
-INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
-	tool_name, tool_version, outcome, bundle_sha256, bundle)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-				b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), it.digest, it.data); err != nil {
-				t.Fatal(err)
-			}
-			var score any
-			if it.score != nil {
-				score = *it.score
-			}
-			if _, err := tx.ExecContext(ctx, s.q(upsertResult), b.Run.ID, r.Version, r.Hash, score, it.res, it.summary); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+	s, err := store.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newTestStore, when set, opens the stores of the tests.
+var newTestStore func(t testing.TB) *store.Store
+
+// saveResult saves res as the result of rescoring runID.
+func saveResult(ctx context.Context, s *store.Store, runID string, res rubric.Result) error {
+	j, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	r, err := store.NewResult(runID, j)
+	if err != nil {
+		return err
+	}
+	return s.SaveResults(ctx, []store.Result{r})
 }
 
 // reweighted returns r with every dimension's weight changed, as a new
@@ -234,27 +186,23 @@ func reweighted(r *rubric.Rubric) *rubric.Rubric {
 
 // storedResults returns the JSON of the stored result of every run under
 // version.
-func storedResults(t testing.TB, s *Store, version string) map[string][]byte {
+func storedResults(t testing.TB, s *store.Store, version string) map[string][]byte {
 	t.Helper()
-	rows, err := s.db.Query(s.q(`SELECT run_id, result FROM results WHERE rubric_version = ?`), version)
+	ctx := context.Background()
+	runs, err := s.Runs(ctx, store.Filter{RubricVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
 	out := map[string][]byte{}
-	for rows.Next() {
-		var id string
-		var data []byte
-		if err := rows.Scan(&id, &data); err != nil {
-			t.Fatal(err)
+	for _, r := range runs {
+		if r.RubricVersion != version {
+			continue
 		}
-		if data, err = storedJSON(data); err != nil {
-			t.Fatalf("run %s: %v", id, err)
+		j, err := s.Result(ctx, r.RunID, version)
+		if err != nil {
+			t.Fatalf("run %s: %v", r.RunID, err)
 		}
-		out[id] = data
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+		out[r.RunID] = j
 	}
 	return out
 }
@@ -262,7 +210,7 @@ func storedResults(t testing.TB, s *Store, version string) map[string][]byte {
 // checkAgainstAlone checks that every result stored under r's version is
 // byte for byte the result of scoring that run's stored bundle alone, and
 // returns those results by run id.
-func checkAgainstAlone(t *testing.T, s *Store, r *rubric.Rubric) map[string]rubric.Result {
+func checkAgainstAlone(t *testing.T, s *store.Store, r *rubric.Rubric) map[string]rubric.Result {
 	t.Helper()
 	ctx := context.Background()
 	got := storedResults(t, s, r.Version)
@@ -319,7 +267,7 @@ func TestRescoreReweighted(t *testing.T) {
 	fx := loadRescoreFixtures(t)
 	s := openTemp(t)
 	v5 := rubric.Current()
-	seedBulk(t, s, n, fx.mixed, v5)
+	seed(t, s, n, fx.mixed, v5)
 	before := map[string]rubric.Result{}
 	for id, data := range storedResults(t, s, v5.Version) {
 		var res rubric.Result
@@ -332,7 +280,7 @@ func TestRescoreReweighted(t *testing.T) {
 	rw := reweighted(v5)
 	var progress []int
 	recollect := map[string][]string{}
-	sum, err := Rescore(ctx, s, RescoreOptions{
+	sum, err := Run(ctx, s, Options{
 		Rubric:            rw,
 		Save:              true,
 		Workers:           3,
@@ -345,8 +293,8 @@ func TestRescoreReweighted(t *testing.T) {
 	if sum.Total != n || sum.Rescored != n || len(sum.Failed) != 0 || !sum.Saved {
 		t.Fatalf("summary: total %d, rescored %d, failed %v, saved %v; want %d rescored and saved", sum.Total, sum.Rescored, sum.Failed, sum.Saved, n)
 	}
-	if want := []int{DefaultRescoreBatch, 2 * DefaultRescoreBatch}; len(progress) != n/DefaultRescoreBatch || !slices.Equal(progress[:2], want) || progress[len(progress)-1] != n {
-		t.Errorf("progress %v..., want every %d up to %d", progress[:min(3, len(progress))], DefaultRescoreBatch, n)
+	if want := []int{DefaultBatch, 2 * DefaultBatch}; len(progress) != n/DefaultBatch || !slices.Equal(progress[:2], want) || progress[len(progress)-1] != n {
+		t.Errorf("progress %v..., want every %d up to %d", progress[:min(3, len(progress))], DefaultBatch, n)
 	}
 
 	after := checkAgainstAlone(t, s, rw)
@@ -544,7 +492,7 @@ func TestMoveArithmetic(t *testing.T) {
 		}
 		acc.add(r)
 	}
-	var got RescoreSummary
+	var got Summary
 	acc.fill(&got)
 
 	if want := map[string]int{"4": 4, "new": 1}; !maps.Equal(got.Baselines, want) || got.NoBaseline != 1 {
@@ -600,11 +548,11 @@ func TestRescoreBaseline(t *testing.T) {
 	// Run 0 also has v3 and v4; run 1 v3.
 	for _, r := range []*rubric.Rubric{v3, v4} {
 		b := fx.mixed(0)
-		if err := s.SaveResult(ctx, b.Run.ID, rubric.Evaluate(b, r)); err != nil {
+		if err := saveResult(ctx, s, b.Run.ID, rubric.Evaluate(b, r)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if b := fx.mixed(1); s.SaveResult(ctx, b.Run.ID, rubric.Evaluate(b, v3)) != nil {
+	if b := fx.mixed(1); saveResult(ctx, s, b.Run.ID, rubric.Evaluate(b, v3)) != nil {
 		t.Fatal("save")
 	}
 	tests := []struct {
@@ -618,7 +566,7 @@ func TestRescoreBaseline(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("baseline="+tc.baseline, func(t *testing.T) {
-			sum, err := Rescore(ctx, s, RescoreOptions{Rubric: v5, Baseline: tc.baseline})
+			sum, err := Run(ctx, s, Options{Rubric: v5, Baseline: tc.baseline})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -637,11 +585,11 @@ func TestRescoreBaseline(t *testing.T) {
 	for _, v := range []string{"9", "10"} {
 		res := rubric.Evaluate(b, v5)
 		res.RubricVersion = v
-		if err := s.SaveResult(ctx, b.Run.ID, res); err != nil {
+		if err := saveResult(ctx, s, b.Run.ID, res); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sum, err := Rescore(ctx, s, RescoreOptions{Rubric: v5, Filter: Filter{Limit: 3}})
+	sum, err := Run(ctx, s, Options{Rubric: v5, Filter: store.Filter{Limit: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,11 +611,11 @@ func TestRescoreInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	v5 := rubric.Current()
-	seedBulk(t, s, n, fx.mixed, v4)
+	seed(t, s, n, fx.mixed, v4)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sum, err := Rescore(ctx, s, RescoreOptions{
+	sum, err := Run(ctx, s, Options{
 		Rubric: v5, Save: true, BatchSize: batch, Workers: 2,
 		Progress: func(done, total int) {
 			if done >= 7*batch {
@@ -691,7 +639,7 @@ func TestRescoreInterrupted(t *testing.T) {
 		t.Errorf("%d v4 results after the interruption, want %d", len(got), n)
 	}
 
-	sum, err = Rescore(context.Background(), s, RescoreOptions{Rubric: v5, Save: true, BatchSize: batch})
+	sum, err = Run(context.Background(), s, Options{Rubric: v5, Save: true, BatchSize: batch})
 	if err != nil || sum.Rescored != n {
 		t.Fatalf("second pass: rescored %d, %v; want %d", sum.Rescored, err, n)
 	}
@@ -700,40 +648,30 @@ func TestRescoreInterrupted(t *testing.T) {
 	}
 }
 
-// TestRescoreFilterAndFailures: the filter selects the runs, and a bundle
-// that cannot be decoded is reported, not saved, and does not stop the
-// pass.
+// TestRescoreFilterAndFailures: the filter selects the runs; a bundle or
+// a baseline that cannot be decoded is a failure of that run, reported
+// with its id.
 func TestRescoreFilterAndFailures(t *testing.T) {
 	ctx := context.Background()
 	fx := loadRescoreFixtures(t)
 	s := openTemp(t)
 	v5 := rubric.Current()
 	seed(t, s, 40, fx.mixed, v5)
-	// A stored bundle the program can no longer decode: a later evidence
-	// schema version, written by a newer program sharing the store.
-	b := fx.mixed(40)
-	if _, err := s.db.Exec(s.q(`INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
-		tool_name, tool_version, outcome, bundle_sha256, bundle) VALUES (?, ?, ?, ?, ?, ?, 'verifymcp', '9', 'ok', '', ?)`),
-		b.Run.ID, "verifymcp.evidence/v99", b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-		[]byte(`{"schema_version":"verifymcp.evidence/v99"}`)); err != nil {
-		t.Fatal(err)
-	}
-
-	sum, err := Rescore(ctx, s, RescoreOptions{Rubric: reweighted(v5), Save: true})
+	sum, err := Run(ctx, s, Options{Rubric: reweighted(v5), Save: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Total != 41 || sum.Rescored != 40 || len(sum.Failed) != 1 || sum.Failed[0].RunID != b.Run.ID {
-		t.Errorf("total %d, rescored %d, failed %v; want 41, 40, [%s]", sum.Total, sum.Rescored, sum.Failed, b.Run.ID)
+	if sum.Total != 40 || sum.Rescored != 40 || len(sum.Failed) != 0 {
+		t.Errorf("total %d, rescored %d, failed %v; want 40, 40, none", sum.Total, sum.Rescored, sum.Failed)
 	}
 
 	target := fx.mixed(7).Target
-	sum, err = Rescore(ctx, s, RescoreOptions{Rubric: reweighted(v5), Filter: Filter{Name: target.Name}})
+	sum, err = Run(ctx, s, Options{Rubric: reweighted(v5), Filter: store.Filter{Name: target.Name}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want int
-	for i := range 41 {
+	for i := range 40 {
 		if fx.mixed(i).Target.Name == target.Name {
 			want++
 		}
@@ -741,14 +679,31 @@ func TestRescoreFilterAndFailures(t *testing.T) {
 	if sum.Total != want || sum.Rescored != want {
 		t.Errorf("filter by name: total %d, rescored %d, want %d", sum.Total, sum.Rescored, want)
 	}
-	sum, err = Rescore(ctx, s, RescoreOptions{Rubric: reweighted(v5), Filter: Filter{Limit: 5}})
+	sum, err = Run(ctx, s, Options{Rubric: reweighted(v5), Filter: store.Filter{Limit: 5}})
 	if err != nil || sum.Total != 5 || sum.Rescored != 5 {
 		t.Errorf("limit 5: total %d, rescored %d, %v", sum.Total, sum.Rescored, err)
 	}
+	// A stored bundle the program can no longer decode (a later evidence
+	// schema version, written by a newer program sharing the store), and
+	// a damaged baseline.
+	var st [4]time.Duration
+	bad := &row{runID: "run-v99", bundle: []byte(`{"schema_version":"verifymcp.evidence/v99"}`)}
+	if r := rescoreOne(bad, v5, newNeeds(v5), rubric.NewMemo(v5), true, &st); r.err == nil || r.runID != "run-v99" {
+		t.Errorf("an undecodable bundle: %+v", r)
+	}
+	good, err := json.Marshal(fx.mixed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := &row{runID: "run-d", bundle: good, baselineVersion: "4", baseline: []byte(`{"findings":`)}
+	if r := rescoreOne(damaged, v5, newNeeds(v5), rubric.NewMemo(v5), true, &st); r.err == nil {
+		t.Errorf("a damaged baseline: %+v", r)
+	}
 }
 
-// TestRescoreChunks reads in chunks smaller than the store, with runs that
-// share a date across a chunk boundary: every run is read once.
+// TestRescoreChunks: with runs that share a date, and limits, every run
+// selected is rescored once (the store's reader splits the pass into
+// chunks; store.TestEachRunBaselines reads across them).
 func TestRescoreChunks(t *testing.T) {
 	ctx := context.Background()
 	fx := loadRescoreFixtures(t)
@@ -761,15 +716,13 @@ func TestRescoreChunks(t *testing.T) {
 		b.Run.Date = fx.base.Run.Date.Add(time.Duration(i/10) * time.Hour)
 		return b
 	}
-	seedBulk(t, s, 30, bundle, v5)
+	seed(t, s, 30, bundle, v5)
 	rw := reweighted(v5)
-	defer func(n int) { readChunk = n }(readChunk)
-	for _, chunk := range []int{1, 3, 7, 10, 30, 31} {
-		readChunk = chunk
+	for _, chunk := range []int{1} {
 		for _, limit := range []int{0, 4, 10, 11, 29} {
 			var seen []string
-			sum, err := Rescore(ctx, s, RescoreOptions{
-				Rubric: rw, Filter: Filter{Limit: limit}, Workers: 1,
+			sum, err := Run(ctx, s, Options{
+				Rubric: rw, Filter: store.Filter{Limit: limit}, Workers: 1,
 				NeedsRecollection: func(id string, _ []string) { seen = append(seen, id) },
 			})
 			want := 30
