@@ -1,46 +1,15 @@
 package cli
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"fmt"
 	"net/http"
 	"os"
 	"time"
-
-	"github.com/docker/docker/client"
-
-	"github.com/verifymcp/verifymcp/sandbox"
 )
-
-// engineInfo is a connected engine and what it told us about itself.
-type engineInfo struct {
-	cli           *client.Client
-	engineVersion string
-	apiVersion    string
-	host          string
-}
-
-// connectEngine connects to the Docker engine and negotiates the API
-// version; a failure is an infrastructure error with a hint.
-func connectEngine(ctx context.Context) (*engineInfo, error) {
-	cli, err := sandbox.NewClient()
-	if err != nil {
-		return nil, engineError{err}
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	v, err := cli.ServerVersion(pctx)
-	if err != nil {
-		cli.Close()
-		return nil, engineError{fmt.Errorf("Docker engine not reachable at %s: %v (install Debian's docker.io and start dockerd, or run scripts/setup.sh)", cli.DaemonHost(), err)}
-	}
-	return &engineInfo{cli: cli, engineVersion: v.Version, apiVersion: cli.ClientVersion(), host: cli.DaemonHost()}, nil
-}
 
 // caBundle is the CA bundle an operator configured, if any.
 type caBundle struct {
@@ -98,25 +67,4 @@ func httpClient(ca *caBundle, timeout time.Duration) *http.Client {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	return &http.Client{Transport: tr, Timeout: timeout}
-}
-
-// ensureImage makes sure the sandbox image exists, building it when it
-// does not, and says so.
-func (g *globals) ensureImage(ctx context.Context, e *engineInfo, registry string, ca *caBundle) (sandbox.Image, error) {
-	img, ok, err := sandbox.InspectImage(ctx, e.cli)
-	if err != nil {
-		return img, engineError{fmt.Errorf("inspect sandbox image: %w", err)}
-	}
-	if ok {
-		return img, nil
-	}
-	g.log.Info("sandbox image not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "image", sandbox.ImageRef())
-	img, _, err = sandbox.EnsureImage(ctx, e.cli, sandbox.ImageOptions{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)})
-	if err != nil {
-		if ctx.Err() != nil {
-			return img, ctx.Err()
-		}
-		return img, imageError{fmt.Errorf("build sandbox image %s: %w", sandbox.ImageRef(), err)}
-	}
-	return img, nil
 }

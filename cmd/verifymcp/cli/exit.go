@@ -83,6 +83,7 @@ func exitCode(err error) int {
 		errors.Is(err, pipeline.ErrUnsupported),
 		errors.Is(err, supplychain.ErrBadName),
 		errors.Is(err, sandbox.ErrBadBin),
+		errors.Is(err, pipeline.ErrBadOption),
 		errors.Is(err, store.ErrNotFound):
 		return ExitUsage
 	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound):
@@ -96,7 +97,7 @@ func exitCode(err error) int {
 			return ExitEngine
 		}
 		return ExitRegistry
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.Is(err, pipeline.ErrImage):
 		return ExitImage
 	case errors.As(err, &ee), errors.Is(err, pipeline.ErrSandbox):
 		return ExitEngine

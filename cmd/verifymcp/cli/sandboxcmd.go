@@ -61,18 +61,18 @@ only when the recipe changes; scan builds it when it is missing.
 			if err != nil {
 				return err
 			}
-			e, err := connectEngine(ctx)
+			e, err := pipeline.ConnectEngine(ctx)
 			if err != nil {
 				return err
 			}
-			defer e.cli.Close()
+			defer e.Client.Close()
 			opts := sandbox.ImageOptions{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)}
 			var img sandbox.Image
 			built := true
 			if force {
-				img, err = sandbox.BuildImage(ctx, e.cli, opts)
+				img, err = sandbox.BuildImage(ctx, e.Client, opts)
 			} else {
-				img, built, err = sandbox.EnsureImage(ctx, e.cli, opts)
+				img, built, err = sandbox.EnsureImage(ctx, e.Client, opts)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -132,15 +132,15 @@ in the registry.`,
 			}
 			ca, caErr := loadCABundle(pick(caPath, cfg.CABundle))
 			registry = pick(registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
-			e, err := connectEngine(ctx)
+			e, err := pipeline.ConnectEngine(ctx)
 			if err != nil {
 				fmt.Fprintf(w, "engine:       unreachable (%v)\n", err)
 				return err
 			}
-			defer e.cli.Close()
-			fmt.Fprintf(w, "engine:       Docker %s at %s\n", e.engineVersion, e.host)
-			fmt.Fprintf(w, "api version:  %s (negotiated)\n", e.apiVersion)
-			img, ok, err := sandbox.InspectImage(ctx, e.cli)
+			defer e.Client.Close()
+			fmt.Fprintf(w, "engine:       Docker %s at %s\n", e.Version, e.Host)
+			fmt.Fprintf(w, "api version:  %s (negotiated)\n", e.APIVersion)
+			img, ok, err := sandbox.InspectImage(ctx, e.Client)
 			if err != nil {
 				return engineError{fmt.Errorf("inspect image: %w", err)}
 			}
@@ -159,12 +159,12 @@ in the registry.`,
 			default:
 				fmt.Fprintf(w, "ca bundle:    %s (%d certificates, sha256 %s)\n", ca.Path, ca.Certs, ca.SHA256[:16])
 			}
-			if v, err := e.cli.VolumeInspect(ctx, sandbox.NPMCacheVolume); err == nil {
+			if v, err := e.Client.VolumeInspect(ctx, sandbox.NPMCacheVolume); err == nil {
 				fmt.Fprintf(w, "npm cache:    volume %s (created %s)\n", v.Name, v.CreatedAt)
 			} else {
 				fmt.Fprintf(w, "npm cache:    not created yet (the first scan creates it)\n")
 			}
-			left, err := sandbox.Leftovers(ctx, e.cli)
+			left, err := sandbox.Leftovers(ctx, e.Client)
 			if err != nil {
 				return engineError{err}
 			}
@@ -200,7 +200,7 @@ in the registry.`,
 
 // doctorFetch is the doctor's fetch check (see its --help): spec resolved
 // from this machine, then fetched by the sandbox's real fetch step.
-func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *engineInfo, registry string, ca *caBundle, spec string) error {
+func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *pipeline.Engine, registry string, ca *caBundle, spec string) error {
 	if spec == "" {
 		fmt.Fprintln(w, "fetch check:  skipped (--fetch-check \"\")")
 		return nil
@@ -220,7 +220,7 @@ func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *engineInfo, r
 	}
 	helper, err := sandbox.LoadHelper(exe)
 	if err == nil {
-		err = helper.Ensure(ctx, e.cli)
+		err = helper.Ensure(ctx, e.Client)
 	}
 	if err != nil {
 		return imageError{fmt.Errorf("helper image: %w", err)}
@@ -231,7 +231,7 @@ func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *engineInfo, r
 		opts.CABundle = ca.Data
 		trust = "trusting " + ca.Path
 	}
-	sb, err := sandbox.New(e.cli, opts)
+	sb, err := sandbox.New(e.Client, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -266,12 +266,12 @@ is cold.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := connectEngine(ctx)
+			e, err := pipeline.ConnectEngine(ctx)
 			if err != nil {
 				return err
 			}
-			defer e.cli.Close()
-			n, err := sandbox.Prune(ctx, e.cli, all)
+			defer e.Client.Close()
+			n, err := sandbox.Prune(ctx, e.Client, all)
 			if err != nil {
 				return engineError{err}
 			}
@@ -281,13 +281,13 @@ is cold.`,
 				if err != nil {
 					return err
 				}
-				trees, err := sandbox.PruneTreeCache(ctx, e.cli, filepath.Join(dir, "cache", "trees"))
+				trees, err := sandbox.PruneTreeCache(ctx, e.Client, filepath.Join(dir, "cache", "trees"))
 				if err != nil {
 					return engineError{fmt.Errorf("remove install tree cache: %w", err)}
 				}
 				fmt.Fprintf(g.stdout, "removed %d cached install tree(s)\n", trees)
-				if err := e.cli.VolumeRemove(ctx, sandbox.NPMCacheVolume, true); err != nil {
-					if _, ierr := e.cli.VolumeInspect(ctx, sandbox.NPMCacheVolume); ierr == nil {
+				if err := e.Client.VolumeRemove(ctx, sandbox.NPMCacheVolume, true); err != nil {
+					if _, ierr := e.Client.VolumeInspect(ctx, sandbox.NPMCacheVolume); ierr == nil {
 						return engineError{fmt.Errorf("remove npm cache volume: %w", err)}
 					}
 				} else {

@@ -262,91 +262,37 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	return g.writeReport(report.Build(ran.Bundle, rb, ran.Result), format, f.output)
 }
 
-// prepareSandbox connects to the engine, reaps leftovers, makes sure the
-// images are there and starts the observer, then sets p's scanner. It is
-// shared by scan and by every command that scans many targets (one
-// preparation, many scans). resolved reports the resolution of the
-// (first) target: until it succeeded prepareSandbox only reads (the
-// engine's version, its images, this binary), so that bad input fails
-// before anything is created on the engine, as the README promises.
-// runID is prewarmed once the target resolved (the observer's start then
-// overlaps the fetch step); discard removes what was prepared for it when
-// the scan does not happen.
+// prepareSandbox prepares the sandbox the scanning commands share (see
+// pipeline.PrepareSandbox) with the sandbox flags, and returns what closes
+// the engine and what discards the sandbox prepared for runID when no scan
+// took it.
 func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *scanFlags, dataDir, registry string, ca *caBundle, mem int64, runID string, resolved func() error) (io.Closer, func(), error) {
-	e, err := connectEngine(ctx)
-	if err != nil {
-		if rerr := resolved(); rerr != nil {
-			return nil, nil, rerr
-		}
-		return nil, nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			e.cli.Close()
-		}
-	}()
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, nil, imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
-	}
-	helper, err := sandbox.LoadHelper(exe)
-	if err != nil {
-		return nil, nil, imageError{fmt.Errorf("helper image: %w", err)}
-	}
-	opts := sandbox.Options{
-		Image: sandbox.ImageRef(), HelperImage: helper.Ref, Registry: registry,
-		InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
-		Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
-		TreeSize: f.treeBytes, HomeSize: f.homeBytes, TmpSize: f.tmpBytes,
-		TreeCacheDir: filepath.Join(dataDir, "cache", "trees"), ToolVersion: p.ToolVersion,
-		Behavior: !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
+	o := pipeline.Prepare{
+		Sandbox: sandbox.Options{
+			Registry:       registry,
+			InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
+			Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
+			TreeSize: f.treeBytes, HomeSize: f.homeBytes, TmpSize: f.tmpBytes,
+			TreeCacheDir: filepath.Join(dataDir, "cache", "trees"),
+			Behavior:     !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
+		},
+		Image:    g.imageOptions(registry, ca),
+		RunID:    runID,
+		Resolved: resolved,
 	}
 	if ca != nil {
-		opts.CABundle = ca.Data
+		o.CABundle, o.CABundleSHA256 = ca.Data, ca.SHA256
 	}
-	sb, err := sandbox.New(e.cli, opts)
+	pr, err := p.PrepareSandbox(ctx, o)
 	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	if err := resolved(); err != nil {
 		return nil, nil, err
 	}
+	return pr, pr.Discard, nil
+}
 
-	// The target resolved: from here on the engine is changed. The
-	// observer (behaviour capture) is the slowest thing to start on a warm
-	// scan, so it starts first and runs while leftovers are reaped, the
-	// image is checked and the fetch step runs.
-	if err := helper.Ensure(ctx, e.cli); err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, imageError{fmt.Errorf("helper image: %w", err)}
-	}
-	sb.Prewarm(ctx, runID)
-	discard := func() {
-		if derr := sb.Discard(context.WithoutCancel(ctx), runID); derr != nil {
-			g.log.Warn("could not remove the prepared sandbox", "err", derr)
-		}
-	}
-	if n, err := sandbox.Reap(ctx, e.cli); err != nil {
-		g.log.Warn("could not remove leftovers of earlier runs", "err", err)
-	} else if n > 0 {
-		g.log.Info("removed leftovers of crashed runs", "objects", n)
-	}
-	img, err := g.ensureImage(ctx, e, registry, ca)
-	if err != nil {
-		discard()
-		return nil, nil, err
-	}
-	p.Behavior = !f.noBehavior
-	p.Sandbox = pipeline.SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.engineVersion, APIVersion: e.apiVersion, Limits: opts.Limits()}
-	if ca != nil {
-		p.Sandbox.CABundle = ca.SHA256
-	}
-	p.Scanner = sb
-	ok = true
-	return e.cli, discard, nil
+// imageOptions say how a missing sandbox image is built.
+func (g *globals) imageOptions(registry string, ca *caBundle) pipeline.ImageOptions {
+	return pipeline.ImageOptions{Registry: registry, HTTPClient: httpClient(ca, 0), Progress: &lineWriter{log: g.log}, Logger: g.log}
 }
 
 // storeSaver saves runs in the store and their bundle files in the data

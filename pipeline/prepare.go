@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/verifymcp/verifymcp/sandbox"
+)
+
+// ErrImage wraps failures to find or build the sandbox and helper images.
+var ErrImage = errors.New("sandbox image")
+
+// ErrBadOption wraps sandbox options the sandbox refuses (bad input).
+var ErrBadOption = errors.New("bad sandbox option")
+
+// Engine is a connected Docker engine and what it told us about itself.
+type Engine struct {
+	Client     *client.Client
+	Version    string
+	APIVersion string
+	Host       string
+}
+
+// ConnectEngine connects to the Docker engine and negotiates the API
+// version; a failure is ErrSandbox, with a hint.
+func ConnectEngine(ctx context.Context) (*Engine, error) {
+	cli, err := sandbox.NewClient()
+	if err != nil {
+		return nil, mark(ErrSandbox, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := cli.ServerVersion(pctx)
+	if err != nil {
+		cli.Close()
+		return nil, mark(ErrSandbox, fmt.Errorf("Docker engine not reachable at %s: %v (install Debian's docker.io and start dockerd, or run scripts/setup.sh)", cli.DaemonHost(), err))
+	}
+	return &Engine{Client: cli, Version: v.Version, APIVersion: cli.ClientVersion(), Host: cli.DaemonHost()}, nil
+}
+
+// markedError is err, with its message unchanged, that is also mark: the
+// exit code is read from mark, the rest of the chain stays.
+type markedError struct {
+	msg  string
+	mark error
+	err  error
+}
+
+func (e *markedError) Error() string        { return e.msg }
+func (e *markedError) Is(target error) bool { return target == e.mark }
+func (e *markedError) Unwrap() error        { return e.err }
+
+// mark returns err, with its message unchanged, marked as mark.
+func mark(m error, err error) error { return &markedError{msg: err.Error(), mark: m, err: err} }
+
+// ImageOptions say where the sandbox image is built from when it is
+// missing: the npm registry, an HTTP client that trusts the operator's CA
+// bundle, and where the build's output lines go.
+type ImageOptions struct {
+	Registry   string
+	HTTPClient *http.Client
+	Progress   io.Writer
+	Logger     *slog.Logger
+}
+
+// EnsureImage makes sure the sandbox image exists, building it when it
+// does not, and says so.
+func EnsureImage(ctx context.Context, e *Engine, o ImageOptions) (sandbox.Image, error) {
+	img, ok, err := sandbox.InspectImage(ctx, e.Client)
+	if err != nil {
+		return img, mark(ErrSandbox, fmt.Errorf("inspect sandbox image: %w", err))
+	}
+	if ok {
+		return img, nil
+	}
+	if o.Logger != nil {
+		o.Logger.Info("sandbox image not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "image", sandbox.ImageRef())
+	}
+	img, _, err = sandbox.EnsureImage(ctx, e.Client, sandbox.ImageOptions{NPMRegistry: o.Registry, Progress: o.Progress, HTTPClient: o.HTTPClient})
+	if err != nil {
+		if ctx.Err() != nil {
+			return img, ctx.Err()
+		}
+		return img, mark(ErrImage, fmt.Errorf("build sandbox image %s: %w", sandbox.ImageRef(), err))
+	}
+	return img, nil
+}
+
+// Prepare is how a sandbox is prepared for scans.
+type Prepare struct {
+	// Sandbox are the sandbox's options; Image, HelperImage, CABundle and
+	// ToolVersion are filled in by Prepare.
+	Sandbox sandbox.Options
+	// CABundle and CABundleSHA256 are the operator's CA bundle, if any.
+	CABundle       []byte
+	CABundleSHA256 string
+	// Image says how the sandbox image is built when it is missing.
+	Image ImageOptions
+	// RunID is prewarmed once the target resolved (the observer's start
+	// then overlaps the fetch step).
+	RunID string
+	// Resolved reports the resolution of the (first) target; nil when it
+	// resolved already.
+	Resolved func() error
+}
+
+// Prepared is a prepared sandbox: Close closes the engine connection;
+// Discard removes what was prepared for the prewarmed run id, when no scan
+// took it.
+type Prepared struct {
+	engine  *Engine
+	discard func()
+}
+
+// Close closes the connection to the engine.
+func (pr *Prepared) Close() error { return pr.engine.Client.Close() }
+
+// Discard removes what was prepared for the prewarmed run id.
+func (pr *Prepared) Discard() { pr.discard() }
+
+// PrepareSandbox connects to the engine, reaps leftovers, makes sure the
+// images are there and starts the observer, then sets p's Scanner,
+// Sandbox and Behavior. It is shared by scan and by every command that
+// scans many targets (one preparation, many scans). Until o.Resolved
+// succeeded it only reads (the engine's version, its images, this
+// binary), so that bad input fails before anything is created on the
+// engine.
+func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, error) {
+	resolved := o.Resolved
+	if resolved == nil {
+		resolved = func() error { return nil }
+	}
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e, err := ConnectEngine(ctx)
+	if err != nil {
+		if rerr := resolved(); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			e.Client.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, mark(ErrImage, fmt.Errorf("locate own binary for the helper image: %w", err))
+	}
+	helper, err := sandbox.LoadHelper(exe)
+	if err != nil {
+		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
+	}
+	opts := o.Sandbox
+	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = sandbox.ImageRef(), helper.Ref, p.ToolVersion, o.CABundle
+	sb, err := sandbox.New(e.Client, opts)
+	if err != nil {
+		return nil, mark(ErrBadOption, err)
+	}
+	if err := resolved(); err != nil {
+		return nil, err
+	}
+
+	// The target resolved: from here on the engine is changed. The
+	// observer (behaviour capture) is the slowest thing to start on a warm
+	// scan, so it starts first and runs while leftovers are reaped, the
+	// image is checked and the fetch step runs.
+	if err := helper.Ensure(ctx, e.Client); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
+	}
+	sb.Prewarm(ctx, o.RunID)
+	discard := func() {
+		if derr := sb.Discard(context.WithoutCancel(ctx), o.RunID); derr != nil {
+			log.Warn("could not remove the prepared sandbox", "err", derr)
+		}
+	}
+	if n, err := sandbox.Reap(ctx, e.Client); err != nil {
+		log.Warn("could not remove leftovers of earlier runs", "err", err)
+	} else if n > 0 {
+		log.Info("removed leftovers of crashed runs", "objects", n)
+	}
+	img, err := EnsureImage(ctx, e, o.Image)
+	if err != nil {
+		discard()
+		return nil, err
+	}
+	p.Behavior = opts.Behavior
+	p.Sandbox = SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.Version, APIVersion: e.APIVersion, Limits: opts.Limits(), CABundle: o.CABundleSHA256}
+	p.Scanner = sb
+	ok = true
+	return &Prepared{engine: e, discard: discard}, nil
+}
