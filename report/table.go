@@ -423,4 +423,3 @@ func isPlain(s string) bool {
 	}
 	return true
 }
-

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -53,56 +50,11 @@ assessed is dropped from the composite instead), then every reason code.`,
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Version     string             `json:"version"`
-					Hash        string             `json:"hash"`
-					Description string             `json:"description"`
-					Versions    []string           `json:"versions"`
-					Dimensions  []rubric.Dimension `json:"dimensions"`
-					Codes       []rubric.CodeDef   `json:"codes"`
-					Checks      *rubric.ChecksPin  `json:"contract_checks,omitempty"`
-				}{r.Version, r.Hash, r.Description, rubric.Versions(), r.Dimensions, r.Codes, checksPin(r)})
-			default:
-				if _, err := checkFormat(format); err != nil {
-					return err
-				}
+			f, err := checkFormat(format)
+			if err != nil {
+				return err
 			}
-			w := g.stdout
-			fmt.Fprintf(w, "rubric %s  %s  (versions: %s)\n", r.Version, r.Hash, strings.Join(rubric.Versions(), ", "))
-			if d := strings.TrimSpace(r.Description); d != "" {
-				fmt.Fprintf(w, "%s\n", d)
-			}
-			if pin := checksPin(r); pin != nil {
-				runs := "this build runs them"
-				if !r.ChecksRunnable() {
-					runs = "this build runs checks " + checks.Version + ": results under this rubric score only findings stored with them"
-				}
-				fmt.Fprintf(w, "contract checks %s (%s)\n", pin, runs)
-			}
-			fmt.Fprintln(w, "\nDIMENSIONS")
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  id\tweight\tsignals\tzero point")
-			for _, d := range r.Dimensions {
-				zp := fmt.Sprintf("%g", d.ZeroPoint)
-				if d.ZeroPointReason != "" {
-					zp += " (" + d.ZeroPointReason + ")"
-				}
-				fmt.Fprintf(tw, "  %s\t%g\t%s\t%s\n", d.ID, d.Weight, strings.Join(d.Signals, ","), zp)
-			}
-			tw.Flush()
-			fmt.Fprintln(w, "\nREASON CODES")
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  code\tkind\tseverity\tdimension")
-			for _, c := range r.Codes {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Code, c.Kind, c.Severity, c.Dimension)
-			}
-			tw.Flush()
-			fmt.Fprintln(w, "\nrun `verifymcp rubric explain CODE` for a code's description and remediation")
-			return nil
+			return report.WriteRubric(g.stdout, f, r)
 		},
 	}
 	cmd.Flags().StringVar(&version, "rubric", "", "rubric version (default: the version in force)")
@@ -136,51 +88,9 @@ func newRubricExplainCmd(g *globals) *cobra.Command {
 				}
 				return usagef("no reason code %q in rubric %s (see `verifymcp rubric show`)", code, r.Version)
 			}
-			w := g.stdout
-			fmt.Fprintf(w, "%s\n\n", c.Code)
-			fmt.Fprintf(w, "kind:        %s\n", c.Kind)
-			fmt.Fprintf(w, "severity:    %s\n", c.Severity)
-			if d, ok := r.Dimension(c.Dimension); ok {
-				fmt.Fprintf(w, "dimension:   %s (weight %g)\n", d.ID, d.Weight)
-			} else {
-				fmt.Fprintf(w, "dimension:   %s\n", c.Dimension)
-			}
-			fmt.Fprintf(w, "rubric:      %s (%s)\n\n", r.Version, r.Hash)
-			fmt.Fprintf(w, "What it means:\n  %s\n\n", wrapIndent(c.Description))
-			fmt.Fprintf(w, "Remediation:\n  %s\n", wrapIndent(c.Remediation))
-			if c.Kind == rubric.KindMeasurement {
-				fmt.Fprintln(w, "\nThis is a measurement: it fires whenever the quantity was measured, whatever its value; benchmark cases match it by code, not by value.")
-			}
-			return nil
+			return report.WriteCode(g.stdout, r, c)
 		},
 	}
 	cmd.Flags().StringVar(&version, "rubric", "", "rubric version (default: the version in force)")
 	return cmd
-}
-
-func wrapIndent(s string) string {
-	words := strings.Fields(s)
-	var b strings.Builder
-	n := 0
-	for _, w := range words {
-		if n > 0 && n+len(w) > 76 {
-			b.WriteString("\n  ")
-			n = 0
-		} else if n > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(w)
-		n += len(w)
-	}
-	return b.String()
-}
-
-// checksPin is the contract checks r pins, or nil for a rubric without
-// prompt_contract_integrity.
-func checksPin(r *rubric.Rubric) *rubric.ChecksPin {
-	if pin, ok := r.ContractChecks(); ok {
-		return &pin
-	}
-	return nil
 }
