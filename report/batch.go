@@ -97,3 +97,38 @@ func writeBatchTable(w io.Writer, s batch.Summary) error {
 	}
 	return nil
 }
+
+// WriteEnqueue writes what `batch --enqueue` did in format f: JSON (its
+// schema is batch.EnqueueSchemaVersion) or the totals and the targets that
+// failed.
+func WriteEnqueue(w io.Writer, f Format, s batch.EnqueueSummary) error {
+	switch f {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	case FormatTable:
+	default:
+		_, err := ParseFormat(string(f))
+		return fmt.Errorf("report: format %w", err)
+	}
+	t := s.Totals
+	fmt.Fprintf(w, "enqueued %d new scan jobs, %d already queued, running or done (tool %s, rubric %s)\n",
+		t.Enqueued, t.AlreadyQueued, s.ToolVersion, s.RubricVersion)
+	fmt.Fprintf(w, "targets %d: submitted %d, skipped %d (already stored or repeated), failed %d\n",
+		t.Targets, t.Submitted, t.Skipped, t.Failed)
+	if t.Failed > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "LINE\tTARGET\tOUTCOME\tERROR")
+		for _, it := range s.Targets {
+			if it.Status == batch.StatusFailed {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, it.Target, it.Outcome, it.Error)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, "run `verifymcp worker` on each machine of the fleet; `verifymcp queue status` shows progress")
+	return err
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -84,6 +85,7 @@ func exitCode(err error) int {
 		errors.Is(err, supplychain.ErrBadName),
 		errors.Is(err, sandbox.ErrBadBin),
 		errors.Is(err, pipeline.ErrBadOption),
+		errors.Is(err, batch.ErrVariant),
 		errors.Is(err, store.ErrNotFound):
 		return ExitUsage
 	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound):

@@ -3,14 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
-	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -22,23 +19,10 @@ import (
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
-	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/store/queue"
-	"github.com/verifymcp/verifymcp/supplychain"
-)
-
-// EnqueueSchemaVersion identifies the JSON form of a `batch --enqueue`
-// summary.
-const EnqueueSchemaVersion = "verifymcp.enqueue/v1"
-
-// Target statuses of an enqueue summary (besides skipped and failed).
-const (
-	// batchSubmitted: sent to the queue, as a new job or as a duplicate of
-	// a job already queued, running or completed (the totals say how many
-	// of each).
-	batchSubmitted = "submitted"
 )
 
 const noFleetDatabase = "the fleet needs a Postgres database: set VERIFYMCP_DATABASE_URL (or database_url in the config file) to its DSN, e.g. postgres://USER:PASSWORD@HOST:5432/DB"
@@ -89,53 +73,6 @@ func (g *globals) openQueue(ctx context.Context, dsn string, cfg queue.Config) (
 	return pool, c, nil
 }
 
-// jobOptions are what a scan job carries besides its key.
-type jobOptions struct {
-	// Integrity is the artefact the target resolved to when enqueued; the
-	// worker refuses to scan anything else.
-	Integrity string            `json:"integrity"`
-	Bin       string            `json:"bin,omitempty"`
-	Args      []string          `json:"args,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
-}
-
-// jobTarget is the queue's target string for a resolved item: the exact
-// registry version, or a tarball's absolute path with its integrity after
-// a '#', so that another tarball at the same path is another job.
-func jobTarget(it *batch.Item) string {
-	if it.Resolved.Source == "file" {
-		return it.Resolved.Target.File + "#" + it.Resolved.Integrity
-	}
-	return "npm:" + it.Resolved.Name + "@" + it.Resolved.Version
-}
-
-// splitJobTarget undoes jobTarget's '#'.
-func splitJobTarget(s string) string {
-	if i := strings.LastIndex(s, "#sha"); i > 0 {
-		return s[:i]
-	}
-	return s
-}
-
-type enqueueTotals struct {
-	Targets int `json:"targets"`
-	// Submitted = Enqueued + AlreadyQueued.
-	Submitted     int `json:"submitted"`
-	Enqueued      int `json:"enqueued"`
-	AlreadyQueued int `json:"already_queued"`
-	Skipped       int `json:"skipped"`
-	Failed        int `json:"failed"`
-}
-
-type enqueueSummary struct {
-	SchemaVersion string        `json:"schema_version"`
-	File          string        `json:"file"`
-	ToolVersion   string        `json:"tool_version"`
-	RubricVersion string        `json:"rubric_version"`
-	Totals        enqueueTotals `json:"totals"`
-	Targets       []*batch.Item `json:"targets"`
-}
-
 // enqueueBatch resolves the batch's targets, skips those already stored,
 // and submits the rest to the fleet's queue.
 func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.Line, f *batchFlags) error {
@@ -168,25 +105,9 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 	if err != nil {
 		return err
 	}
-	var jobs []queue.ScanArgs
-	byTarget := map[string]*batch.Item{}
-	for _, it := range todo {
-		target := jobTarget(it)
-		if other := byTarget[target]; other != nil {
-			// The queue keys a job by target, rubric and tool version, so
-			// a second variant would be taken for a duplicate.
-			it.Fail(usagef("line %d enqueues %s with other --bin/--arg/--env options; the queue keys jobs by target, so scan variants of one target with a local batch", other.Line, target))
-			prog.Finish(it, false)
-			continue
-		}
-		byTarget[target] = it
-		opts, err := json.Marshal(jobOptions{Integrity: it.Resolved.Integrity, Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env})
-		if err != nil {
-			return err
-		}
-		jobs = append(jobs, queue.ScanArgs{Target: target, RubricVersion: rb.Version, ToolVersion: Version, Options: opts})
-		it.Status = batchSubmitted
-		prog.Finish(it, false)
+	jobs, err := batch.Jobs(todo, Version, rb.Version, func(it *batch.Item) { prog.Finish(it, false) })
+	if err != nil {
+		return err
 	}
 	inserted, dups, err := client.Enqueue(ctx, jobs)
 	if err != nil {
@@ -194,50 +115,20 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 	}
 	prog.Close()
 
-	sum := enqueueSummary{SchemaVersion: EnqueueSchemaVersion, File: file, ToolVersion: Version, RubricVersion: rb.Version, Targets: items}
-	t := &sum.Totals
-	t.Targets, t.Enqueued, t.AlreadyQueued = len(items), inserted, dups
-	for _, it := range items {
-		switch it.Status {
-		case batchSubmitted:
-			t.Submitted++
-		case batch.StatusSkipped:
-			t.Skipped++
-		default:
-			t.Failed++
-		}
-	}
+	sum := batch.EnqueueSummary{SchemaVersion: batch.EnqueueSchemaVersion, File: file, ToolVersion: Version, RubricVersion: rb.Version, Targets: items}
+	batch.CountEnqueued(&sum, inserted, dups)
 	if err := g.writeEnqueueSummary(sum, f.scan.format, f.scan.output); err != nil {
 		return err
 	}
 	return batch.Stopped(items, file, "enqueued (fix them and run the command again)")
 }
 
-func (g *globals) writeEnqueueSummary(s enqueueSummary, format, output string) error {
-	return g.writeOutput(output, func(w io.Writer) error {
-		if format == "json" {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(s)
-		}
-		t := s.Totals
-		fmt.Fprintf(w, "enqueued %d new scan jobs, %d already queued, running or done (tool %s, rubric %s)\n",
-			t.Enqueued, t.AlreadyQueued, s.ToolVersion, s.RubricVersion)
-		fmt.Fprintf(w, "targets %d: submitted %d, skipped %d (already stored or repeated), failed %d\n",
-			t.Targets, t.Submitted, t.Skipped, t.Failed)
-		if t.Failed > 0 {
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LINE\tTARGET\tOUTCOME\tERROR")
-			for _, it := range s.Targets {
-				if it.Status == batch.StatusFailed {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", it.Line, it.Target, it.Outcome, it.Error)
-				}
-			}
-			tw.Flush()
-		}
-		fmt.Fprintln(w, "run `verifymcp worker` on each machine of the fleet; `verifymcp queue status` shows progress")
-		return nil
-	})
+func (g *globals) writeEnqueueSummary(s batch.EnqueueSummary, format, output string) error {
+	f, err := checkFormat(format)
+	if err != nil {
+		return err
+	}
+	return g.writeOutput(output, func(w io.Writer) error { return report.WriteEnqueue(w, f, s) })
 }
 
 type workerFlags struct {
@@ -340,7 +231,8 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 		}
 	}()
 
-	w := &fleetWorker{g: g, bs: bs, st: st, rubricVersion: rb.Version}
+	w := &batch.Worker{Scans: bs, Store: st, ToolVersion: Version, RubricVersion: rb.Version, Logger: g.log,
+		Saver: func(tx pgx.Tx) pipeline.Saver { return pipeline.StoreSaver{Store: txStore{st, tx}} }}
 	// River reports its own workings (job counts every few seconds, client
 	// ids) at info: only its warnings show, unless --verbose.
 	riverLog := slog.New(newProgressHandler(g.stderr, slog.LevelWarn))
@@ -348,7 +240,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 		riverLog = g.log
 	}
 	pool, client, err := g.openQueue(hard, dsn, queue.Config{
-		Schema: f.queueSchema, Handler: w.handle, Workers: f.concurrency,
+		Schema: f.queueSchema, Handler: w.Handle, Workers: f.concurrency,
 		JobTimeout: f.jobTimeout, RescueStuckJobsAfter: f.rescue, Logger: riverLog,
 	})
 	if err != nil {
@@ -399,86 +291,11 @@ wait:
 		}()
 	}
 	stopErr := client.Stop(hard)
-	g.log.Info("worker stopped", "jobs", w.done.Load(), "saved", w.saved.Load())
+	g.log.Info("worker stopped", "jobs", w.Jobs(), "saved", w.Saved())
 	if interrupted {
 		return context.Canceled
 	}
 	return stopErr
-}
-
-// fleetWorker runs the queue's scan jobs.
-type fleetWorker struct {
-	g             *globals
-	bs            *batch.Scans
-	st            *store.Store
-	rubricVersion string
-	done, saved   atomic.Int64
-}
-
-// handle runs one scan job and saves its run in tx (see queue.Handler).
-func (w *fleetWorker) handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs) error {
-	defer w.done.Add(1)
-	bs, log := w.bs, w.g.log.With("target", args.Target)
-	if args.ToolVersion != Version || args.RubricVersion != w.rubricVersion {
-		// Another worker of the fleet may run that version: retry.
-		return fmt.Errorf("this worker runs verifymcp %s under rubric %s; the job was enqueued for verifymcp %s under rubric %s",
-			Version, w.rubricVersion, args.ToolVersion, args.RubricVersion)
-	}
-	var o jobOptions
-	if len(args.Options) > 0 {
-		if err := json.Unmarshal(args.Options, &o); err != nil {
-			return queue.Cancel(fmt.Errorf("the job's options do not parse: %v", err))
-		}
-	}
-	target, err := pipeline.ParseTarget(splitJobTarget(args.Target))
-	if err != nil {
-		return queue.Cancel(err)
-	}
-	rt, err := bs.Pipeline.Resolve(ctx, target)
-	switch {
-	case err == nil:
-	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound),
-		errors.Is(err, pipeline.ErrBadTarget), errors.Is(err, pipeline.ErrUnsupported), errors.Is(err, supplychain.ErrBadName):
-		return queue.Cancel(err)
-	default:
-		return err
-	}
-	if o.Integrity != "" && rt.Integrity != o.Integrity {
-		return queue.Cancel(fmt.Errorf("%s@%s now resolves to %s, not to %s as when it was enqueued; nothing was scanned",
-			rt.Name, rt.Version, rt.Integrity, o.Integrity))
-	}
-	it := &batch.Item{Resolved: rt, Spec: batch.Line{Target: target, Bin: o.Bin, Args: o.Args, Env: o.Env}}
-	if rr, err := w.st.ResumeFind(ctx, it.ResumeKey(Version, w.rubricVersion)); err == nil {
-		log.Info("already stored; nothing to scan", "run", rr.RunID)
-		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-
-	log.Info("scanning", "version", rt.Version)
-	start := time.Now()
-	ran, err := bs.Pipeline.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: bs.RunID(), Bin: o.Bin, Args: o.Args, Env: o.Env}},
-		pipeline.StoreSaver{Store: txStore{w.st, tx}})
-	switch {
-	case err == nil:
-	case ran != nil:
-		return err // the save: retried
-	case errors.Is(err, sandbox.ErrBadBin):
-		return queue.Cancel(err)
-	default:
-		return err // the engine or the registry: retried
-	}
-	b, res := ran.Bundle, ran.Result
-	w.saved.Add(1)
-	score := "none"
-	if res.Score != nil {
-		score = fmt.Sprintf("%.1f", *res.Score)
-	}
-	log.Info("scanned", "outcome", b.Sandbox.Outcome, "run", b.Run.ID, "score", score, "took", time.Since(start).Round(100*time.Millisecond))
-	if b.Sandbox.Outcome != evidence.OutcomeOK {
-		return queue.Permanent(fmt.Errorf("sandbox outcome %s", b.Sandbox.Outcome))
-	}
-	return nil
 }
 
 // txStore saves a job's run in the job's transaction, so that the result

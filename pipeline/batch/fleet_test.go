@@ -1,0 +1,59 @@
+package batch
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/verifymcp/verifymcp/pipeline"
+)
+
+// TestJobs: one job per target, keyed by the exact version (or the
+// tarball's path and digest); a second line with the same target and
+// other options fails as bad input in its own words; the totals add up.
+func TestJobs(t *testing.T) {
+	reg := func(line int, args ...string) *Item {
+		return &Item{Line: line, Spec: Line{Args: args}, Resolved: &pipeline.Resolved{Name: "left-pad", Version: "1.3.0", Integrity: "sha512-x", Source: "registry"}}
+	}
+	file := &Item{Line: 3, Resolved: &pipeline.Resolved{Target: pipeline.Target{File: "/srv/a.tgz"}, Integrity: "sha512-y", Source: "file"}}
+	skipped := &Item{Line: 4, Status: StatusSkipped}
+	todo := []*Item{reg(1), reg(2, "--verbose"), file}
+	var done []int
+	jobs, err := Jobs(todo, "0.9.0", "7", func(it *Item) { done = append(done, it.Line) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for _, j := range jobs {
+		targets = append(targets, j.Target)
+		if j.ToolVersion != "0.9.0" || j.RubricVersion != "7" {
+			t.Errorf("job %s keyed by tool %s, rubric %s", j.Target, j.ToolVersion, j.RubricVersion)
+		}
+	}
+	if diff := cmp.Diff([]string{"npm:left-pad@1.3.0", "/srv/a.tgz#sha512-y"}, targets); diff != "" {
+		t.Errorf("job targets (-want +got):\n%s", diff)
+	}
+	if SplitJobTarget(targets[1]) != "/srv/a.tgz" {
+		t.Errorf("SplitJobTarget(%q) = %q", targets[1], SplitJobTarget(targets[1]))
+	}
+	var o JobOptions
+	if err := json.Unmarshal(jobs[0].Options, &o); err != nil || o.Integrity != "sha512-x" {
+		t.Errorf("job options %s: %v", jobs[0].Options, err)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3}, done); diff != "" {
+		t.Errorf("done (-want +got):\n%s", diff)
+	}
+	v := todo[1]
+	if v.Status != StatusFailed || !errors.Is(v.Err, ErrVariant) || !strings.HasPrefix(v.Error, "line 1 enqueues npm:left-pad@1.3.0 with other") || v.Outcome != "error" {
+		t.Errorf("variant: %+v", v)
+	}
+
+	s := EnqueueSummary{Targets: append(todo, skipped)}
+	CountEnqueued(&s, 1, 1)
+	if diff := cmp.Diff(EnqueueTotals{Targets: 4, Submitted: 2, Enqueued: 1, AlreadyQueued: 1, Skipped: 1, Failed: 1}, s.Totals); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+}
