@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -138,6 +139,25 @@ func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 		Tarball: v.Tarball, Published: v.Published, Registry: p.Resolver.Registry(), version: v, resolvedAt: fetched,
 		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds(),
 			Endpoint: p.Resolver.Registry(), FetchedAt: &fetched}}, nil
+}
+
+// ResolveLater starts resolving t (see Resolve) and returns what waits
+// for the answer; it may be called any number of times. Resolution then
+// runs while the caller opens the store, the caches and the engine.
+func (p *Pipeline) ResolveLater(ctx context.Context, t Target) func() (*Resolved, error) {
+	type resolution struct {
+		rt  *Resolved
+		err error
+	}
+	c := make(chan resolution, 1)
+	go func() {
+		rt, err := p.Resolve(ctx, t)
+		c <- resolution{rt, err}
+	}()
+	return sync.OnceValues(func() (*Resolved, error) {
+		r := <-c
+		return r.rt, r.err
+	})
 }
 
 // Scan runs a resolved target in the sandbox and returns the evidence.

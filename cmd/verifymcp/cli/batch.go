@@ -283,42 +283,73 @@ func (g *globals) openScanning(ctx context.Context, sf *scanFlags, rb *rubric.Ru
 	return st, dataDir, p, ca, func() { closeScanner(); st.Close() }, nil
 }
 
-// newScanPipeline builds the pipeline batch and cases run scan with: the registry
-// client and the third-party clients, as scan builds them. The sandbox is
-// prepared later, and only when something is left to scan.
+// newScanPipeline builds the pipeline batch and cases run scan with: the
+// registry client and the third-party clients, as scan builds them. The
+// sandbox is prepared later, and only when something is left to scan.
 func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir string, rb *rubric.Rubric) (*pipeline.Pipeline, *caBundle, func(), error) {
-	cfg, _, err := loadConfig(g.config)
+	sc, err := g.newResolving(f, rb)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	closeFn, err := g.attachClients(ctx, sc, dataDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sc.p, sc.ca, closeFn, nil
+}
+
+// scanConfig is a pipeline that can resolve targets, and what its
+// third-party clients are built from.
+type scanConfig struct {
+	p        *pipeline.Pipeline
+	ca       *caBundle
+	sup      *supplyConfig
+	registry string
+}
+
+// newResolving reads the configuration and builds a pipeline with its
+// registry client only, so that resolution can start before the store and
+// the caches are opened.
+func (g *globals) newResolving(f *scanFlags, rb *rubric.Rubric) (*scanConfig, error) {
+	cfg, _, err := loadConfig(g.config)
+	if err != nil {
+		return nil, err
 	}
 	if f.caBundle == "" {
 		f.caBundle = cfg.CABundle
 	}
 	ca, err := loadCABundle(f.caBundle)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	sup, err := resolveSupply(f, cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
 	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version, Rubric: rb}
+	return &scanConfig{p: p, ca: ca, sup: sup, registry: registry}, nil
+}
+
+// attachClients opens the answer cache in dataDir and gives the pipeline
+// its third-party clients, the judge and the secrets to mask; the
+// returned function closes the cache.
+func (g *globals) attachClients(ctx context.Context, sc *scanConfig, dataDir string) (func(), error) {
 	answers, err := g.openAnswers(ctx, dataDir)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	closeFn := func() { answers.Close() }
-	p.Secrets = sup.secrets()
-	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
-		closeFn()
-		return nil, nil, nil, err
+	p := sc.p
+	p.Secrets = sc.sup.secrets()
+	if p.Supply, err = g.supplyClients(sc.sup, answers, sc.ca); err != nil {
+		answers.Close()
+		return nil, err
 	}
-	if p.Judge, err = judgeClient(sup, answers, ca); err != nil {
-		closeFn()
-		return nil, nil, nil, err
+	if p.Judge, err = judgeClient(sc.sup, answers, sc.ca); err != nil {
+		answers.Close()
+		return nil, err
 	}
-	return p, ca, closeFn, nil
+	return func() { answers.Close() }, nil
 }
 
 func (g *globals) writeBatchSummary(s batch.Summary, format, output string) error {

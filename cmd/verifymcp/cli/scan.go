@@ -5,9 +5,7 @@ import (
 	"fmt"
 	units "github.com/docker/go-units"
 	"io"
-	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -184,65 +182,28 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(g.config)
-	if err != nil {
-		return err
-	}
-	if f.caBundle == "" {
-		f.caBundle = cfg.CABundle
-	}
-	ca, err := loadCABundle(f.caBundle)
-	if err != nil {
-		return err
-	}
-	sup, err := resolveSupply(f, cfg)
-	if err != nil {
-		return err
-	}
-	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
 	rb := rubric.Current()
-	p := &pipeline.Pipeline{
-		Resolver:    supplychain.NewNPM(httpClient(ca, 60*time.Second), registry),
-		ToolVersion: Version,
-		Logger:      g.log,
-		Rubric:      rb,
+	sc, err := g.newResolving(f, rb)
+	if err != nil {
+		return err
 	}
+	p, registry, ca := sc.p, sc.registry, sc.ca
 	// Resolution runs while the store, the caches and the connection to the
 	// engine are opened. A typo, a missing version or a bad tarball must
 	// fail fast and touch nothing: prepareSandbox creates nothing on the
 	// engine (no image, no observer) before the target resolved.
-	type resolution struct {
-		rt  *pipeline.Resolved
-		err error
-	}
-	resolvedC := make(chan resolution, 1)
-	go func() {
-		rt, err := p.Resolve(ctx, target)
-		resolvedC <- resolution{rt, err}
-	}()
-	resolved := sync.OnceValues(func() (*pipeline.Resolved, error) {
-		r := <-resolvedC
-		return r.rt, r.err
-	})
+	resolved := p.ResolveLater(ctx, target)
 
 	st, dataDir, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	answers, err := g.openAnswers(ctx, dataDir)
+	closeClients, err := g.attachClients(ctx, sc, dataDir)
 	if err != nil {
 		return err
 	}
-	defer answers.Close()
-	p.Secrets = sup.secrets()
-	if p.Supply, err = g.supplyClients(sup, answers, ca); err != nil {
-		return err
-	}
-	if p.Judge, err = judgeClient(sup, answers, ca); err != nil {
-		return err
-	}
-	p.RubricVersion = rubric.CurrentVersion
+	defer closeClients()
 
 	runID := pipeline.NewRunID(time.Now())
 	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, runID, func() error { _, err := resolved(); return err })
