@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,10 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/benchmark"
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/rubric"
-	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 )
 
@@ -133,7 +130,7 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	if fromStore {
 		info.Source = benchmark.SourceStore
 		scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
-			b, err := storedRun(ctx, st, t)
+			b, err := pipeline.LatestRun(ctx, st, t.Name, t.Version, t.Integrity)
 			if err != nil {
 				return benchmark.Observed{}, err
 			}
@@ -168,34 +165,9 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	return infra()
 }
 
-// storedRun returns the newest stored bundle of a case's target (of the
-// same artefact, when the target says which).
-func storedRun(ctx context.Context, st *store.Store, t benchmark.ScanTarget) (*evidence.Bundle, error) {
-	runs, err := st.Runs(ctx, store.Filter{Ecosystem: "npm", Name: t.Name, Version: t.Version})
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		data, err := st.Bundle(ctx, r.RunID)
-		if err != nil {
-			return nil, err
-		}
-		b, err := evidence.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("stored run %s: %w", r.RunID, err)
-		}
-		if t.Integrity == "" || b.Target.Integrity == t.Integrity {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("no stored run of %s@%s%s", t.Name, t.Version, map[bool]string{true: " with this artefact", false: ""}[t.Integrity != ""])
-}
-
 // caseScanner returns the scan of one case, exactly as scan does it and
-// saved likewise. The sandbox (engine, images, observer) is prepared once,
-// when the first case's target resolved, so that a corpus whose targets do
-// not resolve touches nothing on the engine. infra returns the first
-// failure of the engine, the image or the environment, once cases ran.
+// saved likewise (see pipeline.OnDemand). infra returns the first failure
+// of the engine, the image or the environment, once cases ran.
 func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (scan benchmark.ScanFunc, closeAll func(), infra func() error, err error) {
 	if f.idle == 0 {
 		f.idle = -1
@@ -208,61 +180,18 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	closers := []func(){closeScanner}
-	closeAll = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	var (
-		firstID  = pipeline.NewRunID(time.Now())
-		prepared bool
-		prepErr  error
-		used     bool
-		first    error
-	)
-	infra = func() error { return first }
+	od := &pipeline.OnDemand{Pipeline: p, Save: g.storeSaver(st, dataDir),
+		Prepare: func(ctx context.Context, runID string) (io.Closer, func(), error) {
+			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, runID, nil)
+		}}
 	scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
-		tg, err := pipeline.ParseTarget(t.Arg)
+		ran, err := od.Run(ctx, t.Arg, pipeline.Options{Bin: c.Bin, Args: c.Args, Env: c.Env})
 		if err != nil {
-			return benchmark.Observed{}, err
-		}
-		rt, err := p.Resolve(ctx, tg)
-		if err != nil {
-			return benchmark.Observed{}, err
-		}
-		if !prepared {
-			prepared = true
-			engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, firstID, func() error { return nil })
-			if err != nil {
-				prepErr, first = err, err
-			} else {
-				closers = append(closers, func() { engine.Close() }, func() {
-					if !used {
-						discard()
-					}
-				})
-			}
-		}
-		if prepErr != nil {
-			return benchmark.Observed{}, prepErr
-		}
-		runID := firstID
-		if used {
-			runID = pipeline.NewRunID(time.Now())
-		}
-		used = true
-		ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: runID, Bin: c.Bin, Args: c.Args, Env: c.Env}}, g.storeSaver(st, dataDir))
-		if err != nil {
-			var env *sandbox.EnvironmentError
-			if first == nil && (errors.As(err, &env) || errors.Is(err, pipeline.ErrSandbox)) {
-				first = err
-			}
 			return benchmark.Observed{}, err
 		}
 		return benchmark.Observe(ran.Bundle, ran.Result), nil
 	}
-	return scan, closeAll, infra, nil
+	return scan, func() { od.Close(); closeScanner() }, od.Infra, nil
 }
 
 // parseMemory reads --memory.

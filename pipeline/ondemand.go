@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/store"
+)
+
+// OnDemand runs targets one at a time through Run, preparing the sandbox
+// (engine, images, observer) once, when the first target resolved, so that
+// a list whose targets do not resolve touches nothing on the engine. It is
+// not safe for concurrent use.
+type OnDemand struct {
+	Pipeline *Pipeline
+	Save     Saver
+	// Prepare prepares the sandbox, prewarmed for runID (see
+	// PrepareSandbox).
+	Prepare func(ctx context.Context, runID string) (io.Closer, func(), error)
+
+	firstID  string
+	prepared bool
+	used     bool
+	prepErr  error
+	first    error
+	closers  []func()
+}
+
+// Run parses raw, resolves it, prepares the sandbox if it is the first
+// target to resolve, and runs it end to end.
+func (o *OnDemand) Run(ctx context.Context, raw string, opts Options) (*Ran, error) {
+	tg, err := ParseTarget(raw)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := o.Pipeline.Resolve(ctx, tg)
+	if err != nil {
+		return nil, err
+	}
+	if !o.prepared {
+		o.prepared = true
+		o.firstID = NewRunID(time.Now())
+		engine, discard, err := o.Prepare(ctx, o.firstID)
+		if err != nil {
+			o.prepErr, o.first = err, err
+		} else {
+			o.closers = append(o.closers, func() { engine.Close() }, func() {
+				if !o.used {
+					discard()
+				}
+			})
+		}
+	}
+	if o.prepErr != nil {
+		return nil, o.prepErr
+	}
+	opts.RunID = o.firstID
+	if o.used {
+		opts.RunID = NewRunID(time.Now())
+	}
+	o.used = true
+	ran, err := o.Pipeline.Run(ctx, Job{Target: rt, Options: opts}, o.Save)
+	if err != nil {
+		var env *sandbox.EnvironmentError
+		if o.first == nil && (errors.As(err, &env) || errors.Is(err, ErrSandbox)) {
+			o.first = err
+		}
+		return nil, err
+	}
+	return ran, nil
+}
+
+// Infra returns the first failure that was not a target's package's own
+// (the engine, the image, the environment), or nil.
+func (o *OnDemand) Infra() error { return o.first }
+
+// Close closes the engine and removes what was prepared and not used.
+func (o *OnDemand) Close() {
+	for i := len(o.closers) - 1; i >= 0; i-- {
+		o.closers[i]()
+	}
+	o.closers = nil
+}
+
+// RunLister is the part of the run store LatestRun reads (a *store.Store
+// is one).
+type RunLister interface {
+	Runs(ctx context.Context, f store.Filter) ([]store.RunSummary, error)
+	Bundle(ctx context.Context, runID string) ([]byte, error)
+}
+
+// LatestRun returns the newest stored bundle of name@version, of the
+// artefact integrity names when it is not empty.
+func LatestRun(ctx context.Context, st RunLister, name, version, integrity string) (*evidence.Bundle, error) {
+	runs, err := st.Runs(ctx, store.Filter{Ecosystem: "npm", Name: name, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		data, err := st.Bundle(ctx, r.RunID)
+		if err != nil {
+			return nil, err
+		}
+		b, err := evidence.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("stored run %s: %w", r.RunID, err)
+		}
+		if integrity == "" || b.Target.Integrity == integrity {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("no stored run of %s@%s%s", name, version, map[bool]string{true: " with this artefact", false: ""}[integrity != ""])
+}
