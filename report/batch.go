@@ -12,6 +12,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
+	"github.com/verifymcp/verifymcp/store/queue"
 )
 
 // WriteBatch writes a batch's summary in format f: JSON (its schema is
@@ -131,4 +132,42 @@ func WriteEnqueue(w io.Writer, f Format, s batch.EnqueueSummary) error {
 	}
 	_, err := fmt.Fprintln(w, "run `verifymcp worker` on each machine of the fleet; `verifymcp queue status` shows progress")
 	return err
+}
+
+// WriteQueueStatus writes the fleet queue's counts and its discarded and
+// cancelled jobs in format f.
+func WriteQueueStatus(w io.Writer, f Format, s batch.QueueStatus) error {
+	if s.Failed == nil {
+		s.Failed = []queue.DiscardedJob{}
+	}
+	switch f {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	case FormatTable:
+	default:
+		_, err := ParseFormat(string(f))
+		return fmt.Errorf("report: format %w", err)
+	}
+	fmt.Fprintf(w, "pending %d (running %d), completed %d, discarded %d, cancelled %d\n",
+		s.Pending, s.Running, s.Completed, s.Discarded, s.Cancelled)
+	if len(s.Failed) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JOB\tSTATE\tTARGET\tATTEMPTS\tLAST ERROR")
+		for _, j := range s.Failed {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", j.ID, j.State, j.Target, j.Attempts, firstLine(j.LastError))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+// firstLine is the first line of s, trimmed, marked when more followed.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
 }

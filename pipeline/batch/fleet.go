@@ -218,3 +218,14 @@ func (w *Worker) Handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs) err
 	}
 	return nil
 }
+
+// QueueStatus is what `queue status` reports: the scan jobs by state, and
+// the discarded and cancelled ones with every attempt's error.
+type QueueStatus struct {
+	Pending   int                  `json:"pending"`
+	Running   int                  `json:"running"`
+	Completed int                  `json:"completed"`
+	Discarded int                  `json:"discarded"`
+	Cancelled int                  `json:"cancelled"`
+	Failed    []queue.DiscardedJob `json:"failed"`
+}

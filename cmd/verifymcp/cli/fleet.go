@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -344,17 +342,9 @@ the same ` + "`batch --enqueue`" + ` again re-submits exactly them.`,
 	return cmd
 }
 
-type queueStatusJSON struct {
-	Pending   int                  `json:"pending"`
-	Running   int                  `json:"running"`
-	Completed int                  `json:"completed"`
-	Discarded int                  `json:"discarded"`
-	Cancelled int                  `json:"cancelled"`
-	Failed    []queue.DiscardedJob `json:"failed"`
-}
-
 func (g *globals) queueStatus(ctx context.Context, f *queueFlags) error {
-	if _, err := checkFormat(f.format); err != nil {
+	format, err := checkFormat(f.format)
+	if err != nil {
 		return err
 	}
 	dsn, err := g.fleetDSN()
@@ -374,24 +364,5 @@ func (g *globals) queueStatus(ctx context.Context, f *queueFlags) error {
 	if err != nil {
 		return err
 	}
-	out := queueStatusJSON{Pending: n.Pending, Running: n.Running, Completed: n.Completed, Discarded: n.Discarded, Cancelled: n.Cancelled, Failed: failed}
-	if out.Failed == nil {
-		out.Failed = []queue.DiscardedJob{}
-	}
-	if f.format == "json" {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	fmt.Fprintf(g.stdout, "pending %d (running %d), completed %d, discarded %d, cancelled %d\n",
-		out.Pending, out.Running, out.Completed, out.Discarded, out.Cancelled)
-	if len(failed) > 0 {
-		tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB\tSTATE\tTARGET\tATTEMPTS\tLAST ERROR")
-		for _, j := range failed {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", j.ID, j.State, j.Target, j.Attempts, oneLine(j.LastError))
-		}
-		tw.Flush()
-	}
-	return nil
+	return report.WriteQueueStatus(g.stdout, format, batch.QueueStatus{Pending: n.Pending, Running: n.Running, Completed: n.Completed, Discarded: n.Discarded, Cancelled: n.Cancelled, Failed: failed})
 }
