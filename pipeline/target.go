@@ -157,7 +157,7 @@ func readTarball(path string) (tb localTarball, err error) {
 	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return fail(fmt.Errorf("%w: %s has no package.json at its top", ErrBadTarget, path))
 		}
 		if err != nil {

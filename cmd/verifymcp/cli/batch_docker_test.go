@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -278,7 +279,8 @@ func TestBatchInterruptFinishesInFlight(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("the batch did not stop after SIGINT")
 	}
-	if ee, ok := werr.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("exit after SIGINT: %v\n%s", werr, errb.String())
 	}
 	if !strings.Contains(errb.String(), "no new target starts") {
