@@ -35,6 +35,8 @@ type RecollectJob struct {
 type Ran struct {
 	*Scanned
 	Result rubric.Result
+	// BundlePath is the bundle file the saver wrote, if any.
+	BundlePath string
 }
 
 // Saver saves a scored run. It is called before anything is printed, so
@@ -97,6 +99,7 @@ func (s StoreSaver) Save(ctx context.Context, r *Ran) error {
 		}
 		return fmt.Errorf("save bundle file: %w", err)
 	}
+	r.BundlePath = path
 	return nil
 }
 
@@ -135,18 +138,10 @@ func (p *Pipeline) Run(ctx context.Context, j Job, save Saver) (*Ran, error) {
 			return r, err
 		}
 	}
-	if p.Logger != nil && j.Recollect == nil {
-		p.Logger.Info("scan complete", "outcome", r.Bundle.Sandbox.Outcome, "run", r.Bundle.Run.ID, "bundle", p.bundleLog(save, r))
+	if p.Logger != nil && j.Recollect == nil && r.BundlePath != "" {
+		p.Logger.Info("scan complete", "outcome", r.Bundle.Sandbox.Outcome, "run", r.Bundle.Run.ID, "bundle", r.BundlePath)
 	}
 	return r, nil
-}
-
-// bundleLog is the bundle file a saver wrote, for the log.
-func (p *Pipeline) bundleLog(save Saver, r *Ran) string {
-	if s, ok := save.(StoreSaver); ok && s.BundleDir != "" {
-		return BundlePath(s.BundleDir, r.Bundle.Run.ID)
-	}
-	return ""
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same

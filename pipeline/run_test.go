@@ -82,6 +82,9 @@ func TestRun(t *testing.T) {
 		if err != nil || string(data) != string(ran.BundleJSON) {
 			t.Errorf("bundle file: %v", err)
 		}
+		if ran.BundlePath != filepath.Join(dir, id+".json") {
+			t.Errorf("BundlePath = %q", ran.BundlePath)
+		}
 	})
 
 	t.Run("save_fails", func(t *testing.T) {

@@ -1,6 +1,9 @@
-// Package pipeline scans one target end to end: it resolves the exact
-// version, runs the sandbox, assembles the evidence bundle and turns every
-// collector's error into a signal state, never into a lost signal.
+// Package pipeline runs one target end to end: it resolves the exact
+// version, prepares the sandbox, scans, assembles the evidence bundle
+// (turning every collector's error into a signal state, never into a lost
+// signal), scores it and saves it through a small Saver (Run). A stored
+// run's third-party signals are collected again the same way (Recollect,
+// RecollectRuns).
 package pipeline
 
 import (
