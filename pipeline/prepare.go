@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // ErrImage wraps failures to find or build the sandbox and helper images.
@@ -204,4 +205,47 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 	p.Scanner = sb
 	ok = true
 	return &Prepared{engine: e, discard: discard}, nil
+}
+
+// CheckFetch fetches one exact registry version (v, resolved from this
+// machine) with the sandbox's real fetch step: its internal network, the
+// egress proxy, the CA bundle and an empty npm cache (see
+// sandbox.CheckFetch). A check that ran and failed is a *FetchError.
+func CheckFetch(ctx context.Context, e *Engine, o sandbox.Options, v *supplychain.Version) (*sandbox.FetchCheck, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, mark(ErrImage, fmt.Errorf("locate own binary for the helper image: %w", err))
+	}
+	helper, err := sandbox.LoadHelper(exe)
+	if err == nil {
+		err = helper.Ensure(ctx, e.Client)
+	}
+	if err != nil {
+		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
+	}
+	o.Image, o.HelperImage = sandbox.ImageRef(), helper.Ref
+	sb, err := sandbox.New(e.Client, o)
+	if err != nil {
+		return nil, mark(ErrBadOption, err)
+	}
+	fc, err := sb.CheckFetch(ctx, NewRunID(time.Now()), sandbox.Target{Name: v.Name, Version: v.Version, Integrity: v.Integrity})
+	if err != nil {
+		return nil, &FetchError{Err: err}
+	}
+	return fc, nil
+}
+
+// FetchError is a fetch check that ran and failed: an environment fault,
+// a failed check (sandbox.ErrFetchCheck), or else the engine's failure
+// (then it is ErrSandbox).
+type FetchError struct{ Err error }
+
+func (e *FetchError) Error() string { return "fetch check: " + e.Err.Error() }
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// Is makes a failure that is neither an environment fault nor a failed
+// check an engine failure.
+func (e *FetchError) Is(target error) bool {
+	var env *sandbox.EnvironmentError
+	return target == ErrSandbox && !errors.As(e.Err, &env) && !errors.Is(e.Err, sandbox.ErrFetchCheck)
 }

@@ -214,39 +214,23 @@ func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *pipeline.Engi
 		fmt.Fprintf(w, "fetch check:  FAILED on this machine, before the sandbox: %s\n", oneLine(err.Error()))
 		return fmt.Errorf("fetch check: resolve %s on %s: %w", spec, registry, err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return imageError{fmt.Errorf("locate own binary for the helper image: %w", err)}
-	}
-	helper, err := sandbox.LoadHelper(exe)
-	if err == nil {
-		err = helper.Ensure(ctx, e.Client)
-	}
-	if err != nil {
-		return imageError{fmt.Errorf("helper image: %w", err)}
-	}
-	opts := sandbox.Options{Image: sandbox.ImageRef(), HelperImage: helper.Ref, Registry: registry, InstallTimeout: 2 * time.Minute, Logger: g.log}
+	opts := sandbox.Options{Registry: registry, InstallTimeout: 2 * time.Minute, Logger: g.log}
 	trust := "no CA bundle"
 	if ca != nil {
 		opts.CABundle = ca.Data
 		trust = "trusting " + ca.Path
 	}
-	sb, err := sandbox.New(e.Client, opts)
-	if err != nil {
-		return usageError{err}
-	}
 	pkg := v.Name + "@" + v.Version
-	fc, err := sb.CheckFetch(ctx, pipeline.NewRunID(time.Now()), sandbox.Target{Name: v.Name, Version: v.Version, Integrity: v.Integrity})
+	fc, err := pipeline.CheckFetch(ctx, e, opts, v)
 	if err != nil {
-		fmt.Fprintf(w, "fetch check:  FAILED %s from %s through the sandbox (%s): %s\n", pkg, registry, trust, oneLine(err.Error()))
-		var env *sandbox.EnvironmentError
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.As(err, &env), errors.Is(err, sandbox.ErrFetchCheck):
-			return fmt.Errorf("fetch check: %w", err)
+		var fe *pipeline.FetchError
+		if errors.As(err, &fe) {
+			fmt.Fprintf(w, "fetch check:  FAILED %s from %s through the sandbox (%s): %s\n", pkg, registry, trust, oneLine(fe.Err.Error()))
 		}
-		return engineError{fmt.Errorf("fetch check: %w", err)}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
 	}
 	fmt.Fprintf(w, "fetch check:  ok: %s fetched from %s by the sandbox's fetch step (egress proxy to %s only, %s): registry answered HTTP %d in %d ms; %d package(s), integrity matched; %.1fs\n",
 		pkg, registry, fc.Host, trust, fc.PreflightStatus, fc.PreflightMS, fc.Packages, float64(fc.FetchMS)/1000)
