@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
@@ -98,7 +100,7 @@ type Summary struct {
 	RecollectRuns int            `json:"recollect_runs"`
 	// Elapsed is the wall time of the pass, Stages where it went.
 	Elapsed time.Duration `json:"-"`
-	Stages  Stages `json:"-"`
+	Stages  Stages        `json:"-"`
 }
 
 // Failure is a run Run could not rescore.
@@ -483,7 +485,7 @@ type dimPair struct {
 func rescoreOne(w *row, rb *rubric.Rubric, need needs, memo *rubric.Memo, save bool, st *[4]time.Duration) *rescored {
 	out := &rescored{runID: w.runID}
 	t0 := time.Now()
-	b, err := evidence.Decode(w.bundle)
+	b, err := decodeBundle(w.bundle)
 	t1 := time.Now()
 	st[0] += t1.Sub(t0)
 	if err != nil {
@@ -495,11 +497,7 @@ func rescoreOne(w *row, rb *rubric.Rubric, need needs, memo *rubric.Memo, save b
 	st[1] += t2.Sub(t1)
 	out.score = res.Score
 	if save {
-		j, err := json.Marshal(res)
-		if err == nil {
-			out.result, err = store.NewResult(w.runID, j)
-		}
-		if err != nil {
+		if out.result, err = storedResult(w.runID, &res); err != nil {
 			out.err = fmt.Errorf("encode result: %w", err)
 			return out
 		}
@@ -515,6 +513,45 @@ func rescoreOne(w *row, rb *rubric.Rubric, need needs, memo *rubric.Memo, save b
 	}
 	st[3] += time.Since(t3)
 	return out
+}
+
+// storedResult is res as the store saves it for run runID: what
+// store.NewResult reads from res's JSON, taken from res itself.
+func storedResult(runID string, res *rubric.Result) (store.Result, error) {
+	j, err := json.Marshal(res)
+	if err != nil {
+		return store.Result{}, err
+	}
+	codes := make([]string, 0, len(res.Findings))
+	for i := range res.Findings {
+		codes = append(codes, res.Findings[i].Code)
+	}
+	dims := make([]store.SummaryDimension, 0, len(res.Dimensions))
+	for _, d := range res.Dimensions {
+		dims = append(dims, store.SummaryDimension{ID: d.ID, Weight: d.Weight, State: string(d.State), Score: d.Score})
+	}
+	summary, err := json.Marshal(store.NewSummary(codes, dims, res.Score))
+	if err != nil {
+		return store.Result{}, err
+	}
+	return store.Result{RunID: runID, RubricVersion: res.RubricVersion, RubricHash: res.RubricHash, Score: res.Score,
+		JSON: j, Summary: summary}, nil
+}
+
+// decodeBundle is evidence.Decode with segmentio's decoder, a drop-in
+// for encoding/json's: the same values from the same bytes (compared on
+// every committed bundle fixture), in under half the time, and decoding
+// is the largest part of a pass. Results are still encoded by
+// encoding/json, so that what is saved is what json.Marshal writes.
+func decodeBundle(data []byte) (*evidence.Bundle, error) {
+	var b evidence.Bundle
+	if err := segjson.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("evidence: decode bundle: %w", err)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // compare records how res moved from the stored result of rubric version

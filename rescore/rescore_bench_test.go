@@ -2,7 +2,6 @@ package rescore
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -151,7 +150,7 @@ func benchmarkRescore(b *testing.B, s *store.Store) {
 		var n int
 		for b.Loop() {
 			for i, r := range rows {
-				bd, err := evidence.Decode(r.bundle)
+				bd, err := decodeBundle(r.bundle)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -184,11 +183,8 @@ func benchmarkRescore(b *testing.B, s *store.Store) {
 		var n int
 		for b.Loop() {
 			for i, res := range results {
-				j, err := json.Marshal(res)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if out[i], err = store.NewResult(rows[i].runID, j); err != nil {
+				var err error
+				if out[i], err = storedResult(rows[i].runID, &res); err != nil {
 					b.Fatal(err)
 				}
 				n++

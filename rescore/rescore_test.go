@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -744,6 +747,74 @@ func TestRescoreChunks(t *testing.T) {
 			if !slices.Equal(seen, wantSeen) {
 				t.Errorf("chunk %d, limit %d: runs read %v, want %v", chunk, limit, seen, wantSeen)
 			}
+		}
+	}
+}
+
+// TestStoredResult: a pass saves what store.NewResult reads from a
+// result's JSON, as SaveRun saves it.
+func TestStoredResult(t *testing.T) {
+	fx := loadRescoreFixtures(t)
+	for _, v := range rubric.Versions() {
+		r, err := rubric.Load(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			res := rubric.Evaluate(fx.mixed(i), r)
+			got, err := storedResult("run", &res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := store.NewResult("run", j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diff(want, got); d != "" {
+				t.Errorf("rubric %s, bundle %d: storedResult (-want +got):\n%s", v, i, d)
+			}
+		}
+	}
+}
+
+// TestDecodeBundle: the pass's decoder gives what evidence.Decode gives,
+// on every committed bundle fixture and the varied population the tests
+// store, and refuses what it refuses.
+func TestDecodeBundle(t *testing.T) {
+	fx := loadRescoreFixtures(t)
+	var inputs [][]byte
+	files, err := filepath.Glob(filepath.Join("..", "*", "testdata", "*.bundle.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bundle fixtures: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, data)
+	}
+	for i := range 16 {
+		data, err := json.Marshal(fx.mixed(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, data)
+	}
+	inputs = append(inputs, []byte(`{"schema_version":"verifymcp.evidence/v99"}`), []byte(`{"run":`), []byte(`[]`))
+	for i, data := range inputs {
+		want, wantErr := evidence.Decode(data)
+		got, err := decodeBundle(data)
+		if (err == nil) != (wantErr == nil) {
+			t.Errorf("input %d: error %v, evidence.Decode's %v", i, err, wantErr)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("input %d: decoded bundle differs from evidence.Decode's", i)
 		}
 	}
 }

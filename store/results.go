@@ -68,27 +68,34 @@ func NewResult(runID string, resultJSON []byte) (Result, error) {
 	if f.RubricVersion == "" || f.RubricHash == "" {
 		return Result{}, errors.New("result has no rubric version or hash")
 	}
-	sum := f.Summary
-	codes := make([]string, 0, len(sum.Findings))
-	for _, x := range sum.Findings {
+	codes := make([]string, 0, len(f.Findings))
+	for _, x := range f.Findings {
 		codes = append(codes, x.Code)
 	}
-	slices.Sort(codes)
-	// As a summary is written: a result with no codes or no dimensions has
-	// them null.
-	sum.Findings = nil
-	for _, c := range slices.Compact(codes) {
-		sum.Findings = append(sum.Findings, SummaryFinding{Code: c})
-	}
-	if len(sum.Dimensions) == 0 {
-		sum.Dimensions = nil
-	}
+	sum := NewSummary(codes, f.Dimensions, f.Score)
 	summary, err := json.Marshal(sum)
 	if err != nil {
 		return Result{}, fmt.Errorf("encode summary: %w", err)
 	}
 	return Result{RunID: runID, RubricVersion: f.RubricVersion, RubricHash: f.RubricHash, Score: sum.Score,
 		JSON: resultJSON, Summary: summary}, nil
+}
+
+// NewSummary returns the summary of a result with these reason codes (in
+// any order, repeated or not), dimensions and composite. A summary with
+// no codes or no dimensions has them null, as summaries have always been
+// written.
+func NewSummary(codes []string, dims []SummaryDimension, score *float64) Summary {
+	sum := Summary{Score: score}
+	codes = slices.Clone(codes)
+	slices.Sort(codes)
+	for _, c := range slices.Compact(codes) {
+		sum.Findings = append(sum.Findings, SummaryFinding{Code: c})
+	}
+	if len(dims) > 0 {
+		sum.Dimensions = dims
+	}
+	return sum
 }
 
 // resultOf is NewResult of res's JSON.
