@@ -189,7 +189,7 @@ func TestBatchPhases(t *testing.T) {
 		"other": 10_000 - 4_000 - 500 - 1_800 - 200 - 2_000,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("batchPhases (-want +got):\n%s", diff)
+		t.Errorf("Phases (-want +got):\n%s", diff)
 	}
 	// A package that failed to install has no session.
 	got = Phases(&evidence.Bundle{Install: &evidence.Install{FetchMS: 3_000}}, 5*time.Second, 0)

@@ -30,7 +30,7 @@ func ReadFile(path string) ([]Line, error) {
 	return Parse(data, path, filepath.Dir(path))
 }
 
-// parseBatch parses the lines of a batch file named name; relative tarball
+// Parse parses the lines of a batch file named name; relative tarball
 // paths are taken from dir. It reports every malformed line, the first in
 // full.
 func Parse(data []byte, name, dir string) ([]Line, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -118,7 +119,20 @@ type Summary struct {
 	Targets         []*Item              `json:"targets"`
 }
 
-// summarize counts the items' statuses, failures by outcome and the
+// NewSummary sums up a batch of file that started at started and ends
+// now, under rubric rb.
+func NewSummary(file, toolVersion string, rb *rubric.Rubric, concurrency int, started time.Time, interrupted bool, items []*Item) Summary {
+	sum := Summary{
+		SchemaVersion: SchemaVersion, File: file, ToolVersion: toolVersion, RubricVersion: rb.Version, RubricHash: rb.Hash,
+		Concurrency: concurrency, StartedAt: started.UTC(), Interrupted: interrupted, Targets: items,
+	}
+	wall := time.Since(started)
+	sum.DurationMS = wall.Milliseconds()
+	sum.Totals, sum.FailedByOutcome, sum.Phases, sum.PackagesPerHour = Summarize(items, wall)
+	return sum
+}
+
+// Summarize counts the items' statuses, failures by outcome and the
 // phases of the scans made now.
 func Summarize(items []*Item, wall time.Duration) (Totals, map[string]int, map[string]PhaseStat, float64) {
 	t := Totals{Targets: len(items)}

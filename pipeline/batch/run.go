@@ -10,6 +10,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 )
 
@@ -170,3 +171,30 @@ func (s *Scans) Scan(ctx context.Context, it *Item) {
 type saverFunc func(context.Context, *pipeline.Ran) error
 
 func (f saverFunc) Save(ctx context.Context, r *pipeline.Ran) error { return f(ctx, r) }
+
+// ScanAll scans todo with n workers (see RunWorkers and Scan), showing
+// each on prog. An environment fault met by one of them calls stopNew:
+// every other target would meet it too, so no new one starts.
+func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func(), n int, todo []*Item, prog *Progress) {
+	prog.Scanning(len(todo))
+	RunWorkers(ctx, drain, n, todo, func(ctx context.Context, it *Item) {
+		prog.Started()
+		s.Scan(ctx, it)
+		prog.Finish(it, true)
+		var env *sandbox.EnvironmentError
+		if errors.As(it.Err, &env) {
+			stopNew()
+			prog.Note(fmt.Sprintf("an environment fault (%s), not the package's: no new target starts; nothing was stored, so the next run of the batch retries", env.Kind))
+		}
+	})
+}
+
+// NotStarted marks the items that reached no status StatusNotStarted.
+func NotStarted(items []*Item, prog *Progress) {
+	for _, it := range items {
+		if it.Status == "" {
+			it.Status = StatusNotStarted
+			prog.Finish(it, false)
+		}
+	}
+}

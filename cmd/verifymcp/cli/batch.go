@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
-	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/store/queue"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -230,33 +228,12 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 			}
 		}()
 		scanning.Store(true)
-		prog.Scanning(len(todo))
-		batch.RunWorkers(hard, drain, f.concurrency, todo, func(ctx context.Context, it *batch.Item) {
-			prog.Started()
-			bs.Scan(ctx, it)
-			prog.Finish(it, true)
-			var env *sandbox.EnvironmentError
-			if errors.As(it.Err, &env) {
-				stopNew()
-				prog.Note(fmt.Sprintf("an environment fault (%s), not the package's: no new target starts; nothing was stored, so the next run of the batch retries", env.Kind))
-			}
-		})
+		bs.ScanAll(hard, drain, stopNew, f.concurrency, todo, prog)
 	}
-	for _, it := range items {
-		if it.Status == "" {
-			it.Status = batch.StatusNotStarted
-			prog.Finish(it, false)
-		}
-	}
+	batch.NotStarted(items, prog)
 	prog.Close()
 
-	sum := batch.Summary{
-		SchemaVersion: batch.SchemaVersion, File: file, ToolVersion: Version, RubricVersion: rb.Version, RubricHash: rb.Hash,
-		Concurrency: f.concurrency, StartedAt: started.UTC(), Interrupted: interrupted.Load(), Targets: items,
-	}
-	wall := time.Since(started)
-	sum.DurationMS = wall.Milliseconds()
-	sum.Totals, sum.FailedByOutcome, sum.Phases, sum.PackagesPerHour = batch.Summarize(items, wall)
+	sum := batch.NewSummary(file, Version, rb, f.concurrency, started, interrupted.Load(), items)
 	if err := g.writeBatchSummary(sum, sf.format, sf.output); err != nil {
 		return err
 	}
