@@ -22,7 +22,9 @@ type recollectStore struct {
 func (s *recollectStore) Derived(_ context.Context, id string) ([]string, error) {
 	return s.derived[id], nil
 }
-func (s *recollectStore) Bundle(_ context.Context, id string) ([]byte, error) { return s.bundles[id], nil }
+func (s *recollectStore) Bundle(_ context.Context, id string) ([]byte, error) {
+	return s.bundles[id], nil
+}
 func (s *recollectStore) Artifact(context.Context, string) ([]byte, error) {
 	return []byte(`{"lockfileVersion":3}`), nil
 }
