@@ -85,19 +85,9 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	if err != nil {
 		return usagef("corpus %s: %v", corpus, err)
 	}
-	if kind != "" {
-		cases = slices.DeleteFunc(cases, func(c benchmark.Case) bool { return c.Kind != benchmark.Kind(kind) })
-	}
-	if len(only) > 0 {
-		var kept []benchmark.Case
-		for _, id := range only {
-			i := slices.IndexFunc(cases, func(c benchmark.Case) bool { return c.ID == id })
-			if i < 0 {
-				return usagef("--case %q: no such case in %s", id, corpus)
-			}
-			kept = append(kept, cases[i])
-		}
-		cases = kept
+	cases, missing := benchmark.Select(cases, benchmark.Kind(kind), only)
+	if missing != "" {
+		return usagef("--case %q: no such case in %s", missing, corpus)
 	}
 	if len(cases) == 0 {
 		return usagef("corpus %s holds no case", corpus)
