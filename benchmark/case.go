@@ -346,7 +346,9 @@ func flatten(err error) []error {
 		return nil
 	}
 	j, joined := err.(interface{ Unwrap() []error })
-	if _, located := err.(*CaseError); located || !joined {
+	// The error's own type decides, not what it wraps: a join of located
+	// problems is flattened into them.
+	if _, located := err.(*CaseError); located || !joined { //nolint:errorlint // see above
 		return []error{err}
 	}
 	var out []error
