@@ -398,8 +398,9 @@ func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (json.R
 // and Limit apply as in Runs), oldest first, calling fn with each run id
 // and its bundle bytes. The bytes are valid only until fn returns: copy
 // them to keep them. EachBundle stops at the first error fn returns and
-// returns it. Rescoring jobs use it to read a large store in one pass
-// without holding it in memory.
+// returns it. It reads a large store in one query without holding it in
+// memory; a rescoring pass reads with EachRun, which also gives each
+// run's baseline.
 func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, bundle []byte) error) error {
 	where, args := f.where(false)
 	q := `SELECT r.run_id, r.bundle FROM runs r` + where + ` ORDER BY r.run_date, r.run_id` + f.limit()
