@@ -307,7 +307,8 @@ func Run(ctx context.Context, s *store.Store, opts Options) (Summary, error) {
 				for i := range batch {
 					out = append(out, rescoreOne(&batch[i], rb, need, memo, opts.Save, &st))
 				}
-				pool.Put(batch[:0])
+				batch = batch[:0]
+				pool.Put(&batch)
 				select {
 				case doneCh <- out:
 				case <-ctx.Done():
@@ -428,7 +429,9 @@ func read(ctx context.Context, s *store.Store, f store.Filter, version, baseline
 	}
 	err := s.EachRun(ctx, f, version, baseline, func(r *store.StoredRun) error {
 		if batch == nil {
-			batch, _ = pool.Get().([]row)
+			if p, ok := pool.Get().(*[]row); ok {
+				batch = *p
+			}
 			if batch == nil {
 				batch = make([]row, 0, batchSize)
 			}

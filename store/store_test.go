@@ -340,7 +340,7 @@ func TestRuns(t *testing.T) {
 	for i, tg := range []target{
 		{"r1", "mcp-a", "1.0.0"}, {"r2", "mcp-a", "1.1.0"}, {"r3", "mcp-b", "0.1.0"}, {"r4", "mcp-a", "1.1.0"},
 	} {
-		data, b, res := run(t, tg.id, day.Add(time.Duration(i)*time.Hour))
+		_, b, res := run(t, tg.id, day.Add(time.Duration(i)*time.Hour))
 		b.Target.Name, b.Target.Version = tg.name, tg.version
 		data, err := json.Marshal(b)
 		if err != nil {
