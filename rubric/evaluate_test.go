@@ -1011,7 +1011,7 @@ func TestFormatScore(t *testing.T) {
 	ref := func(x float64) string {
 		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", x), "0"), ".")
 	}
-	for _, x := range []float64{0, 100, 87.5, 92.3, 66.66666, 0.04, 0.05, -0.0, 99.95, 1e21, -3, math.NaN(), math.Inf(1), math.Inf(-1)} {
+	for _, x := range []float64{0, 100, 87.5, 92.3, 66.66666, 0.04, 0.05, math.Copysign(0, -1), 99.95, 1e21, -3, math.NaN(), math.Inf(1), math.Inf(-1)} {
 		if got, want := formatScore(x), ref(x); got != want {
 			t.Errorf("formatScore(%v) = %q, want %q", x, got, want)
 		}

@@ -65,10 +65,6 @@ func loadSurface(t testing.TB, name string) *contract.Contract {
 	return &c
 }
 
-func withContract(c *contract.Contract) func(*evidence.Bundle) {
-	return func(b *evidence.Bundle) { b.Contract = c }
-}
-
 func addTools(ts ...contract.Tool) func(*evidence.Bundle) {
 	return func(b *evidence.Bundle) { b.Contract.Tools = append(b.Contract.Tools, ts...) }
 }

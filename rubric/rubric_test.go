@@ -63,7 +63,7 @@ func TestLoad(t *testing.T) {
 	if d := diff([]string{"1", "2", "3", "4", "5", "6", "7"}, Versions()); d != "" {
 		t.Errorf("Versions() (-want +got):\n%s", d)
 	}
-	if Current().Version != CurrentVersion || Current() != Current() {
+	if first, again := Current(), Current(); first.Version != CurrentVersion || first != again {
 		t.Errorf("Current() = version %q, want the shared rubric %q", Current().Version, CurrentVersion)
 	}
 	if CurrentVersion != "7" {

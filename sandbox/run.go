@@ -32,7 +32,6 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		cmd = append([]string{"node", bin.Path}, t.Args...)
 	}
 	env := []string{"HOME=/tmp/home", "PATH=" + treeDir + "/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"}
-	envValues := make([]string, 0, len(t.Env))
 	names := make([]string, 0, len(t.Env))
 	for k := range t.Env {
 		names = append(names, k)
@@ -40,7 +39,6 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	sort.Strings(names)
 	for _, k := range names {
 		env = append(env, k+"="+t.Env[k])
-		envValues = append(envValues, t.Env[k])
 	}
 	hc := hardened()
 	hc.NetworkMode = "none"
@@ -115,7 +113,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		case w := <-waitCh:
 			exited <- w.StatusCode
 			cancelRun(errExited)
-		case <-waitErrCh:
+		case <-waitErrCh: //nolint:errcheck // the engine could not wait: the session's own errors say what happened
 		case <-runCtx.Done():
 		}
 	}()
@@ -172,13 +170,13 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	// Decide whether the server died before we close its stdin (which makes
 	// a well-behaved stdio server exit). A failure that is not our deadline
 	// usually means the process is exiting: give its exit a moment to arrive.
-	exitedEarly := context.Cause(runCtx) == errExited
+	exitedEarly := errors.Is(context.Cause(runCtx), errExited)
 	if hsErr != nil && !exitedEarly && !errors.Is(hsErr, context.DeadlineExceeded) {
 		select {
 		case <-runCtx.Done():
 		case <-time.After(2 * time.Second):
 		}
-		exitedEarly = context.Cause(runCtx) == errExited
+		exitedEarly = errors.Is(context.Cause(runCtx), errExited)
 	}
 	if w != nil {
 		w.shutdownAt = time.Now()

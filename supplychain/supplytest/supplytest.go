@@ -202,13 +202,13 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	case f.Status != 0 && f.Body != nil:
 		s.api.headers(w, r)
 		w.WriteHeader(f.Status)
-		w.Write(f.Body)
+		_, _ = w.Write(f.Body)
 	case f.Status != 0:
 		s.api.fail(w, r, f)
 	case f.Body != nil:
 		s.api.headers(w, r)
 		w.WriteHeader(http.StatusOK)
-		w.Write(f.Body)
+		_, _ = w.Write(f.Body)
 	case f.Malformed:
 		rec := httptest.NewRecorder()
 		s.api.serve.ServeHTTP(rec, r)
@@ -218,7 +218,7 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		w.Header().Del("Content-Length")
 		w.WriteHeader(http.StatusOK)
 		b := rec.Body.Bytes()
-		w.Write(b[:len(b)/2])
+		_, _ = w.Write(b[:len(b)/2])
 	default:
 		s.api.serve.ServeHTTP(w, r)
 	}
