@@ -17,7 +17,7 @@ PKG ?= npm:@modelcontextprotocol/server-everything@2026.8.31
 ARGS ?=
 FORMAT ?= table
 
-.PHONY: build setup scan test unit bench clean
+.PHONY: build setup scan test unit lint bench clean
 
 build:
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/verifymcp ./cmd/verifymcp
@@ -37,9 +37,19 @@ test: setup
 	go vet -tags docker,postgres ./...
 	go test -tags docker,postgres -count=1 -timeout 30m ./...
 
-# Unit tests only: no engine, no Postgres, no network.
+# Unit tests only: no engine, no Postgres, no network; -short leaves out
+# the slow scale tests, which make test runs.
 unit:
-	go test -count=1 ./...
+	go test -short -count=1 ./...
+
+# Lint with a pinned golangci-lint (.golangci.yml), built through the Go
+# module proxy into GOPATH/bin on first use.
+GOLANGCI_LINT_VERSION := 2.15.0
+GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
+lint:
+	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q 'version $(GOLANGCI_LINT_VERSION) ' || \
+		go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION)
+	$(GOLANGCI_LINT) run ./...
 
 # Regenerate docs/reason-codes.md from the rubric files; a test in ./rubric
 # fails while the committed file is stale.
