@@ -207,8 +207,13 @@ func (c Case) checkFixture(fsys fs.FS) error {
 	return nil
 }
 
+// fixtureServer is the fixtures' shared MCP server, packed as server.js
+// into every fixture that has none of its own.
+const fixtureServer = "server.js"
+
 // PackFixture packs fixtures/ID of the corpus fsys into an npm tarball:
-// every regular file under package/, in byte order of path, with a fixed
+// every regular file under package/, with fixtures/server.js as
+// package/server.js unless the fixture has its own, in byte order of path, with a fixed
 // modification time, owner and mode (0755 for the package's bin entries,
 // 0644 otherwise), gzip with no name or time. The same sources always give
 // the same bytes, hence the same integrity.
@@ -254,6 +259,15 @@ func PackFixture(fsys fs.FS, t TargetRef) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pack fixture %s: %w", t.Name, err)
+	}
+	// The fixtures share one server (fixtures/server.js); a fixture that
+	// brings its own keeps it.
+	if !slices.ContainsFunc(files, func(f file) bool { return f.rel == fixtureServer }) {
+		data, err := fs.ReadFile(fsys, path.Join(fixturesDir, fixtureServer))
+		if err != nil {
+			return nil, fmt.Errorf("pack fixture %s: the shared server: %w", t.Name, err)
+		}
+		files = append(files, file{fixtureServer, data})
 	}
 	// WalkDir visits in lexical order within a directory; sort the whole
 	// list so the order does not depend on the directory layout.
