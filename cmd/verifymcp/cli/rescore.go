@@ -126,8 +126,8 @@ func parseRescoreDate(flag, s string) (time.Time, error) {
 }
 
 func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usagef("--format must be table or json, not %q", f.format)
+	if _, err := checkFormat(f.format); err != nil {
+		return err
 	}
 	if f.limit < 0 || f.workers < 0 {
 		return usagef("--limit and --workers must not be negative")
