@@ -19,6 +19,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/package-url/packageurl-go"
+
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -49,14 +51,14 @@ func ParseTarget(s string) (Target, error) {
 	switch {
 	case s == "":
 		return t, fmt.Errorf("%w: empty target", ErrBadTarget)
+	case strings.HasPrefix(s, "pkg:"): // before the tarball case: a purl may end in .tgz
+		return parsePurl(t, s)
 	case strings.HasSuffix(s, ".tgz") || strings.HasSuffix(s, ".tar.gz"):
 		if _, err := os.Stat(s); err != nil {
 			return t, fmt.Errorf("%w: local tarball %s: %v", ErrBadTarget, s, err)
 		}
 		t.Ecosystem, t.File = "npm", s
 		return t, nil
-	case strings.HasPrefix(s, "pkg:"):
-		return parsePurl(t, s)
 	case strings.HasPrefix(s, "pypi:"):
 		return t, fmt.Errorf("%w: PyPI targets are not supported yet (npm only)", ErrUnsupported)
 	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
@@ -85,44 +87,72 @@ func splitNameSpec(s string) (string, string) {
 	return s[:at], s[at+1:]
 }
 
+// parsePurl reads a pkg:npm purl with packageurl-go. A qualifier or subpath
+// the scanner cannot honour is refused rather than dropped: a
+// repository_url names another registry, a checksum or download_url
+// another artefact, and a subpath one file of a package that is scanned
+// whole; scanning the default registry's package instead would report on
+// something the purl does not name.
 func parsePurl(t Target, s string) (Target, error) {
-	rest := strings.TrimPrefix(s, "pkg:")
-	typ, path, ok := strings.Cut(rest, "/")
-	if !ok {
-		return t, fmt.Errorf("%w: purl %q has no name", ErrBadTarget, s)
-	}
-	if strings.ToLower(typ) != "npm" {
-		return t, fmt.Errorf("%w: purl type %q (npm only)", ErrUnsupported, typ)
-	}
-	// Qualifiers and subpath do not select a different artefact on npm.
-	path, _, _ = strings.Cut(path, "?")
-	path, _, _ = strings.Cut(path, "#")
-	path = strings.TrimPrefix(path, "/")
-	var version string
-	if i := strings.LastIndex(path, "@"); i > 0 {
-		path, version = path[:i], path[i+1:]
-	}
-	name, err := url.PathUnescape(path)
+	p, err := packageurl.FromString(s)
 	if err != nil {
 		return t, fmt.Errorf("%w: purl %q: %v", ErrBadTarget, s, err)
 	}
-	if version, err = url.PathUnescape(version); err != nil {
-		return t, fmt.Errorf("%w: purl %q: %v", ErrBadTarget, s, err)
+	if p.Type != packageurl.TypeNPM {
+		return t, fmt.Errorf("%w: purl type %q (npm only)", ErrUnsupported, p.Type)
 	}
-	if ns, n, ok := strings.Cut(name, "/"); ok && !strings.HasPrefix(ns, "@") {
-		name = "@" + ns + "/" + n
+	for _, q := range p.Qualifiers {
+		if q.Key == "repository_url" && publicNPMRegistry(q.Value) {
+			continue
+		}
+		return t, fmt.Errorf("%w: purl %q: qualifier %s=%s %s", ErrUnsupported, s, q.Key, q.Value, qualifierRefusal(q.Key))
+	}
+	if p.Subpath != "" {
+		return t, fmt.Errorf("%w: purl %q: subpath %s names a file inside the package; verifymcp scans whole packages (drop the #subpath)", ErrUnsupported, s, p.Subpath)
+	}
+	name := p.Name
+	if p.Namespace != "" {
+		name = "@" + strings.TrimPrefix(p.Namespace, "@") + "/" + p.Name
 	}
 	if err := supplychain.ValidNPMName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
 	}
-	t.Ecosystem, t.Name, t.Spec = "npm", name, version
+	t.Ecosystem, t.Name, t.Spec = "npm", name, p.Version
 	if t.Spec == "" {
 		t.Spec = "latest"
 	}
 	return t, nil
 }
 
-// Purl returns the package URL of an exact npm version.
+// publicNPMRegistry reports whether a purl's repository_url names the
+// public npm registry, the purl spec's default for npm, which is what a purl
+// without the qualifier names too.
+func publicNPMRegistry(v string) bool {
+	if !strings.Contains(v, "://") {
+		v = "https://" + v
+	}
+	u, err := url.Parse(v)
+	return err == nil && u.Scheme == "https" && strings.EqualFold(u.Host, "registry.npmjs.org") &&
+		(u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && u.User == nil
+}
+
+// qualifierRefusal says why the scanner cannot honour a purl qualifier.
+func qualifierRefusal(key string) string {
+	switch key {
+	case "repository_url":
+		return "names another registry; scan it with --registry and a purl without the qualifier"
+	case "checksum":
+		return "is not verified by verifymcp; scan the exact version and compare the report's integrity"
+	case "download_url":
+		return "names a tarball outside the registry; download it and scan the local .tgz"
+	default:
+		return "is not one verifymcp can honour; drop it to scan the registry's package"
+	}
+}
+
+// Purl returns the package URL of an exact npm version. It is not
+// packageurl-go's ToString, which writes a version's build metadata "+" as
+// %2B: reports and stored runs carry this form, and ParseTarget reads both.
 func Purl(name, version string) string {
 	p := name
 	if strings.HasPrefix(name, "@") {
