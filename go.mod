@@ -33,6 +33,8 @@ require (
 	osv.dev/bindings/go v0.0.0-20260805021707-3a57b89df3b6
 )
 
+require deps.dev/util/semver v0.0.0-20260529052642-cf1e78d92744 // indirect
+
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	dario.cat/mergo v1.0.1 // indirect

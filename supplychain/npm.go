@@ -14,11 +14,11 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
+	"deps.dev/util/semver"
 )
 
 // Sentinel errors of registry resolution; the CLI maps them to exit codes.
@@ -174,10 +174,16 @@ type manifest struct {
 	} `json:"dist"`
 }
 
-// Resolve finds the exact version of name that spec selects: an exact
-// version, a dist-tag ("latest") or a semver range. For a range it takes
-// the version the latest tag points to when that satisfies the range (as
-// npm does), and otherwise the highest satisfying version.
+// Resolve finds the exact version of name that spec selects, as npm
+// install does (npm-pick-manifest): a published version, a dist-tag
+// ("latest") or a range in npm's grammar. For a range it takes the
+// version the latest tag points to when that satisfies the range (for "*"
+// whatever it points to) and is not deprecated, and otherwise the highest
+// satisfying version, preferring versions that are not deprecated. A
+// prerelease satisfies a range only when the range names a prerelease of
+// the same major.minor.patch. npm's preference for versions whose engines
+// fit the running Node.js is left out: the sandbox's Node.js, not the
+// host's, would decide it.
 func (n *NPM) Resolve(ctx context.Context, name, spec string) (*Version, error) {
 	if err := ValidNPMName(name); err != nil {
 		return nil, err
@@ -218,6 +224,15 @@ func (p *packument) resolve(name, spec string) (*Version, error) {
 	return v, nil
 }
 
+// npmFullVersion tells a full version ("1.2.3", "v1.2.3", "=1.2.3-rc.1"),
+// which npm looks up as written, from a partial one ("1.2"), which is a
+// range.
+var npmFullVersion = regexp.MustCompile(`^[=v\s]*\d+\.\d+\.\d+`)
+
+// pick returns the published version spec selects (see Resolve). Ranges
+// are matched by deps.dev's semver package in its npm mode, which agrees
+// with node-semver on carets, tildes, x-ranges, hyphen ranges, ||, and
+// prereleases (npm_test.go has the table checked against node-semver).
 func pick(p *packument, spec string) (string, error) {
 	if _, ok := p.Versions[spec]; ok {
 		return spec, nil
@@ -227,43 +242,60 @@ func pick(p *packument, spec string) (string, error) {
 			return v, nil
 		}
 	}
-	if v := strings.TrimPrefix(spec, "v"); v != spec {
-		if _, ok := p.Versions[v]; ok {
-			return v, nil
-		}
-	}
-	if _, err := semver.StrictNewVersion(strings.TrimPrefix(spec, "v")); err == nil {
-		return "", fmt.Errorf("%w: %s is not published", ErrVersionNotFound, spec)
-	}
-	c, err := semver.NewConstraint(spec)
+	c, err := semver.NPM.ParseConstraint(spec)
 	if err != nil {
 		return "", fmt.Errorf("%w: %q is neither a published version, a dist-tag nor a semver range", ErrVersionNotFound, spec)
 	}
+	if c.IsSimple() && npmFullVersion.MatchString(spec) {
+		// npm takes an exact version as that version, cleaned of a
+		// leading "v" or "=" and of build metadata, never as a range.
+		if v, err := semver.NPM.Parse(strings.TrimLeft(strings.TrimSpace(spec), "=v")); err == nil {
+			if _, ok := p.Versions[v.Canon(false)]; ok {
+				return v.Canon(false), nil
+			}
+		}
+		return "", fmt.Errorf("%w: %s is not published", ErrVersionNotFound, spec)
+	}
 	if latest, ok := p.DistTags["latest"]; ok {
-		if lv, err := semver.NewVersion(latest); err == nil && c.Check(lv) {
+		if _, ok := p.Versions[latest]; ok && (spec == "*" || c.Match(latest)) && !p.deprecated(latest) {
 			return latest, nil
 		}
 	}
-	var best *semver.Version
-	var bestRaw string
-	keys := make([]string, 0, len(p.Versions))
+	type candidate struct {
+		raw string
+		v   *semver.Version
+	}
+	var match []candidate
 	for k := range p.Versions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, err := semver.NewVersion(k)
-		if err != nil || !c.Check(v) {
-			continue
-		}
-		if best == nil || v.GreaterThan(best) {
-			best, bestRaw = v, k
+		if v, err := semver.NPM.Parse(k); err == nil && c.MatchVersion(v) {
+			match = append(match, candidate{k, v})
 		}
 	}
-	if best == nil {
+	if len(match) == 0 {
 		return "", fmt.Errorf("%w: no published version satisfies %q", ErrVersionNotFound, spec)
 	}
-	return bestRaw, nil
+	// Highest first; versions equal but for build metadata in text order,
+	// so that the answer does not depend on map order.
+	slices.SortFunc(match, func(a, b candidate) int {
+		if d := b.v.Compare(a.v); d != 0 {
+			return d
+		}
+		return strings.Compare(a.raw, b.raw)
+	})
+	for _, m := range match {
+		if !p.deprecated(m.raw) {
+			return m.raw, nil
+		}
+	}
+	return match[0].raw, nil
+}
+
+// deprecated reports whether the document of version v is deprecated.
+func (p *packument) deprecated(v string) bool {
+	var m struct {
+		Deprecated json.RawMessage `json:"deprecated"`
+	}
+	return json.Unmarshal(p.Versions[v], &m) == nil && npmDeprecated(m.Deprecated) != ""
 }
 
 func (n *NPM) packument(ctx context.Context, name string) (*packument, error) {

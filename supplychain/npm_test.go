@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -280,6 +281,184 @@ func TestNPMResolveLatestTagWins(t *testing.T) {
 				t.Errorf("Resolve(%q) = %s, want %s", tt.spec, v.Version, tt.want)
 			}
 		})
+	}
+}
+
+// npmRangeSet is a package's published versions, its latest tag and its
+// deprecated versions, for the range table below.
+type npmRangeSet struct {
+	latest     string
+	versions   []string
+	deprecated []string
+}
+
+var npmRangeSets = map[string]npmRangeSet{
+	"A": {latest: "2.1.0", versions: []string{"1.0.0", "1.2.3", "1.2.4-beta.1", "1.2.4", "1.3.0-rc.1", "1.3.0", "1.10.0", "2.0.0-alpha.1", "2.0.0-beta.2", "2.0.0", "2.1.0", "3.0.0-rc.1"}},
+	"Z": {latest: "0.2.9", versions: []string{"0.0.1", "0.0.3", "0.0.4", "0.1.0", "0.2.3", "0.2.9", "0.3.0-beta.2", "0.3.0", "1.0.0"}},
+	"P": {latest: "2.0.0-beta.2", versions: []string{"1.0.0", "1.5.0", "2.0.0-beta.1", "2.0.0-beta.2"}},
+	"L": {latest: "1.2.4", versions: []string{"1.0.0", "1.2.4", "1.2.5", "1.3.0", "1.4.0", "2.0.0"}},
+	"D": {latest: "1.4.0", versions: []string{"1.0.0", "1.2.0", "1.2.1", "1.3.0", "1.4.0"}, deprecated: []string{"1.4.0", "1.2.1", "1.3.0"}},
+	"B": {latest: "1.0.0", versions: []string{"1.0.0", "1.2.3-beta.2", "1.2.4-beta.1", "1.4.0", "1.5.0-alpha.1", "2.0.0-rc.1"}},
+	"C": {latest: "1.2.3-beta.2", versions: []string{"1.2.3-beta.2", "1.2.4-beta.1", "1.3.0-alpha.1"}},
+	"R": {latest: "1.0.0", versions: []string{"1.0.0", "1.1.0", "1.2.0", "1.2.5", "1.3.0", "1.3.2", "1.4.0", "2.0.0", "2.5.0", "3.0.0"}},
+	"V": {latest: "1.0.0", versions: []string{"1.0.0", "1.0.1-alpha.9", "1.0.1-alpha.10", "1.0.1", "2.0.0+build.7"}},
+}
+
+// npmRangePackument is a packument of the set's versions, each with a
+// version document as the registry serves it (name, version, dist).
+func npmRangePackument(t *testing.T, name string, s npmRangeSet) []byte {
+	t.Helper()
+	versions := map[string]any{}
+	for _, v := range s.versions {
+		doc := map[string]any{"name": name, "version": v, "dist": map[string]any{
+			"integrity": "sha512-" + v,
+			"tarball":   "https://registry.npmjs.org/" + name + "/-/" + name + "-" + v + ".tgz",
+		}}
+		if slices.Contains(s.deprecated, v) {
+			doc["deprecated"] = v + " is deprecated"
+		}
+		versions[v] = doc
+	}
+	data, err := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]any{"latest": s.latest}, "versions": versions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestNPMResolveRange resolves ranges as npm install does: the version
+// the latest tag names when it satisfies the range (for "*" whatever it
+// is) and is not deprecated, otherwise the highest satisfying version,
+// preferring versions that are not deprecated; a prerelease satisfies a
+// range only when a comparator in the same || branch names a prerelease
+// of the same major.minor.patch. want "" is npm's "No matching version"
+// (ETARGET).
+//
+// Every want was checked against node-semver 7.7.2 (semver.maxSatisfying
+// with loose: true, which is what npm passes) and, for the pick among
+// the satisfying versions, npm-pick-manifest 11.0.3 as npm 11.19.1 bundles
+// it, on 2026-12-02. The comments give what go-npm-version v0.0.2 matched
+// where that differs from node-semver.
+func TestNPMResolveRange(t *testing.T) {
+	tests := []struct {
+		set, spec, want string
+	}{
+		{"A", "^1.2.3", "1.10.0"},
+		{"A", "~1.2.3", "1.2.4"},
+		{"A", "1.x", "1.10.0"},
+		{"A", "1.2.x", "1.2.4"},
+		{"A", "1.2.X", "1.2.4"},
+		{"A", "1.2.*", "1.2.4"},
+		{"A", "1", "1.10.0"},
+		{"A", "1.2", "1.2.4"},
+		{"A", "1.2.3 - 1.3.0", "1.3.0"}, // go-npm-version: a parse error
+		{"A", "1.2 - 2", "2.1.0"},       // go-npm-version: a parse error
+		{"A", "1.0.0 - 1.2", "1.2.4"},   // go-npm-version: a parse error
+		{"A", "^1.0.0 || ^3.0.0-rc.1", "3.0.0-rc.1"},
+		{"A", "1.2.x || 2.0.x", "2.0.0"},
+		{"A", ">=1.3.0-rc.1 <1.3.0", "1.3.0-rc.1"},      // go-npm-version: no match
+		{"A", ">=2.0.0-alpha.1 <2.0.0", "2.0.0-beta.2"}, // go-npm-version: no match
+		{"A", "^2.0.0-alpha.1", "2.1.0"},
+		{"A", "~2.0.0-alpha.1", "2.0.0"},
+		{"A", "^1.2.4-beta.0", "1.10.0"},
+		{"A", ">1.2.4-beta.0 <1.3.0-0", "1.2.4"},
+		{"A", ">=1.3.0-rc.1", "2.1.0"},
+		{"A", "<2.0.0", "1.10.0"},
+		{"A", "<=2.0.0-beta.2", "2.0.0-beta.2"},
+		{"A", ">=1.0.0 <2", "1.10.0"},
+		{"A", ">= 1.0.0 < 1.3", "1.2.4"},
+		{"A", "*", "2.1.0"},
+		{"A", "x", "2.1.0"},
+		{"A", ">=0.0.0", "2.1.0"},
+		{"A", "=1.2.3", "1.2.3"},
+		{"A", "v1.2.3", "1.2.3"},
+		{"A", "^v1.2.3", "1.10.0"},
+		{"A", "~>1.2.3", "1.2.4"}, // go-npm-version: a parse error
+		{"A", "^4.0.0", ""},
+		{"Z", "^0.2.3", "0.2.9"},
+		{"Z", "^0.0.3", "0.0.3"},
+		{"Z", "^0.0", "0.0.4"},
+		{"Z", "~0.2", "0.2.9"},
+		{"Z", "0.x || >=0.0.3 <0.0.4", "0.2.9"},
+		{"Z", "^0.3.0-beta.1", "0.3.0"},
+		{"P", "*", "2.0.0-beta.2"},
+		{"P", "x", "1.5.0"},
+		{"P", "^2.0.0", ""},
+		{"P", "^2.0.0-0", "2.0.0-beta.2"},
+		{"P", ">=1.0.0", "1.5.0"},
+		{"L", "^1.0.0", "1.2.4"},
+		{"L", "^1.2.5", "1.4.0"},
+		{"L", "*", "1.2.4"},
+		{"D", "^1.0.0", "1.2.0"},
+		{"D", "~1.2.0", "1.2.0"},
+		{"D", "1.3.0", "1.3.0"},
+		{"B", ">=1.2.3-beta.1", "1.4.0"},
+		{"B", "^1.2.3-beta.1", "1.4.0"},
+		{"B", "~1.2.3-beta.1", "1.2.3-beta.2"},
+		{"B", ">=1.2.3-beta.1 <2.0.0-rc.2", "2.0.0-rc.1"}, // go-npm-version: 1.4.0
+		{"C", "^1.2.3-beta.1", "1.2.3-beta.2"},
+		{"C", ">1.2.3-beta.2", ""},
+		{"C", "*", "1.2.3-beta.2"},
+		{"R", ">1.2", "3.0.0"},
+		{"R", "<=1.2", "1.0.0"},
+		{"R", ">1", "3.0.0"},
+		{"R", "<1.3", "1.0.0"},
+		{"R", "=1.2", "1.2.5"},
+		{"R", "1.2.3 - 1.3", "1.3.2"}, // go-npm-version: a parse error
+		{"R", "^1.x", "1.0.0"},
+		{"R", "~1.x", "1.0.0"},
+		{"R", "1.2.0 - 2", "2.5.0"}, // go-npm-version: a parse error
+		{"R", "<1.2.0 || >=2.5.0 <3", "1.0.0"},
+		{"R", ">=1.1 <=1.3", "1.3.2"},
+		{"R", "~1", "1.0.0"},
+		{"R", "^0.x || ^2", "2.5.0"},
+		{"V", "^1.0.1-alpha.9", "1.0.1"},
+		{"V", "2.0.0", ""},
+		{"V", ">=2", "2.0.0+build.7"},
+		{"V", "1.0.1-alpha.9 - 1.0.1-alpha.10", "1.0.1-alpha.10"}, // go-npm-version: a parse error
+	}
+	const name = "ranges"
+	npms := map[string]*supplychain.NPM{}
+	for k, s := range npmRangeSets {
+		npms[k], _ = npmServe(t, &npmRegistry{docs: map[string][]byte{name: npmRangePackument(t, name, s)}})
+	}
+	for _, tt := range tests {
+		t.Run(tt.set+"/"+tt.spec, func(t *testing.T) {
+			v, err := npms[tt.set].Resolve(context.Background(), name, tt.spec)
+			if tt.want == "" {
+				if !errors.Is(err, supplychain.ErrVersionNotFound) {
+					got := "no version"
+					if v != nil {
+						got = v.Version
+					}
+					t.Fatalf("Resolve(%q) = %s, %v; want ErrVersionNotFound", tt.spec, got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v; want %s", tt.spec, err, tt.want)
+			}
+			if v.Version != tt.want || v.Integrity != "sha512-"+tt.want {
+				t.Errorf("Resolve(%q) = %s (integrity %s), want %s", tt.spec, v.Version, v.Integrity, tt.want)
+			}
+		})
+	}
+}
+
+// A comma is no part of npm's range grammar. node-semver 7.7.2 in loose
+// mode, as npm calls it, silently drops the comparator before one
+// (">=1.0.0, <2" is "<2.0.0-0", "1.x, 2.x" is "2.x"); the matcher refuses
+// the range instead, so the scan fails with a clear error rather than
+// guessing which of two readings was meant.
+func TestNPMResolveRangeCommaRefused(t *testing.T) {
+	npm, _ := npmServe(t, &npmRegistry{docs: map[string][]byte{"ranges": npmRangePackument(t, "ranges", npmRangeSets["A"])}})
+	v, err := npm.Resolve(context.Background(), "ranges", ">=1.0.0, <2")
+	if !errors.Is(err, supplychain.ErrVersionNotFound) || !strings.Contains(err.Error(), "neither a published version, a dist-tag nor a semver range") {
+		got := "no version"
+		if v != nil {
+			got = v.Version
+		}
+		t.Fatalf("Resolve(>=1.0.0, <2) = %s, %v; want ErrVersionNotFound saying it is no range", got, err)
 	}
 }
 
