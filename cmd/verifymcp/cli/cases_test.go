@@ -46,6 +46,8 @@ func TestCasesRunRefusesOneCaseAndScoresTheRest(t *testing.T) {
 	for _, f := range fixtures {
 		copyFile(filepath.Join(src, "fixtures", id, f.Name()), filepath.Join(corpus, "fixtures", id, f.Name()))
 	}
+	// The fixtures' shared server.
+	copyFile(filepath.Join(src, "fixtures", "server.js"), filepath.Join(corpus, "fixtures", "server.js"))
 	remote := `id: remote-endpoint
 kind: reviewed
 track: remote
