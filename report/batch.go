@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -19,17 +18,7 @@ import (
 // batch.SchemaVersion) or a table of the targets with the totals and the
 // time per phase below it.
 func WriteBatch(w io.Writer, f Format, s batch.Summary) error {
-	switch f {
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	case FormatTable:
-		return writeBatchTable(w, s)
-	default:
-		_, err := ParseFormat(string(f))
-		return fmt.Errorf("report: format %w", err)
-	}
+	return write(w, f, indentedJSON(w, s), func() error { return writeBatchTable(w, s) })
 }
 
 // phaseOrder is the order a batch summary's phases are shown in, roughly the order they run.
@@ -103,16 +92,10 @@ func writeBatchTable(w io.Writer, s batch.Summary) error {
 // schema is batch.EnqueueSchemaVersion) or the totals and the targets that
 // failed.
 func WriteEnqueue(w io.Writer, f Format, s batch.EnqueueSummary) error {
-	switch f {
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	case FormatTable:
-	default:
-		_, err := ParseFormat(string(f))
-		return fmt.Errorf("report: format %w", err)
-	}
+	return write(w, f, indentedJSON(w, s), func() error { return writeEnqueueTable(w, s) })
+}
+
+func writeEnqueueTable(w io.Writer, s batch.EnqueueSummary) error {
 	t := s.Totals
 	fmt.Fprintf(w, "enqueued %d new scan jobs, %d already queued, running or done (tool %s, rubric %s)\n",
 		t.Enqueued, t.AlreadyQueued, s.ToolVersion, s.RubricVersion)
@@ -140,16 +123,10 @@ func WriteQueueStatus(w io.Writer, f Format, s batch.QueueStatus) error {
 	if s.Failed == nil {
 		s.Failed = []queue.DiscardedJob{}
 	}
-	switch f {
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	case FormatTable:
-	default:
-		_, err := ParseFormat(string(f))
-		return fmt.Errorf("report: format %w", err)
-	}
+	return write(w, f, indentedJSON(w, s), func() error { return writeQueueStatusTable(w, s) })
+}
+
+func writeQueueStatusTable(w io.Writer, s batch.QueueStatus) error {
 	fmt.Fprintf(w, "pending %d (running %d), completed %d, discarded %d, cancelled %d\n",
 		s.Pending, s.Running, s.Completed, s.Discarded, s.Cancelled)
 	if len(s.Failed) > 0 {

@@ -2,12 +2,13 @@ package report
 
 import (
 	"fmt"
-	units "github.com/docker/go-units"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	units "github.com/docker/go-units"
 
 	"github.com/verifymcp/verifymcp/evidence"
 )

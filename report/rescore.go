@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -22,12 +21,7 @@ const RescoreSchemaVersion = "verifymcp.rescore/v1"
 
 // WriteRescore writes a rescoring pass's output in format.
 func WriteRescore(w io.Writer, format Format, out Rescore) error {
-	if format == FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	return writeRescoreTable(w, out)
+	return write(w, format, indentedJSON(w, out), func() error { return writeRescoreTable(w, out) })
 }
 
 // Rescore is the output of a rescoring pass (`verifymcp rescore`): its

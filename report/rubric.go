@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -15,23 +14,19 @@ import (
 // signals and zero points, the contract checks it pins, and its reason
 // codes; in JSON, the rubric's own model.
 func WriteRubric(w io.Writer, f Format, r *rubric.Rubric) error {
-	if f == FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Version     string             `json:"version"`
-			Hash        string             `json:"hash"`
-			Description string             `json:"description"`
-			Versions    []string           `json:"versions"`
-			Dimensions  []rubric.Dimension `json:"dimensions"`
-			Codes       []rubric.CodeDef   `json:"codes"`
-			Checks      *rubric.ChecksPin  `json:"contract_checks,omitempty"`
-		}{r.Version, r.Hash, r.Description, rubric.Versions(), r.Dimensions, r.Codes, checksPin(r)})
-	}
-	if f != FormatTable {
-		_, err := ParseFormat(string(f))
-		return fmt.Errorf("report: format %w", err)
-	}
+	model := struct {
+		Version     string             `json:"version"`
+		Hash        string             `json:"hash"`
+		Description string             `json:"description"`
+		Versions    []string           `json:"versions"`
+		Dimensions  []rubric.Dimension `json:"dimensions"`
+		Codes       []rubric.CodeDef   `json:"codes"`
+		Checks      *rubric.ChecksPin  `json:"contract_checks,omitempty"`
+	}{r.Version, r.Hash, r.Description, rubric.Versions(), r.Dimensions, r.Codes, checksPin(r)}
+	return write(w, f, indentedJSON(w, model), func() error { return writeRubricTable(w, r) })
+}
+
+func writeRubricTable(w io.Writer, r *rubric.Rubric) error {
 	fmt.Fprintf(w, "rubric %s  %s  (versions: %s)\n", r.Version, r.Hash, strings.Join(rubric.Versions(), ", "))
 	if d := strings.TrimSpace(r.Description); d != "" {
 		fmt.Fprintf(w, "%s\n", d)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -33,13 +34,29 @@ func ParseFormat(s string) (Format, error) {
 
 // Write writes the report in format f.
 func Write(w io.Writer, f Format, rep Report) error {
+	return write(w, f, func() error { return WriteJSON(w, rep) }, func() error { return WriteTable(w, rep) })
+}
+
+// write writes in format f: JSON by asJSON, a table by asTable, and any
+// other format is an error. Every output of the package goes through it.
+func write(w io.Writer, f Format, asJSON, asTable func() error) error {
 	switch f {
 	case FormatJSON:
-		return WriteJSON(w, rep)
+		return asJSON()
 	case FormatTable:
-		return WriteTable(w, rep)
+		return asTable()
 	default:
 		_, err := ParseFormat(string(f))
 		return fmt.Errorf("report: format %w", err)
+	}
+}
+
+// indentedJSON writes v as indented JSON, the form of every output but
+// the report's own (WriteJSON).
+func indentedJSON(w io.Writer, v any) func() error {
+	return func() error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
 	}
 }
