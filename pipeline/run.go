@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/atomicfile"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -144,24 +145,11 @@ func (p *Pipeline) Run(ctx context.Context, j Job, save Saver) (*Ran, error) {
 	return r, nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so that a reader never sees a partial file.
+// writeFileAtomic writes data to path, creating its directory, so that a
+// reader never sees a partial file.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data)
 }

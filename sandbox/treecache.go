@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/atomicfile"
 )
 
 // The tree cache keeps the install tree that a fetch step produced, in a
@@ -160,19 +161,6 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 	}
 }
 
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// writeAtomic writes data to path so that a reader never sees a partial
+// file.
+func writeAtomic(path string, data []byte) error { return atomicfile.Write(path, data) }
