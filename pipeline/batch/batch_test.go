@@ -1,15 +1,10 @@
 package batch
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha512"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,29 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/testnpm"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
-// writeTarball writes a minimal npm tarball named name@1.0.0 and returns
-// its SRI integrity.
-func writeTarball(t *testing.T, path, name string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	body := fmt.Sprintf(`{"name":%q,"version":"1.0.0","bin":{"s":"server.js"}}`, name)
-	tw.WriteHeader(&tar.Header{Name: "package/package.json", Mode: 0o644, Size: int64(len(body)), ModTime: time.Unix(1e9, 0)})
-	tw.Write([]byte(body))
-	tw.Close()
-	gz.Close()
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha512.Sum512(buf.Bytes())
-	return "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
-}
+// writeTarball is testnpm.Tarball.
+func writeTarball(t *testing.T, path, name string) string { return testnpm.Tarball(t, path, name) }
 
 func TestParseBatch(t *testing.T) {
 	dir := t.TempDir()
