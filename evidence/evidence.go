@@ -55,6 +55,7 @@ const (
 	SignalDNSSEC   = "dnssec"
 	SignalJudge    = "judge"
 	SignalBehavior = "sandbox.behavior"
+	SignalDrift    = "drift" // the contract compared with its identity's pin
 )
 
 // Signal is the state of one evidence source during a run.
@@ -110,6 +111,71 @@ type Bundle struct {
 	// credential is replaced by a marker that names it. Nil in bundles
 	// recorded before masking was recorded.
 	Masking []Masking `json:"masking,omitempty"`
+	// Drift is Contract compared with the pin of its server identity; nil
+	// when it was not compared (signal drift says why).
+	Drift *Drift `json:"drift,omitempty"`
+}
+
+// Relist is the server's surface listed a second time, after the idle
+// watch, in the session that listed Contract.
+type Relist struct {
+	// AfterMS is how long after the first listing ended the second began.
+	AfterMS int64 `json:"after_ms"`
+	// SchemaHash is the second listing's schema hash; empty when it failed.
+	SchemaHash string `json:"schema_hash,omitempty"`
+	// Contract is the second listing, kept only when its schema hash
+	// differs from the first's.
+	Contract *contract.Contract `json:"contract,omitempty"`
+	// Changes are the classified changes from the first listing to the
+	// second: a surface that changed after start-up, within one session.
+	Changes []contract.Change `json:"changes"`
+	// ListChanged counts the notifications/tools/list_changed (and
+	// prompts, resources) the server sent before the second listing: a
+	// hint, never relied on.
+	ListChanged int `json:"list_changed,omitempty"`
+	// Error says why the second listing failed (the server exited, a list
+	// call failed); Changes are then empty.
+	Error string `json:"error,omitempty"`
+}
+
+// Drift is a run's contract compared with the pin of its server identity:
+// the package (ecosystem and name), the server arguments and the names of
+// the placeholder environment it was started with.
+type Drift struct {
+	// Identity is the identity's key (see store.IdentityKey).
+	Identity string `json:"identity"`
+	// FirstScan is set when the identity had no pin: this run became its
+	// pin, trust on first use, which is no statement that the server was
+	// honest then. Baseline is then nil and Changes empty.
+	FirstScan bool `json:"first_scan,omitempty"`
+	// Baseline is the pinned run compared with.
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// Changes are the classified changes from the baseline's contract to
+	// this run's; empty, never nil, when nothing moved.
+	Changes []contract.Change `json:"changes"`
+	// Superseded are description changes left out of Changes because the
+	// new text trips a contract check the old did not: that check's
+	// finding on this contract is the claim, not a drift kind.
+	Superseded []SupersededChange `json:"superseded,omitempty"`
+}
+
+// Baseline is the pin a run was compared with.
+type Baseline struct {
+	RunID      string    `json:"run_id"`
+	RunDate    time.Time `json:"run_date"`
+	Version    string    `json:"version"`
+	SchemaHash string    `json:"schema_hash"`
+	// PinnedBy and PinnedAt say who made it the baseline and when: "first
+	// scan (trust on first use)" or the operator who accepted it.
+	PinnedBy string    `json:"pinned_by"`
+	PinnedAt time.Time `json:"pinned_at"`
+}
+
+// SupersededChange is a description change whose new text trips
+// contract checks the old text did not.
+type SupersededChange struct {
+	Subject string   `json:"subject"`
+	Codes   []string `json:"codes"`
 }
 
 // ContractChecks is what one version of the deterministic contract checks
@@ -419,6 +485,10 @@ type Session struct {
 	// Notifications counts the notifications the server sent, by method
 	// (notifications/tools/list_changed among them).
 	Notifications map[string]int `json:"notifications,omitempty"`
+	// Relist is the second listing, made after the idle watch in the same
+	// session, so that a surface that changes after start-up is seen; nil
+	// when it was not made (the session failed, or the bundle predates it).
+	Relist *Relist `json:"relist,omitempty"`
 	// UnreadMessages counts the messages the server sent after the session
 	// ended: read to the end of its output, but not examined (v6).
 	UnreadMessages int `json:"unread_messages,omitempty"`
