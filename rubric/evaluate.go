@@ -144,6 +144,10 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 		case StateScored:
 			ds.Score = round1(clamp(v.score))
 		case StateZeroPoint:
+			if v.noCredit {
+				ds.Score = 0
+				break
+			}
 			ds.Score = d.ZeroPoint
 			if d.ZeroPointReason != "" {
 				ds.Reason += "; zero point " + formatScore(d.ZeroPoint) + ": " + strings.TrimSpace(d.ZeroPointReason)
@@ -242,6 +246,7 @@ var laterPhases = map[string]bool{
 	evidence.SignalContract: true,
 	evidence.SignalBehavior: true,
 	evidence.SignalJudge:    true,
+	evidence.SignalDrift:    true,
 }
 
 // gate decides from the signal states alone whether a dimension can be
@@ -300,6 +305,10 @@ type verdict struct {
 	state  State
 	score  float64
 	reason string
+	// noCredit marks a zero point that is 0 whatever the dimension's
+	// written zero point, which justifies another case (see
+	// observeDrift).
+	noCredit bool
 }
 
 func scored(score float64, reason string) verdict {
@@ -307,6 +316,12 @@ func scored(score float64, reason string) verdict {
 }
 
 func zeroPoint(reason string) verdict { return verdict{state: StateZeroPoint, reason: reason} }
+
+// noCredit is a zero point of 0 for a dimension whose written zero point
+// covers another case.
+func noCredit(reason string) verdict {
+	return verdict{state: StateZeroPoint, reason: reason, noCredit: true}
+}
 
 func dropped(reason string) verdict { return verdict{state: StateDropped, reason: reason} }
 

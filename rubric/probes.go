@@ -194,6 +194,13 @@ var scorers = map[string]scorer{
 		needs:   []string{evidence.SignalJudge},
 		observe: scoreCapabilityClarity,
 	},
+	// Contract drift (drift.go), from rubric v8: since the pin and within
+	// the session.
+	DimensionContractDrift: {
+		emits:   driftEmits(),
+		needs:   []string{evidence.SignalSession, evidence.SignalDrift},
+		observe: observeDrift,
+	},
 }
 
 // Install outcomes as the sandbox records them.

@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "7"
+const CurrentVersion = "8"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -145,6 +145,9 @@ type Parameters struct {
 	PromptIntegrity   *PromptIntegrityParams   `yaml:"prompt_contract_integrity"`
 	CapabilityClarity *CapabilityClarityParams `yaml:"tool_capability_clarity"`
 	Judge             *JudgePin                `yaml:"judge"`
+	// Drift parameterises the contract_drift dimension; required by a
+	// rubric that has it (v8 on) and absent from the others.
+	Drift *DriftParams `yaml:"contract_drift"`
 }
 
 // SessionParams parameterise the session dimension.
@@ -302,7 +305,7 @@ var codePattern = regexp.MustCompile(`^pkg\.[a-z0-9_]+(\.[a-z0-9_]+)+$`)
 // knownSignals are the signal names a rubric may depend on.
 var knownSignals = map[string]bool{
 	"registry": true, "registry.metadata": true, "sandbox.install": true, "sandbox.session": true, "contract": true,
-	"osv": true, "socket": true, "github": true, "dnssec": true, "judge": true, "sandbox.behavior": true,
+	"osv": true, "socket": true, "github": true, "dnssec": true, "judge": true, "sandbox.behavior": true, "drift": true,
 }
 
 // parse decodes and validates a rubric file. Unknown fields are errors, so a
@@ -473,6 +476,7 @@ func (r *Rubric) validate() error {
 	}
 	errs = append(errs, r.validatePromptIntegrity()...)
 	errs = append(errs, r.validateCapabilityClarity()...)
+	errs = append(errs, r.validateDrift()...)
 	return errors.Join(errs...)
 }
 

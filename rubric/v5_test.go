@@ -391,8 +391,9 @@ func TestPoisonedFixture(t *testing.T) {
 	// installability, install_scripts, session, protocol_hygiene and
 	// description_coverage 100, spec_recency 70, schema_completeness 50,
 	// action_safety 75, the two new dimensions 0; behaviour and supply
-	// dropped: 3061.275 / 50.7 = 60.38.
-	if d := diff(ptr(60.4), res.Score); d != "" {
+	// dropped; contract_drift (v8) 0, the bundle having no drift
+	// evidence: 3061.275 / 55.7 = 54.96.
+	if d := diff(ptr(55.0), res.Score); d != "" {
 		t.Errorf("Score (-want +got):\n%s\n%+v", d, res.Dimensions)
 	}
 	for _, f := range res.Findings {
