@@ -347,7 +347,10 @@ func classifyTool(subject string, b, a Tool) []Change {
 	if b.ReadOnly() && !a.ReadOnly() {
 		add(AnnotationTowardDestructive, "readOnlyHint", hintText(hint(b, "readOnlyHint")), hintText(hint(a, "readOnlyHint")))
 	}
-	if !b.Destructive() && a.Destructive() {
+	// A tool that stopped being read-only is destructive by the
+	// specification's defaults: that is the readOnlyHint change above,
+	// not a second one.
+	if !b.Destructive() && a.Destructive() && !(b.ReadOnly() && !a.ReadOnly()) {
 		add(AnnotationTowardDestructive, "destructiveHint", hintText(hint(b, "destructiveHint")), hintText(hint(a, "destructiveHint")))
 	}
 	if !b.OpenWorld() && a.OpenWorld() {
@@ -361,7 +364,8 @@ func classifyTool(subject string, b, a Tool) []Change {
 
 	bs, as := decodeSchema(b.InputSchema), decodeSchema(a.InputSchema)
 	for _, p := range addedParameters("", bs, as) {
-		add(ParameterAdded, p, "", "")
+		v, ok := pointerValue(as, p)
+		add(ParameterAdded, p, "", valueText(v, ok))
 	}
 	for _, l := range loosenings("", bs, as) {
 		add(SchemaLoosened, l.detail, l.before, l.after)
@@ -376,6 +380,33 @@ func classifyTool(subject string, b, a Tool) []Change {
 		}
 	}
 	return out
+}
+
+// pointerValue returns the value at a JSON pointer into a decoded schema.
+func pointerValue(v any, ptr string) (any, bool) {
+	if ptr == "" {
+		return v, true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			next, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // --- prompts --------------------------------------------------------------
