@@ -172,6 +172,36 @@ END $$;
 	// 6: bundles arrive compressed (see codec.go), as results do, and are
 	// kept out of line as they are; bundles saved before keep their lz4.
 	`ALTER TABLE runs ALTER COLUMN bundle SET STORAGE EXTERNAL;`,
+	// 7: as in SQLite, contract pins and each run's identity key. Adding
+	// a column with no default rewrites no row and fires no row trigger,
+	// so runs_no_update lets it through; runs saved before keep NULL.
+	// Pins refuse updates, deletes and truncation, as runs do. Their run
+	// is a foreign key: pins are few, and the key's row lock on the run
+	// costs nothing a pass would notice.
+	`
+ALTER TABLE runs ADD COLUMN identity_key TEXT COLLATE "C";
+CREATE INDEX runs_by_identity ON runs (identity_key, run_date);
+
+CREATE TABLE pins (
+	identity_key TEXT COLLATE "C" NOT NULL,
+	seq          INTEGER NOT NULL,
+	ecosystem    TEXT NOT NULL,
+	target_name  TEXT NOT NULL,
+	args         TEXT NOT NULL,
+	env_names    TEXT NOT NULL,
+	run_id       TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+	pinned_by    TEXT NOT NULL,
+	pinned_at    BIGINT NOT NULL,
+	reason       TEXT NOT NULL,
+	PRIMARY KEY (identity_key, seq)
+);
+CREATE FUNCTION pins_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'pins are append-only history'; END $$;
+CREATE TRIGGER pins_no_update BEFORE UPDATE OR DELETE ON pins
+	FOR EACH ROW EXECUTE FUNCTION pins_append_only();
+CREATE TRIGGER pins_no_truncate BEFORE TRUNCATE ON pins
+	FOR EACH STATEMENT EXECUTE FUNCTION pins_append_only();
+`,
 }
 
 func init() {

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -99,6 +100,14 @@ func TestPostgres(t *testing.T) {
 		{"ResumeFind", TestResumeFind},
 		{"Derived", TestDerived},
 		{"EachRunBaselines", TestEachRunBaselines},
+		{"SaveRunIdentityKey", TestSaveRunIdentityKey},
+		{"PinFirst", TestPinFirst},
+		{"PinRefusesRuns", TestPinRefusesRuns},
+		{"AcceptPin", TestAcceptPin},
+		{"AcceptPinWithoutPin", TestAcceptPinWithoutPin},
+		{"AcceptPinConcurrent", TestAcceptPinConcurrent},
+		{"PinsAppendOnly", TestPinsAppendOnly},
+		{"LatestRun", TestLatestRun},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
@@ -444,4 +453,90 @@ func (n pgPlanNode) rowsOf(relation string) float64 {
 		rows += c.rowsOf(relation)
 	}
 	return rows
+}
+
+// openPostgresStores opens n stores on one Postgres database, as n
+// processes would.
+func openPostgresStores(t *testing.T, dsn string, n int) []*Store {
+	t.Helper()
+	stores := make([]*Store, n)
+	for i := range stores {
+		s, err := OpenPostgres(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	return stores
+}
+
+// TestPostgresPinSurvivesReopen: pins are in the database, not in the
+// process.
+func TestPostgresPinSurvivesReopen(t *testing.T) {
+	dsn := newPostgresDSN(t)
+	testPinSurvivesReopen(t, func() *Store {
+		s, err := OpenPostgres(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestPostgresPinFirstConcurrent: processes on several connections race
+// to pin an identity first; exactly one creates the pin.
+func TestPostgresPinFirstConcurrent(t *testing.T) {
+	testPinFirstConcurrent(t, openPostgresStores(t, newPostgresDSN(t), 3))
+}
+
+// TestPostgresAcceptPinConcurrent: acceptances racing on several
+// connections each take a sequence number of their own.
+func TestPostgresAcceptPinConcurrent(t *testing.T) {
+	testAcceptPinConcurrent(t, openPostgresStores(t, newPostgresDSN(t), 3))
+}
+
+// TestPostgresMigrateToPins: a schema-6 database migrates under the runs
+// triggers (adding the identity column writes no row); its runs keep no
+// identity key and cannot be pinned.
+func TestPostgresMigrateToPins(t *testing.T) {
+	ctx := context.Background()
+	dsn := newPostgresDSN(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, m := range pgMigrations[:6] {
+		if _, err := conn.Exec(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := identityRun(t, "run-old", day, nil, nil, evidence.OutcomeOK)
+	b := old.b
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`CREATE TABLE store_schema (version INTEGER NOT NULL)`, nil},
+		{`INSERT INTO store_schema (version) VALUES (6)`, nil},
+		{`INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
+	tool_name, tool_version, outcome, bundle_sha256, bundle) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			[]any{b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
+				b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), "digest", old.data}},
+	} {
+		if _, err := conn.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open a schema-6 database: %v", err)
+	}
+	defer s.Close()
+	var version int
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM store_schema`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Fatalf("store_schema = %d, %v; want %d", version, err, SchemaVersion())
+	}
+	testPinsAfterMigration(t, s)
 }

@@ -1,10 +1,11 @@
 // Package store keeps run records: each run's evidence bundle, exactly as
 // it was written and never changed afterwards; the result of scoring it
-// under each rubric version; and content-addressed artefacts such as
-// lockfiles. One machine keeps them in a SQLite file (the pure-Go
-// modernc.org/sqlite driver, so no cgo and no server); a fleet of machines
-// shares one Postgres database (OpenPostgres). Both backends have the same
-// tables, the same behaviour and the same tests.
+// under each rubric version; content-addressed artefacts such as
+// lockfiles; and each server identity's contract pins (pins.go). One
+// machine keeps them in a SQLite file (the pure-Go modernc.org/sqlite
+// driver, so no cgo and no server); a fleet of machines shares one
+// Postgres database (OpenPostgres). Both backends have the same tables,
+// the same behaviour and the same tests.
 package store
 
 import (
@@ -192,6 +193,33 @@ DROP INDEX runs_by_date;
 	// the tables, but a program of schema 5 could not read them, so the
 	// version moves and such a program refuses the store.
 	`SELECT 1`,
+	// 7: contract pins (see pins.go): each server identity's baselines,
+	// append-only history, and each run's identity key, which SaveRun
+	// fills from the bundle's target. Runs saved before keep NULL (the
+	// runs are immutable, and adding a column writes no row): pins and
+	// LatestRun see only runs saved from this version on.
+	`
+ALTER TABLE runs ADD COLUMN identity_key TEXT;
+CREATE INDEX runs_by_identity ON runs (identity_key, run_date);
+
+CREATE TABLE pins (
+	identity_key TEXT NOT NULL,     -- IdentityKey of the identity
+	seq          INTEGER NOT NULL,  -- 1 for the first pin, then 2, 3, ...
+	ecosystem    TEXT NOT NULL,
+	target_name  TEXT NOT NULL,
+	args         TEXT NOT NULL,     -- JSON array, in order
+	env_names    TEXT NOT NULL,     -- JSON array, sorted, no duplicates
+	run_id       TEXT NOT NULL REFERENCES runs (run_id),
+	pinned_by    TEXT NOT NULL,
+	pinned_at    INTEGER NOT NULL,  -- Unix nanoseconds
+	reason       TEXT NOT NULL,
+	PRIMARY KEY (identity_key, seq)
+) STRICT;
+CREATE TRIGGER pins_no_update BEFORE UPDATE ON pins
+	BEGIN SELECT RAISE(ABORT, 'pins are append-only history'); END;
+CREATE TRIGGER pins_no_delete BEFORE DELETE ON pins
+	BEGIN SELECT RAISE(ABORT, 'pins are append-only history'); END;
+`,
 }
 
 // SchemaVersion is the database schema version this program writes.
@@ -319,7 +347,8 @@ func prepareRun(bundleJSON []byte, b *evidence.Bundle, res any) (*preparedRun, e
 	return &preparedRun{
 		runID: b.Run.ID,
 		runArgs: []any{b.Run.ID, b.SchemaVersion, b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Run.Date.UnixNano(),
-			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), compressJSON(bundleJSON), from},
+			b.Run.Tool.Name, b.Run.Tool.Version, string(b.Sandbox.Outcome), hex.EncodeToString(sum[:]), compressJSON(bundleJSON), from,
+			IdentityKey(IdentityOf(b.Target))},
 		res: r,
 	}, nil
 }
@@ -342,8 +371,8 @@ func (s *Store) sqlExec(tx *sql.Tx) execFunc {
 func (p *preparedRun) save(ctx context.Context, exec execFunc) error {
 	n, err := exec(ctx, `
 INSERT INTO runs (run_id, schema_version, ecosystem, target_name, target_version, run_date,
-	tool_name, tool_version, outcome, bundle_sha256, bundle, derived_from)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	tool_name, tool_version, outcome, bundle_sha256, bundle, derived_from, identity_key)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id) DO NOTHING`, p.runArgs...)
 	if err != nil {
 		return fmt.Errorf("store: save run %s: %w", p.runID, err)
