@@ -169,6 +169,9 @@ var extraShapes = []struct {
 	// id (or its own marker stands there by now) but not the 40-character
 	// secret when no keyword names it.
 	{"aws-secret-access-key", regexp.MustCompile(`(?:\b(?:AKIA|ASIA)[A-Z2-7]{16}\b|\[secret:shape:aws-access-token\])[^A-Za-z0-9+/]{1,40}([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9+/=]|$)`), nil},
+	// An AWS secret access key named by its key: gitleaks' rules miss one
+	// whose value begins with "/" or "+", which a real key can.
+	{"aws-secret-access-key", regexp.MustCompile(`(?i)\baws_?secret_?access_?key["']?\s*[=:]\s*["']?([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9+/=]|$)`), nil},
 	// A private key whose END line a log tail or a bound cut off, which
 	// gitleaks' private-key rule needs.
 	{"private-key", regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY-----[A-Za-z0-9+/=\s]*`), nil},
@@ -179,8 +182,20 @@ var extraShapes = []struct {
 	// The value must mix letters and digits, so that API_KEY: undefined
 	// stays as it is.
 	{"credential-assignment", regexp.MustCompile(`\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS)\s*[=:]\s*["']?([^\s"'$<\[][^\s"']{7,})`), lettersAndDigits},
+	// A JSON member named for a credential ("apiKey": "..."), as a server
+	// echoes its configuration: gitleaks' generic rule drops a value that
+	// holds one of its stop words, which a random key often does.
+	{"credential-member", regexp.MustCompile(`(?i)"(?:api_?key|x-api-key|access_?token|auth_?token|client_?secret|secret_?key|private_?key|password|secret|token)"\s*:\s*"([A-Za-z0-9+/_.~-]{16,}=*)"`), mixedValue},
 	// An HTTP bearer credential.
 	{"bearer", regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), nil},
+}
+
+// mixedValue says whether a value looks generated: letters with digits,
+// or letters of both cases.
+func mixedValue(v string) bool {
+	upper := strings.IndexFunc(v, unicode.IsUpper) >= 0
+	lower := strings.IndexFunc(v, unicode.IsLower) >= 0
+	return lettersAndDigits(v) || upper && lower
 }
 
 func lettersAndDigits(v string) bool {

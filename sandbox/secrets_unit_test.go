@@ -85,6 +85,9 @@ func TestMaskShapes(t *testing.T) {
 		{"a credential assignment a server complains about", "fatal: missing configuration API_TOKEN=abc123secretvalue", "abc123secretvalue", "fatal: missing configuration API_TOKEN="},
 		{"a password in a config dump", "DB_PASSWORD: 'Tr0ub4dor&3'", "Tr0ub4dor", "DB_PASSWORD: '"},
 		{"a generic secret with entropy", `config {"apiKey":"` + random(t, alnum, 32) + `"}`, "", `config {"apiKey":"`},
+		// Values that once slipped through, fixed rather than random.
+		{"aws secret by name starting with a slash", "aws_secret_access_key = /4+BC+FplO9ZghF8L2dFRh6ni3doRb7qAd9keDsJ", "/4+BC+FplO9ZghF8L2dFRh6ni3doRb7qAd9keDsJ", "aws_secret_access_key = "},
+		{"an api key holding a stop word", `config {"apiKey":"JSYEStweVBsVlodQhGmToacBnyIfaqwx"}`, "JSYEStweVBsVlodQhGmToacBnyIfaqwx", `config {"apiKey":"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
