@@ -136,6 +136,10 @@ type Relist struct {
 	// Error says why the second listing failed (the server exited, a list
 	// call failed); Changes are then empty.
 	Error string `json:"error,omitempty"`
+	// Superseded are description changes whose new text trips contract
+	// checks the first listing's did not; those checks' findings are in
+	// the bundle's ContractChecks, marked as the relisting's.
+	Superseded []SupersededChange `json:"superseded,omitempty"`
 }
 
 // Drift is a run's contract compared with the pin of its server identity:
@@ -203,6 +207,10 @@ type CheckFinding struct {
 	Evidence string `json:"evidence"`
 	Decoded  string `json:"decoded,omitempty"`
 	Message  string `json:"message"`
+	// Listing is "relist" for a finding on the second listing of the
+	// session (see Relist) that the first listing did not have; empty for
+	// the first listing's.
+	Listing string `json:"listing,omitempty"`
 }
 
 // Masking is one kind of secret masked in a bundle.

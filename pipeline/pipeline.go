@@ -63,6 +63,9 @@ type Pipeline struct {
 	Behavior bool
 	// Now returns the run date; tests fix it.
 	Now func() time.Time
+	// Pins keeps the pins of server identities (nil: no run store, and
+	// the drift signal is not assessed).
+	Pins Pins
 	// Secrets are the operator's third-party credentials (Socket, GitHub,
 	// the judge). They never enter a container; the sandbox masks them,
 	// like the --env values, in everything a scan returns.
@@ -229,6 +232,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	b.Session = res.Session
 	b.Contract = res.Contract
 	b.ContractChecks = contractChecks(res.Contract)
+	relistChecks(b)
 	b.Target.Bin = res.Bin
 	b.Masking = res.Masking
 	installMS := time.Since(sbStart).Milliseconds()
@@ -293,6 +297,9 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	}
 	j := <-judgeC
 	b.Judge, b.Signals[evidence.SignalJudge] = j.r, j.sig
+	if err := p.drift(ctx, b); err != nil {
+		return nil, err
+	}
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("assemble bundle: %w", err)
 	}

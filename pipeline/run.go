@@ -87,6 +87,7 @@ func (s StoreSaver) Save(ctx context.Context, r *Ran) error {
 	if err := s.Store.SaveRun(ctx, r.BundleJSON, r.Bundle, r.Result); err != nil {
 		return fmt.Errorf("save run: %w", err)
 	}
+	s.pinFirst(ctx, r.Bundle)
 	if s.BundleDir == "" {
 		return nil
 	}

@@ -55,7 +55,13 @@ import (
 // watched phase, what it kept in them and which events were counted but
 // not listed (behavior.watches). Version 5's schema forbids unknown
 // members of all of those.
-const SchemaVersion = "verifymcp.report/v6"
+//
+// Version 7 added the required drift member: the contract compared with
+// the pin of its server identity (baseline, who pinned it, every change
+// with its kind, subject, sides and safety bit) and with the second
+// listing of the session. Version 6's schema forbids unknown top-level
+// members.
+const SchemaVersion = "verifymcp.report/v7"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -66,7 +72,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v6.schema.json
+//go:embed schema/report.v7.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -88,6 +94,7 @@ type Report struct {
 	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
 	Supply        *Supply            `json:"supply"`   // nil for evidence from before supply-chain collection
 	Judge         *JudgeCheck        `json:"judge"`    // nil for evidence from before the judge
+	Drift         *Drift             `json:"drift"`    // nil for evidence from before pins
 	// Masking lists the secrets masked in this evidence before it was
 	// stored: [] when none was found (or for evidence from before masking
 	// was recorded).
@@ -483,6 +490,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	}
 	rep.Supply = buildSupply(b, rep.Signals)
 	rep.Judge = buildJudge(b, rep.Signals)
+	rep.Drift = buildDrift(b)
 	if s := b.Session; s != nil {
 		rep.Session = &Session{
 			Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,

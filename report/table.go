@@ -30,6 +30,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	t.tools(rep)
 	t.judge(rep)
 	t.behavior(rep)
+	t.drift(rep)
 	t.findings(rep)
 	t.line("")
 	t.line("NOTICE")

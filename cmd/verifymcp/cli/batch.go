@@ -257,6 +257,7 @@ func (g *globals) openScanning(ctx context.Context, sf *scanFlags, rb *rubric.Ru
 		st.Close()
 		return nil, "", nil, nil, nil, err
 	}
+	p.Pins = st
 	return st, dataDir, p, ca, func() { closeScanner(); st.Close() }, nil
 }
 

@@ -199,6 +199,7 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		return err
 	}
 	defer st.Close()
+	p.Pins = st
 	closeClients, err := g.attachClients(ctx, sc, dataDir)
 	if err != nil {
 		return err
