@@ -94,6 +94,9 @@ var prefixSignals = []struct {
 	{"pkg.session.", evidence.SignalSession},
 	{"pkg.protocol.", evidence.SignalSession},
 	{"pkg.contract.", evidence.SignalContract},
+	// Drift codes are claims about the comparison with the pin (and
+	// within the session, which the drift dimension reads beside it).
+	{"pkg.drift.", evidence.SignalDrift},
 }
 
 func prefixSignal(code string) string {

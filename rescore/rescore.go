@@ -220,6 +220,10 @@ func (n needs) of(b *evidence.Bundle) []string {
 	for _, s := range n.signals {
 		sig, ok := b.Signals[s]
 		switch {
+		case !ok && s == evidence.SignalDrift:
+			// A comparison with the pin of the day of the scan: it
+			// cannot be made again later, so a bundle without it keeps
+			// the dimension's no-credit zero point.
 		case !ok:
 			out = append(out, s)
 		case s == evidence.SignalJudge && n.judge && sig.State == evidence.StateObserved && !n.r.JudgeCurrent(b.Judge):
