@@ -180,7 +180,7 @@ func (s *Store) PinFirst(ctx context.Context, id Identity, runID string, at time
 	}
 	// Sequence number 1 is the first pin's: the primary key lets one
 	// process insert it, and another waits for it and inserts nothing.
-	n, err := s.insertPin(ctx, tx, key, id, 1, runID, FirstScanPinner, "", at)
+	n, err := insertPin(ctx, s.sqlExec(tx), key, id, 1, runID, FirstScanPinner, "", at)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: pin %s as the first baseline of %s: %w", runID, key, s.redact(err))
 	}
@@ -227,7 +227,7 @@ func (s *Store) AcceptPin(ctx context.Context, id Identity, runID, by, reason st
 		if err := tx.QueryRowContext(ctx, s.q(`SELECT COALESCE(MAX(seq), 0) FROM pins WHERE identity_key = ?`), key).Scan(&last); err != nil {
 			return nil, fmt.Errorf("store: accept run %s as the baseline of %s: %w", runID, key, s.redact(err))
 		}
-		n, err := s.insertPin(ctx, tx, key, id, last+1, runID, by, reason, at)
+		n, err := insertPin(ctx, s.sqlExec(tx), key, id, last+1, runID, by, reason, at)
 		if err != nil {
 			return nil, fmt.Errorf("store: accept run %s as the baseline of %s: %w", runID, key, s.redact(err))
 		}
@@ -269,7 +269,7 @@ func (s *Store) checkPinRun(ctx context.Context, tx *sql.Tx, key, runID string) 
 
 // insertPin inserts a pin unless its (key, seq) is taken, and returns the
 // number of rows inserted.
-func (s *Store) insertPin(ctx context.Context, tx *sql.Tx, key string, id Identity, seq int, runID, by, reason string, at time.Time) (int64, error) {
+func insertPin(ctx context.Context, exec execFunc, key string, id Identity, seq int, runID, by, reason string, at time.Time) (int64, error) {
 	c := id.canonical()
 	args, err := json.Marshal(c.Args)
 	if err != nil {
@@ -282,15 +282,11 @@ func (s *Store) insertPin(ctx context.Context, tx *sql.Tx, key string, id Identi
 	if at.IsZero() {
 		at = time.Now()
 	}
-	r, err := tx.ExecContext(ctx, s.q(`
+	return exec(ctx, `
 INSERT INTO pins (identity_key, seq, ecosystem, target_name, args, env_names, run_id, pinned_by, pinned_at, reason)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (identity_key, seq) DO NOTHING`),
+ON CONFLICT (identity_key, seq) DO NOTHING`,
 		key, seq, c.Ecosystem, c.Name, string(args), string(env), runID, by, at.UnixNano(), reason)
-	if err != nil {
-		return 0, err
-	}
-	return r.RowsAffected()
 }
 
 // LatestRun returns the newest stored run of the identity whose outcome is

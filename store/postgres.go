@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -297,11 +298,38 @@ func (s *Store) SaveRunTx(ctx context.Context, tx pgx.Tx, bundleJSON []byte, b *
 	if err != nil {
 		return err
 	}
-	return s.redact(p.save(ctx, func(ctx context.Context, query string, args ...any) (int64, error) {
+	return s.redact(p.save(ctx, pgxExec(tx)))
+}
+
+// pgxExec runs statements, written with "?" placeholders, in tx.
+func pgxExec(tx pgx.Tx) execFunc {
+	return func(ctx context.Context, query string, args ...any) (int64, error) {
 		tag, err := tx.Exec(ctx, rebind(query), args...)
 		if err != nil {
 			return 0, err
 		}
 		return tag.RowsAffected(), nil
-	}))
+	}
+}
+
+// PinFirstTx pins runID as its identity's first baseline when the
+// identity has no pin, in tx, the fleet job's transaction in which the
+// run was saved (SaveRunTx), so that the pin commits with the run. The
+// run must have captured a contract, which the caller knows: it saved
+// it. Of workers racing, one inserts the pin and the others, waiting for
+// it, insert nothing and get created=false; no error aborts tx.
+func (s *Store) PinFirstTx(ctx context.Context, tx pgx.Tx, id Identity, runID string, at time.Time) (pin *Pin, created bool, err error) {
+	if !s.pg {
+		return nil, false, errors.New("store: PinFirstTx needs a Postgres store")
+	}
+	key := IdentityKey(id)
+	n, err := insertPin(ctx, pgxExec(tx), key, id, 1, runID, FirstScanPinner, "", at)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: pin %s as the first baseline of %s: %w", runID, key, s.redact(err))
+	}
+	p, err := scanPin(tx.QueryRow(ctx, rebind(pinColumns+` WHERE p.identity_key = ? ORDER BY p.seq DESC LIMIT 1`), key))
+	if err != nil {
+		return nil, false, fmt.Errorf("store: pin of %s: %w", key, s.redact(err))
+	}
+	return &p, n == 1, nil
 }

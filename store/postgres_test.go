@@ -540,3 +540,59 @@ func TestPostgresMigrateToPins(t *testing.T) {
 	}
 	testPinsAfterMigration(t, s)
 }
+
+// TestPostgresPinFirstTx: the fleet pins a first scan in the job's
+// transaction, beside its run: both exist if and only if it commits, and
+// a second worker's first scan of the identity pins nothing.
+func TestPostgresPinFirstTx(t *testing.T) {
+	ctx := context.Background()
+	dsn := newPostgresDSN(t)
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	saveAndPin := func(id string, commit bool) (*Pin, bool) {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		data, b, res := run(t, id, day)
+		if err := s.SaveRunTx(ctx, tx, data, b, res); err != nil {
+			t.Fatal(err)
+		}
+		pin, created, err := s.PinFirstTx(ctx, tx, IdentityOf(b.Target), id, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return pin, created
+	}
+	_, b, _ := run(t, "probe", day)
+	key := IdentityKey(IdentityOf(b.Target))
+	if _, created := saveAndPin("rolled-back", false); !created {
+		t.Error("the first pin in a transaction was not created")
+	}
+	if _, err := s.CurrentPin(ctx, key); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a pin made in a rolled-back transaction: %v, want ErrNotFound", err)
+	}
+	if pin, created := saveAndPin("first", true); !created || pin.RunID != "first" || pin.PinnedBy != FirstScanPinner {
+		t.Errorf("first committed pin = %+v, created %v", pin, created)
+	}
+	if pin, created := saveAndPin("second", true); created || pin.RunID != "first" {
+		t.Errorf("second first scan: pin %+v, created %v; want the first run's pin, not created", pin, created)
+	}
+	if p, err := s.CurrentPin(ctx, key); err != nil || p.RunID != "first" {
+		t.Errorf("CurrentPin = %+v, %v; want run first", p, err)
+	}
+}

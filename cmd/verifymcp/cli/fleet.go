@@ -309,6 +309,11 @@ func (t txStore) SaveRun(ctx context.Context, bundleJSON []byte, b *evidence.Bun
 	return t.SaveRunTx(ctx, t.tx, bundleJSON, b, res)
 }
 
+// PinFirst pins a saved first scan in the job's transaction, beside its run.
+func (t txStore) PinFirst(ctx context.Context, id store.Identity, runID string, at time.Time) (*store.Pin, bool, error) {
+	return t.PinFirstTx(ctx, t.tx, id, runID, at)
+}
+
 type queueFlags struct {
 	format      string
 	queueSchema string
