@@ -28,10 +28,10 @@ type Drift struct {
 	Baseline  *Baseline `json:"baseline"`
 	// Changes are since the pin; Counts counts them by kind, recorded
 	// kinds included.
-	Changes    []Change          `json:"changes"`
-	Counts     map[string]int    `json:"counts"`
-	Superseded []Superseded      `json:"superseded"`
-	Session    *SessionDrift     `json:"session"`
+	Changes    []Change       `json:"changes"`
+	Counts     map[string]int `json:"counts"`
+	Superseded []Superseded   `json:"superseded"`
+	Session    *SessionDrift  `json:"session"`
 }
 
 // Baseline is the pinned run a scan was compared with.
