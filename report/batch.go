@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/store/queue"
@@ -70,6 +71,7 @@ func writeBatchTable(w io.Writer, s batch.Summary) error {
 	case t.NotStarted > 0:
 		fmt.Fprintf(w, "  stopped      %d not started: the environment failed (run the batch again once it is fixed)\n", t.NotStarted)
 	}
+	writeBatchDrift(w, s.Drift)
 	if t.Scanned > 0 {
 		fmt.Fprintf(w, "  throughput   %d scans saved, %.1f packages/hour\n", t.Scanned, s.PackagesPerHour)
 		fmt.Fprintln(w, "\ntime per scan by phase (median, total over the scans made now):")
@@ -86,6 +88,36 @@ func writeBatchTable(w io.Writer, s batch.Summary) error {
 		}
 	}
 	return nil
+}
+
+// writeBatchDrift writes the batch's drift: the scans compared with a
+// pin, the changes by kind, and the surfaced ones, safety bit first.
+func writeBatchDrift(w io.Writer, d batch.DriftSummary) {
+	if d.Compared+d.FirstScans+d.NotCompared == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  drift        %d compared with their pin, %d first scans (pinned now, trust on first use), %d not compared\n", d.Compared, d.FirstScans, d.NotCompared)
+	if len(d.ByKind) > 0 {
+		var parts []string
+		for _, k := range contract.Kinds {
+			if n := d.ByKind[string(k)]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		fmt.Fprintf(w, "               by kind: %s\n", strings.Join(parts, ", "))
+	}
+	for _, e := range d.Surfaced {
+		safety := "      "
+		if e.Safety {
+			safety = "safety"
+		}
+		scope := "since pin"
+		if e.Scope == "session" {
+			scope = "in session"
+		}
+		fmt.Fprintf(w, "    %s  line %d %s@%s  %s  %s  %s  %s\n", safety, e.Line, clean(e.Target), clean(e.Version), scope, e.Kind, clean(e.Subject),
+			clean(changeText(Change{Detail: e.Detail, Before: e.Before, After: e.After})))
+	}
 }
 
 // WriteEnqueue writes what `batch --enqueue` did in format f: JSON (its

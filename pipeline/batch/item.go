@@ -69,6 +69,8 @@ type Item struct {
 	// PhasesMS are the times of a scan made now, by phase (see
 	// Phases).
 	PhasesMS map[string]int64 `json:"phases_ms,omitempty"`
+	// Drift is how the scan made now compared with its identity's pin.
+	Drift *ItemDrift `json:"drift,omitempty"`
 
 	// Spec is the line as parsed; Resolved the exact artefact it
 	// resolved to (nil until then, or when it did not resolve).
@@ -116,7 +118,9 @@ type Summary struct {
 	// and resolution included.
 	PackagesPerHour float64              `json:"packages_per_hour"`
 	Phases          map[string]PhaseStat `json:"phases"`
-	Targets         []*Item              `json:"targets"`
+	// Drift sums up the scans made now compared with their pins.
+	Drift   DriftSummary `json:"drift"`
+	Targets []*Item      `json:"targets"`
 }
 
 // NewSummary sums up a batch of file that started at started and ends
@@ -129,6 +133,7 @@ func NewSummary(file, toolVersion string, rb *rubric.Rubric, concurrency int, st
 	wall := time.Since(started)
 	sum.DurationMS = wall.Milliseconds()
 	sum.Totals, sum.FailedByOutcome, sum.Phases, sum.PackagesPerHour = Summarize(items, wall)
+	sum.Drift = SummarizeDrift(items)
 	return sum
 }
 

@@ -160,6 +160,7 @@ func (s *Scans) Scan(ctx context.Context, it *Item) {
 	}
 	b := ran.Bundle
 	it.RunID, it.Score, it.Outcome = b.Run.ID, ran.Result.Score, string(b.Sandbox.Outcome)
+	it.Drift = ItemDriftOf(b)
 	it.Status = StatusCompleted
 	if b.Sandbox.Outcome != evidence.OutcomeOK {
 		it.Status = StatusFailed

@@ -159,21 +159,10 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 // saved likewise (see pipeline.OnDemand). infra returns the first failure
 // of the engine, the image or the environment, once cases ran.
 func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (scan benchmark.ScanFunc, closeAll func(), infra func() error, err error) {
-	if f.idle == 0 {
-		f.idle = -1
-	}
-	mem, err := parseMemory(f.memory)
+	od, closeAll, err := g.onDemand(ctx, f, st, dataDir, rb)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, ca, closeScanner, err := g.newScanPipeline(ctx, f, dataDir, rb)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	od := &pipeline.OnDemand{Pipeline: p, Save: g.storeSaver(st, dataDir),
-		Prepare: func(ctx context.Context, runID string) (io.Closer, func(), error) {
-			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, runID, nil)
-		}}
 	scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
 		ran, err := od.Run(ctx, t.Arg, pipeline.Options{Bin: c.Bin, Args: c.Args, Env: c.Env})
 		if err != nil {
@@ -181,7 +170,29 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 		}
 		return benchmark.Observe(ran.Bundle, ran.Result), nil
 	}
-	return scan, func() { od.Close(); closeScanner() }, od.Infra, nil
+	return scan, closeAll, od.Infra, nil
+}
+
+// onDemand returns the scanner cases and diff scan targets with, one at a
+// time, exactly as scan does and saved likewise (see pipeline.OnDemand);
+// the sandbox is prepared when the first target resolved.
+func (g *globals) onDemand(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (*pipeline.OnDemand, func(), error) {
+	if f.idle == 0 {
+		f.idle = -1
+	}
+	mem, err := parseMemory(f.memory)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, ca, closeScanner, err := g.newScanPipeline(ctx, f, dataDir, rb)
+	if err != nil {
+		return nil, nil, err
+	}
+	od := &pipeline.OnDemand{Pipeline: p, Save: g.storeSaver(st, dataDir),
+		Prepare: func(ctx context.Context, runID string) (io.Closer, func(), error) {
+			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, runID, nil)
+		}}
+	return od, func() { od.Close(); closeScanner() }, nil
 }
 
 // parseMemory reads --memory.
