@@ -94,6 +94,9 @@ type watch struct {
 	procs   map[string][]execEvent
 	windows []scriptWindow
 	listEnd time.Time
+	// relistAt is when the second listing began: from then on a request
+	// of ours is in flight again, so the idle watch is over.
+	relistAt time.Time
 	// shutdownAt is when the run phase's shutdown began (stdin closed).
 	shutdownAt time.Time
 	// runWatch and scriptsWatch describe the watched phases, and the

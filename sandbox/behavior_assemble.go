@@ -56,13 +56,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			ne.Package = w.packageAt(ev.Time)
 		}
 		if phase == evidence.PhaseRun {
-			ne.Stage = evidence.StageStartup
-			if !w.listEnd.IsZero() && ev.Time.After(w.listEnd) {
-				ne.AfterHandshake, ne.Stage = true, evidence.StageIdle
-			}
-			if !w.shutdownAt.IsZero() && ev.Time.After(w.shutdownAt) {
-				ne.Stage = evidence.StageShutdown
-			}
+			ne.Stage, ne.AfterHandshake = w.runStage(ev.Time)
 		}
 		dest := destination(ne)
 		// Canary search over everything captured, before anything is masked.
@@ -95,6 +89,27 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			w.dropped.add(phase, "network", 1)
 		}
 	}
+}
+
+// runStage places a run-phase event at t: startup until the first listing
+// ended, idle during the idle watch (no request of ours in flight: the
+// server's own doing), the listing stage again (startup, not after the
+// handshake) from when the second listing began, since that traffic may
+// answer our request, and shutdown once the server's stdin was closed.
+// afterHandshake is set only for the idle watch and the shutdown.
+func (w *watch) runStage(t time.Time) (stage string, afterHandshake bool) {
+	stage = evidence.StageStartup
+	if !w.listEnd.IsZero() && t.After(w.listEnd) {
+		stage, afterHandshake = evidence.StageIdle, true
+	}
+	if !w.relistAt.IsZero() && t.After(w.relistAt) {
+		stage, afterHandshake = evidence.StageStartup, false
+	}
+	if !w.shutdownAt.IsZero() && t.After(w.shutdownAt) {
+		stage = evidence.StageShutdown
+		afterHandshake = !w.listEnd.IsZero()
+	}
+	return stage, afterHandshake
 }
 
 // acrossQueries finds canaries split across the DNS queries of each phase

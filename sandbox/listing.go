@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -378,4 +381,140 @@ func (b *bounded) template(t contract.Template) contract.Template {
 	t.Meta = b.raw(l, uri, "_meta", t.Meta)
 	t.Extra = b.extra(l, uri, t.Extra)
 	return t
+}
+
+// listChangedMethods are the notifications by which a server says a list
+// of its surface changed.
+var listChangedMethods = []string{
+	"notifications/tools/list_changed",
+	"notifications/prompts/list_changed",
+	"notifications/resources/list_changed",
+}
+
+// relist lists the surface a second time, in the same session and on the
+// same path as the first listing (list: the go-sdk, every page, the same
+// bounds), and compares it with first, the first listing: a surface that
+// changes after start-up (a rug pull within the session) is seen whether
+// or not the server said so with a list_changed notification, which is
+// only a hint. firstEnd is when the first listing ended.
+//
+// Nothing of the second listing reaches sess: its truncations and list
+// errors are its own, and any of them makes it a failed relisting
+// (Error), not compared, since a cut or failed list would read as removed
+// tools. The first contract stays as it was, but masked: both are masked
+// before they are compared, so that no secret reaches the changes.
+func (s *Sandbox) relist(ctx context.Context, ss session, first *contract.Contract, firstEnd time.Time) *evidence.Relist {
+	start := time.Now()
+	rl := &evidence.Relist{AfterMS: start.Sub(firstEnd).Milliseconds(), Changes: []contract.Change{}}
+	notified := ss.w.notifications()
+	for _, m := range listChangedMethods {
+		rl.ListChanged += notified[m]
+	}
+	if ctx.Err() != nil {
+		rl.Error = "the second listing was not made: " + exitedOr(ctx)
+		return rl
+	}
+	own := &evidence.Session{}
+	second, err := s.list(ctx, ss, own)
+	if err != nil && errors.Is(context.Cause(ctx), errExited) {
+		err = fmt.Errorf("the server exited (%w)", err)
+	}
+	return compareRelist(rl, ss.mask, first, second, own, err)
+}
+
+// exitedOr says why ctx ended: the server exited, or the context's cause.
+func exitedOr(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errExited) {
+		return "the server exited"
+	}
+	return context.Cause(ctx).Error()
+}
+
+// compareRelist fills rl from the second listing: second and own, the
+// session evidence that listing wrote, and err, what it returned. first is
+// masked in place (the masking of the result finds nothing more in it);
+// second is masked before it is hashed, compared or kept, counted in the
+// masking record only when something of it is kept.
+func compareRelist(rl *evidence.Relist, mask *masker, first, second *contract.Contract, own *evidence.Session, err error) *evidence.Relist {
+	switch {
+	case err != nil:
+		rl.Error = "the second listing failed: " + err.Error()
+		return rl
+	case len(own.Truncations) > 0 || own.Truncated:
+		cuts := make([]string, 0, len(own.Truncations))
+		for _, t := range own.Truncations {
+			cuts = append(cuts, t.List+": "+t.Reason)
+		}
+		rl.Error = "the second listing was cut by a bound, so it was not compared (a cut list would read as removed tools): " + strings.Join(cuts, "; ")
+		return rl
+	case len(own.ListErrors) > 0:
+		methods := make([]string, 0, len(own.ListErrors))
+		for m := range own.ListErrors {
+			methods = append(methods, m)
+		}
+		sort.Strings(methods)
+		for i, m := range methods {
+			methods[i] = m + ": " + own.ListErrors[m]
+		}
+		rl.Error = "a list call of the second listing failed, so it was not compared: " + strings.Join(methods, "; ")
+		return rl
+	}
+	quiet := mask.fork()
+	if err := maskContract(mask, first, "contract"); err != nil {
+		rl.Error = "the second listing was not compared: " + err.Error()
+		return rl
+	}
+	if err := maskContract(quiet, second, "session"); err != nil {
+		rl.Error = "the second listing was not compared: " + err.Error()
+		return rl
+	}
+	rl.SchemaHash = second.SchemaHash
+	if second.SchemaHash != first.SchemaHash {
+		rl.Contract = second
+	}
+	if ch := contract.Classify(first, second); len(ch) > 0 {
+		rl.Changes = ch
+	}
+	if rl.Contract != nil || len(rl.Changes) > 0 {
+		mask.merge(quiet)
+	}
+	return rl
+}
+
+// maskContract masks c in place, as the masking of the result masks the
+// contract, and computes its schema hash again over the masked surface.
+func maskContract(m *masker, c *contract.Contract, where string) error {
+	if m != nil {
+		if err := m.value(c, where); err != nil {
+			return err
+		}
+	}
+	return contract.Normalize(c)
+}
+
+// fork returns a masker that masks what m masks but counts on its own,
+// for what may not be kept; merge adds its counts to m's.
+func (m *masker) fork() *masker {
+	if m == nil {
+		return nil
+	}
+	return &masker{known: m.known, shapes: m.shapes, canary: m.canaries(), counts: map[string]map[string]int{}}
+}
+
+func (m *masker) merge(o *masker) {
+	if m == nil || o == nil || m == o {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for marker, wheres := range o.counts {
+		if m.counts[marker] == nil {
+			m.counts[marker] = map[string]int{}
+		}
+		for where, n := range wheres {
+			m.counts[marker][where] += n
+		}
+	}
 }

@@ -148,9 +148,10 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			c = nil
 		}
 	}
+	listEnd := time.Now()
 	var idle time.Duration
 	if w != nil {
-		w.listEnd = time.Now()
+		w.listEnd = listEnd
 		w.obs.control("mark handshake_done")
 		// Watch the idle server: no request of ours is in flight, so any
 		// network activity now is the server's own (a beacon).
@@ -161,6 +162,18 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			}
 			idle = time.Since(w.listEnd)
 		}
+	}
+	if hsErr == nil {
+		// List the surface again, always (a list_changed notification is
+		// only a hint), so that one that changed after start-up is seen.
+		// The relisting is a request of ours: the idle watch ends where it
+		// begins. It never fails the session nor touches the first contract
+		// but to mask it.
+		if w != nil {
+			w.relistAt = time.Now()
+			w.obs.control("mark relist")
+		}
+		sess.Relist = s.relist(runCtx, ss, c, listEnd)
 	}
 	if ss.cs != nil {
 		_ = ss.cs.Close()

@@ -101,6 +101,11 @@ type fixture struct {
 	StartDelayMS  int              `json:"startDelayMs,omitempty"`
 	Discover      string           `json:"discover,omitempty"`
 	Initialize    string           `json:"initialize,omitempty"`
+	// ChangeAfterMS replaces the tools with ChangedTools this long after
+	// start-up, with a list_changed notification unless QuietChange.
+	ChangeAfterMS int              `json:"changeAfterMs,omitempty"`
+	ChangedTools  []map[string]any `json:"changedTools,omitempty"`
+	QuietChange   bool             `json:"quietChange,omitempty"`
 	Postinstall   string           `json:"-"`
 	// Files are more files of the package, by path under package/.
 	Files map[string]string `json:"-"`

@@ -20,6 +20,9 @@
 //   onInitialized: JavaScript run once the client sent notifications/initialized
 //   onStdinEnd:   JavaScript run when stdin ends, given a done() callback
 //                 that exits (a telemetry flush at shutdown); default: exit
+//   changeAfterMs: replace the tool list with changedTools this long after
+//                 start-up (a surface that changes within the session), and
+//                 send notifications/tools/list_changed unless quietChange
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -45,6 +48,10 @@ const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 // The result first, then the id, as the TypeScript SDK writes answers.
 const reply = (id, result) => send({ result, jsonrpc: '2.0', id });
 const fail = (id, code, message) => send({ jsonrpc: '2.0', id, error: { code, message } });
+if (cfg.changeAfterMs) setTimeout(() => {
+  tools.splice(0, tools.length, ...(cfg.changedTools || []));
+  if (!cfg.quietChange) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+}, cfg.changeAfterMs);
 
 function handle(msg) {
   if (cfg.hang) return;
