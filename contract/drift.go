@@ -770,7 +770,7 @@ func loosenings(ptr string, before, after any) []loosening {
 	}
 	var out []loosening
 	add := func(kw string, bv any, bp bool, av any, ap bool) {
-		out = append(out, loosening{ptr + " " + kw, valueText(bv, bp), valueText(av, ap)})
+		out = append(out, loosening{strings.TrimSpace(ptr + " " + kw), valueText(bv, bp), valueText(av, ap)})
 	}
 	get := func(m map[string]any, kw string) (any, bool) {
 		v, ok := m[kw]

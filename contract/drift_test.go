@@ -229,7 +229,7 @@ func TestClassifySchema(t *testing.T) {
 		want          []Change
 	}{
 		{"type widened", `{"type":"string"}`, `{"type":["string","null"]}`,
-			[]Change{ch(SchemaLoosened, "tool:t", " type", `"string"`, `["string","null"]`)}},
+			[]Change{ch(SchemaLoosened, "tool:t", "type", `"string"`, `["string","null"]`)}},
 		{"type dropped", `{"type":"object","properties":{"p":{"type":"string"}}}`, `{"type":"object","properties":{"p":{}}}`,
 			[]Change{ch(SchemaLoosened, "tool:t", "/properties/p type", `"string"`, "absent")}},
 		{"type replaced", `{"properties":{"p":{"type":"integer"}}}`, `{"properties":{"p":{"type":"string"}}}`,
@@ -269,15 +269,15 @@ func TestClassifySchema(t *testing.T) {
 		{"bounds tightened", `{"properties":{"n":{"minimum":1,"maximum":10,"maxLength":5}}}`,
 			`{"properties":{"n":{"minimum":2,"maximum":9,"maxLength":5.0}}}`, nil},
 		{"additionalProperties false to absent", `{"type":"object","additionalProperties":false}`, `{"type":"object"}`,
-			[]Change{ch(SchemaLoosened, "tool:t", " additionalProperties", "false", "absent")}},
+			[]Change{ch(SchemaLoosened, "tool:t", "additionalProperties", "false", "absent")}},
 		{"additionalProperties false to schema", `{"additionalProperties":false}`, `{"additionalProperties":{"type":"string"}}`,
-			[]Change{ch(SchemaLoosened, "tool:t", " additionalProperties", "false", `{"type":"string"}`)}},
+			[]Change{ch(SchemaLoosened, "tool:t", "additionalProperties", "false", `{"type":"string"}`)}},
 		{"additionalProperties false to true", `{"properties":{"o":{"additionalProperties":false}}}`, `{"properties":{"o":{"additionalProperties":true}}}`,
 			[]Change{ch(SchemaLoosened, "tool:t", "/properties/o additionalProperties", "false", "true")}},
 		{"required name leaves", `{"properties":{"a":{},"b":{}},"required":["a","b"]}`, `{"properties":{"a":{},"b":{}},"required":["a"]}`,
-			[]Change{ch(SchemaLoosened, "tool:t", " required", `["a","b"]`, `["a"]`)}},
+			[]Change{ch(SchemaLoosened, "tool:t", "required", `["a","b"]`, `["a"]`)}},
 		{"required dropped", `{"properties":{"a":{}},"required":["a"]}`, `{"properties":{"a":{}}}`,
-			[]Change{ch(SchemaLoosened, "tool:t", " required", `["a"]`, "absent")}},
+			[]Change{ch(SchemaLoosened, "tool:t", "required", `["a"]`, "absent")}},
 		{"nested in items", `{"properties":{"list":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string","pattern":"^x"}}}}}}`,
 			`{"properties":{"list":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"},"v":{}}}}}}`,
 			[]Change{
