@@ -228,8 +228,12 @@ func classifyServer(before, after *Contract) []Change {
 		out = append(out, newChange(InstructionsChanged, "server", "instructions",
 			clip(before.Instructions), clip(after.Instructions)))
 	}
-	for _, path := range addedKeys("", decodeObject(before.Capabilities), decodeObject(after.Capabilities)) {
-		out = append(out, newChange(CapabilityAdded, "server", path, "", ""))
+	for _, k := range addedKeys("", decodeObject(before.Capabilities), decodeObject(after.Capabilities)) {
+		if k.value == false {
+			// A capability declared off ("listChanged": false) is none.
+			continue
+		}
+		out = append(out, newChange(CapabilityAdded, "server", k.path, "absent", valueText(k.value, true)))
 	}
 	return out
 }
@@ -237,8 +241,15 @@ func classifyServer(before, after *Contract) []Change {
 // addedKeys returns the dotted paths of the keys of after that before
 // lacks, descending into objects present on both sides; a new key's own
 // keys are not listed.
-func addedKeys(prefix string, before, after map[string]any) []string {
-	var out []string
+// addedKey is a key of after that before lacks, by its dotted path,
+// with its value.
+type addedKey struct {
+	path  string
+	value any
+}
+
+func addedKeys(prefix string, before, after map[string]any) []addedKey {
+	var out []addedKey
 	for k, av := range after {
 		path := k
 		if prefix != "" {
@@ -246,7 +257,7 @@ func addedKeys(prefix string, before, after map[string]any) []string {
 		}
 		bv, ok := before[k]
 		if !ok {
-			out = append(out, path)
+			out = append(out, addedKey{path, av})
 			continue
 		}
 		bm, bok := bv.(map[string]any)
@@ -712,6 +723,12 @@ func addedParameters(ptr string, before, after any) []string {
 		return nil
 	}
 	b, _ := before.(map[string]any)
+	if undeclared(b) {
+		// A baseline that said nothing of its shape (no type, no
+		// properties: the empty schema some releases published by
+		// mistake) enumerated no parameters, so none is new against it.
+		return nil
+	}
 	var out []string
 	bp := properties(b)
 	for name, av := range properties(a) {
@@ -744,6 +761,14 @@ func addedParameters(ptr string, before, after any) []string {
 		out = append(out, addedParameters(ptr+"/items", bi, ai)...)
 	}
 	return out
+}
+
+// undeclared reports whether a schema says nothing of its shape: no
+// type and no properties (annotations such as $schema aside).
+func undeclared(s map[string]any) bool {
+	_, typed := s["type"]
+	_, props := s["properties"]
+	return !typed && !props
 }
 
 // loosening is one schema keyword that accepts more after than before.

@@ -189,13 +189,16 @@ func TestClassifyKinds(t *testing.T) {
 			[]Change{ch(ResourceChanged, "template:file:///{path}", "removed", "", "")}},
 		{"capability top level", func(c *Contract) {
 			c.Capabilities = raw(`{"tools":{"listChanged":true},"resources":{},"experimental":{"a":{}},"sampling":{}}`)
-		}, []Change{ch(CapabilityAdded, "server", "sampling", "", "")}},
+		}, []Change{ch(CapabilityAdded, "server", "sampling", "absent", "{}")}},
 		{"capability nested", func(c *Contract) {
 			c.Capabilities = raw(`{"experimental":{"a":{},"x":{}},"resources":{"subscribe":true},"tools":{"listChanged":true}}`)
 		}, []Change{
-			ch(CapabilityAdded, "server", "experimental.x", "", ""),
-			ch(CapabilityAdded, "server", "resources.subscribe", "", ""),
+			ch(CapabilityAdded, "server", "experimental.x", "absent", "{}"),
+			ch(CapabilityAdded, "server", "resources.subscribe", "absent", "true"),
 		}},
+		{"capability declared off is none", func(c *Contract) {
+			c.Capabilities = raw(`{"experimental":{"a":{}},"resources":{"subscribe":false},"tools":{"listChanged":true}}`)
+		}, nil},
 		{"capability removed is no change", func(c *Contract) { c.Capabilities = raw(`{"tools":{}}`) }, nil},
 		{"server name", func(c *Contract) { c.ServerInfo.Name = "github" },
 			[]Change{ch(ServerIdentityChanged, "server", "serverInfo.name", "srv", "github")}},
@@ -284,6 +287,16 @@ func TestClassifySchema(t *testing.T) {
 				ch(ParameterAdded, "tool:t", "/properties/list/items/properties/v", "", `{}`),
 				ch(SchemaLoosened, "tool:t", "/properties/list/items/properties/k pattern", `"^x"`, "absent"),
 			}},
+		// @modelcontextprotocol/server-filesystem 2025.7.1 published
+		// every tool's schema as {"$schema": ...} alone; 2025.11.25 declares
+		// the parameters. Against a baseline that enumerated none, no
+		// parameter is new, and a declared schema is no loosening.
+		{"baseline schema declared nothing", `{"$schema":"http://json-schema.org/draft-07/schema#"}`,
+			`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, nil},
+		{"zero-parameter tool gains one", `{"type":"object","properties":{}}`, `{"type":"object","properties":{"url":{"type":"string"}}}`,
+			[]Change{ch(ParameterAdded, "tool:t", "/properties/url", "", `{"type":"string"}`)}},
+		{"typed object without properties gains one", `{"type":"object"}`, `{"type":"object","properties":{"url":{"type":"string"}}}`,
+			[]Change{ch(ParameterAdded, "tool:t", "/properties/url", "", `{"type":"string"}`)}},
 		{"nested parameter added", `{"properties":{"a":{"type":"object","properties":{"x":{}}}}}`,
 			`{"properties":{"a":{"type":"object","properties":{"x":{},"b":{"type":"object","properties":{"c":{}}}}},"z/~":{}}}`,
 			[]Change{
@@ -407,7 +420,7 @@ func TestClassifyNilAndOrder(t *testing.T) {
 		ch(PromptChanged, "prompt:p", "added", "", ""),
 		ch(ResourceChanged, "resource:x://r", "added", "", ""),
 		ch(InstructionsChanged, "server", "instructions", "", "hi"),
-		ch(CapabilityAdded, "server", "tools", "", ""),
+		ch(CapabilityAdded, "server", "tools", "absent", "{}"),
 		ch(ServerIdentityChanged, "server", "serverInfo.name", "", "srv"),
 		ch(ResourceChanged, "template:x://{t}", "added", "", ""),
 		ch(ToolAdded, "tool:a", "", "", ""),

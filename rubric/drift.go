@@ -112,6 +112,12 @@ func observeDrift(p *probe, gate verdict) verdict {
 		}
 		p.emit(code, ch.Subject, message, p.clip(changeEvidence(ch)))
 		k := key{code, ch.Subject, scope}
+		if !ch.Safety {
+			// A change without the safety bit (titles given, tools
+			// removed) counts once per code and scope, however many
+			// subjects a release touched.
+			k.subject = ""
+		}
 		if counted[k] {
 			return
 		}
@@ -144,9 +150,9 @@ func observeDrift(p *probe, gate verdict) verdict {
 			return scored(100, "no surfaced change from the baseline pinned "+base.PinnedAt.UTC().Format("2006-01-02")+" by "+base.PinnedBy+
 				" (run "+base.RunID+", version "+base.Version+") nor within the session; this is distance from that baseline, not from honest"+sessionNote(relisted))
 		}
-		return scored(score, "surfaced changes, counting a code once per subject and scope: "+summary()+sessionNote(relisted))
+		return scored(score, "surfaced changes, counting a code once per subject and scope (once per scope without the safety bit): "+summary()+sessionNote(relisted))
 	case nSession > 0:
-		return scored(score, "surfaced changes within the session, counting a code once per subject: "+summary()+
+		return scored(score, "surfaced changes within the session, counting a code once per subject (once without the safety bit): "+summary()+
 			"; not compared with a pin: "+stateText(driftSig))
 	case gate.state == StateScored:
 		// drift observed, but no baseline recorded: a malformed bundle.
