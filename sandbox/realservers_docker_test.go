@@ -246,6 +246,17 @@ func TestRealServerRegression(t *testing.T) {
 					t.Fatalf("outcome %s (%s), want ok: the Inspector lists this server", b.Sandbox.Outcome, sessionError(b))
 				}
 				compareListing(t, l, b.Contract)
+				// A real server's surface listed again after the idle
+				// watch: any change would be a drift finding on a
+				// published server, and must be the server's.
+				switch rl := b.Session.Relist; {
+				case rl == nil:
+					t.Error("the surface was not listed a second time")
+				case rl.Error != "":
+					t.Errorf("the second listing failed: %s", rl.Error)
+				case len(rl.Changes) > 0 || rl.SchemaHash != b.Contract.SchemaHash:
+					t.Errorf("the surface changed within the session (%s -> %s): %+v", b.Contract.SchemaHash, rl.SchemaHash, rl.Changes)
+				}
 			}
 			var unjustified []string
 			inScope := 0

@@ -152,7 +152,7 @@ what is being accepted is on the screen.
 				if accept == "" {
 					latest, err := st.LatestRun(ctx, v.Identity.Key)
 					if errors.Is(err, store.ErrNotFound) {
-						return usagef("no stored run of this identity captured a contract: scan it first (verifymcp scan %s)", args[0])
+						return usagef("%s is no run id in the store, and no stored run of npm:%s (with these --arg and --env) captured a contract: scan it first", args[0], v.Identity.Name)
 					}
 					if err != nil {
 						return err
