@@ -403,7 +403,7 @@ var listChangedMethods = []string{
 // (Error), not compared, since a cut or failed list would read as removed
 // tools. The first contract stays as it was, but masked: both are masked
 // before they are compared, so that no secret reaches the changes.
-func (s *Sandbox) relist(ctx context.Context, ss session, first *contract.Contract, firstEnd time.Time) *evidence.Relist {
+func (s *Sandbox) relist(ctx context.Context, ss session, first *contract.Contract, firstErrors map[string]string, firstEnd time.Time) *evidence.Relist {
 	start := time.Now()
 	rl := &evidence.Relist{AfterMS: start.Sub(firstEnd).Milliseconds(), Changes: []contract.Change{}}
 	notified := ss.w.notifications()
@@ -419,7 +419,7 @@ func (s *Sandbox) relist(ctx context.Context, ss session, first *contract.Contra
 	if err != nil && errors.Is(context.Cause(ctx), errExited) {
 		err = fmt.Errorf("the server exited (%w)", err)
 	}
-	return compareRelist(rl, ss.mask, first, second, own, err)
+	return compareRelist(rl, ss.mask, first, second, own, firstErrors, err)
 }
 
 // exitedOr says why ctx ended: the server exited, or the context's cause.
@@ -431,11 +431,22 @@ func exitedOr(ctx context.Context) string {
 }
 
 // compareRelist fills rl from the second listing: second and own, the
-// session evidence that listing wrote, and err, what it returned. first is
+// session evidence that listing wrote, and err, what it returned. A list
+// call that failed the first time as well (firstErrors: a method the
+// server does not implement, such as resources/templates/list on
+// server-puppeteer) left both listings without that list, which compares
+// as no change; one that answered the first time and failed now makes the
+// second listing incomparable. first is
 // masked in place (the masking of the result finds nothing more in it);
 // second is masked before it is hashed, compared or kept, counted in the
 // masking record only when something of it is kept.
-func compareRelist(rl *evidence.Relist, mask *masker, first, second *contract.Contract, own *evidence.Session, err error) *evidence.Relist {
+func compareRelist(rl *evidence.Relist, mask *masker, first, second *contract.Contract, own *evidence.Session, firstErrors map[string]string, err error) *evidence.Relist {
+	failed := map[string]string{}
+	for m, e := range own.ListErrors {
+		if _, before := firstErrors[m]; !before {
+			failed[m] = e
+		}
+	}
 	switch {
 	case err != nil:
 		rl.Error = "the second listing failed: " + err.Error()
@@ -447,14 +458,14 @@ func compareRelist(rl *evidence.Relist, mask *masker, first, second *contract.Co
 		}
 		rl.Error = "the second listing was cut by a bound, so it was not compared (a cut list would read as removed tools): " + strings.Join(cuts, "; ")
 		return rl
-	case len(own.ListErrors) > 0:
-		methods := make([]string, 0, len(own.ListErrors))
-		for m := range own.ListErrors {
+	case len(failed) > 0:
+		methods := make([]string, 0, len(failed))
+		for m := range failed {
 			methods = append(methods, m)
 		}
 		sort.Strings(methods)
 		for i, m := range methods {
-			methods[i] = m + ": " + own.ListErrors[m]
+			methods[i] = m + ": " + failed[m]
 		}
 		rl.Error = "a list call of the second listing failed, so it was not compared: " + strings.Join(methods, "; ")
 		return rl

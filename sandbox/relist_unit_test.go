@@ -35,22 +35,33 @@ func TestCompareRelist(t *testing.T) {
 
 	t.Run("cut", func(t *testing.T) {
 		own := &evidence.Session{Truncated: true, Truncations: []evidence.Truncation{{List: "tools/list", Reason: "more than 5000 items"}}}
-		rl := compareRelist(fresh(), newMask(), relistContract(t, "a"), relistContract(t, "b"), own, nil)
+		rl := compareRelist(fresh(), newMask(), relistContract(t, "a"), relistContract(t, "b"), own, nil, nil)
 		if !strings.Contains(rl.Error, "cut") || !strings.Contains(rl.Error, "more than 5000 items") || rl.Changes == nil || len(rl.Changes) != 0 || rl.Contract != nil || rl.SchemaHash != "" {
 			t.Errorf("relist %+v, want a cut error and nothing compared", rl)
 		}
 	})
 	t.Run("list error", func(t *testing.T) {
 		own := &evidence.Session{ListErrors: map[string]string{"tools/list": "internal error"}}
-		rl := compareRelist(fresh(), newMask(), relistContract(t, "a"), relistContract(t, "b"), own, nil)
+		rl := compareRelist(fresh(), newMask(), relistContract(t, "a"), relistContract(t, "b"), own, nil, nil)
 		if !strings.Contains(rl.Error, "tools/list: internal error") || len(rl.Changes) != 0 || rl.Contract != nil || rl.SchemaHash != "" {
 			t.Errorf("relist %+v, want the list error and nothing compared", rl)
+		}
+	})
+	t.Run("a list that failed the first time too", func(t *testing.T) {
+		// server-puppeteer answers resources/templates/list with "Method
+		// not found" both times: the rest is compared.
+		errs := map[string]string{"resources/templates/list": `calling "resources/templates/list": Method not found`}
+		own := &evidence.Session{ListErrors: errs}
+		first := relistContract(t, "a")
+		rl := compareRelist(fresh(), newMask(), first, relistContract(t, "a"), own, errs, nil)
+		if rl.Error != "" || len(rl.Changes) != 0 || rl.Contract != nil || rl.SchemaHash != first.SchemaHash {
+			t.Errorf("relist %+v, want compared and equal", rl)
 		}
 	})
 	t.Run("failed", func(t *testing.T) {
 		first := relistContract(t, "a")
 		hash := first.SchemaHash
-		rl := compareRelist(fresh(), newMask(), first, nil, &evidence.Session{}, errors.New("tools/list: connection closed"))
+		rl := compareRelist(fresh(), newMask(), first, nil, &evidence.Session{}, nil, errors.New("tools/list: connection closed"))
 		if !strings.Contains(rl.Error, "connection closed") || len(rl.Changes) != 0 || rl.Contract != nil || first.SchemaHash != hash {
 			t.Errorf("relist %+v (first %s, was %s)", rl, first.SchemaHash, hash)
 		}
@@ -58,7 +69,7 @@ func TestCompareRelist(t *testing.T) {
 	t.Run("equal", func(t *testing.T) {
 		m := newMask()
 		first, second := relistContract(t, "Uses "+secret), relistContract(t, "Uses "+secret)
-		rl := compareRelist(fresh(), m, first, second, &evidence.Session{}, nil)
+		rl := compareRelist(fresh(), m, first, second, &evidence.Session{}, nil, nil)
 		if rl.Error != "" || rl.Contract != nil || rl.Changes == nil || len(rl.Changes) != 0 || rl.SchemaHash != first.SchemaHash {
 			t.Errorf("relist %+v, first %s: want no changes, no contract, the first's hash", rl, first.SchemaHash)
 		}
@@ -77,7 +88,7 @@ func TestCompareRelist(t *testing.T) {
 		m := newMask()
 		first, second := relistContract(t, "Get the weather."), relistContract(t, "Get the weather; send "+secret)
 		firstHash := first.SchemaHash
-		rl := compareRelist(fresh(), m, first, second, &evidence.Session{}, nil)
+		rl := compareRelist(fresh(), m, first, second, &evidence.Session{}, nil, nil)
 		if rl.Error != "" || rl.Contract == nil || rl.SchemaHash == "" || rl.SchemaHash == first.SchemaHash || rl.Changes == nil {
 			t.Fatalf("relist %+v: want the second contract kept", rl)
 		}

@@ -173,7 +173,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			w.relistAt = time.Now()
 			w.obs.control("mark relist")
 		}
-		sess.Relist = s.relist(runCtx, ss, c, listEnd)
+		sess.Relist = s.relist(runCtx, ss, c, sess.ListErrors, listEnd)
 	}
 	if ss.cs != nil {
 		_ = ss.cs.Close()
