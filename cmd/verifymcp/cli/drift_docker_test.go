@@ -332,3 +332,29 @@ func TestDriftSameVersion(t *testing.T) {
 		t.Errorf("a scan without --env MODE is another identity, pinned now: %+v", other.Drift)
 	}
 }
+
+// TestDriftRealServer: two pinned versions of a real server, the first
+// scan pinning the identity and the second compared with it. Between
+// server-memory 2025.4.25 and 2026.8.31 the server gave its nine tools
+// titles, added the memory://knowledge-graph resource and declared the
+// resources capability and tools.listChanged; nothing else moved.
+func TestDriftRealServer(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	first := scanDrift(t, data, "npm:@modelcontextprotocol/server-memory@2025.4.25")
+	if !first.Drift.FirstScan {
+		t.Fatalf("first scan: %+v", first.Drift)
+	}
+	second := scanDrift(t, data, "npm:@modelcontextprotocol/server-memory@2026.8.31")
+	if second.Drift.Baseline == nil || second.Drift.Baseline.RunID != first.Run.ID {
+		t.Fatalf("second scan: %+v", second.Drift)
+	}
+	want := []string{"capability_added server resources", "capability_added server tools.listChanged", "resource_changed resource:memory://knowledge-graph added"}
+	for _, tool := range []string{"add_observations", "create_entities", "create_relations", "delete_entities", "delete_observations", "delete_relations", "open_nodes", "read_graph", "search_nodes"} {
+		want = append(want, "title_changed tool:"+tool+" title")
+	}
+	slices.Sort(want)
+	if got := second.kinds(); !slices.Equal(got, want) {
+		t.Errorf("server-memory 2025.4.25 -> 2026.8.31:\n got %q\nwant %q", got, want)
+	}
+	t.Logf("server-memory 2025.4.25 -> 2026.8.31: %d changes: %q", len(second.Drift.Changes), second.kinds())
+}
