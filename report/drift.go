@@ -232,6 +232,10 @@ func recordedOnly(cs []Change) string {
 }
 
 func changeText(c Change) string {
+	if c.Before == "" && c.After == "" {
+		// An addition or removal: the subject names what.
+		return orDash(c.Detail)
+	}
 	before, after := c.Before, c.After
 	if before == "" {
 		before = "(none)"

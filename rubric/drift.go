@@ -192,6 +192,10 @@ func formatMS(ms int64) string {
 
 // changeEvidence quotes a change: what moved, and its two sides.
 func changeEvidence(ch contract.Change) string {
+	if ch.Before == "" && ch.After == "" {
+		// An addition or removal: the subject names what.
+		return ch.Detail
+	}
 	var sb strings.Builder
 	if ch.Detail != "" {
 		sb.WriteString(ch.Detail)
