@@ -232,21 +232,30 @@ func TestPostgresConcurrentSaves(t *testing.T) {
 	}
 }
 
-// TestPostgresSaveRunTx: a run saved in a caller's transaction exists if
-// and only if the transaction commits, as the fleet's worker needs.
-func TestPostgresSaveRunTx(t *testing.T) {
+// storeAndConn opens a store in a fresh database and a connection of the
+// caller's own to it, as the fleet's worker has; both close with the test.
+func storeAndConn(t *testing.T) (*Store, *pgx.Conn) {
+	t.Helper()
 	ctx := context.Background()
 	dsn := newPostgresDSN(t)
 	s, err := OpenPostgres(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(ctx) })
+	return s, conn
+}
+
+// TestPostgresSaveRunTx: a run saved in a caller's transaction exists if
+// and only if the transaction commits, as the fleet's worker needs.
+func TestPostgresSaveRunTx(t *testing.T) {
+	ctx := context.Background()
+	s, conn := storeAndConn(t)
 
 	save := func(id string, commit bool) error {
 		tx, err := conn.Begin(ctx)
@@ -546,17 +555,7 @@ func TestPostgresMigrateToPins(t *testing.T) {
 // a second worker's first scan of the identity pins nothing.
 func TestPostgresPinFirstTx(t *testing.T) {
 	ctx := context.Background()
-	dsn := newPostgresDSN(t)
-	s, err := OpenPostgres(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	s, conn := storeAndConn(t)
 	saveAndPin := func(id string, commit bool) (*Pin, bool) {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
