@@ -134,6 +134,28 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 		}
 		return g.enqueueBatch(ctx, file, lines, f)
 	}
+	sum, items, err := g.scanLines(ctx, file, lines, f, mem)
+	if err != nil {
+		return err
+	}
+	if err := g.writeBatchSummary(sum, sf.format, sf.output); err != nil {
+		return err
+	}
+	if sum.Interrupted {
+		return context.Canceled
+	}
+	// A target that could not be scanned makes the batch fail with that
+	// target's exit code; a package that failed in the sandbox does not.
+	return batch.Stopped(items, file, "scanned (run the batch again to retry them)")
+}
+
+// scanLines scans the targets of a batch's lines (a batch file's, or the
+// servers of client config files) as batch does: resolved first,
+// resumable, with progress on stderr, the first interrupt letting the
+// scans in flight finish. It returns the summary and its items; an
+// interrupt before anything was scanned is context.Canceled.
+func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line, f *batchFlags, mem int64) (batch.Summary, []*batch.Item, error) {
+	sf := &f.scan
 	started := time.Now()
 
 	// Progress owns stderr: log records go through it, so that they never
@@ -196,7 +218,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	rb := rubric.Current()
 	st, dataDir, p, ca, closeAll, err := g.openScanning(hard, sf, rb)
 	if err != nil {
-		return err
+		return batch.Summary{}, nil, err
 	}
 	defer closeAll()
 
@@ -204,10 +226,10 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	prog.Begin(len(items))
 	todo, err := batch.Resolve(hard, p, st, Version, rb.Version, items, func(it *batch.Item) { prog.Finish(it, false) }, f.rescan)
 	if err != nil {
-		return err
+		return batch.Summary{}, nil, err
 	}
 	if interrupted.Load() {
-		return context.Canceled
+		return batch.Summary{}, nil, context.Canceled
 	}
 
 	save := g.storeSaver(st, dataDir)
@@ -217,9 +239,9 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 		engine, discard, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, bs.FirstID, func() error { return nil })
 		if err != nil {
 			if interrupted.Load() {
-				return context.Canceled
+				return batch.Summary{}, nil, context.Canceled
 			}
-			return err
+			return batch.Summary{}, nil, err
 		}
 		defer engine.Close()
 		defer func() {
@@ -233,16 +255,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	batch.NotStarted(items, prog)
 	prog.Close()
 
-	sum := batch.NewSummary(file, Version, rb, f.concurrency, started, interrupted.Load(), items)
-	if err := g.writeBatchSummary(sum, sf.format, sf.output); err != nil {
-		return err
-	}
-	if sum.Interrupted {
-		return context.Canceled
-	}
-	// A target that could not be scanned makes the batch fail with that
-	// target's exit code; a package that failed in the sandbox does not.
-	return batch.Stopped(items, file, "scanned (run the batch again to retry them)")
+	return batch.NewSummary(file, Version, rb, f.concurrency, started, interrupted.Load(), items), items, nil
 }
 
 // openScanning opens the store and builds the scan pipeline, as batch,
