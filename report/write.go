@@ -14,6 +14,9 @@ type Format string
 const (
 	FormatTable Format = "table"
 	FormatJSON  Format = "json"
+	// FormatSARIF is SARIF 2.1.0, which only the config report has (see
+	// ParseConfigFormat); it is not in Formats.
+	FormatSARIF Format = "sarif"
 )
 
 // Formats lists the formats Write supports, the default first.
@@ -22,14 +25,21 @@ func Formats() []Format { return []Format{FormatTable, FormatJSON} }
 // ParseFormat checks a format's name. Every command's --format goes
 // through it, so that the formats are named in one place.
 func ParseFormat(s string) (Format, error) {
-	var names []string
 	for _, f := range Formats() {
 		if string(f) == s {
 			return f, nil
 		}
+	}
+	return "", fmt.Errorf("must be %s, not %q", formatNames(), s)
+}
+
+// formatNames names the formats of Formats: "table or json".
+func formatNames() string {
+	var names []string
+	for _, f := range Formats() {
 		names = append(names, string(f))
 	}
-	return "", fmt.Errorf("must be %s, not %q", strings.Join(names, " or "), s)
+	return strings.Join(names, " or ")
 }
 
 // Write writes the report in format f.
@@ -40,11 +50,22 @@ func Write(w io.Writer, f Format, rep Report) error {
 // write writes in format f: JSON by asJSON, a table by asTable, and any
 // other format is an error. Every output of the package goes through it.
 func write(w io.Writer, f Format, asJSON, asTable func() error) error {
+	return writeFormats(f, asJSON, asTable, nil)
+}
+
+// writeFormats is write for an output that may also have a SARIF form
+// (asSARIF); asSARIF nil means it has none, and sarif is then an error.
+func writeFormats(f Format, asJSON, asTable, asSARIF func() error) error {
 	switch f {
 	case FormatJSON:
 		return asJSON()
 	case FormatTable:
 		return asTable()
+	case FormatSARIF:
+		if asSARIF == nil {
+			return fmt.Errorf("report: format sarif is only for config findings (verifymcp config); this output is %s", formatNames())
+		}
+		return asSARIF()
 	default:
 		_, err := ParseFormat(string(f))
 		return fmt.Errorf("report: format %w", err)

@@ -1,0 +1,515 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/verifymcp/verifymcp/clientconfig"
+	"github.com/verifymcp/verifymcp/rubric"
+)
+
+// ConfigSchemaVersion identifies the JSON of a config report.
+const ConfigSchemaVersion = "verifymcp.config/v1"
+
+//go:embed schema/config.v1.schema.json
+var configSchema []byte
+
+// ConfigSchema returns the JSON Schema of a config report (a copy).
+func ConfigSchema() []byte { return append([]byte(nil), configSchema...) }
+
+// The drift states of a scanned server.
+const (
+	// ScanDriftCompared: the contract was compared with its identity's pin.
+	ScanDriftCompared = "compared"
+	// ScanDriftFirstScan: the identity had no pin; this scan pinned it.
+	ScanDriftFirstScan = "first_scan"
+	// ScanDriftNotCompared: no contract to compare (the scan failed before
+	// a listing, or drift was not assessed).
+	ScanDriftNotCompared = "not_compared"
+)
+
+// ConfigReport is what the config command prints: what client
+// configuration files alone prove about the servers they name, the package
+// targets those servers fetch and, on request, each target's scan. It has
+// no score and never says a configuration is safe: a finding is real where
+// it is reported, and no finding proves nothing. Lists are never nil.
+type ConfigReport struct {
+	SchemaVersion string        `json:"schema_version"`
+	Tool          Tool          `json:"tool"`
+	Run           ConfigRun     `json:"run"`
+	Catalog       ConfigCatalog `json:"catalog"`
+	// Locations are the places looked at for configuration files; [] when
+	// the files were named explicitly.
+	Locations []clientconfig.Location `json:"locations"`
+	Files     []ConfigFile            `json:"files"`
+	// Findings are sorted by severity, highest first, then file, line and
+	// code.
+	Findings []ConfigFinding `json:"findings"`
+	// Targets are the package targets of the stdio servers, and the
+	// servers that are not package targets with why.
+	Targets []clientconfig.Target `json:"targets"`
+	// Scans are the scans of the targets; [] when none was requested.
+	Scans   []ConfigScan  `json:"scans"`
+	Summary ConfigSummary `json:"summary"`
+}
+
+// ConfigRun says when the configuration was read.
+type ConfigRun struct {
+	Date string `json:"date"` // UTC, RFC 3339
+}
+
+// ConfigCatalog identifies the config findings catalog the findings come
+// from.
+type ConfigCatalog struct {
+	Version string `json:"version"`
+	Hash    string `json:"hash"`
+}
+
+// ConfigFile is one configuration file as read.
+type ConfigFile struct {
+	Path    string                 `json:"path"`
+	Client  string                 `json:"client"`
+	Servers []ConfigServer         `json:"servers"`
+	Inputs  []clientconfig.Input   `json:"inputs"`
+	Unknown []clientconfig.Unknown `json:"unknown"`
+}
+
+// ConfigServer is one server of a file. Its environment and headers show
+// each setting's kind and masked form, never a value.
+type ConfigServer struct {
+	Name string `json:"name"`
+	// Project is the project directory of a server a client keeps per
+	// project (Claude Code's ~/.claude.json); "" for the others.
+	Project   string          `json:"project"`
+	Line      int             `json:"line"`
+	Transport string          `json:"transport"`
+	Command   string          `json:"command"`
+	Args      []string        `json:"args"`
+	Cwd       string          `json:"cwd"`
+	URL       string          `json:"url"`
+	Env       []ConfigSetting `json:"env"`
+	Headers   []ConfigSetting `json:"headers"`
+	// Settings are the string values an editor passes to an extension
+	// that provides the server (Zed's context server settings).
+	Settings []ConfigSetting `json:"settings"`
+	Disabled bool            `json:"disabled"`
+}
+
+// ConfigSetting is one environment variable or header of a server.
+type ConfigSetting struct {
+	Key    string `json:"key"`
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"`
+	Masked string `json:"masked"`
+}
+
+// ConfigFinding is a cfg. finding with its catalog entry.
+type ConfigFinding struct {
+	clientconfig.Finding
+	Severity    string `json:"severity"`
+	Description string `json:"description"`
+	Remediation string `json:"remediation"`
+}
+
+// ConfigScan is the scan of one server's package target. Its score is the
+// package's, under the package rubric, never the configuration's.
+type ConfigScan struct {
+	Server string `json:"server"`
+	File   string `json:"file"`
+	Target string `json:"target"`
+	// Version is the exact version the target resolved to ("" when it did
+	// not resolve).
+	Version string `json:"version"`
+	RunID   string `json:"run_id"`
+	// Outcome is the sandbox outcome (ok, install_failed, ...) or "error"
+	// when the scan did not complete.
+	Outcome string `json:"outcome"`
+	// Score is the package's composite score; nil when there is none.
+	Score *float64 `json:"score"`
+	// Drift is ScanDriftCompared, ScanDriftFirstScan or ScanDriftNotCompared.
+	Drift string `json:"drift"`
+	// DriftSurfaced counts the surfaced changes from the pin.
+	DriftSurfaced int    `json:"drift_surfaced"`
+	Error         string `json:"error"`
+}
+
+// ConfigSummary counts what was read and found, and says what it means.
+type ConfigSummary struct {
+	Files   int `json:"files"`
+	Servers int `json:"servers"`
+	// Findings counts the findings by severity; every severity is present.
+	Findings  map[string]int `json:"findings"`
+	Statement string         `json:"statement"`
+}
+
+// ConfigInput is what a config report is built from.
+type ConfigInput struct {
+	Catalog *rubric.ConfigCatalogFile
+	// Locations are the places looked at; nil when files were named.
+	Locations []clientconfig.Location
+	Files     []clientconfig.File
+	Findings  []clientconfig.Finding
+	Targets   []clientconfig.Target
+	// Scans are the scans of the targets, when requested.
+	Scans       []ConfigScan
+	ToolVersion string
+	Date        time.Time
+}
+
+// NewConfigReport builds a config report. A finding whose code is not in
+// the catalog, or a scan with an unknown drift state, is an error: the
+// report would carry a claim nobody catalogued.
+func NewConfigReport(in ConfigInput) (ConfigReport, error) {
+	if in.Catalog == nil {
+		return ConfigReport{}, fmt.Errorf("report: config report without a catalog")
+	}
+	r := ConfigReport{
+		SchemaVersion: ConfigSchemaVersion,
+		Tool:          Tool{Name: "verifymcp", Version: in.ToolVersion},
+		Run:           ConfigRun{Date: utc(in.Date)},
+		Catalog:       ConfigCatalog{Version: in.Catalog.Version, Hash: in.Catalog.Hash},
+		Locations:     slices.Clone(nonNil(in.Locations)),
+		Files:         make([]ConfigFile, 0, len(in.Files)),
+		Findings:      make([]ConfigFinding, 0, len(in.Findings)),
+		Targets:       make([]clientconfig.Target, 0, len(in.Targets)),
+		Scans:         slices.Clone(nonNil(in.Scans)),
+	}
+	for _, f := range in.Files {
+		cf := ConfigFile{Path: f.Path, Client: f.Client, Servers: make([]ConfigServer, 0, len(f.Servers)),
+			Inputs: slices.Clone(nonNil(f.Inputs)), Unknown: slices.Clone(nonNil(f.Unknown))}
+		for _, s := range f.Servers {
+			cs, err := configServer(s)
+			if err != nil {
+				return ConfigReport{}, err
+			}
+			cf.Servers = append(cf.Servers, cs)
+		}
+		r.Files = append(r.Files, cf)
+	}
+	for _, f := range in.Findings {
+		d, ok := in.Catalog.Code(f.Code)
+		if !ok {
+			return ConfigReport{}, fmt.Errorf("report: finding %s (%s:%d) is not in config catalog v%s", f.Code, f.File, f.Line, in.Catalog.Version)
+		}
+		r.Findings = append(r.Findings, ConfigFinding{Finding: f, Severity: string(d.Severity), Description: d.Description, Remediation: d.Remediation})
+	}
+	sortConfigFindings(r.Findings)
+	for _, t := range in.Targets {
+		t.Args, t.EnvNames = slices.Clone(nonNil(t.Args)), slices.Clone(nonNil(t.EnvNames))
+		r.Targets = append(r.Targets, t)
+	}
+	for _, s := range r.Scans {
+		switch s.Drift {
+		case ScanDriftCompared, ScanDriftFirstScan, ScanDriftNotCompared:
+		default:
+			return ConfigReport{}, fmt.Errorf("report: scan of %s: drift state %q is not %s, %s or %s", s.Target, s.Drift,
+				ScanDriftCompared, ScanDriftFirstScan, ScanDriftNotCompared)
+		}
+	}
+	r.Summary = configSummary(r)
+	return r, nil
+}
+
+// configServer is s as a config report shows it. It goes through s's own
+// JSON form, which is what clientconfig lets any output show (masked
+// settings, arguments and URL; no value), so the report can carry nothing
+// the model does not serialise.
+func configServer(s clientconfig.Server) (ConfigServer, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return ConfigServer{}, fmt.Errorf("report: server %s: %w", s.Name, err)
+	}
+	var cs ConfigServer
+	if err := json.Unmarshal(data, &cs); err != nil {
+		return ConfigServer{}, fmt.Errorf("report: server %s: %w", s.Name, err)
+	}
+	cs.Args, cs.Env, cs.Headers, cs.Settings = nonNil(cs.Args), nonNil(cs.Env), nonNil(cs.Headers), nonNil(cs.Settings)
+	return cs, nil
+}
+
+// sortConfigFindings orders findings by severity, highest first, then by
+// file, line, code, server and key.
+func sortConfigFindings(fs []ConfigFinding) {
+	slices.SortStableFunc(fs, func(a, b ConfigFinding) int {
+		if d := rubric.Severity(b.Severity).Rank() - rubric.Severity(a.Severity).Rank(); d != 0 {
+			return d
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		if c := strings.Compare(a.Code, b.Code); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Server, b.Server); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+}
+
+func configSummary(r ConfigReport) ConfigSummary {
+	s := ConfigSummary{Files: len(r.Files), Findings: map[string]int{}}
+	for _, f := range r.Files {
+		s.Servers += len(f.Servers)
+	}
+	for _, sev := range rubric.Severities() {
+		s.Findings[string(sev)] = 0
+	}
+	for _, f := range r.Findings {
+		s.Findings[f.Severity]++
+	}
+	s.Statement = ConfigStatement(len(r.Files), len(r.Findings))
+	return s
+}
+
+// ConfigStatement is what a config report says of itself, for files files
+// and findings findings: what the findings are, and what their absence
+// means, which is nothing about the servers.
+func ConfigStatement(files, findings int) string {
+	const noScore = " A configuration gets no score."
+	switch {
+	case files == 0:
+		return "No configuration file was read; nothing is claimed about any server." + noScore
+	case findings == 0 && files == 1:
+		return "This file disclosed nothing of these kinds; that proves nothing about the servers it names." + noScore
+	case findings == 0:
+		return "These " + strconv.Itoa(files) + " files disclosed nothing of these kinds; that proves nothing about the servers they name." + noScore
+	case files == 1:
+		return "Each finding is shown by the file itself and is real where it is reported. " +
+			"Where the file disclosed nothing of a kind, that proves nothing about the servers it names." + noScore
+	default:
+		return "Each finding is shown by the file it names and is real where it is reported. " +
+			"Where these " + strconv.Itoa(files) + " files disclosed nothing of a kind, that proves nothing about the servers they name." + noScore
+	}
+}
+
+// ParseConfigFormat checks the name of a config report's format: table,
+// json or sarif.
+func ParseConfigFormat(s string) (Format, error) {
+	fs := ConfigFormats()
+	names := make([]string, 0, len(fs))
+	for _, f := range fs {
+		if string(f) == s {
+			return f, nil
+		}
+		names = append(names, string(f))
+	}
+	return "", fmt.Errorf("must be %s or %s, not %q", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], s)
+}
+
+// ConfigFormats lists the formats WriteConfig supports, the default first.
+func ConfigFormats() []Format { return []Format{FormatTable, FormatJSON, FormatSARIF} }
+
+// WriteConfig writes a config report in format f: a table, indented JSON
+// (lists present as [], never omitted) or SARIF 2.1.0.
+func WriteConfig(w io.Writer, f Format, r ConfigReport) error {
+	r = configNonNil(r)
+	asJSON := func() error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		// Masked forms read "<literal, 40 characters>": kept as written.
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	}
+	return writeFormats(f, asJSON, func() error { return writeConfigTable(w, r) },
+		func() error { return writeConfigSARIF(w, r) })
+}
+
+// configNonNil makes every list of r present, for a report built by hand.
+func configNonNil(r ConfigReport) ConfigReport {
+	r.Locations, r.Findings, r.Targets, r.Scans = nonNil(r.Locations), nonNil(r.Findings), nonNil(r.Targets), nonNil(r.Scans)
+	files := make([]ConfigFile, 0, len(r.Files))
+	for _, f := range r.Files {
+		f.Inputs, f.Unknown = nonNil(f.Inputs), nonNil(f.Unknown)
+		servers := make([]ConfigServer, 0, len(f.Servers))
+		for _, s := range f.Servers {
+			s.Args, s.Env, s.Headers, s.Settings = nonNil(s.Args), nonNil(s.Env), nonNil(s.Headers), nonNil(s.Settings)
+			servers = append(servers, s)
+		}
+		f.Servers = servers
+		files = append(files, f)
+	}
+	r.Files = files
+	targets := make([]clientconfig.Target, 0, len(r.Targets))
+	for _, t := range r.Targets {
+		t.Args, t.EnvNames = nonNil(t.Args), nonNil(t.EnvNames)
+		targets = append(targets, t)
+	}
+	r.Targets = targets
+	if r.Summary.Findings == nil {
+		r.Summary.Findings = map[string]int{}
+	}
+	return r
+}
+
+func writeConfigTable(w io.Writer, r ConfigReport) error {
+	t := &table{w: w}
+	t.line(fmt.Sprintf("verifymcp config report (%s)", r.SchemaVersion))
+	t.grid([][]string{
+		{"run", r.Run.Date + "  " + clean(r.Tool.Name) + " " + clean(r.Tool.Version)},
+		{"catalog", "config findings v" + clean(r.Catalog.Version) + "  " + clean(r.Catalog.Hash)},
+	})
+	if len(r.Locations) > 0 {
+		t.line("")
+		t.line("LOCATIONS")
+		rows := [][]string{{"CLIENT", "SCOPE", "STATE", "PATH"}}
+		for _, l := range r.Locations {
+			found := "not found"
+			if l.Found {
+				found = "found"
+			}
+			rows = append(rows, []string{clean(orDash(l.ClientName)), clean(orDash(l.Scope)), found, clean(l.Path)})
+		}
+		t.grid(rows)
+	}
+	for _, f := range r.Files {
+		t.line("")
+		t.line(fmt.Sprintf("FILE %s (%s, %s)", clean(f.Path), clean(orDash(f.Client)), plural(len(f.Servers), "server")))
+		if len(f.Servers) > 0 {
+			rows := [][]string{{"SERVER", "TRANSPORT", "LINE", "COMMAND OR URL"}}
+			for _, s := range f.Servers {
+				name := clean(s.Name)
+				if s.Disabled {
+					name += " (disabled)"
+				}
+				rows = append(rows, []string{name, clean(orDash(s.Transport)), strconv.Itoa(s.Line), serverLaunch(s)})
+			}
+			t.grid(rows)
+		} else {
+			t.line("  no servers")
+		}
+		for _, in := range f.Inputs {
+			kind := "not a password"
+			if in.Password {
+				kind = "password"
+			}
+			t.line(fmt.Sprintf("  input %s (%s, %s) line %d", clean(in.ID), clean(orDash(in.Type)), kind, in.Line))
+		}
+		for _, u := range f.Unknown {
+			t.line(fmt.Sprintf("  not understood, line %d: %s: %s", u.Line, clean(u.Path), clean(u.Why)))
+		}
+	}
+	t.configFindings(r)
+	t.configTargets(r)
+	if len(r.Scans) > 0 {
+		t.line("")
+		t.line("SCANS (each score is the package's, under the package rubric, never the configuration's)")
+		rows := [][]string{{"SERVER", "TARGET", "VERSION", "OUTCOME", "SCORE", "DRIFT", "RUN"}}
+		for _, s := range r.Scans {
+			score := "-"
+			if s.Score != nil {
+				score = num(*s.Score)
+			}
+			drift := clean(s.Drift)
+			if s.Drift == ScanDriftCompared {
+				drift += " (" + plural(s.DriftSurfaced, "surfaced change") + ")"
+			}
+			rows = append(rows, []string{clean(s.Server), clean(s.Target), clean(orDash(s.Version)), clean(s.Outcome), score, drift, clean(orDash(s.RunID))})
+		}
+		t.grid(rows)
+		for _, s := range r.Scans {
+			if s.Error != "" {
+				t.line(fmt.Sprintf("  %s: %s", clean(s.Server), clean(s.Error)))
+			}
+		}
+	}
+	t.line("")
+	t.line("SUMMARY")
+	t.line(fmt.Sprintf("  %s, %s, %s", plural(r.Summary.Files, "file"), plural(r.Summary.Servers, "server"), plural(len(r.Findings), "finding")))
+	t.line("  " + r.Summary.Statement)
+	if t.err != nil {
+		return fmt.Errorf("report: write config table: %w", t.err)
+	}
+	return nil
+}
+
+// serverLaunch is how a server is started or reached: its command and
+// arguments, or its URL.
+func serverLaunch(s ConfigServer) string {
+	if s.Command == "" {
+		return clean(orDash(s.URL))
+	}
+	parts := []string{clean(s.Command)}
+	for _, a := range s.Args {
+		if a == "" || strings.ContainsAny(a, " \"'") {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, clean(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t *table) configFindings(r ConfigReport) {
+	t.line("")
+	counts := make([]string, 0, len(rubric.Severities()))
+	for _, s := range rubric.Severities() {
+		counts = append(counts, fmt.Sprintf("%s %d", s, r.Summary.Findings[string(s)]))
+	}
+	t.line(fmt.Sprintf("FINDINGS (%d)  %s", len(r.Findings), strings.Join(counts, ", ")))
+	if len(r.Findings) == 0 {
+		t.line("  none of the kinds the config catalog lists")
+		return
+	}
+	last := ""
+	for _, f := range r.Findings {
+		if f.Severity != last {
+			t.line("  " + strings.ToUpper(clean(f.Severity)))
+			last = f.Severity
+		}
+		head := fmt.Sprintf("    %s:%d  %s  %s", clean(f.File), f.Line, clean(f.Server), clean(f.Code))
+		if f.Key != "" {
+			head += "  " + clean(f.Key)
+		}
+		t.line(head)
+		if f.Message != "" {
+			t.line("      " + clean(f.Message))
+		}
+		if f.Evidence != "" {
+			t.line("      evidence: " + clean(f.Evidence))
+		}
+	}
+}
+
+func (t *table) configTargets(r ConfigReport) {
+	t.line("")
+	var scannable, not []clientconfig.Target
+	for _, tg := range r.Targets {
+		if tg.NotScanned != "" || tg.Target == "" {
+			not = append(not, tg)
+		} else {
+			scannable = append(scannable, tg)
+		}
+	}
+	t.line(fmt.Sprintf("TARGETS (%d scannable, %d not)", len(scannable), len(not)))
+	if len(r.Targets) == 0 {
+		t.line("  none")
+		return
+	}
+	if len(scannable) > 0 {
+		rows := [][]string{{"SERVER", "TARGET", "SPEC", "PINNED", "ARGS", "ENV", "AT"}}
+		for _, tg := range scannable {
+			rows = append(rows, []string{clean(tg.Server), clean(tg.Target), clean(orDash(tg.Spec)), yesNo(tg.Pinned),
+				clean(orDash(strings.Join(tg.Args, " "))), clean(orDash(strings.Join(tg.EnvNames, " "))), fmt.Sprintf("%s:%d", clean(tg.File), tg.Line)})
+		}
+		t.grid(rows)
+	}
+	if len(not) > 0 {
+		t.line("  not scanned:")
+		for _, tg := range not {
+			why := tg.NotScanned
+			if why == "" {
+				why = "not a package target"
+			}
+			t.line(fmt.Sprintf("    %s (%s:%d): %s", clean(tg.Server), clean(tg.File), tg.Line, clean(why)))
+		}
+	}
+}
