@@ -55,23 +55,46 @@ const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "http" // streamable HTTP
 	TransportSSE   = "sse"
+	// TransportExtension is a Zed context server that an editor extension
+	// provides: its command is in the extension, not in the file.
+	TransportExtension = "extension"
 )
 
 // Server is one server of a file. Values of its environment and headers
 // are held only to classify them (Value never leaves this package: it is
 // not serialised, and every output shows a Masked form).
 type Server struct {
-	Name      string            `json:"name"`
-	Line      int               `json:"line"`
-	Transport string            `json:"transport"`
-	Command   string            `json:"command,omitempty"`
-	Args      []string          `json:"args,omitempty"`
-	Cwd       string            `json:"cwd,omitempty"`
-	URL       string            `json:"url,omitempty"`
-	Env       []Setting         `json:"env,omitempty"`
-	Headers   []Setting         `json:"headers,omitempty"`
-	Disabled  bool              `json:"disabled,omitempty"`
-	Extra     map[string]string `json:"-"`
+	Name string `json:"name"`
+	// Project is the project directory of a Claude Code server kept under
+	// projects.<dir>.mcpServers in ~/.claude.json; empty for the others.
+	Project   string `json:"project,omitempty"`
+	Line      int    `json:"line"`
+	Transport string `json:"transport"`
+	Command   string `json:"command,omitempty"`
+	// Args are the arguments as any output may show them: an argument
+	// that holds a credential is replaced by its masked form.
+	Args []string `json:"args,omitempty"`
+	Cwd  string   `json:"cwd,omitempty"`
+	// URL is the server's URL with any password or credential-named
+	// query value masked.
+	URL     string    `json:"url,omitempty"`
+	Env     []Setting `json:"env,omitempty"`
+	Headers []Setting `json:"headers,omitempty"`
+	// Settings are the string values of a Zed context server's
+	// "settings" object (passed to the extension), keyed by their path
+	// under it ("settings.github_personal_access_token").
+	Settings []Setting `json:"settings,omitempty"`
+	Disabled bool      `json:"disabled,omitempty"`
+	// Extra holds, as raw JSON, the fields this reader knows for the
+	// client but does not model (autoApprove, timeout, envFile, ...).
+	Extra map[string]string `json:"-"`
+
+	// args are the arguments as written, with their lines and what the
+	// reader made of each; rawURL is the URL as written. Neither leaves
+	// the package.
+	args    []arg
+	rawURL  string
+	urlLine int
 }
 
 // Setting is one environment variable or header of a server.
@@ -116,4 +139,6 @@ type Target struct {
 	Args       []string `json:"args"`
 	EnvNames   []string `json:"env_names"`
 	NotScanned string   `json:"not_scanned,omitempty"`
+	// Disabled says the server is disabled in the file.
+	Disabled bool `json:"disabled,omitempty"`
 }

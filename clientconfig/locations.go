@@ -1,0 +1,88 @@
+package clientconfig
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// The known configuration files (~ is home, . is cwd):
+//
+//	client          scope    goos    path                                                             key
+//	claude-desktop  user     linux   ~/.config/Claude/claude_desktop_config.json                      mcpServers
+//	claude-desktop  user     darwin  ~/Library/Application Support/Claude/claude_desktop_config.json  mcpServers
+//	claude-code     user     both    ~/.claude.json                                                   mcpServers, projects.<dir>.mcpServers
+//	claude-code     project  both    ./.mcp.json                                                      mcpServers
+//	cursor          user     both    ~/.cursor/mcp.json                                               mcpServers
+//	cursor          project  both    ./.cursor/mcp.json                                               mcpServers
+//	vscode          user     linux   ~/.config/Code/User/mcp.json                                     servers, inputs
+//	vscode          user     darwin  ~/Library/Application Support/Code/User/mcp.json                 servers, inputs
+//	vscode          project  both    ./.vscode/mcp.json                                               servers, inputs
+//	windsurf        user     both    ~/.codeium/windsurf/mcp_config.json                              mcpServers (serverUrl)
+//	gemini-cli      user     both    ~/.gemini/settings.json                                          mcpServers (httpUrl)
+//	gemini-cli      project  both    ./.gemini/settings.json                                          mcpServers
+//	zed             user     both    ~/.config/zed/settings.json                                      context_servers
+//	zed             project  both    ./.zed/settings.json                                             context_servers
+//	cline           user     linux   ~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json
+//	cline           user     darwin  ~/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json
+//
+// Cline's file has mcpServers. Zed keeps ~/.config/zed on macOS too.
+// A goos other than linux and darwin gets the paths that are the same on
+// every system (those marked both); user-scope paths need home and
+// project-scope paths need cwd.
+
+type knownPath struct {
+	client, scope string
+	linux, darwin string // relative to home (user) or cwd (project); "" if none
+}
+
+var knownPaths = []knownPath{
+	{ClientClaudeDesktop, "user", ".config/Claude/claude_desktop_config.json", "Library/Application Support/Claude/claude_desktop_config.json"},
+	{ClientClaudeCode, "user", ".claude.json", ".claude.json"},
+	{ClientClaudeCode, "project", ".mcp.json", ".mcp.json"},
+	{ClientCursor, "user", ".cursor/mcp.json", ".cursor/mcp.json"},
+	{ClientCursor, "project", ".cursor/mcp.json", ".cursor/mcp.json"},
+	{ClientVSCode, "user", ".config/Code/User/mcp.json", "Library/Application Support/Code/User/mcp.json"},
+	{ClientVSCode, "project", ".vscode/mcp.json", ".vscode/mcp.json"},
+	{ClientWindsurf, "user", ".codeium/windsurf/mcp_config.json", ".codeium/windsurf/mcp_config.json"},
+	{ClientGemini, "user", ".gemini/settings.json", ".gemini/settings.json"},
+	{ClientGemini, "project", ".gemini/settings.json", ".gemini/settings.json"},
+	{ClientZed, "user", ".config/zed/settings.json", ".config/zed/settings.json"},
+	{ClientZed, "project", ".zed/settings.json", ".zed/settings.json"},
+	{ClientCline, "user", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+		"Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+}
+
+// KnownLocations lists the known configuration files of each client for
+// goos ("linux", "darwin"), user scope under home and project scope under
+// cwd, in the order of the table above, Found set by os.Stat (a regular
+// file or a symbolic link to one).
+func KnownLocations(home, cwd, goos string) []Location {
+	out := []Location{}
+	for _, k := range knownPaths {
+		rel := ""
+		switch goos {
+		case "linux":
+			rel = k.linux
+		case "darwin":
+			rel = k.darwin
+		default:
+			if k.linux == k.darwin {
+				rel = k.linux
+			}
+		}
+		base := home
+		if k.scope == "project" {
+			base = cwd
+		}
+		if rel == "" || base == "" {
+			continue
+		}
+		p := filepath.Join(base, filepath.FromSlash(rel))
+		st, err := os.Stat(p)
+		out = append(out, Location{
+			Client: k.client, ClientName: clientNames[k.client], Path: p, Scope: k.scope,
+			Found: err == nil && st.Mode().IsRegular(),
+		})
+	}
+	return out
+}

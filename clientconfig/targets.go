@@ -1,0 +1,438 @@
+package clientconfig
+
+import (
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// Reasons a server is not a package target.
+const (
+	NotScannedURL       = "a URL server: nothing to install"
+	NotScannedLocal     = "a local script: no package to resolve"
+	NotScannedImage     = "a container image: not a package target"
+	NotScannedPyPI      = "PyPI targets are not scanned yet"
+	NotScannedExtension = "an editor extension's server: its command is not in the file"
+)
+
+// Targets maps each server of the file to what a scan takes, in file
+// order. A stdio server whose command fetches an npm package
+// (npx [-y|--yes] [-p PKG] PKG[@SPEC] ARGS..., bunx, bun x, pnpm dlx,
+// pnpx, yarn dlx, npm exec) is the target npm:NAME@SPEC (SPEC "latest"
+// when the command names none; Pinned when SPEC is an exact version);
+// Args are the arguments after the package (after the bin name with -p),
+// masked; EnvNames the environment keys, sorted. Every other server has
+// NotScanned saying why, and then Target is empty: uvx, uv tool run and
+// pipx run (Ecosystem "pypi", Name and Spec set, not scanned yet), a
+// container image, a local script, a URL server, an npm name npm would
+// refuse, a spec from outside the registry, a command line this reader
+// cannot follow.
+func Targets(f *File) []Target {
+	out := []Target{}
+	for i := range f.Servers {
+		s := &f.Servers[i]
+		t := Target{Server: s.Name, File: f.Path, Line: s.Line, Args: []string{}, EnvNames: sortedEnvNames(s), Disabled: s.Disabled}
+		switch s.Transport {
+		case TransportHTTP, TransportSSE:
+			t.NotScanned = NotScannedURL
+			out = append(out, t)
+			continue
+		case TransportExtension:
+			t.NotScanned = NotScannedExtension
+			out = append(out, t)
+			continue
+		}
+		l := readLaunch(s)
+		switch {
+		case l == nil && len(s.args) == 0 && strings.ContainsAny(strings.TrimSpace(s.Command), " \t"):
+			t.NotScanned = "the command has spaces and no args: how the client splits it is not known"
+		case l == nil || l.local:
+			t.NotScanned = NotScannedLocal
+		case l.unknown != "":
+			t.NotScanned = l.unknown
+		default:
+			t.Ecosystem, t.Name, t.Spec, t.Pinned = l.eco, l.name, l.spec, l.pinned
+			t.Args = restArgs(s, l.rest)
+			switch {
+			case l.notScanned != "":
+				t.NotScanned = l.notScanned
+			case l.eco == "oci":
+				t.NotScanned = NotScannedImage
+			case l.eco == "pypi":
+				t.NotScanned = NotScannedPyPI
+			default:
+				if err := supplychain.ValidNPMName(l.name); err != nil {
+					t.NotScanned = "not a valid npm package name: " + err.Error()
+					break
+				}
+				if t.Spec == "" {
+					t.Spec = "latest"
+				}
+				t.Target = "npm:" + t.Name + "@" + t.Spec
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func restArgs(s *Server, from int) []string {
+	out := []string{}
+	for i := from; i >= 0 && i < len(s.args); i++ {
+		out = append(out, s.args[i].masked)
+	}
+	return out
+}
+
+// launch is what a stdio command line fetches, when its command is a
+// launcher this reader knows.
+type launch struct {
+	launcher string // "npx", "pnpm dlx", "uvx", "docker run", ...
+	eco      string // "npm", "pypi", "oci"
+	name     string
+	spec     string // version, tag or range as written; "" when none
+	token    string // the package or image argument as written
+	tokenIdx int    // its index in the server's args
+	pinned   bool
+	rest     int // index of the server's own first argument
+	// local: the launcher runs a local path; notScanned: a package the
+	// scan cannot take (outside the registry, an alias); unknown: a
+	// command line this reader cannot follow (goes to File.Unknown).
+	local      bool
+	notScanned string
+	unknown    string
+	mounts     []mount
+}
+
+// mount is a container volume source.
+type mount struct {
+	idx int
+	src string
+}
+
+// commandBase is a command's program name: base name, lower case, without
+// a Windows extension.
+func commandBase(c string) string {
+	b := strings.ToLower(path.Base(strings.ReplaceAll(strings.TrimSpace(c), `\`, "/")))
+	for _, ext := range []string{".exe", ".cmd", ".bat", ".ps1"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	return b
+}
+
+// readLaunch reads a stdio server's command line; nil when the command is
+// not a launcher this reader knows (a local program or script).
+func readLaunch(s *Server) *launch {
+	if s.Transport != TransportStdio {
+		return nil
+	}
+	raw := make([]string, len(s.args))
+	for i, a := range s.args {
+		raw[i] = a.raw
+	}
+	base := commandBase(s.Command)
+	k := 0
+	if base == "cmd" && len(raw) >= 2 && strings.EqualFold(raw[0], "/c") {
+		base, k = commandBase(raw[1]), 2
+	}
+	at := func(i int) string {
+		if i < len(raw) {
+			return raw[i]
+		}
+		return ""
+	}
+	switch {
+	case base == "npx" || base == "bunx" || base == "pnpx":
+		return npmLaunch(raw, k, base)
+	case base == "bun" && at(k) == "x":
+		return npmLaunch(raw, k+1, "bun x")
+	case base == "pnpm" && at(k) == "dlx":
+		return npmLaunch(raw, k+1, "pnpm dlx")
+	case base == "yarn" && at(k) == "dlx":
+		return npmLaunch(raw, k+1, "yarn dlx")
+	case base == "npm" && (at(k) == "exec" || at(k) == "x"):
+		return npmLaunch(raw, k+1, "npm "+at(k))
+	case base == "uvx":
+		return pyLaunch(raw, k, "uvx")
+	case base == "uv" && at(k) == "tool" && at(k+1) == "run":
+		return pyLaunch(raw, k+2, "uv tool run")
+	case base == "pipx" && at(k) == "run":
+		return pyLaunch(raw, k+1, "pipx run")
+	case (base == "docker" || base == "podman") && at(k) == "run":
+		return imageLaunch(raw, k+1, base+" run")
+	}
+	return nil
+}
+
+var (
+	npmBoolFlags = set("-y", "--yes", "--no", "-q", "--quiet", "--silent", "-s", "--prefer-online",
+		"--prefer-offline", "--offline", "--ignore-existing", "--no-install", "--bun", "--verbose")
+	npmValueFlags = set("-p", "--package", "--registry", "--cache", "--userconfig", "--allow-build")
+	npmShellFlags = set("-c", "--call", "--shell-mode")
+	exactSemverRe = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+)
+
+func set(xs ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// flagScan walks a launcher's flags up to its first positional argument.
+// It returns the index of that argument (len(args) if none), the values
+// of the value flags by flag, and a non-empty reason when a flag is not
+// understood.
+func flagScan(args []string, k int, launcher string, boolFlags, valueFlags, refuse map[string]bool) (int, map[string][]valueAt, string) {
+	vals := map[string][]valueAt{}
+	i := k
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return i + 1, vals, ""
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return i, vals, ""
+		}
+		name, val, inline := strings.Cut(a, "=")
+		switch {
+		case refuse[name]:
+			return i, vals, launcher + " " + name + " runs a command string: which package it fetches is not read"
+		case boolFlags[name] && !inline:
+		case valueFlags[name] && inline:
+			vals[name] = append(vals[name], valueAt{val, i})
+		case valueFlags[name]:
+			if i+1 >= len(args) {
+				return i, vals, launcher + " flag " + name + " has no value"
+			}
+			vals[name] = append(vals[name], valueAt{args[i+1], i + 1})
+			i++
+		default:
+			return i, vals, launcher + " flag " + a + " is not understood: the package it runs is not read"
+		}
+	}
+	return i, vals, ""
+}
+
+type valueAt struct {
+	v   string
+	idx int
+}
+
+func npmLaunch(args []string, k int, launcher string) *launch {
+	l := &launch{launcher: launcher, eco: "npm", tokenIdx: -1}
+	i, vals, why := flagScan(args, k, launcher, npmBoolFlags, npmValueFlags, npmShellFlags)
+	if why != "" {
+		l.unknown = why
+		return l
+	}
+	pkgs := append(vals["-p"], vals["--package"]...)
+	switch {
+	case len(pkgs) > 1:
+		l.unknown = launcher + " names several packages (-p): not one target"
+		return l
+	case len(pkgs) == 1:
+		l.token, l.tokenIdx = pkgs[0].v, pkgs[0].idx
+		if i >= len(args) {
+			l.unknown = launcher + " -p with no command to run"
+			return l
+		}
+		l.rest = i + 1
+	case i >= len(args):
+		l.unknown = launcher + " with no package"
+		return l
+	default:
+		l.token, l.tokenIdx, l.rest = args[i], i, i+1
+	}
+	tok := l.token
+	if strings.Contains(tok, "$") {
+		l.unknown = "the package argument is a reference (" + tok + "): which version runs is not in the file"
+		return l
+	}
+	switch {
+	case strings.HasPrefix(tok, ".") || strings.HasPrefix(tok, "/") || strings.HasPrefix(tok, "~") || drivePrefixRe.MatchString(tok):
+		l.local = true
+		return l
+	case hasAnyPrefix(tok, "file:", "git+", "git:", "github:", "gitlab:", "bitbucket:", "gist:", "http:", "https:") ||
+		(!strings.HasPrefix(tok, "@") && strings.Contains(tok, "/")):
+		l.notScanned = "a package from outside the npm registry (" + tok + "): not resolved"
+		return l
+	}
+	name, spec := splitNPM(tok)
+	l.name, l.spec = name, spec
+	if strings.HasPrefix(spec, "npm:") {
+		l.notScanned = "an npm alias (" + tok + "): the package it names is not resolved"
+		return l
+	}
+	l.pinned = exactSemverRe.MatchString(spec)
+	return l
+}
+
+func hasAnyPrefix(s string, ps ...string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitNPM splits "@scope/name@spec" or "name@spec" at the version's @.
+func splitNPM(tok string) (name, spec string) {
+	from := 0
+	if strings.HasPrefix(tok, "@") {
+		from = 1
+	}
+	if j := strings.IndexByte(tok[from:], '@'); j >= 0 {
+		return tok[:from+j], tok[from+j+1:]
+	}
+	return tok, ""
+}
+
+var (
+	uvBoolFlags = set("-q", "--quiet", "-v", "--verbose", "--offline", "--no-cache", "-n", "--refresh",
+		"--isolated", "--no-progress", "--native-tls", "--no-config", "--no-python-downloads",
+		"--system-site-packages", "--no-python-version-warning")
+	uvValueFlags = set("--from", "--with", "-w", "--with-editable", "--with-requirements", "--python", "-p",
+		"--index", "--default-index", "--index-url", "-i", "--extra-index-url", "--prerelease",
+		"--python-preference", "--directory", "--project", "--cache-dir", "--config-file",
+		"--refresh-package", "--reinstall-package", "--upgrade-package", "--constraints", "-c",
+		"--overrides", "--build-constraints", "-b", "--spec", "--pip-args", "--backend")
+	pyVersionRe = regexp.MustCompile(`^[0-9][0-9A-Za-z.+!-]*$`)
+	pyNameRe    = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,\s-]*\])?(.*)$`)
+)
+
+// pyLaunch reads uvx / uv tool run (--from SPEC) and pipx run (--spec
+// SPEC): the package is the option's value when given, else the command
+// argument; pinned by ==VERSION (or uvx's @VERSION).
+func pyLaunch(args []string, k int, launcher string) *launch {
+	l := &launch{launcher: launcher, eco: "pypi", tokenIdx: -1}
+	i, vals, why := flagScan(args, k, launcher, uvBoolFlags, uvValueFlags, nil)
+	if why != "" {
+		l.unknown = why
+		return l
+	}
+	if i >= len(args) {
+		l.unknown = launcher + " with no package"
+		return l
+	}
+	from := append(vals["--from"], vals["--spec"]...)
+	switch {
+	case len(from) > 1:
+		l.unknown = launcher + " names several --from packages: not one target"
+		return l
+	case len(from) == 1:
+		l.token, l.tokenIdx = from[0].v, from[0].idx
+	default:
+		l.token, l.tokenIdx = args[i], i
+	}
+	l.rest = i + 1
+	tok := l.token
+	if strings.Contains(tok, "$") {
+		l.unknown = "the package argument is a reference (" + tok + "): which version runs is not in the file"
+		return l
+	}
+	if hasAnyPrefix(tok, ".", "/", "~") {
+		l.local = true
+		return l
+	}
+	m := pyNameRe.FindStringSubmatch(tok)
+	if m == nil || strings.Contains(tok, "://") || strings.HasPrefix(tok, "git+") {
+		l.notScanned = "a package from outside PyPI (" + tok + "): not resolved"
+		return l
+	}
+	l.name = m[1]
+	rest := strings.TrimSpace(m[3])
+	switch {
+	case rest == "":
+	case strings.HasPrefix(rest, "==="):
+		l.spec, l.pinned = strings.TrimPrefix(rest, "==="), true
+	case strings.HasPrefix(rest, "=="):
+		l.spec = rest
+		v := strings.TrimPrefix(rest, "==")
+		if v != "" && !strings.ContainsAny(v, "*,;<>=!~ ") {
+			// An exact version: Spec is the version itself.
+			l.spec, l.pinned = v, true
+		}
+	case strings.HasPrefix(rest, "@") && launcher != "pipx run":
+		v := rest[1:]
+		l.spec = v
+		l.pinned = v != "latest" && pyVersionRe.MatchString(v)
+	default:
+		l.spec = rest
+	}
+	return l
+}
+
+var (
+	dockerBoolFlags = set("-i", "-t", "-d", "-it", "-ti", "-itd", "-dit", "--rm", "--init", "--privileged",
+		"--interactive", "--tty", "--detach", "--read-only", "-P", "--publish-all", "--no-healthcheck",
+		"-q", "--quiet", "--oom-kill-disable", "--sig-proxy", "--replace")
+	dockerValueFlags = set("-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "-w", "--workdir",
+		"-u", "--user", "--name", "--network", "--net", "--mount", "--entrypoint", "-l", "--label",
+		"--label-file", "-h", "--hostname", "-m", "--memory", "--memory-swap", "--cpus", "--cpu-shares", "-c",
+		"--cpuset-cpus", "--add-host", "--cap-add", "--cap-drop", "--device", "--dns", "--platform", "--pull",
+		"--restart", "--security-opt", "--tmpfs", "--ulimit", "--log-driver", "--log-opt", "--shm-size",
+		"--pid", "--ipc", "--runtime", "--gpus", "--cidfile", "--stop-signal", "--stop-timeout", "--group-add",
+		"--expose", "--link", "--volumes-from", "--cgroupns", "--uts", "--userns", "-a", "--attach",
+		"--health-cmd", "--pids-limit", "--userns-mode")
+	digestRe = regexp.MustCompile(`@sha256:[a-f0-9]{64}$`)
+)
+
+// imageLaunch reads docker/podman run: the image is the first argument
+// after the flags; pinned only by an @sha256: digest (a tag can be moved).
+func imageLaunch(args []string, k int, launcher string) *launch {
+	l := &launch{launcher: launcher, eco: "oci", tokenIdx: -1}
+	i, vals, why := flagScan(args, k, launcher, dockerBoolFlags, dockerValueFlags, nil)
+	for _, f := range []string{"-v", "--volume"} {
+		for _, v := range vals[f] {
+			src, _, _ := strings.Cut(v.v, ":")
+			if drivePrefixRe.MatchString(v.v) {
+				// C:\x:/data: the drive letter's colon is not the separator.
+				rest := v.v[2:]
+				j := strings.IndexByte(rest, ':')
+				src = v.v
+				if j >= 0 {
+					src = v.v[:2+j]
+				}
+			}
+			l.mounts = append(l.mounts, mount{v.idx, src})
+		}
+	}
+	for _, v := range vals["--mount"] {
+		for _, kv := range strings.Split(v.v, ",") {
+			if key, val, ok := strings.Cut(kv, "="); ok && (key == "source" || key == "src") {
+				l.mounts = append(l.mounts, mount{v.idx, val})
+			}
+		}
+	}
+	if why != "" {
+		l.unknown = why
+		return l
+	}
+	if i >= len(args) {
+		l.unknown = launcher + " with no image"
+		return l
+	}
+	l.token, l.tokenIdx, l.rest = args[i], i, i+1
+	img := l.token
+	if strings.Contains(img, "$") {
+		l.unknown = "the image is a reference (" + img + "): which image runs is not in the file"
+		return l
+	}
+	if m := digestRe.FindString(img); m != "" {
+		l.name, l.spec, l.pinned = strings.TrimSuffix(img, m), strings.TrimPrefix(m, "@"), true
+		return l
+	}
+	// A tag is after the last colon that follows the last slash (a
+	// registry host may have a port).
+	l.name = img
+	slash := strings.LastIndexByte(img, '/')
+	if c := strings.LastIndexByte(img, ':'); c > slash {
+		l.name, l.spec = img[:c], img[c+1:]
+	}
+	return l
+}

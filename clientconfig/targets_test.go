@@ -1,0 +1,104 @@
+package clientconfig
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func targetOf(t *testing.T, server string) Target {
+	t.Helper()
+	f, err := ParseFile("x.json", []byte(`{"mcpServers": {"s": `+server+`}}`), ClientGeneric)
+	if err != nil {
+		t.Fatalf("%s: %v", server, err)
+	}
+	ts := Targets(f)
+	if len(ts) != 1 {
+		t.Fatalf("%d targets", len(ts))
+	}
+	return ts[0]
+}
+
+func TestTargetsLaunchers(t *testing.T) {
+	tg := func(target, name, spec string, pinned bool, args ...string) Target {
+		if args == nil {
+			args = []string{}
+		}
+		return Target{Target: target, Ecosystem: "npm", Name: name, Spec: spec, Pinned: pinned, Args: args}
+	}
+	ns := func(eco, name, spec string, pinned bool, why string, args ...string) Target {
+		if args == nil {
+			args = []string{}
+		}
+		return Target{Ecosystem: eco, Name: name, Spec: spec, Pinned: pinned, Args: args, NotScanned: why}
+	}
+	none := func(why string) Target { return Target{Args: []string{}, NotScanned: why} }
+	digest := "sha256:" + strings.Repeat("c", 64)
+	tests := []struct {
+		name, server string
+		want         Target
+	}{
+		{"npx", `{"command": "npx", "args": ["pkg", "--flag", "v"]}`, tg("npm:pkg@latest", "pkg", "latest", false, "--flag", "v")},
+		{"npx -y scoped", `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}`, tg("npm:@modelcontextprotocol/server-github@latest", "@modelcontextprotocol/server-github", "latest", false)},
+		{"npx --yes pinned", `{"command": "npx", "args": ["--yes", "pkg@1.2.3", "a"]}`, tg("npm:pkg@1.2.3", "pkg", "1.2.3", true, "a")},
+		{"npx range", `{"command": "npx", "args": ["pkg@^1.2.0"]}`, tg("npm:pkg@^1.2.0", "pkg", "^1.2.0", false)},
+		{"npx -p", `{"command": "npx", "args": ["-y", "-p", "@s/pkg@2.0.0", "pkg-bin", "--x"]}`, tg("npm:@s/pkg@2.0.0", "@s/pkg", "2.0.0", true, "--x")},
+		{"npx --package=", `{"command": "npx", "args": ["--package=pkg@next", "bin"]}`, tg("npm:pkg@next", "pkg", "next", false)},
+		{"npx --", `{"command": "npx", "args": ["-y", "--", "pkg", "-y"]}`, tg("npm:pkg@latest", "pkg", "latest", false, "-y")},
+		{"bunx", `{"command": "bunx", "args": ["pkg@1.0.0"]}`, tg("npm:pkg@1.0.0", "pkg", "1.0.0", true)},
+		{"bun x", `{"command": "bun", "args": ["x", "pkg"]}`, tg("npm:pkg@latest", "pkg", "latest", false)},
+		{"pnpm dlx", `{"command": "pnpm", "args": ["dlx", "pkg", "serve"]}`, tg("npm:pkg@latest", "pkg", "latest", false, "serve")},
+		{"yarn dlx", `{"command": "yarn", "args": ["dlx", "@s/p@3.1.4"]}`, tg("npm:@s/p@3.1.4", "@s/p", "3.1.4", true)},
+		{"npm exec", `{"command": "npm", "args": ["exec", "--yes", "--", "pkg@1.0.0", "a"]}`, tg("npm:pkg@1.0.0", "pkg", "1.0.0", true, "a")},
+		{"masked args", `{"command": "npx", "args": ["pkg", "--api-key", "abcdef123"]}`, tg("npm:pkg@latest", "pkg", "latest", false, "--api-key", "<literal, 9 characters>")},
+		{"npx bad name", `{"command": "npx", "args": ["Bad_Name"]}`, ns("npm", "Bad_Name", "", false, `not a valid npm package name: invalid package name: "Bad_Name" (lower case letters, digits, '-', '.', '_', '~', optionally @scope/)`)},
+		{"npx git", `{"command": "npx", "args": ["github:u/r"]}`, ns("npm", "", "", false, "a package from outside the npm registry (github:u/r): not resolved")},
+		{"npx alias", `{"command": "npx", "args": ["x@npm:y@1.0.0"]}`, ns("npm", "x", "npm:y@1.0.0", false, "an npm alias (x@npm:y@1.0.0): the package it names is not resolved")},
+		{"npx -c", `{"command": "npx", "args": ["-c", "pkg serve"]}`, none("npx -c runs a command string: which package it fetches is not read")},
+		{"npx unknown flag", `{"command": "npx", "args": ["--foo", "pkg"]}`, none("npx flag --foo is not understood: the package it runs is not read")},
+		{"npx two -p", `{"command": "npx", "args": ["-p", "a", "-p", "b", "c"]}`, none("npx names several packages (-p): not one target")},
+		{"npx local", `{"command": "npx", "args": ["./tool"]}`, none(NotScannedLocal)},
+		{"uvx", `{"command": "uvx", "args": ["mcp-server-fetch", "--x"]}`, ns("pypi", "mcp-server-fetch", "", false, NotScannedPyPI, "--x")},
+		{"uvx pinned", `{"command": "uvx", "args": ["mcp-server-fetch==1.2.3"]}`, ns("pypi", "mcp-server-fetch", "1.2.3", true, NotScannedPyPI)},
+		{"uvx --from", `{"command": "uvx", "args": ["--from", "pkg[cli]==1.2.3", "cmd", "a"]}`, ns("pypi", "pkg", "1.2.3", true, NotScannedPyPI, "a")},
+		{"uv tool run", `{"command": "uv", "args": ["tool", "run", "pkg@latest"]}`, ns("pypi", "pkg", "latest", false, NotScannedPyPI)},
+		{"pipx run", `{"command": "pipx", "args": ["run", "pkg", "a"]}`, ns("pypi", "pkg", "", false, NotScannedPyPI, "a")},
+		{"docker", `{"command": "docker", "args": ["run", "-i", "--rm", "mcp/github", "stdio"]}`, ns("oci", "mcp/github", "", false, NotScannedImage, "stdio")},
+		{"docker digest", `{"command": "docker", "args": ["run", "-i", "mcp/github@` + digest + `"]}`, ns("oci", "mcp/github", digest, true, NotScannedImage)},
+		{"node script", `{"command": "node", "args": ["path/to/x.js"]}`, none(NotScannedLocal)},
+		{"python -m", `{"command": "python", "args": ["-m", "srv"]}`, none(NotScannedLocal)},
+		{"binary", `{"command": "/usr/local/bin/mcp-server"}`, none(NotScannedLocal)},
+		{"spaces", `{"command": "npx -y pkg"}`, none("the command has spaces and no args: how the client splits it is not known")},
+		{"url", `{"url": "https://a.example/mcp"}`, none(NotScannedURL)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := targetOf(t, tc.server)
+			tc.want.Server, tc.want.File, tc.want.Line = "s", "x.json", 1
+			tc.want.EnvNames = []string{}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.server, d)
+			}
+		})
+	}
+}
+
+func TestTargetsTestdata(t *testing.T) {
+	f := mustParse(t, "testdata/claude-desktop/claude_desktop_config.json")
+	want := []Target{
+		{Server: "filesystem", Line: 3, Target: "npm:@modelcontextprotocol/server-filesystem@latest", Ecosystem: "npm", Name: "@modelcontextprotocol/server-filesystem", Spec: "latest", Args: []string{"/Users/alice", "/Users/alice/projects"}, EnvNames: []string{}},
+		{Server: "github", Line: 12, Target: "npm:@modelcontextprotocol/server-github@2025.4.8", Ecosystem: "npm", Name: "@modelcontextprotocol/server-github", Spec: "2025.4.8", Pinned: true, Args: []string{}, EnvNames: []string{"GITHUB_PERSONAL_ACCESS_TOKEN"}},
+		{Server: "postgres", Line: 19, Target: "npm:@modelcontextprotocol/server-postgres@0.6.2", Ecosystem: "npm", Name: "@modelcontextprotocol/server-postgres", Spec: "0.6.2", Pinned: true, Args: []string{"postgresql://app:<literal, 16 characters>@db.example.com:5432/app"}, EnvNames: []string{}},
+		{Server: "brave-search", Line: 23, Target: "npm:@modelcontextprotocol/server-brave-search@^0.6.0", Ecosystem: "npm", Name: "@modelcontextprotocol/server-brave-search", Spec: "^0.6.0", Args: []string{}, EnvNames: []string{"BRAVE_API_KEY", "NODE_ENV"}},
+	}
+	if d := cmp.Diff(want, Targets(f), cmpopts.IgnoreFields(Target{}, "File")); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	cline := mustParse(t, "testdata/cline/cline_mcp_settings.json")
+	ts := Targets(cline)
+	if !ts[0].Disabled || ts[0].Target != "npm:old-search-mcp@latest" || ts[1].Disabled {
+		t.Errorf("cline targets: %+v", ts[:2])
+	}
+}
