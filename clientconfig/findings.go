@@ -120,7 +120,7 @@ func launchFindings(s *Server, add addFunc) {
 			what = "digest " + l.spec
 		}
 		add(CodeLaunchPinned, line, "args", ev+" (exact "+what+")",
-			"the launcher fetches an exact "+what+" at start: pinned, so it changes only when someone edits this file. Pinned says who must act to change it, not that the version is safe.")
+			"the launcher fetches an exact "+what+" at start: pinned, so it changes only when someone edits this file. Pinned says who must act to change it, not that its bytes or its contract hold still.")
 		return
 	}
 	var why string

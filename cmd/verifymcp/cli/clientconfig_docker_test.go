@@ -1,0 +1,196 @@
+//go:build docker
+
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/verifymcp/verifymcp/store"
+)
+
+// TestConfigScanServers: a client config naming three real pinned npm
+// servers and one @latest, plus a local script and a URL server, read and
+// then scanned end to end in the sandbox. The config holds literal
+// credentials; none of them appears in any output format, on stderr, or
+// anywhere in the data directory (the store, the bundles), and no server
+// is started with them: only their names reach the sandbox.
+func TestConfigScanServers(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString(b)
+	token := "ghp_" + strings.NewReplacer("-", "x", "_", "y").Replace(enc+enc)[:36]
+	password := "pw" + strings.NewReplacer("-", "x", "_", "y").Replace(enc)[:14]
+	cfg := `{
+  // A Cursor config, with a comment and a trailing comma (JSONC).
+  "mcpServers": {
+    "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31"],
+      "env": {"GITHUB_TOKEN": "` + token + `"}},
+    "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/tmp"]},
+    "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything@2026.8.31"]},
+    "thinking": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-sequential-thinking@latest"],
+      "env": {"DB_PASSWORD": "` + password + `"}},
+    "local": {"command": "node", "args": ["./scripts/server.js"]},
+    "remote": {"url": "http://mcp.example.com/mcp"},
+  },
+}
+`
+	path := filepath.Join(dir, ".cursor", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{token, password}
+	noSecret := func(where, s string) {
+		t.Helper()
+		for _, sec := range secrets {
+			if strings.Contains(s, sec) {
+				t.Errorf("%s holds a credential value from the config", where)
+			}
+		}
+	}
+
+	res := verifymcp(t, nil, "config", "scan", path, "--scan-servers", "-j", "2", "--data-dir", data, "--format", "json",
+		"--skip", "osv,socket,github,dnssec,judge")
+	if res.code != 0 {
+		t.Fatalf("config scan --scan-servers: exit %d\n%s", res.code, res.stderr)
+	}
+	noSecret("the JSON report", res.stdout)
+	noSecret("stderr", res.stderr)
+	var rep struct {
+		Findings []struct {
+			Code   string `json:"code"`
+			Server string `json:"server"`
+		} `json:"findings"`
+		Targets []struct {
+			Server     string `json:"server"`
+			Target     string `json:"target"`
+			NotScanned string `json:"not_scanned"`
+		} `json:"targets"`
+		Scans []struct {
+			Server  string   `json:"server"`
+			Target  string   `json:"target"`
+			Version string   `json:"version"`
+			RunID   string   `json:"run_id"`
+			Outcome string   `json:"outcome"`
+			Score   *float64 `json:"score"`
+			Drift   string   `json:"drift"`
+		} `json:"scans"`
+		Summary struct {
+			Statement string `json:"statement"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, f := range rep.Findings {
+		found[f.Server+" "+f.Code] = true
+	}
+	for _, want := range []string{"memory cfg.credential.literal", "thinking cfg.credential.literal", "thinking cfg.launch.unpinned",
+		"memory cfg.launch.pinned", "remote cfg.transport.plaintext", "remote cfg.reach.remote", "local cfg.reach.local_process"} {
+		if !found[want] {
+			t.Errorf("no finding %q in %v", want, found)
+		}
+	}
+	if found["filesystem cfg.filesystem.broad"] {
+		t.Error("/tmp reported as broad filesystem access")
+	}
+	notScanned := map[string]string{}
+	for _, tg := range rep.Targets {
+		if tg.NotScanned != "" {
+			notScanned[tg.Server] = tg.NotScanned
+		}
+	}
+	if len(notScanned) != 2 || notScanned["local"] == "" || notScanned["remote"] == "" {
+		t.Errorf("not scanned: %v, want local and remote with reasons", notScanned)
+	}
+	if len(rep.Scans) != 4 {
+		t.Fatalf("%d scans, want 4: %+v\n%s", len(rep.Scans), rep.Scans, res.stderr)
+	}
+	for _, s := range rep.Scans {
+		if s.Outcome != "ok" || s.RunID == "" || s.Score == nil || s.Drift != "first_scan" || s.Version == "" || s.Version == "latest" {
+			t.Errorf("scan of %s (%s): %+v", s.Server, s.Target, s)
+		}
+	}
+
+	// Again, in the other formats: every server resumed from the store, and
+	// with --rescan compared with the pins the first run made.
+	for _, format := range []string{"table", "sarif"} {
+		res := verifymcp(t, nil, "config", "scan", path, "--scan-servers", "--data-dir", data, "--format", format, "--skip", "osv,socket,github,dnssec,judge")
+		if res.code != 0 {
+			t.Fatalf("config scan --format %s: exit %d\n%s", format, res.code, res.stderr)
+		}
+		noSecret("the "+format+" report", res.stdout)
+		noSecret("stderr", res.stderr)
+	}
+	res = verifymcp(t, nil, "config", "scan", path, "--scan-servers", "--rescan", "-j", "2", "--data-dir", data, "--format", "json",
+		"--skip", "osv,socket,github,dnssec,judge")
+	if res.code != 0 {
+		t.Fatalf("config scan --rescan: exit %d\n%s", res.code, res.stderr)
+	}
+	noSecret("the rescan's report", res.stdout)
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Scans {
+		if s.Drift != "compared" {
+			t.Errorf("rescan of %s: drift %q, want compared with its pin", s.Server, s.Drift)
+		}
+	}
+
+	// Nothing stored holds a credential value: the database, its log, the
+	// bundles and the caches.
+	err := filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		content, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, sec := range secrets {
+			if bytes.Contains(content, []byte(sec)) {
+				t.Errorf("%s holds a credential value from the config", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store keeps bundles and results compressed: read them back.
+	st, err := store.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	err = st.EachBundle(context.Background(), store.Filter{}, func(runID string, bundle []byte) error {
+		n++
+		noSecret("stored bundle "+runID, string(bundle))
+		for _, v := range []string{"8", "7"} {
+			if r, err := st.Result(context.Background(), runID, v); err == nil {
+				noSecret("stored result "+runID, string(r))
+			}
+		}
+		return nil
+	})
+	if err != nil || n != 8 {
+		t.Errorf("stored bundles: %d, %v; want the 8 runs of the two scanning runs", n, err)
+	}
+}
