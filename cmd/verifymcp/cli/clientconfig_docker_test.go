@@ -31,7 +31,7 @@ func TestConfigScanServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc := base64.RawURLEncoding.EncodeToString(b)
-	token := "ghp_" + strings.NewReplacer("-", "x", "_", "y").Replace(enc+enc)[:36]
+	token := "ghp_" + strings.NewReplacer("-", "x", "_", "y").Replace(enc + enc)[:36]
 	password := "pw" + strings.NewReplacer("-", "x", "_", "y").Replace(enc)[:14]
 	cfg := `{
   // A Cursor config, with a comment and a trailing comma (JSONC).
