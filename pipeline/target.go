@@ -59,6 +59,8 @@ func ParseTarget(s string) (Target, error) {
 		}
 		t.Ecosystem, t.File = "npm", s
 		return t, nil
+	case strings.HasSuffix(s, ".json") || strings.HasSuffix(s, ".jsonc"):
+		return t, fmt.Errorf("%w: %s looks like an MCP client config file, not a package: read it with `verifymcp config scan %s` (add --scan-servers to scan its servers)", ErrBadTarget, s, s)
 	case strings.HasPrefix(s, "pypi:"):
 		return t, fmt.Errorf("%w: PyPI targets are not supported yet (npm only)", ErrUnsupported)
 	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):

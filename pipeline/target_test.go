@@ -130,6 +130,7 @@ func TestParseTarget(t *testing.T) {
 		{name: "pypi", in: "pypi:mcp-server-fetch==2025.4.7", wantErr: ErrUnsupported},
 		{name: "https endpoint", in: "https://mcp.example.com/mcp", wantErr: ErrUnsupported, errHas: "remote"},
 		{name: "http endpoint", in: "http://localhost:3000/sse", wantErr: ErrUnsupported, errHas: "remote"},
+		{name: "a client config file", in: "/home/alice/.cursor/mcp.json", wantErr: ErrBadTarget, errHas: "verifymcp config scan /home/alice/.cursor/mcp.json"},
 		{name: "unknown scheme", in: "github:modelcontextprotocol/servers", wantErr: ErrBadTarget, errHas: "unknown scheme"},
 		{name: "git url", in: "git+https://github.com/modelcontextprotocol/servers.git", wantErr: ErrBadTarget},
 
