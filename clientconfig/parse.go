@@ -158,6 +158,11 @@ func ParseFile(p string, data []byte, client string) (*File, error) {
 	if client == "" {
 		client = DetectClient(p, data)
 		if client == "" {
+			// A syntax error says more than "not a known client": the
+			// keys that name the client could not be read.
+			if _, err := hujson.Parse(data); err != nil {
+				return nil, (&reader{path: p}).syntaxError(err)
+			}
 			return nil, &ParseError{Path: p, Line: 1, Col: 1, Msg: "not a known MCP client configuration (no mcpServers, servers or context_servers key) and no client given"}
 		}
 	}

@@ -173,10 +173,14 @@ func TestParseErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = ParseFile(tc.path, data, ClientCursor)
-		var pe *ParseError
-		if !errors.As(err, &pe) || err.Error() != tc.want {
-			t.Errorf("%s:\n got %v\nwant %s", tc.path, err, tc.want)
+		// As the client named, and as detected (config scan FILE with no
+		// --client): a syntax error is the error either way.
+		for _, client := range []string{ClientCursor, ""} {
+			_, err = ParseFile(tc.path, data, client)
+			var pe *ParseError
+			if !errors.As(err, &pe) || err.Error() != tc.want {
+				t.Errorf("%s (client %q):\n got %v\nwant %s", tc.path, client, err, tc.want)
+			}
 		}
 	}
 	inline := []struct{ name, client, in, want string }{
