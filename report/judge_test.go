@@ -49,6 +49,12 @@ func asV5(m map[string]any) {
 	m["schema_version"] = "verifymcp.report/v5"
 	delete(m, "masking")
 	delete(m, "drift")
+	delete(m, "summary")
+	if fs, ok := m["findings"].([]any); ok {
+		for _, f := range fs {
+			delete(f.(map[string]any), "ignored")
+		}
+	}
 	if r, ok := m["rubric"].(map[string]any); ok {
 		delete(r, "contract_checks")
 	}

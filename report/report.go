@@ -61,7 +61,13 @@ import (
 // with its kind, subject, sides and safety bit) and with the second
 // listing of the session. Version 6's schema forbids unknown top-level
 // members.
-const SchemaVersion = "verifymcp.report/v7"
+//
+// Version 8 added the required summary member, first (outcome, findings
+// by severity, the gate, the signals not observed, the score and the share
+// of the rubric's weight it covers), and each finding's ignored member
+// (null, or the ignore entry that accepted it). Version 7's schema forbids
+// unknown members of both.
+const SchemaVersion = "verifymcp.report/v8"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -72,7 +78,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v7.schema.json
+//go:embed schema/report.v8.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -81,6 +87,8 @@ func Schema() []byte { return append([]byte(nil), schema...) }
 // Report is the JSON form of one scan's result. Lists are never nil, so
 // that "nothing found" ([]) and "not captured" (null) stay distinct.
 type Report struct {
+	// Summary comes first: what a reader (or a CI job) needs at a glance.
+	Summary       Summary            `json:"summary"`
 	SchemaVersion string             `json:"schema_version"`
 	Tool          Tool               `json:"tool"`
 	Run           Run                `json:"run"`
@@ -423,6 +431,9 @@ type Finding struct {
 	Evidence    string   `json:"evidence"`
 	Value       *float64 `json:"value"`
 	Remediation string   `json:"remediation"`
+	// Ignored is set when an ignore file accepts the finding: it stays in
+	// the report and does not trip the gate.
+	Ignored *Ignored `json:"ignored"`
 }
 
 // Dimension is one dimension's outcome. Score is nil when it was dropped,
@@ -561,6 +572,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		}
 		rep.Dimensions = append(rep.Dimensions, rd)
 	}
+	summarize(&rep, b)
 	return rep
 }
 

@@ -29,7 +29,7 @@ var v1Fixtures = []string{"everything", "install_failed", "crashed", "hostile"}
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	return compileSchemaBytes(t, "report.v7.schema.json", Schema())
+	return compileSchemaBytes(t, "report.v8.schema.json", Schema())
 }
 
 func compileSchemaBytes(t *testing.T, name string, data []byte) *jsonschema.Schema {

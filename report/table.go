@@ -24,6 +24,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	bw := bufio.NewWriter(w)
 	t := &table{w: bw}
 	t.header(rep)
+	t.gate(rep)
 	t.score(rep)
 	t.signals(rep)
 	t.supply(rep)
@@ -227,12 +228,47 @@ func shutdownLine(sd *Shutdown) string {
 	return orDash(clean(sd.Ended))
 }
 
+func pct(x float64) string { return strconv.Itoa(int(x*100+0.5)) + "%" }
+
+// gate prints the gate's result and the ignore file's effect, when a
+// policy was applied.
+func (t *table) gate(rep Report) {
+	s := rep.Summary
+	if s.Gate.Result == GateNotSet && s.Ignored == 0 && len(s.Expired) == 0 {
+		return
+	}
+	t.line("")
+	switch s.Gate.Result {
+	case GateFailed:
+		t.line(fmt.Sprintf("GATE  failed: %d finding(s) at or above %s", len(s.Gate.Tripped), clean(s.Gate.FailOn)))
+		for _, f := range s.Gate.Tripped {
+			t.line("  " + clean(f))
+		}
+	case GatePassed:
+		t.line("GATE  passed: no finding at or above " + clean(s.Gate.FailOn) + " (only the checks that ran; see SIGNALS)")
+	}
+	if s.Ignored > 0 {
+		t.line(fmt.Sprintf("  %d finding(s) ignored by the ignore file, listed below as ignored", s.Ignored))
+	}
+	for _, e := range s.Expired {
+		t.line("  " + clean(e))
+	}
+}
+
 func (t *table) score(rep Report) {
 	t.line("")
 	if rep.Score == nil {
 		t.line("SCORE  none: every dimension was dropped")
 	} else {
-		t.line("SCORE  " + num(*rep.Score) + " / 100, over the dimensions not dropped")
+		c := rep.Summary.Coverage
+		line := "SCORE  " + num(*rep.Score) + " / 100, over the dimensions not dropped: " + pct(c.Scored) + " of the rubric's weight scored from evidence"
+		if c.ZeroPoint > 0 {
+			line += ", " + pct(c.ZeroPoint) + " at zero point (evidence not observed)"
+		}
+		if c.Dropped > 0 {
+			line += ", " + pct(c.Dropped) + " not assessed"
+		}
+		t.line(line)
 	}
 	rows := [][]string{{"DIMENSION", "WEIGHT", "STATE", "SCORE", "REASON"}}
 	for _, d := range rep.Dimensions {
@@ -348,6 +384,9 @@ func (t *table) findings(rep Report) {
 			}
 			if f.Value != nil {
 				head += "  = " + num(*f.Value)
+			}
+			if ig := f.Ignored; ig != nil {
+				head += "  (ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ": " + clean(ig.Reason) + "; " + clean(ig.File) + ":" + strconv.Itoa(ig.Line) + ")"
 			}
 			t.line(head)
 			t.line("      " + clean(f.Message))

@@ -59,6 +59,9 @@ type fileConfig struct {
 	// DatabaseURL is the Postgres DSN of a fleet's shared database: run
 	// store, cache and job queue.
 	DatabaseURL string `yaml:"database_url"`
+	// FailOn is the default of --fail-on, IgnoreFile of --ignore-file.
+	FailOn     string `yaml:"fail_on"`
+	IgnoreFile string `yaml:"ignore_file"`
 }
 
 func configPath(flag string) string {

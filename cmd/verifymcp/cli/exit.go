@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
@@ -16,10 +17,13 @@ import (
 // Exit codes, documented in the README and in `verifymcp --help`.
 const (
 	// ExitOK: the command completed. For scan, a report was produced; what
-	// the report found does not change the exit code.
+	// the report found does not change the exit code unless --fail-on asks.
 	ExitOK = 0
+	// ExitGate: --fail-on: a finding at or above its severity was raised
+	// (the report was written all the same).
+	ExitGate = 1
 	// ExitInternal: an unexpected error in verifymcp itself.
-	ExitInternal = 1
+	ExitInternal = 70
 	// ExitUsage: bad input: unknown flag, malformed target or package name,
 	// unreadable or malformed file, unknown reason code or rubric version.
 	ExitUsage = 2
@@ -36,14 +40,16 @@ const (
 )
 
 const exitCodesHelp = `Exit codes:
-  0    the command completed (scan: a report was produced, whatever it found)
-  1    internal error in verifymcp
+  0    the command completed (scan: a report was produced, whatever it found,
+       unless --fail-on says otherwise)
+  1    --fail-on: a finding at or above that severity was raised (the report lists them)
   2    bad input: flag, target, package name, file, reason code or rubric version
   3    package or version not found in the registry
   4    registry unreachable or failing, from this machine or from the sandbox
        (TLS verification, DNS, refused or reset connections, 5xx); nothing is stored
   5    Docker engine missing, unreachable or failing (its networks included)
   6    sandbox image missing and could not be built
+  70   internal error in verifymcp
   130  interrupted by SIGINT/SIGTERM (containers, networks and volumes removed)`
 
 // usageError marks errors caused by what the user typed.
@@ -53,6 +59,14 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// gateError is --fail-on's verdict: the report was written, and named
+// the findings that failed the gate.
+type gateError struct{ tripped []string }
+
+func (e gateError) Error() string {
+	return fmt.Sprintf("--fail-on: %d finding(s) at or above the gate's severity: %s", len(e.tripped), strings.Join(e.tripped, ", "))
+}
 
 // engineError and imageError mark infrastructure failures.
 type engineError struct{ err error }
@@ -77,6 +91,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, new(gateError)):
+		return ExitGate
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &ue),

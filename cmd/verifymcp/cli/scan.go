@@ -52,6 +52,7 @@ type scanFlags struct {
 	refresh                        bool
 	cacheTTL                       string
 	skip                           []string
+	gate                           gateFlags
 }
 
 func newScanCmd(g *globals) *cobra.Command {
@@ -92,6 +93,7 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE placeholder environment for the server (repeatable); values are never logged, stored or reported")
 	fl.StringVar(&f.format, "format", "table", "report format: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
+	bindGateFlags(fl, &f.gate)
 	bindSandboxFlags(fl, f)
 	return cmd
 }
@@ -171,6 +173,10 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
+	pol, err := g.policy(&f.gate)
+	if err != nil {
+		return err
+	}
 	env, err := pipeline.ParseEnv(f.env)
 	if err != nil {
 		return usageError{err}
@@ -221,7 +227,12 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	return g.writeReport(report.Build(ran.Bundle, rb, ran.Result), format, f.output)
+	rep := report.Build(ran.Bundle, rb, ran.Result)
+	gateErr := gate(pol, &rep)
+	if err := g.writeReport(rep, format, f.output); err != nil {
+		return err
+	}
+	return gateErr
 }
 
 // prepareSandbox prepares the sandbox the scanning commands share (see

@@ -16,6 +16,7 @@ import (
 
 func newScoreCmd(g *globals) *cobra.Command {
 	var format, output, version string
+	var gf gateFlags
 	cmd := &cobra.Command{
 		Use:   "score BUNDLE.json|RUN_ID",
 		Short: "Re-score a stored evidence bundle under a rubric, with no engine and no network",
@@ -33,6 +34,10 @@ or a run id from the store.
 			if err != nil {
 				return err
 			}
+			pol, err := g.policy(&gf)
+			if err != nil {
+				return err
+			}
 			rb := rubric.Current()
 			if version != "" {
 				if rb, err = rubric.Load(version); err != nil {
@@ -47,12 +52,18 @@ or a run id from the store.
 			if err != nil {
 				return usagef("%s: %v", args[0], err)
 			}
-			return g.writeReport(report.Build(b, rb, rubric.Evaluate(b, rb)), rf, output)
+			rep := report.Build(b, rb, rubric.Evaluate(b, rb))
+			gateErr := gate(pol, &rep)
+			if err := g.writeReport(rep, rf, output); err != nil {
+				return err
+			}
+			return gateErr
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "report format: table or json")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
 	cmd.Flags().StringVar(&version, "rubric", "", "rubric version to score under (default: the version in force)")
+	bindGateFlags(cmd.Flags(), &gf)
 	return cmd
 }
 
