@@ -38,6 +38,8 @@ require deps.dev/util/semver v0.0.0-20260529052642-cf1e78d92744
 
 require github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 
+require golang.org/x/term v0.46.0
+
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	dario.cat/mergo v1.0.1 // indirect

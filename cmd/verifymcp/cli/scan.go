@@ -5,14 +5,18 @@ import (
 	"fmt"
 	units "github.com/docker/go-units"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
@@ -276,7 +280,25 @@ func (g *globals) storeSaver(st *store.Store, dataDir string) pipeline.StoreSave
 
 func (g *globals) writeReport(rep report.Report, format report.Format, output string) error {
 	return g.writeOutput(output, func(w io.Writer) error {
-		if err := report.Write(w, format, rep); err != nil {
+		var err error
+		if format == report.FormatTable {
+			// For a person: the summary and findings first, wrapped to
+			// the terminal, coloured there unless NO_COLOR; everything
+			// with --verbose.
+			o := report.TableOptions{Verbose: g.verbose, Width: 100}
+			if output == "" && batch.IsTerminal(g.stdout) {
+				if f, ok := g.stdout.(*os.File); ok {
+					if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 40 {
+						o.Width = w
+					}
+				}
+				o.Color = os.Getenv("NO_COLOR") == ""
+			}
+			err = report.WriteTableFor(w, rep, o)
+		} else {
+			err = report.Write(w, format, rep)
+		}
+		if err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 		return nil
