@@ -135,7 +135,7 @@ func (c *compact) header(rep Report) {
 	s := rep.Summary
 	c.para(c.paint(ansiBold, "verifymcp:")+" ", targetLine(rep.Target))
 	c.para("  ", "run "+clean(rep.Run.ID)+" "+rep.Run.Date+", verifymcp "+clean(rep.Tool.Version)+", rubric v"+clean(rep.Rubric.Version)+
-		", session "+sessionLine(rep.Session, rep.Contract))
+		", session "+sessionLine(rep.Session, rep.Contract)+serverText(rep))
 	score := "none: every dimension was dropped"
 	if rep.Score != nil {
 		cv := s.Coverage
@@ -163,6 +163,13 @@ func (c *compact) header(rep Report) {
 	for _, e := range s.Expired {
 		c.para("  expired  ", clean(e))
 	}
+}
+
+func serverText(rep Report) string {
+	if c := rep.Contract; c != nil {
+		return ", server " + clean(strings.TrimSpace(c.ServerInfo.Name+" "+c.ServerInfo.Version))
+	}
+	return ", no contract captured"
 }
 
 func (c *compact) findings(rep Report) {
