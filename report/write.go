@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // Format is an output format of a report.
@@ -14,8 +16,9 @@ type Format string
 const (
 	FormatTable Format = "table"
 	FormatJSON  Format = "json"
-	// FormatSARIF is SARIF 2.1.0, which only the config report has (see
-	// ParseConfigFormat); it is not in Formats.
+	// FormatSARIF is SARIF 2.1.0, which the config report (see
+	// ParseConfigFormat) and the package report (Write, WriteSARIF) have;
+	// it is not in Formats, since the other outputs have no SARIF form.
 	FormatSARIF Format = "sarif"
 )
 
@@ -42,9 +45,16 @@ func formatNames() string {
 	return strings.Join(names, " or ")
 }
 
-// Write writes the report in format f.
+// Write writes the report in format f. SARIF's rules are the catalog of
+// the rubric the report was scored under, which must be embedded.
 func Write(w io.Writer, f Format, rep Report) error {
-	return write(w, f, func() error { return WriteJSON(w, rep) }, func() error { return WriteTable(w, rep) })
+	return writeFormats(f, func() error { return WriteJSON(w, rep) }, func() error { return WriteTable(w, rep) }, func() error {
+		r, err := rubric.Load(rep.Rubric.Version)
+		if err != nil {
+			return fmt.Errorf("report: sarif: %w", err)
+		}
+		return WriteSARIF(w, rep, r)
+	})
 }
 
 // write writes in format f: JSON by asJSON, a table by asTable, and any
@@ -63,7 +73,7 @@ func writeFormats(f Format, asJSON, asTable, asSARIF func() error) error {
 		return asTable()
 	case FormatSARIF:
 		if asSARIF == nil {
-			return fmt.Errorf("report: format sarif is only for config findings (verifymcp config); this output is %s", formatNames())
+			return fmt.Errorf("report: format sarif is only for config findings (verifymcp config) and package reports; this output is %s", formatNames())
 		}
 		return asSARIF()
 	default:
