@@ -284,6 +284,29 @@ type Target struct {
 	EnvNames []string `json:"env_names"`
 	// Bin is the entry point that was started, and the rule that chose it.
 	Bin *Bin `json:"bin,omitempty"`
+	// MCPRegistry is set when the target was named by its name in the
+	// MCP registry: the entry it resolved through.
+	MCPRegistry *MCPRegistryEntry `json:"mcp_registry,omitempty"`
+}
+
+// MCPRegistryEntry is the MCP registry entry (server.json) a target was
+// resolved through.
+type MCPRegistryEntry struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"` // the server.json version
+	Registry string `json:"registry"`
+	Status   string `json:"status,omitempty"`
+	// Package is the package of the entry that was scanned.
+	Package string `json:"package"`
+	// MCPName is the mcpName the package's own package.json declares, and
+	// MCPNameMatches whether it is the entry's name (the registry's proof
+	// that the package's publisher claimed the name).
+	MCPName        string   `json:"mcp_name"`
+	MCPNameMatches bool     `json:"mcp_name_matches"`
+	Notes          []string `json:"notes,omitempty"`
+	// Unfixed are the entry's arguments whose value is not fixed (they
+	// were not passed).
+	Unfixed []string `json:"unfixed,omitempty"`
 }
 
 // Bin is the entry point of an npm package.

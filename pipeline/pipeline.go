@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +64,9 @@ type Pipeline struct {
 	Behavior bool
 	// Now returns the run date; tests fix it.
 	Now func() time.Time
+	// MCPRegistry resolves targets named by their MCP registry name (nil:
+	// such targets are refused).
+	MCPRegistry *supplychain.MCPRegistry
 	// Pins keeps the pins of server identities (nil: no run store, and
 	// the drift signal is not assessed).
 	Pins Pins
@@ -112,6 +116,14 @@ type Resolved struct {
 	registrySig evidence.Signal
 	version     *supplychain.Version
 	resolvedAt  time.Time
+	// mcpRegistry is the registry entry a target named by its MCP registry
+	// name resolved through, and its package's arguments and environment.
+	mcpRegistry *evidence.MCPRegistryEntry
+	// RegistryArgs and RegistryEnv are the package arguments and the
+	// environment names the registry entry declares: a scan uses them
+	// when the operator gives none.
+	RegistryArgs []string
+	RegistryEnv  []string
 }
 
 // Resolve turns a parsed target into one exact artefact: a registry lookup
@@ -126,6 +138,9 @@ func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 		}
 		return &Resolved{Target: t, Name: tb.name, Version: tb.version, Integrity: tb.integrity, Source: "file", data: tb.data, manifest: tb.manifest,
 			registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}}, nil
+	}
+	if t.MCPRegistryName != "" {
+		return p.resolveRegistryName(ctx, t)
 	}
 	if p.Logger != nil {
 		p.Logger.Info("resolving", "target", t.Raw, "registry", p.Resolver.Registry())
@@ -142,6 +157,53 @@ func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 		Tarball: v.Tarball, Published: v.Published, Registry: p.Resolver.Registry(), version: v, resolvedAt: fetched,
 		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds(),
 			Endpoint: p.Resolver.Registry(), FetchedAt: &fetched}}, nil
+}
+
+// resolveRegistryName asks the MCP registry for the server.json of t's
+// name and version, takes its npm stdio package and resolves that exact
+// package; the entry, its arguments and its environment names go with
+// the result.
+func (p *Pipeline) resolveRegistryName(ctx context.Context, t Target) (*Resolved, error) {
+	if p.MCPRegistry == nil {
+		return nil, fmt.Errorf("%w: %s is an MCP registry name, and no MCP registry is configured", ErrUnsupported, t.MCPRegistryName)
+	}
+	if p.Logger != nil {
+		p.Logger.Info("resolving", "target", t.Raw, "mcp_registry", p.MCPRegistry.Base())
+	}
+	srv, err := p.MCPRegistry.Server(ctx, t.MCPRegistryName, t.Spec)
+	if err != nil {
+		return nil, err
+	}
+	pkg, notes, err := srv.Choose()
+	if err != nil {
+		return nil, err
+	}
+	if pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.Resolver.Registry(), "/") {
+		notes = append(notes, "the entry names the npm registry "+pkg.RegistryBaseURL+"; the package was resolved on "+p.Resolver.Registry())
+	}
+	npm := Target{Raw: t.Raw, Ecosystem: "npm", Name: pkg.Identifier, Spec: pkg.Version}
+	if npm.Spec == "" {
+		npm.Spec = "latest"
+	}
+	rt, err := p.Resolve(ctx, npm)
+	if err != nil {
+		return nil, fmt.Errorf("MCP registry entry %s@%s names npm:%s@%s: %w", srv.Name, srv.Version, pkg.Identifier, npm.Spec, err)
+	}
+	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.MCPRegistry.Base(), Status: srv.Status,
+		Package: "npm:" + pkg.Identifier + "@" + pkg.Version, Notes: notes, Unfixed: pkg.Unfixed}
+	if rt.version != nil {
+		var m struct {
+			MCPName string `json:"mcpName"`
+		}
+		if json.Unmarshal(rt.version.Manifest, &m) == nil {
+			entry.MCPName = m.MCPName
+		}
+	}
+	entry.MCPNameMatches = entry.MCPName == srv.Name
+	rt.mcpRegistry = entry
+	rt.RegistryArgs = append([]string{}, pkg.PackageArgs...)
+	rt.RegistryEnv = pkg.EnvNames
+	return rt, nil
 }
 
 // ResolveLater starts resolving t (see Resolve) and returns what waits
@@ -184,7 +246,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		Target: evidence.Target{
 			Ecosystem: "npm", Requested: rt.Target.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env),
 			Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Source: rt.Source,
-			Tarball: rt.Tarball, PublishedAt: rt.Published, Registry: rt.Registry,
+			Tarball: rt.Tarball, PublishedAt: rt.Published, Registry: rt.Registry, MCPRegistry: rt.mcpRegistry,
 		},
 	}
 	if b.Run.ID == "" {

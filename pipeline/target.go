@@ -40,6 +40,10 @@ type Target struct {
 	Spec string
 	// File is the path of a local tarball target.
 	File string
+	// MCPRegistryName is set for a target named by its MCP registry name
+	// (registry:NAME[@VERSION], or a bare io.github.owner/server); Spec is
+	// then the server.json version asked for ("latest" when none).
+	MCPRegistryName string
 }
 
 // ParseTarget accepts npm:NAME@VERSION (or a range or dist-tag),
@@ -61,6 +65,13 @@ func ParseTarget(s string) (Target, error) {
 		return t, nil
 	case strings.HasSuffix(s, ".json") || strings.HasSuffix(s, ".jsonc"):
 		return t, fmt.Errorf("%w: %s looks like an MCP client config file, not a package: read it with `verifymcp config scan %s` (add --scan-servers to scan its servers)", ErrBadTarget, s, s)
+	case strings.HasPrefix(s, "registry:"):
+		return parseRegistryName(t, strings.TrimPrefix(s, "registry:"))
+	case !strings.HasPrefix(s, "@") && !strings.Contains(s, ":") && strings.Contains(s, "/") &&
+		strings.Contains(strings.SplitN(s, "/", 2)[0], "."):
+		// A reverse-DNS namespace and a name: no npm name has a slash
+		// without an @scope.
+		return parseRegistryName(t, s)
 	case strings.HasPrefix(s, "pypi:"):
 		return t, fmt.Errorf("%w: PyPI targets are not supported yet (npm only)", ErrUnsupported)
 	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
@@ -78,6 +89,22 @@ func ParseTarget(s string) (Target, error) {
 	if t.Spec == "" {
 		t.Spec = "latest"
 	}
+	return t, nil
+}
+
+// parseRegistryName reads NAME[@VERSION] of the official MCP registry.
+func parseRegistryName(t Target, s string) (Target, error) {
+	name, spec := s, "latest"
+	if at := strings.LastIndex(s, "@"); at > 0 {
+		name, spec = s[:at], s[at+1:]
+	}
+	if err := supplychain.ValidMCPServerName(name); err != nil {
+		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	if spec == "" {
+		return t, fmt.Errorf("%w: %q: an empty version after @", ErrBadTarget, t.Raw)
+	}
+	t.Ecosystem, t.MCPRegistryName, t.Spec = "mcp-registry", name, spec
 	return t, nil
 }
 

@@ -136,6 +136,9 @@ func (c *compact) header(rep Report) {
 	c.para(c.paint(ansiBold, "verifymcp:")+" ", targetLine(rep.Target))
 	c.para("  ", "run "+clean(rep.Run.ID)+" "+rep.Run.Date+", verifymcp "+clean(rep.Tool.Version)+", rubric v"+clean(rep.Rubric.Version)+
 		", session "+sessionLine(rep.Session, rep.Contract)+serverText(rep))
+	if e := rep.Target.MCPRegistry; e != nil {
+		c.para("  mcp registry  ", mcpRegistryLine(e))
+	}
 	score := "none: every dimension was dropped"
 	if rep.Score != nil {
 		cv := s.Coverage

@@ -146,6 +146,9 @@ type Target struct {
 	Source    string `json:"source"`
 	Purl      string `json:"purl"`
 	Bin       *Bin   `json:"bin"`
+	// MCPRegistry is the MCP registry entry the target was named by; nil
+	// for a target named by its package.
+	MCPRegistry *evidence.MCPRegistryEntry `json:"mcp_registry"`
 }
 
 // Bin is the entry point that was started.
@@ -485,6 +488,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	if bin := b.Target.Bin; bin != nil {
 		rep.Target.Bin = &Bin{Name: bin.Name, Path: bin.Path, Rule: bin.Rule}
 	}
+	rep.Target.MCPRegistry = b.Target.MCPRegistry
 	for name, s := range b.Signals {
 		rep.Signals[name] = signal(s)
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -95,6 +96,9 @@ func (t *table) header(rep Report) {
 	if b := rep.Target.Bin; b != nil {
 		rows = append(rows, []string{"bin", clean(b.Name) + " -> " + clean(b.Path) + " (" + clean(b.Rule) + ")"})
 	}
+	if e := rep.Target.MCPRegistry; e != nil {
+		rows = append(rows, []string{"mcp registry", mcpRegistryLine(e)})
+	}
 	rows = append(rows,
 		[]string{"rubric", "v" + clean(rep.Rubric.Version) + "  " + clean(rep.Rubric.Hash)},
 	)
@@ -119,6 +123,24 @@ func (t *table) header(rep Report) {
 		rows = append(rows, []string{"masked", maskingLine(rep.Masking)})
 	}
 	t.grid(rows)
+}
+
+// mcpRegistryLine says which registry entry a target was named by, and
+// whether the package claims that name.
+func mcpRegistryLine(e *evidence.MCPRegistryEntry) string {
+	s := clean(e.Name) + " " + clean(e.Version) + " -> " + clean(e.Package) + " (" + clean(e.Registry) + ")"
+	switch {
+	case e.MCPNameMatches:
+		s += "; the package's mcpName matches"
+	case e.MCPName == "":
+		s += "; the package declares no mcpName"
+	default:
+		s += "; the package's mcpName is " + clean(e.MCPName) + ", not the entry's name"
+	}
+	if e.Status != "" && e.Status != "active" {
+		s += "; entry " + clean(e.Status)
+	}
+	return s
 }
 
 // maskingLine says which secrets were masked in the evidence, and where:

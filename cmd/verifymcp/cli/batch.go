@@ -318,7 +318,8 @@ func (g *globals) newResolving(f *scanFlags, rb *rubric.Rubric) (*scanConfig, er
 		return nil, err
 	}
 	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
-	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version, Rubric: rb}
+	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version, Rubric: rb,
+		MCPRegistry: supplychain.NewMCPRegistry(httpClient(ca, 60*time.Second), pick(f.mcpRegistry, os.Getenv("VERIFYMCP_MCP_REGISTRY"), cfg.MCPRegistry))}
 	return &scanConfig{p: p, ca: ca, sup: sup, registry: registry}, nil
 }
 

@@ -28,6 +28,9 @@ import (
 // readable by others.
 type fileConfig struct {
 	Registry string `yaml:"registry"`
+	// MCPRegistry is the MCP registry API for targets named by their
+	// registry name.
+	MCPRegistry string `yaml:"mcp_registry"`
 	CABundle string `yaml:"ca_bundle"`
 	OSV      struct {
 		Endpoint  string `yaml:"endpoint"`

@@ -102,9 +102,13 @@ func exitCode(err error) int {
 		errors.Is(err, sandbox.ErrBadBin),
 		errors.Is(err, pipeline.ErrBadOption),
 		errors.Is(err, batch.ErrVariant),
-		errors.Is(err, store.ErrNotFound):
+		errors.Is(err, store.ErrNotFound),
+		errors.Is(err, supplychain.ErrBadServerName),
+		errors.Is(err, supplychain.ErrRemoteOnly),
+		errors.Is(err, supplychain.ErrNoScannablePackage):
 		return ExitUsage
-	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound):
+	case errors.Is(err, supplychain.ErrPackageNotFound), errors.Is(err, supplychain.ErrVersionNotFound),
+		errors.Is(err, supplychain.ErrServerNotFound), errors.Is(err, supplychain.ErrServerDeleted):
 		return ExitNotFound
 	case errors.Is(err, supplychain.ErrRegistryUnreachable):
 		return ExitRegistry

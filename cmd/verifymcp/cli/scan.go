@@ -31,6 +31,7 @@ type scanFlags struct {
 	format           string
 	output           string
 	registry         string
+	mcpRegistry      string
 	caBundle         string
 	installTimeout   time.Duration
 	handshakeTimeout time.Duration
@@ -70,6 +71,9 @@ TARGET is one of:
   npm:NAME@VERSION          e.g. npm:@modelcontextprotocol/server-everything@2026.8.31
   npm:NAME@RANGE|TAG        resolved to one exact version (the report shows both)
   pkg:npm/NAME@VERSION      a package URL; the scope may be written %40scope or @scope
+  io.github.owner/server    a server by its name in the MCP registry (also registry:NAME@VERSION):
+                            its server.json's npm package, with the arguments and the environment
+                            names the entry declares (placeholder values) unless --arg/--env are given
   ./path/to/package.tgz     a local npm tarball
 
 The scan resolves the version on the registry, then installs it in two steps:
@@ -107,6 +111,7 @@ order) containing "mcp"; else the first bin; else package.json "main".
 // third-party signals.
 func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.StringVar(&f.registry, "registry", "", "npm registry URL (env VERIFYMCP_NPM_REGISTRY; default "+supplychain.DefaultNPMRegistry+")")
+	fl.StringVar(&f.mcpRegistry, "mcp-registry", "", "MCP registry API base URL, for targets named by their registry name (env VERIFYMCP_MCP_REGISTRY; default "+supplychain.DefaultMCPRegistry+")")
 	fl.StringVar(&f.caBundle, "ca-bundle", "", "PEM CA bundle the fetch step trusts, for TLS-intercepting proxies (env VERIFYMCP_CA_BUNDLE; default none)")
 	fl.DurationVar(&f.installTimeout, "install-timeout", 180*time.Second, "time limit of the install phase (fetch and scripts)")
 	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "time limit of server start-up and the MCP handshake")
@@ -227,7 +232,18 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		discard()
 		return err
 	}
-	ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: runID, Bin: f.bin, Args: f.args, Env: env}}, g.storeSaver(st, dataDir))
+	args := f.args
+	if len(args) == 0 && len(f.env) == 0 && (len(rt.RegistryArgs) > 0 || len(rt.RegistryEnv) > 0) {
+		// A registry entry says how the server is started: its package
+		// arguments, and the names of its environment, given placeholder
+		// values (never the operator's).
+		args = rt.RegistryArgs
+		env = map[string]string{}
+		for _, n := range rt.RegistryEnv {
+			env[n] = placeholder
+		}
+	}
+	ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: runID, Bin: f.bin, Args: args, Env: env}}, g.storeSaver(st, dataDir))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,90 @@
+//go:build docker
+
+package cli_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestScanByRegistryName: a server named as the MCP registry shows it,
+// resolved through a loopback registry serving the real server.json of
+// io.github.upstash/context7 1.0.0, scanned as the exact npm package the
+// entry names, with the environment names it declares; the report records
+// the entry and that the package's own mcpName claims the name.
+func TestScanByRegistryName(t *testing.T) {
+	record, err := os.ReadFile("../../../supplychain/testdata/mcpregistry/context7-1.0.0.server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.EscapedPath())
+		if !strings.HasPrefix(r.URL.EscapedPath(), "/v0.1/servers/io.github.upstash%2Fcontext7/versions/") {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"server":` + string(record) + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`))
+	}))
+	defer reg.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	res := verifymcp(t, nil, "scan", "io.github.upstash/context7", "--mcp-registry", reg.URL, "--data-dir", data, "--format", "json",
+		"--no-behavior", "--skip", "osv,socket,github,dnssec,judge")
+	if res.code != 0 {
+		t.Fatalf("scan by registry name: exit %d\n%s", res.code, res.stderr)
+	}
+	var rep struct {
+		Target struct {
+			Name        string `json:"name"`
+			Version     string `json:"version"`
+			MCPRegistry *struct {
+				Name           string `json:"name"`
+				Version        string `json:"version"`
+				Package        string `json:"package"`
+				MCPName        string `json:"mcp_name"`
+				MCPNameMatches bool   `json:"mcp_name_matches"`
+			} `json:"mcp_registry"`
+		} `json:"target"`
+		Sandbox struct {
+			Outcome string `json:"outcome"`
+		} `json:"sandbox"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	e := rep.Target.MCPRegistry
+	if rep.Target.Name != "@upstash/context7-mcp" || rep.Target.Version != "1.0.26" || e == nil || e.Name != "io.github.upstash/context7" ||
+		e.Version != "1.0.0" || e.Package != "npm:@upstash/context7-mcp@1.0.26" || e.MCPName != "io.github.upstash/context7" || !e.MCPNameMatches {
+		t.Errorf("target %+v, entry %+v", rep.Target, e)
+	}
+	if rep.Sandbox.Outcome != "ok" {
+		t.Errorf("outcome %s\n%s", rep.Sandbox.Outcome, res.stderr)
+	}
+	// The bundle started the server with the entry's environment names.
+	b, err := os.ReadDir(filepath.Join(data, "bundles"))
+	if err != nil || len(b) != 1 {
+		t.Fatalf("bundles %v %v", b, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "bundles", b[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"CONTEXT7_API_KEY"`) {
+		t.Error("the scan did not start the server with the entry's environment names")
+	}
+	// Not found, and a malformed name asked of no one.
+	if res := verifymcp(t, nil, "scan", "io.github.nobody/nothing", "--mcp-registry", reg.URL, "--data-dir", data); res.code != 3 {
+		t.Errorf("unknown registry name: exit %d, want 3\n%s", res.code, res.stderr)
+	}
+	n := len(asked)
+	if res := verifymcp(t, nil, "scan", "registry:no-slash", "--mcp-registry", reg.URL, "--data-dir", data); res.code != 2 || len(asked) != n {
+		t.Errorf("malformed registry name: exit %d, registry asked %d times\n%s", res.code, len(asked)-n, res.stderr)
+	}
+}
