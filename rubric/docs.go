@@ -56,6 +56,11 @@ func ReasonCodesMarkdown() ([]byte, error) {
 		p("| `%s` | %s | %s | %s |\n", d.ID, formatNumber(d.Weight), codeList(d.Signals), zp)
 	}
 	p("\nWeights add up to %s.\n\n", formatNumber(total))
+	if c := cur.Params.Composite; c != nil && c.CriticalCap != nil {
+		p("Critical cap: when any finding of kind finding has severity critical, the composite is at most %s;\n", formatNumber(*c.CriticalCap))
+		p("the dimensions are scored as without it, and the result records the cap and the composite before it.\n")
+		p("%s\n\n", oneLine(c.CriticalCapReason))
+	}
 	for _, d := range cur.Dimensions {
 		p("- `%s`: %s\n", d.ID, oneLine(d.Description))
 	}

@@ -65,8 +65,15 @@ type Result struct {
 	Findings      []Finding        `json:"findings"`
 	Dimensions    []DimensionScore `json:"dimensions"`
 	// Score is the composite, 0..100 rounded to one decimal, over the
-	// dimensions not dropped. Nil when every dimension was dropped.
+	// dimensions not dropped. Nil when every dimension was dropped. From
+	// rubric v9 it is at most the rubric's critical cap when any finding
+	// is critical.
 	Score *float64 `json:"score"`
+	// Cap is set when the critical cap lowered Score: its value and
+	// written reason, the critical codes that triggered it and the
+	// composite before it. Nil when no cap applied (no critical finding,
+	// a composite already at or below the cap, or a rubric before v9).
+	Cap *Cap `json:"cap,omitempty"`
 	// ContractChecks names the contract checks the rubric scores and where
 	// their findings came from; nil for a rubric without
 	// prompt_contract_integrity (v1 to v4).
@@ -96,6 +103,9 @@ type Result struct {
 // deterministic contract checks (judge/checks) over the stored contract,
 // which is most of its cost; a Memo runs them, and the other probes that
 // read only the contract, once per contract over a series of bundles.
+// From rubric v9, when any finding of kind finding is critical, the
+// composite is at most the rubric's critical cap, and Result.Cap records
+// that it applied (see criticalCap).
 //
 // r must come from Load or Current: Evaluate panics if a probe emits a code
 // missing from r's catalog, which validation at load rules out.
@@ -161,12 +171,17 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 		}
 		res.Dimensions = append(res.Dimensions, ds)
 	}
-	if weights > 0 {
-		s := round1(sum / weights)
-		res.Score = &s
-	}
 	sortFindings(p.findings)
 	res.Findings = p.findings
+	if weights > 0 {
+		s := round1(sum / weights)
+		// From rubric v9, a critical finding caps the composite; the
+		// dimensions keep what was measured.
+		if c := criticalCap(r.Params.Composite, res.Findings, s); c != nil {
+			res.Cap, s = c, c.Value
+		}
+		res.Score = &s
+	}
 	if pin, ok := r.ContractChecks(); ok {
 		res.ContractChecks = p.checks
 		if res.ContractChecks == nil {

@@ -27,7 +27,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "8"
+const CurrentVersion = "9"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -148,6 +148,9 @@ type Parameters struct {
 	// Drift parameterises the contract_drift dimension; required by a
 	// rubric that has it (v8 on) and absent from the others.
 	Drift *DriftParams `yaml:"contract_drift"`
+	// Composite holds the critical cap of the composite score; required
+	// from rubric v9 on and absent before (see validateCap).
+	Composite *CompositeParams `yaml:"composite"`
 }
 
 // SessionParams parameterise the session dimension.
@@ -477,6 +480,7 @@ func (r *Rubric) validate() error {
 	errs = append(errs, r.validatePromptIntegrity()...)
 	errs = append(errs, r.validateCapabilityClarity()...)
 	errs = append(errs, r.validateDrift()...)
+	errs = append(errs, r.validateCap()...)
 	return errors.Join(errs...)
 }
 

@@ -368,8 +368,8 @@ func TestPoisonedFixture(t *testing.T) {
 			t.Errorf("verdict %s quotes %q, not in tool %s", v.Code, v.Evidence, v.Tool)
 		}
 	}
-	// v7 scores as v5 did, with the checks it pins (v5's checks 1 are
-	// gone: TestV5Golden).
+	// v7 scored as v5 did, with the checks it pins (v5's checks 1 are
+	// gone: TestV5Golden); v8 and v9 score these dimensions as v7.
 	res := Evaluate(b, Current())
 	if d := diff(outcome{State: StateScored, Score: 0, Findings: []string{
 		"pkg.contract.injection.concealment add",
@@ -392,9 +392,18 @@ func TestPoisonedFixture(t *testing.T) {
 	// description_coverage 100, spec_recency 70, schema_completeness 50,
 	// action_safety 75, the two new dimensions 0; behaviour and supply
 	// dropped; contract_drift (v8) 0, the bundle having no drift
-	// evidence: 3061.275 / 55.7 = 54.96.
-	if d := diff(ptr(55.0), res.Score); d != "" {
+	// evidence: 3061.275 / 55.7 = 54.96, so 55.0 under v8. Under v9 the
+	// two critical contract findings cap it at 20, and the result keeps
+	// the 55.0.
+	if d := diff(ptr(20.0), res.Score); d != "" {
 		t.Errorf("Score (-want +got):\n%s\n%+v", d, res.Dimensions)
+	}
+	if d := diff(&Cap{Value: 20, Reason: strings.TrimSpace(Current().Params.Composite.CriticalCapReason),
+		Codes: []string{"pkg.contract.injection.exfiltration", "pkg.contract.injection.secret_access"}, Uncapped: 55}, res.Cap); d != "" {
+		t.Errorf("Cap (-want +got):\n%s", d)
+	}
+	if v8 := Evaluate(b, mustLoad(t, "8")); v8.Cap != nil || v8.Score == nil || *v8.Score != 55 {
+		t.Errorf("under v8: score %v, cap %+v; want 55 and no cap", v8.Score, v8.Cap)
 	}
 	for _, f := range res.Findings {
 		def, ok := Current().Code(f.Code)
