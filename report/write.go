@@ -20,7 +20,18 @@ const (
 	// ParseConfigFormat) and the package report (Write, WriteSARIF) have;
 	// it is not in Formats, since the other outputs have no SARIF form.
 	FormatSARIF Format = "sarif"
+	// FormatMarkdown (GitHub-flavoured, for pull requests and issues) and
+	// FormatHTML (one self-contained page) are the package report's only
+	// (Write); they are not in Formats.
+	FormatMarkdown Format = "markdown"
+	FormatHTML     Format = "html"
 )
+
+// ReportFormats lists the formats of the package report (Write, the scan
+// command's --format), the default first.
+func ReportFormats() []Format {
+	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatHTML, FormatSARIF}
+}
 
 // Formats lists the formats Write supports, the default first.
 func Formats() []Format { return []Format{FormatTable, FormatJSON} }
@@ -48,6 +59,12 @@ func formatNames() string {
 // Write writes the report in format f. SARIF's rules are the catalog of
 // the rubric the report was scored under, which must be embedded.
 func Write(w io.Writer, f Format, rep Report) error {
+	switch f {
+	case FormatMarkdown:
+		return WriteMarkdown(w, rep)
+	case FormatHTML:
+		return WriteHTML(w, rep)
+	}
 	return writeFormats(f, func() error { return WriteJSON(w, rep) }, func() error { return WriteTable(w, rep) }, func() error {
 		r, err := rubric.Load(rep.Rubric.Version)
 		if err != nil {

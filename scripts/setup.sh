@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian machine for verifymcp: a running Docker engine,
 # debootstrap (to build the sandbox base where no container registry is
-# reachable), PostgreSQL on 127.0.0.1:5432 for the cache's Postgres tests,
+# reachable), Debian's chromium (run headless by the HTML report's browser
+# test), PostgreSQL on 127.0.0.1:5432 for the cache's Postgres tests,
 # the verifymcp binary and the sandbox image. Idempotent: each step is
 # skipped when its result is already there.
 #
@@ -168,14 +169,19 @@ if ! command -v debootstrap >/dev/null 2>&1; then
   apt_install debootstrap
 fi
 
-# 3. PostgreSQL, for the cache tests under the build tag "postgres".
+# 3. chromium, which the HTML report's test renders its pages in (headless).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  apt_install chromium
+fi
+
+# 4. PostgreSQL, for the cache tests under the build tag "postgres".
 setup_postgres
 
-# 4. The binary (static, so that it can also run as the egress helper).
+# 5. The binary (static, so that it can also run as the egress helper).
 say "building bin/verifymcp"
 make --no-print-directory build >&2
 
-# 5. The sandbox image (a no-op when the recipe is unchanged).
+# 6. The sandbox image (a no-op when the recipe is unchanged).
 CA_ARGS=()
 if [ -n "${VERIFYMCP_CA_BUNDLE:-}" ]; then CA_ARGS=(--ca-bundle "$VERIFYMCP_CA_BUNDLE"); fi
 ./bin/verifymcp sandbox build "${CA_ARGS[@]}" >&2
