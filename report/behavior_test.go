@@ -214,7 +214,7 @@ func TestRubricV1Unchanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			asV5(gm)
-			for _, key := range []string{"install", "session", "findings"} {
+			for _, key := range []string{"install", "session", "findings", "target"} {
 				raw, err := json.Marshal(gm[key])
 				if err != nil {
 					t.Fatal(err)

@@ -150,6 +150,9 @@ func (c *compact) header(rep Report) {
 			score += "; " + pct(cv.Dropped) + " not assessed"
 		}
 	}
+	if cp := s.Cap; cp != nil {
+		score += "; capped at " + num(cp.Value) + " from " + num(cp.Uncapped) + " by critical finding(s) " + strings.Join(cp.Codes, ", ")
+	}
 	c.para("  score  ", score)
 	if len(s.NotObserved) > 0 {
 		c.para("  not observed  ", strings.Join(s.NotObserved, ", ")+": what these would have found is unknown, not clean")

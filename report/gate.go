@@ -134,6 +134,9 @@ type Summary struct {
 	// states: what they would have found is unknown, not clean.
 	NotObserved []string `json:"not_observed"`
 	Score       *float64 `json:"score"`
+	// Cap is set when a critical finding capped the score (rubric v9 on):
+	// the cap, why, the critical codes and the score before the cap.
+	Cap *rubric.Cap `json:"cap"`
 	// Coverage splits the rubric's weight: the share scored from
 	// evidence, the share at zero point (not observed), the share
 	// dropped (not assessed). They sum to 1.
@@ -211,7 +214,7 @@ func (p Policy) Apply(rep *Report) {
 				}
 				if now.After(e.expires.AddDate(0, 0, 1)) {
 					if !used[j] {
-						s.Expired = append(s.Expired, fmt.Sprintf("%s:%d: %s %s expired on %s: no longer applied", ig.Path, e.Line, e.Code, e.Subject, e.Expires))
+						s.Expired = append(s.Expired, fmt.Sprintf("%s:%d: %s expired on %s: no longer applied", ig.Path, e.Line, strings.TrimSpace(e.Code+" "+e.Subject), e.Expires))
 					}
 					used[j] = true
 					continue

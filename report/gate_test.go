@@ -100,7 +100,7 @@ func TestGate(t *testing.T) {
 	for _, want := range []string{
 		"GATE  failed: 1 finding(s) at or above high",
 		"1 finding(s) ignored by the ignore file",
-		".verifymcp-ignore.yaml:8: pkg.contract.unicode.bidi  expired on 2026-01-31: no longer applied",
+		".verifymcp-ignore.yaml:8: pkg.contract.unicode.bidi expired on 2026-01-31: no longer applied",
 		"pkg.contract.annotation.contradiction  deleteFile  (ignored until 2026-12-31 by alice: the tool is only ever called on the scratch volume; .verifymcp-ignore.yaml:3)",
 	} {
 		if !strings.Contains(out, want) {

@@ -576,6 +576,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		}
 		rep.Dimensions = append(rep.Dimensions, rd)
 	}
+	rep.Summary.Cap = res.Cap
 	summarize(&rep, b)
 	return rep
 }

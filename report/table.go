@@ -291,6 +291,9 @@ func (t *table) score(rep Report) {
 			line += ", " + pct(c.Dropped) + " not assessed"
 		}
 		t.line(line)
+		if cp := rep.Summary.Cap; cp != nil {
+			t.line("  capped at " + num(cp.Value) + " from " + num(cp.Uncapped) + " by critical finding(s) " + clean(strings.Join(cp.Codes, ", ")) + ": " + clean(cp.Reason))
+		}
 	}
 	rows := [][]string{{"DIMENSION", "WEIGHT", "STATE", "SCORE", "REASON"}}
 	for _, d := range rep.Dimensions {

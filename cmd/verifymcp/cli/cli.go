@@ -84,6 +84,9 @@ says a package is safe: no findings means nothing was found by those checks.
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+					return usagef("unknown command %q for verifymcp: did you mean %s? (see verifymcp --help)", args[0], strings.Join(sug, " or "))
+				}
 				return usagef("unknown command %q for verifymcp (see verifymcp --help)", args[0])
 			}
 			return nil
@@ -108,7 +111,68 @@ says a package is safe: no findings means nothing was found by those checks.
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "show only warnings and errors on stderr")
 	root.AddCommand(newScanCmd(g), newScoreCmd(g), newCasesCmd(g), newBatchCmd(g), newWorkerCmd(g), newQueueCmd(g), newRescoreCmd(g), newRubricCmd(g), newPinCmd(g), newDiffCmd(g), newClientConfigCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
 	root.SetHelpCommand(&cobra.Command{Hidden: true})
+	addExamples(root)
 	return root
+}
+
+// examples are the --help examples of the commands that set none
+// themselves, by command path.
+var examples = map[string]string{
+	"verifymcp": `  verifymcp scan npm:@modelcontextprotocol/server-memory@2026.8.31
+  verifymcp scan io.github.upstash/context7 --fail-on high --format sarif -o verifymcp.sarif
+  verifymcp config scan --scan-servers`,
+	"verifymcp scan": `  verifymcp scan npm:@modelcontextprotocol/server-filesystem@2026.8.31 --arg /tmp
+  verifymcp scan npm:mcp-notes@latest --fail-on high     # exit 1 on a high or critical finding
+  verifymcp scan io.github.upstash/context7 --format json -o report.json
+  verifymcp scan ./in-house-server-1.2.0.tgz --env API_TOKEN=placeholder --no-behavior`,
+	"verifymcp score": `  verifymcp score 20261202t033823z-f84de20a
+  verifymcp score bundle.json --rubric 7 --format json
+  verifymcp score bundle.json --fail-on high --ignore-file .verifymcp-ignore.yaml`,
+	"verifymcp batch": `  verifymcp batch servers.txt -j 2
+  verifymcp batch servers.txt --rescan --format json -o nightly.json   # a drift monitor
+  verifymcp batch servers.txt --enqueue`,
+	"verifymcp worker": `  VERIFYMCP_DATABASE_URL=postgres://... verifymcp worker -j 2
+  verifymcp worker --until-done`,
+	"verifymcp queue":        `  verifymcp queue status`,
+	"verifymcp queue status": `  verifymcp queue status --format json`,
+	"verifymcp rescore": `  verifymcp rescore --rubric 8
+  verifymcp rescore --name @modelcontextprotocol/server-memory --recollect`,
+	"verifymcp rubric": `  verifymcp rubric show
+  verifymcp rubric explain pkg.drift.parameter_added`,
+	"verifymcp rubric show":    `  verifymcp rubric show --rubric 7 --format json`,
+	"verifymcp rubric explain": `  verifymcp rubric explain pkg.contract.injection.concealment`,
+	"verifymcp sandbox": `  verifymcp sandbox doctor
+  verifymcp sandbox build --force`,
+	"verifymcp sandbox build": `  verifymcp sandbox build
+  verifymcp sandbox build --force`,
+	"verifymcp sandbox doctor": `  verifymcp sandbox doctor --ca-bundle /etc/ssl/certs/ca-certificates.crt`,
+	"verifymcp sandbox prune": `  verifymcp sandbox prune
+  verifymcp sandbox prune --all --cache`,
+	"verifymcp cache": `  verifymcp cache stats
+  verifymcp cache prune --all`,
+	"verifymcp cache stats": `  verifymcp cache stats --format json`,
+	"verifymcp cache prune": `  verifymcp cache prune
+  verifymcp cache prune --all`,
+	"verifymcp version": `  verifymcp version`,
+	"verifymcp cases": `  verifymcp cases run --kind synthetic
+  verifymcp cases run --from-store --case server-memory`,
+	"verifymcp cases run": `  verifymcp cases run --kind reviewed
+  verifymcp cases run --from-store --format json`,
+	"verifymcp pin show":    `  verifymcp pin show npm:@modelcontextprotocol/server-filesystem --arg /tmp`,
+	"verifymcp pin history": `  verifymcp pin history npm:@modelcontextprotocol/server-memory --format json`,
+	"verifymcp pin accept":  `  verifymcp pin accept npm:@modelcontextprotocol/server-memory --reason "2026.8.31 reviewed"`,
+	"verifymcp config": `  verifymcp config scan
+  verifymcp config scan ~/.cursor/mcp.json --scan-servers`,
+}
+
+func addExamples(c *cobra.Command) {
+	c.SuggestionsMinimumDistance = 2
+	if c.Example == "" {
+		c.Example = examples[c.CommandPath()]
+	}
+	for _, sub := range c.Commands() {
+		addExamples(sub)
+	}
 }
 
 // resolveDataDir returns the data directory from the flag, the environment
@@ -164,6 +228,12 @@ func (g *globals) openStore(ctx context.Context) (*store.Store, string, error) {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				return usagef("unknown command %q for %s: did you mean %s? (see %s --help)", args[0], cmd.CommandPath(), strings.Join(sug, " or "), cmd.CommandPath())
+			}
+			return usagef("unknown command %q for %s (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+		}
 		return usagef("%s takes no arguments (got %q)", cmd.CommandPath(), args)
 	}
 	return nil

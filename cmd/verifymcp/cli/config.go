@@ -31,8 +31,8 @@ type fileConfig struct {
 	// MCPRegistry is the MCP registry API for targets named by their
 	// registry name.
 	MCPRegistry string `yaml:"mcp_registry"`
-	CABundle string `yaml:"ca_bundle"`
-	OSV      struct {
+	CABundle    string `yaml:"ca_bundle"`
+	OSV         struct {
 		Endpoint  string `yaml:"endpoint"`
 		OfflineDB string `yaml:"offline_db"`
 	} `yaml:"osv"`

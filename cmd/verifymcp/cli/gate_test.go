@@ -40,10 +40,10 @@ func TestFailOn(t *testing.T) {
 		out  []string
 	}{
 		{"no gate", nil, ExitOK, nil},
-		{"critical", []string{"--fail-on", "critical"}, ExitOK, []string{"GATE  passed: no finding at or above critical"}},
-		{"high", []string{"--fail-on", "high"}, ExitGate, []string{"GATE  failed: 2 finding(s) at or above high", "pkg.contract.annotation.contradiction deleteFile"}},
+		{"critical", []string{"--fail-on", "critical"}, ExitOK, []string{"gate passed  no finding at or above critical"}},
+		{"high", []string{"--fail-on", "high"}, ExitGate, []string{"gate failed  2 finding(s) at or above high", "pkg.contract.annotation.contradiction  deleteFile"}},
 		{"high, one ignored, one expired", []string{"--fail-on", "high", "--ignore-file", ignore}, ExitGate,
-			[]string{"GATE  failed: 1 finding(s) at or above high", "(ignored until 2999-12-31 by alice", "pkg.contract.unicode.bidi  expired on 2020-01-31: no longer applied"}},
+			[]string{"gate failed  1 finding(s) at or above high", "(ignored until 2999-12-31 by alice)"}},
 		{"unverified markers only with the flag", []string{"--fail-on", "medium", "--fail-on-unverified"}, ExitGate, []string{"pkg.supply.socket.unverified"}},
 		{"info is no gate", []string{"--fail-on", "info"}, ExitUsage, nil},
 		{"unverified without a severity", []string{"--fail-on-unverified"}, ExitUsage, nil},
@@ -66,6 +66,10 @@ func TestFailOn(t *testing.T) {
 				t.Errorf("bad input wrote a report: %q", out[:min(len(out), 200)])
 			}
 		})
+	}
+	// The expired entry, in the JSON summary (the table wraps it).
+	if _, out, _ := run(t, "score", bundle, "--format", "json", "--fail-on", "high", "--ignore-file", ignore); !strings.Contains(out, "pkg.contract.unicode.bidi expired on 2020-01-31: no longer applied") {
+		t.Error("the JSON summary does not say the bidi entry expired")
 	}
 	// JSON: the summary is the first member and carries the gate.
 	code, out, _ := run(t, "score", bundle, "--format", "json", "--fail-on", "high")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/verifymcp/verifymcp/report"
 )
@@ -19,6 +20,19 @@ func checkFormat(format string) (report.Format, error) {
 		return "", usagef("--format %v", err)
 	}
 	return f, nil
+}
+
+// checkReportFormat checks --format of a command that writes a package
+// report: table, json, markdown, html or sarif.
+func checkReportFormat(format string) (report.Format, error) {
+	var names []string
+	for _, f := range report.ReportFormats() {
+		if string(f) == format {
+			return f, nil
+		}
+		names = append(names, string(f))
+	}
+	return "", usagef("--format must be %s, not %q", strings.Join(names, ", "), format)
 }
 
 // checkOutput checks --output before anything runs, so that a path the

@@ -99,7 +99,7 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringVar(&f.bin, "bin", "", "bin entry of package.json to start (overrides the entry point rule)")
 	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to the server (repeatable, in order)")
 	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE placeholder environment for the server (repeatable); values are never logged, stored or reported")
-	fl.StringVar(&f.format, "format", "table", "report format: table or json")
+	fl.StringVar(&f.format, "format", "table", "report format: table, json, markdown, html or sarif")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	bindGateFlags(fl, &f.gate)
 	bindSandboxFlags(fl, f)
@@ -174,7 +174,7 @@ func bindSignalFlags(fl *pflag.FlagSet, f *scanFlags) {
 }
 
 func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
-	format, err := checkFormat(f.format)
+	format, err := checkReportFormat(f.format)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ or a run id from the store.
 ` + exitCodesHelp,
 		Args: exactArgs(1, "a bundle file or a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rf, err := checkFormat(format)
+			rf, err := checkReportFormat(format)
 			if err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ or a run id from the store.
 			return gateErr
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "report format: table or json")
+	cmd.Flags().StringVar(&format, "format", "table", "report format: table, json, markdown, html or sarif")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
 	cmd.Flags().StringVar(&version, "rubric", "", "rubric version to score under (default: the version in force)")
 	bindGateFlags(cmd.Flags(), &gf)
