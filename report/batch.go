@@ -180,3 +180,34 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// RunRow is one stored run, as `verifymcp runs` lists it.
+type RunRow struct {
+	RunID         string   `json:"run_id"`
+	Target        string   `json:"target"`
+	Date          string   `json:"date"`
+	ToolVersion   string   `json:"tool_version"`
+	Outcome       string   `json:"outcome"`
+	RubricVersion string   `json:"rubric_version"`
+	Score         *float64 `json:"score"`
+}
+
+// WriteRuns writes stored runs, newest first: JSON (a list) or a table.
+func WriteRuns(w io.Writer, f Format, rows []RunRow) error {
+	return write(w, f, indentedJSON(w, rows), func() error {
+		if len(rows) == 0 {
+			_, err := fmt.Fprintln(w, "no stored run matches")
+			return err
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tTARGET\tDATE\tOUTCOME\tRUBRIC\tSCORE\tTOOL")
+		for _, r := range rows {
+			score := "-"
+			if r.Score != nil {
+				score = fmt.Sprintf("%.1f", *r.Score)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.RunID), clean(r.Target), r.Date, clean(r.Outcome), orDash(clean(r.RubricVersion)), score, clean(r.ToolVersion))
+		}
+		return tw.Flush()
+	})
+}

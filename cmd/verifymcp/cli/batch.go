@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
@@ -103,15 +104,23 @@ job row: give servers placeholders, never real credentials.
 	fl.BoolVar(&f.enqueue, "enqueue", false, "submit the targets to the fleet's queue for `verifymcp worker` instead of scanning them here")
 	fl.IntVar(&f.maxAttempts, "max-attempts", queue.DefaultMaxAttempts, "with --enqueue: attempts of a job failing for infrastructure reasons before it is discarded")
 	fl.StringVar(&f.queueSchema, "queue-schema", "", "with --enqueue: Postgres schema of the queue's tables (default: the DSN's search_path)")
-	fl.StringVar(&f.scan.format, "format", "table", "summary format: table or json")
+	fl.StringVar(&f.scan.format, "format", "table", "summary format: table or json; sarif writes the findings of every target's run as one SARIF 2.1.0 file instead")
 	fl.StringVarP(&f.scan.output, "output", "o", "", "write the summary to this file instead of stdout")
+	bindGateFlags(fl, &f.scan.gate)
 	bindSandboxFlags(fl, &f.scan)
 	return cmd
 }
 
 func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) error {
 	sf := &f.scan
-	if _, err := checkFormat(sf.format); err != nil {
+	sarif := sf.format == string(report.FormatSARIF)
+	if !sarif {
+		if _, err := checkFormat(sf.format); err != nil {
+			return err
+		}
+	}
+	pol, err := g.policy(&sf.gate)
+	if err != nil {
 		return err
 	}
 	if f.concurrency < 1 || f.concurrency > 64 {
@@ -138,15 +147,70 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	if err != nil {
 		return err
 	}
-	if err := g.writeBatchSummary(sum, sf.format, sf.output); err != nil {
+	var gateErr error
+	if sarif || pol.FailOn != "" {
+		// The findings of every stored run of the batch, under the
+		// rubric in force, for the SARIF file and the gate.
+		reps, err := g.batchReports(ctx, items)
+		if err != nil {
+			return err
+		}
+		var tripped []string
+		for i := range reps {
+			if err := gate(pol, &reps[i]); err != nil {
+				for _, f := range reps[i].Summary.Gate.Tripped {
+					tripped = append(tripped, reps[i].Target.Name+"@"+reps[i].Target.Version+": "+f)
+				}
+			}
+		}
+		if len(tripped) > 0 {
+			gateErr = gateError{tripped: tripped}
+		}
+		if sarif {
+			err = g.writeOutput(sf.output, func(w io.Writer) error { return report.WriteBatchSARIF(w, reps, rubric.Current()) })
+		} else {
+			err = g.writeBatchSummary(sum, sf.format, sf.output)
+		}
+		if err != nil {
+			return err
+		}
+	} else if err := g.writeBatchSummary(sum, sf.format, sf.output); err != nil {
 		return err
 	}
 	if sum.Interrupted {
 		return context.Canceled
 	}
-	// A target that could not be scanned makes the batch fail with that
-	// target's exit code; a package that failed in the sandbox does not.
-	return batch.Stopped(items, file, "scanned (run the batch again to retry them)")
+	if err := batch.Stopped(items, file, "scanned (run the batch again to retry them)"); err != nil {
+		return err
+	}
+	return gateErr
+}
+
+// batchReports builds the report of every stored run a batch's items name
+// (scanned now or skipped as stored), scored under the rubric in force.
+func (g *globals) batchReports(ctx context.Context, items []*batch.Item) ([]report.Report, error) {
+	st, _, err := g.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	rb := rubric.Current()
+	reps := make([]report.Report, 0, len(items))
+	for _, it := range items {
+		if it.RunID == "" {
+			continue
+		}
+		data, err := st.Bundle(ctx, it.RunID)
+		if err != nil {
+			return nil, err
+		}
+		b, err := evidence.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("stored run %s: %w", it.RunID, err)
+		}
+		reps = append(reps, report.Build(b, rb, rubric.Evaluate(b, rb)))
+	}
+	return reps, nil
 }
 
 // scanLines scans the targets of a batch's lines (a batch file's, or the

@@ -109,7 +109,7 @@ says a package is safe: no findings means nothing was found by those checks.
 	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (env VERIFYMCP_CONFIG; default ~/.config/verifymcp/config.yaml): endpoints, and credentials when mode 600")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "show debug progress on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "show only warnings and errors on stderr")
-	root.AddCommand(newScanCmd(g), newScoreCmd(g), newCasesCmd(g), newBatchCmd(g), newWorkerCmd(g), newQueueCmd(g), newRescoreCmd(g), newRubricCmd(g), newPinCmd(g), newDiffCmd(g), newClientConfigCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
+	root.AddCommand(newScanCmd(g), newScoreCmd(g), newRunsCmd(g), newCasesCmd(g), newBatchCmd(g), newWorkerCmd(g), newQueueCmd(g), newRescoreCmd(g), newRubricCmd(g), newPinCmd(g), newDiffCmd(g), newClientConfigCmd(g), newSandboxCmd(g), newCacheCmd(g), newVersionCmd(g))
 	root.SetHelpCommand(&cobra.Command{Hidden: true})
 	addExamples(root)
 	return root

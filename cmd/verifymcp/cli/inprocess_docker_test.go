@@ -435,3 +435,51 @@ func TestDoctorFetchCheck(t *testing.T) {
 	}
 	noLeftovers(t, os.Getpid())
 }
+
+// TestBatchSARIFAndGate: a batch writes the findings of every target's run
+// as one SARIF file, and --fail-on gates the whole batch: the file is
+// written either way, and the exit code says whether a target tripped it.
+func TestBatchSARIFAndGate(t *testing.T) {
+	inProcess(t)
+	needStatic(t)
+	dir := t.TempDir()
+	list, names := batchFixtures(t, dir, 2)
+	data := filepath.Join(dir, "data")
+	out := filepath.Join(dir, "batch.sarif")
+	args := []string{"batch", "--data-dir", data, "--format", "sarif", "-o", out, "--no-behavior", "--skip", skipThirdParties,
+		"--handshake-timeout", "20s", "--ca-bundle", caBundle}
+	res := runCLI(t, append(args, list)...)
+	if res.code != cli.ExitOK {
+		t.Fatalf("batch --format sarif: exit %d\n%s", res.code, res.stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Results []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.Version != "2.1.0" || len(doc.Runs) != 1 || len(doc.Runs[0].Results) == 0 {
+		t.Fatalf("SARIF: %v, version %q, %d runs", err, doc.Version, len(doc.Runs))
+	}
+	for _, n := range names {
+		if !strings.Contains(string(raw), n) {
+			t.Errorf("the SARIF file does not name %s", n)
+		}
+	}
+	// The targets are stored: the gate reads their runs without scanning.
+	res = runCLI(t, append(append(args, "--fail-on", "info"), list)...)
+	if res.code != cli.ExitUsage {
+		t.Errorf("--fail-on info: exit %d, want 2", res.code)
+	}
+	res = runCLI(t, append(append(args, "--fail-on", "low"), list)...)
+	if res.code != cli.ExitGate || !strings.Contains(res.stderr, "--fail-on: ") {
+		t.Errorf("--fail-on low: exit %d, want 1 with the findings listed\n%s", res.code, res.stderr)
+	}
+	noLeftovers(t, os.Getpid())
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/report"
+	"github.com/verifymcp/verifymcp/store"
+)
+
+func newRunsCmd(g *globals) *cobra.Command {
+	var format, target, rubricVersion string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List the stored runs, newest first, with their outcome and score",
+		Long: `List the runs in the store (the data directory's SQLite file, or the fleet's Postgres
+database), newest first: run id, target, date, outcome, and the score under each rubric
+version a result is stored for. A run id goes to "verifymcp score RUN_ID", "pin accept"
+and "diff".
+
+` + exitCodesHelp,
+		Example: `  verifymcp runs
+  verifymcp runs --target npm:@modelcontextprotocol/server-memory --limit 5
+  verifymcp runs --target npm:@modelcontextprotocol/server-memory@2026.8.31 --rubric 9 --format json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rf, err := checkFormat(format)
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return usagef("--limit must be 0 (no limit) or more, not %d", limit)
+			}
+			f := store.Filter{RubricVersion: rubricVersion, Limit: limit}
+			if target != "" {
+				t, err := pipeline.ParseTarget(target)
+				if err != nil || t.Name == "" {
+					return usagef("--target %q: want npm:NAME or npm:NAME@VERSION", target)
+				}
+				f.Ecosystem, f.Name = t.Ecosystem, t.Name
+				if t.Spec != "" && t.Spec != "latest" && !containsAny(target, "^~<>=* |") {
+					f.Version = t.Spec
+				}
+			}
+			st, _, err := g.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			runs, err := st.Runs(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			rows := make([]report.RunRow, 0, len(runs))
+			for _, r := range runs {
+				rows = append(rows, report.RunRow{RunID: r.RunID, Target: r.Ecosystem + ":" + r.Name + "@" + r.Version, Date: r.Date.UTC().Format(time.RFC3339),
+					ToolVersion: r.ToolVersion, Outcome: string(r.Outcome), RubricVersion: r.RubricVersion, Score: r.Score})
+			}
+			return report.WriteRuns(g.stdout, rf, rows)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&target, "target", "", "only runs of this package (npm:NAME) or version (npm:NAME@VERSION)")
+	cmd.Flags().StringVar(&rubricVersion, "rubric", "", "only runs with a result under this rubric version")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
+	return cmd
+}
+
+func containsAny(s, chars string) bool {
+	for _, c := range chars {
+		for _, d := range s {
+			if c == d {
+				return true
+			}
+		}
+	}
+	return false
+}
