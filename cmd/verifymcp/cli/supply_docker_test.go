@@ -243,8 +243,9 @@ func TestScanSupplyChain(t *testing.T) {
 			t.Errorf("the full table does not say the three signals are unverified:\n%s", res.stdout)
 		}
 		res = verifymcp(t, env(true), "scan", "--no-behavior", "--data-dir", data, target)
-		if res.code != 0 || !strings.Contains(res.stdout, "not observed") || !strings.Contains(res.stdout, "osv (unavailable)") ||
-			!strings.Contains(res.stdout, "socket (unavailable)") || !strings.Contains(res.stdout, "unknown, not clean") {
+		words := strings.Join(strings.Fields(res.stdout), " ") // the table wraps
+		if res.code != 0 || !strings.Contains(words, "not observed") || !strings.Contains(words, "osv (unavailable)") ||
+			!strings.Contains(words, "socket (unavailable)") || !strings.Contains(words, "unknown, not clean") {
 			t.Errorf("the table does not name the signals not observed:\n%s", res.stdout)
 		}
 	})
