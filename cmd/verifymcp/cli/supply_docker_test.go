@@ -242,7 +242,7 @@ func TestScanSupplyChain(t *testing.T) {
 		if res.code != 0 || strings.Count(res.stdout, "UNVERIFIED") < 3 || !strings.Contains(res.stdout, "unknown, not clean") {
 			t.Errorf("the full table does not say the three signals are unverified:\n%s", res.stdout)
 		}
-		res = verifymcp(t, env(true), "scan", "--no-behavior", "--data-dir", data, target)
+		res = verifymcp(t, env(true), "scan", "--no-behavior", "--refresh", "--data-dir", data, target)
 		words := strings.Join(strings.Fields(res.stdout), " ") // the table wraps
 		if res.code != 0 || !strings.Contains(words, "not observed") || !strings.Contains(words, "osv (unavailable)") ||
 			!strings.Contains(words, "socket (unavailable)") || !strings.Contains(words, "unknown, not clean") {
