@@ -305,7 +305,9 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 //
 // A process keeps the provenance it had when it execs again in place.
 // Events of a parent that was never seen (it started before the tracer
-// attached) count as package code, except the first process of the phase.
+// attached) count as package code, except the first process of the phase
+// and, in the script step, npm run-script: the script driver starts one
+// per lifecycle event, and its own exec can come before the tracer.
 func provenance(phase string, events []execEvent, declared map[string]bool) []evidence.Provenance {
 	out := make([]evidence.Provenance, len(events))
 	role := map[int]evidence.Provenance{}
@@ -323,12 +325,16 @@ func provenance(phase string, events []execEvent, declared map[string]bool) []ev
 			delete(wrapper, ev.PID)
 		case again:
 			// An exec in place keeps the process's provenance.
+		case scripts && (parent == evidence.ProvenanceSandbox || parent == "") && isNPM(ev.Argv):
+			// npm run-script, started by the script driver for one
+			// lifecycle event: the driver's own exec may precede the
+			// tracer (its parent never seen), and package code that runs
+			// npm is a descendant of a process that was seen.
+			r = evidence.ProvenancePackageManager
 		case i == 0:
 			r = evidence.ProvenanceSandbox
 		case scripts && wrapper[ev.PPID]:
 			r = evidence.ProvenanceDeclared
-		case scripts && parent == evidence.ProvenanceSandbox && isNPM(ev.Argv):
-			r = evidence.ProvenancePackageManager
 		case scripts && parent == evidence.ProvenancePackageManager:
 			// What npm starts itself: the shell for the declared command.
 			r = evidence.ProvenancePackageManager

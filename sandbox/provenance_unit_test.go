@@ -44,6 +44,23 @@ func TestProvenance(t *testing.T) {
 		want     []evidence.Provenance
 	}{
 		{
+			// The script driver's exec came before the tracer attached
+			// (seen in CI on desktop-commander's tree): npm run-script of
+			// each package is still the package manager's, and the shell
+			// it runs the declared script in, and that script, as usual.
+			name: "driver_not_seen", phase: evidence.PhaseScripts,
+			declared: []string{"node install.mjs", "node install/check.js || npm run build"},
+			events: []execEvent{
+				ev(27, 14, "node /usr/local/bin/npm run-script --ignore-scripts --loglevel=info postinstall"),
+				shEv(39, 27, "sh", "node install.mjs"),
+				ev(39, 27, "node install.mjs"),
+				ev(50, 14, "node /usr/local/bin/npm run-script --ignore-scripts --loglevel=info install"),
+				shEv(51, 50, "sh", "node install/check.js || npm run build"),
+				ev(52, 51, "node install/check.js"),
+			},
+			want: []evidence.Provenance{pm, pm, decl, pm, pm, decl},
+		},
+		{
 			name: "declared_script_and_what_its_code_starts", phase: evidence.PhaseScripts,
 			declared: []string{"node x.js"},
 			events: []execEvent{
