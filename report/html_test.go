@@ -261,6 +261,9 @@ var browserFixtures = []string{"everything", "hostile", "judge", "injection"}
 // chart and the notice and no element from package text, and the
 // browser logged no script error, policy violation or failed load.
 func TestHTMLBrowser(t *testing.T) {
+	if testing.Short() && !hasProgram("chromium", "chromium-browser") {
+		t.Skip("-short: chromium is installed by scripts/setup.sh, which make test runs first")
+	}
 	bin := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -356,4 +359,14 @@ func init() {
 		article details summary pre figure svg desc line text g rect figcaption table thead tbody tr th td footer`) {
 		pageElements[e] = true
 	}
+}
+
+// hasProgram reports whether any of the programs is on PATH.
+func hasProgram(names ...string) bool {
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -170,6 +170,9 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 
 # 3. chromium, which the HTML report's test renders its pages in (headless).
+if ! command -v cmark-gfm >/dev/null 2>&1; then
+  apt_install cmark-gfm   # renders the Markdown report as GitHub would, for its test
+fi
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   apt_install chromium
 fi
