@@ -128,3 +128,25 @@ func redactURL(u string) string {
 	}
 	return u
 }
+
+// endpoint is an HTTP API a client asks: its base URL (no trailing "/"),
+// the HTTP client, and how network errors, 429 and 5xx are retried (by
+// default four attempts, half a second apart and doubling, as the npm
+// client). The MCP registry and PyPI clients share it.
+type endpoint struct {
+	hc    *http.Client
+	base  string
+	retry Retry
+}
+
+// newEndpoint returns the endpoint at base (def when empty); a nil hc gets
+// a client with a 30 second timeout.
+func newEndpoint(hc *http.Client, base, def string) endpoint {
+	if base == "" {
+		base = def
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return endpoint{hc: hc, base: strings.TrimRight(base, "/"), retry: Retry{Attempts: 4, Backoff: 500 * time.Millisecond, MaxWait: 10 * time.Second}}
+}

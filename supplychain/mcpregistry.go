@@ -105,23 +105,13 @@ func ValidMCPServerName(name string) error {
 
 // MCPRegistry is a client for the official MCP registry API or a registry
 // that speaks it.
-type MCPRegistry struct {
-	hc    *http.Client
-	base  string
-	retry Retry
-}
+type MCPRegistry struct{ endpoint }
 
 // NewMCPRegistry returns a client for the registry at baseURL (the host
 // root, without /v0.1; DefaultMCPRegistry when empty). A nil hc gets a
 // client with a 30 second timeout.
 func NewMCPRegistry(hc *http.Client, baseURL string) *MCPRegistry {
-	if baseURL == "" {
-		baseURL = DefaultMCPRegistry
-	}
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	return &MCPRegistry{hc: hc, base: strings.TrimRight(baseURL, "/"), retry: Retry{Attempts: 4, Backoff: 500 * time.Millisecond, MaxWait: 10 * time.Second}}
+	return &MCPRegistry{newEndpoint(hc, baseURL, DefaultMCPRegistry)}
 }
 
 // WithRetry sets how network errors, 429 and 5xx are retried (by default

@@ -28,23 +28,13 @@ const DefaultPyPIIndex = "https://pypi.org"
 // itself, or a mirror that serves the same paths (/pypi/<name>/json and
 // /pypi/<name>/<version>/json) under a base URL, as devpi and
 // Artifactory do.
-type PyPI struct {
-	hc    *http.Client
-	index string
-	retry Retry
-}
+type PyPI struct{ endpoint }
 
 // NewPyPI returns a client for the index at indexURL (DefaultPyPIIndex
 // when empty), without the /pypi path. A nil hc gets a client with a 30
 // second timeout.
 func NewPyPI(hc *http.Client, indexURL string) *PyPI {
-	if indexURL == "" {
-		indexURL = DefaultPyPIIndex
-	}
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	return &PyPI{hc: hc, index: strings.TrimRight(indexURL, "/"), retry: Retry{Attempts: 4, Backoff: 500 * time.Millisecond, MaxWait: 10 * time.Second}}
+	return &PyPI{newEndpoint(hc, indexURL, DefaultPyPIIndex)}
 }
 
 // WithRetry sets how network errors, 429 and 5xx are retried (by default
@@ -55,7 +45,7 @@ func (p *PyPI) WithRetry(rt Retry) *PyPI {
 }
 
 // Index returns the index's base URL.
-func (p *PyPI) Index() string { return p.index }
+func (p *PyPI) Index() string { return p.base }
 
 var (
 	pypiNameRe     = regexp.MustCompile(`(?i)^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`)
@@ -172,13 +162,13 @@ func (p *PyPI) Resolve(ctx context.Context, name, spec string) (*PyPIRelease, er
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", norm, spec, err)
 	}
-	docURL := p.index + "/pypi/" + url.PathEscape(norm) + "/json"
+	docURL := p.base + "/pypi/" + url.PathEscape(norm) + "/json"
 	raw, status, err := p.get(ctx, docURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", norm, err)
 	}
 	if status == http.StatusNotFound {
-		return nil, fmt.Errorf("%w: %s is not on the index %s", ErrPackageNotFound, norm, p.index)
+		return nil, fmt.Errorf("%w: %s is not on the index %s", ErrPackageNotFound, norm, p.base)
 	}
 	var doc pypiProjectDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
@@ -217,7 +207,7 @@ func (p *PyPI) Resolve(ctx context.Context, name, spec string) (*PyPIRelease, er
 	}
 	rel.Document = raw
 	if doc.Info == nil || doc.Info.Version != chosen.key {
-		relURL := p.index + "/pypi/" + url.PathEscape(norm) + "/" + url.PathEscape(chosen.key) + "/json"
+		relURL := p.base + "/pypi/" + url.PathEscape(norm) + "/" + url.PathEscape(chosen.key) + "/json"
 		rraw, status, err := p.get(ctx, relURL)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", norm, chosen.key, err)
