@@ -67,16 +67,16 @@ func (c *compact) raw(s string) {
 // para writes text wrapped to the width, the first line after lead and
 // the others indented as deep.
 func (c *compact) para(lead, text string) {
-	indent := strings.Repeat(" ", utf8.RuneCountInString(stripANSI(lead)))
-	line, first := lead, true
-	width := utf8.RuneCountInString(stripANSI(lead))
+	indent := utf8.RuneCountInString(stripANSI(lead))
+	pad := strings.Repeat(" ", indent)
+	line, width := lead, indent
 	for _, word := range strings.Fields(text) {
 		n := utf8.RuneCountInString(word)
-		if width+n+1 > c.o.Width && width > len(indent) {
+		if width+n+1 > c.o.Width && width > indent {
 			c.raw(strings.TrimRight(line, " "))
-			line, width, first = indent, len(indent), false
+			line, width = pad, indent
 		}
-		if width > len(indent) || (!first && width > len(indent)) {
+		if width > indent {
 			line += " "
 			width++
 		}
