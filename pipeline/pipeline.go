@@ -67,6 +67,9 @@ type Pipeline struct {
 	// MCPRegistry resolves targets named by their MCP registry name (nil:
 	// such targets are refused).
 	MCPRegistry *supplychain.MCPRegistry
+	// PyPI resolves pypi targets on the Python package index (nil: such
+	// targets are refused).
+	PyPI *supplychain.PyPI
 	// Pins keeps the pins of server identities (nil: no run store, and
 	// the drift signal is not assessed).
 	Pins Pins
