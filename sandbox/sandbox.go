@@ -30,6 +30,10 @@ type Options struct {
 	HelperImage string
 	// Registry is the npm registry URL the fetch step may reach.
 	Registry string
+	// IndexURL is the Python package index (PEP 503 simple API under
+	// /simple/, as uv reads it) the fetch step of a PyPI target may reach
+	// (https://pypi.org); its files host is allowed too (see pyinstall.go).
+	IndexURL string
 	// CABundle, when set, is PEM data the fetch step trusts for TLS to the
 	// registry (for TLS-intercepting proxies). Nothing else of the host
 	// enters a container.
@@ -80,6 +84,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.Registry == "" {
 		o.Registry = "https://registry.npmjs.org/"
+	}
+	if o.IndexURL == "" {
+		o.IndexURL = "https://pypi.org"
 	}
 	if o.InstallTimeout == 0 {
 		o.InstallTimeout = 180 * time.Second
