@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -175,7 +176,13 @@ type recipePins struct {
 		Version  string            `json:"version"`
 		Packages map[string]pkgPin `json:"packages"` // by node arch: x64, arm64
 	} `json:"node"`
-	NPM  pkgPin `json:"npm"`
+	NPM pkgPin `json:"npm"`
+	// UV is uv, the Python package installer the PyPI fetch and build
+	// steps run: one wheel per node arch, pinned by its sha256 on PyPI.
+	UV struct {
+		Version string              `json:"version"`
+		Wheels  map[string]wheelPin `json:"wheels"` // by node arch: x64, arm64
+	} `json:"uv"`
 	Base struct {
 		Pull    string   `json:"pull"`
 		Suite   string   `json:"suite"`
@@ -192,6 +199,22 @@ type pkgPin struct {
 }
 
 func (p pkgPin) String() string { return p.Name + "@" + p.Version }
+
+// wheelPin pins one wheel file by its URL and the sha256 the index
+// publishes for it.
+type wheelPin struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
+}
+
+// integrity is the pin as an SRI string, as fetchVerified checks it.
+func (p wheelPin) integrity() string {
+	sum, err := hex.DecodeString(p.SHA256)
+	if err != nil {
+		return ""
+	}
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum)
+}
 
 // tarballURL follows the registry's tarball layout, which mirrors keep:
 // <registry>/<name>/-/<unscoped name>-<version>.tgz.
@@ -308,6 +331,18 @@ func (p *recipePins) validate() error {
 	if _, err := parseIntegrity(p.NPM.Integrity); err != nil {
 		return fmt.Errorf("npm: %w", err)
 	}
+	if p.UV.Version == "" {
+		return errors.New("uv.version is empty")
+	}
+	for _, arch := range []string{"x64", "arm64"} {
+		w, ok := p.UV.Wheels[arch]
+		if !ok || !strings.HasPrefix(w.URL, "https://") || !strings.HasSuffix(w.URL, ".whl") {
+			return fmt.Errorf("uv.wheels.%s is missing or not an https URL of a wheel", arch)
+		}
+		if sum, err := hex.DecodeString(w.SHA256); err != nil || len(sum) != sha256.Size {
+			return fmt.Errorf("uv.wheels.%s: sha256 %q is not 64 hex digits", arch, w.SHA256)
+		}
+	}
 	if p.Base.Pull == "" || p.Base.Suite == "" || p.Base.Variant == "" {
 		return errors.New("base pin is incomplete")
 	}
@@ -328,6 +363,7 @@ type dockerfileData struct {
 	Base        string
 	NodeVersion string
 	NPMVersion  string
+	UVVersion   string
 }
 
 func (r *recipe) renderDockerfile(b baseChoice) ([]byte, error) {
@@ -340,6 +376,7 @@ func (r *recipe) renderDockerfile(b baseChoice) ([]byte, error) {
 		Base:        b.desc,
 		NodeVersion: r.pins.Node.Version,
 		NPMVersion:  r.pins.NPM.Version,
+		UVVersion:   r.pins.UV.Version,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render Dockerfile: %w", err)
@@ -460,11 +497,16 @@ func buildSandbox(ctx context.Context, cli client.APIClient, opts ImageOptions, 
 		}
 	}
 
+	uvWheel, err := b.downloadWheel(ctx, "uv "+r.pins.UV.Version, r.pins.UV.Wheels[a.node])
+	if err != nil {
+		return Image{}, err
+	}
+
 	base, err := b.base(ctx, a)
 	if err != nil {
 		return Image{}, err
 	}
-	if err := b.build(ctx, base, nodeTgz, node.npm, npmTgz); err != nil {
+	if err := b.build(ctx, base, nodeTgz, node.npm, npmTgz, uvWheel); err != nil {
 		return Image{}, err
 	}
 	img, ok, err := inspectSandbox(ctx, cli, r)
@@ -522,6 +564,23 @@ type sriHash struct {
 	alg  string
 	new  func() hash.Hash
 	want []byte
+}
+
+// downloadWheel fetches a pinned wheel into the build directory and
+// verifies it against its pinned sha256.
+func (b *imageBuild) downloadWheel(ctx context.Context, what string, p wheelPin) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, downloadTimeout)
+	defer cancel()
+	var file string
+	err := b.step("downloading "+what+" from "+p.URL, func() (string, error) {
+		f, n, err := fetchVerified(ctx, b.opts.HTTPClient, p.URL, p.integrity(), b.tmp)
+		if err != nil {
+			return "", fmt.Errorf("download %s: %w", what, err)
+		}
+		file = f
+		return mibString(n) + ", sha256 verified", nil
+	})
+	return file, err
 }
 
 // parseIntegrity parses a Subresource Integrity string as npm publishes it
@@ -661,8 +720,9 @@ func walkTgz(file string, fn func(*tar.Header, io.Reader) error) error {
 
 // writeBuildContext writes the build context tar: the Dockerfile and the
 // node/ tree the Dockerfile copies to /usr/local. npm comes from the node
-// package when it bundles it, else from npmTgz.
-func writeBuildContext(w io.Writer, dockerfile []byte, nodeTgz string, npmBundled bool, npmTgz string) error {
+// package when it bundles it, else from npmTgz; uv and its licence come
+// from the uv wheel (none when uvWheel is empty, in tests of the node part).
+func writeBuildContext(w io.Writer, dockerfile []byte, nodeTgz string, npmBundled bool, npmTgz, uvWheel string) error {
 	tw := tar.NewWriter(w)
 	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile)), ModTime: time.Unix(0, 0)}); err != nil {
 		return err
@@ -695,7 +755,51 @@ func writeBuildContext(w io.Writer, dockerfile []byte, nodeTgz string, npmBundle
 			return fmt.Errorf("build context from npm package: %w", err)
 		}
 	}
+	if uvWheel != "" {
+		if err := copyUV(tw, uvWheel); err != nil {
+			return fmt.Errorf("build context from uv wheel: %w", err)
+		}
+	}
 	return tw.Close()
+}
+
+// copyUV copies the uv program of a uv wheel (<name>.data/scripts/uv) to
+// node/bin/uv, and its licence files to node/share/doc/uv/.
+func copyUV(tw *tar.Writer, wheel string) error {
+	zr, err := zip.OpenReader(wheel)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	found := false
+	for _, f := range zr.File {
+		var name string
+		var mode int64 = 0o644
+		switch {
+		case strings.HasSuffix(f.Name, ".data/scripts/uv") && strings.Count(f.Name, "/") == 2:
+			name, mode, found = "node/bin/uv", 0o755, true
+		case strings.Contains(f.Name, ".dist-info/licenses/") && !strings.HasSuffix(f.Name, "/"):
+			name = "node/share/doc/uv/" + path.Base(f.Name)
+		default:
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return err
+		}
+		err = tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: mode, Size: int64(f.UncompressedSize64), ModTime: time.Unix(0, 0)})
+		if err == nil {
+			_, err = io.Copy(tw, io.LimitReader(rc, int64(f.UncompressedSize64)))
+		}
+		rc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if !found {
+		return errors.New("the wheel has no <name>.data/scripts/uv")
+	}
+	return nil
 }
 
 // copyTgz copies the entries of a package tarball that rename selects into
@@ -1080,7 +1184,7 @@ func writeRootfsTar(w io.Writer, root string, exclude []string) (int64, error) {
 }
 
 // build runs the classic builder on the rendered recipe and tags the result.
-func (b *imageBuild) build(ctx context.Context, base baseChoice, nodeTgz string, npmBundled bool, npmTgz string) error {
+func (b *imageBuild) build(ctx context.Context, base baseChoice, nodeTgz string, npmBundled bool, npmTgz, uvWheel string) error {
 	dockerfile, err := b.r.renderDockerfile(base)
 	if err != nil {
 		return err
@@ -1104,7 +1208,7 @@ func (b *imageBuild) build(ctx context.Context, base baseChoice, nodeTgz string,
 		pr, pw := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			err := writeBuildContext(pw, dockerfile, nodeTgz, npmBundled, npmTgz)
+			err := writeBuildContext(pw, dockerfile, nodeTgz, npmBundled, npmTgz, uvWheel)
 			pw.CloseWithError(err)
 			done <- err
 		}()

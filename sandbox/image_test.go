@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -533,7 +534,7 @@ func TestImageBuildContext(t *testing.T) {
 				t.Errorf("inspectNodePackage = %+v, want npm %v and size 3", pkg, tt.wantBundled)
 			}
 			var ctxTar bytes.Buffer
-			if err := writeBuildContext(&ctxTar, dockerfile, nodeTgz, pkg.npm, npmTgz); err != nil {
+			if err := writeBuildContext(&ctxTar, dockerfile, nodeTgz, pkg.npm, npmTgz, ""); err != nil {
 				t.Fatal(err)
 			}
 			if diff := imgDiff(tt.want, imgReadTar(t, &ctxTar)); diff != "" {
@@ -552,7 +553,7 @@ func TestImageBuildContext(t *testing.T) {
 		dir := t.TempDir()
 		evil := imgWriteFile(t, dir, "npm.tgz", imgMakeTgz(t, imgTgzEntry{name: "package/../../etc/passwd", mode: 0o644, body: "x"}))
 		nodeTgz := imgWriteFile(t, dir, "node.tgz", imgMakeTgz(t, nodeOnly...))
-		err := writeBuildContext(io.Discard, dockerfile, nodeTgz, false, evil)
+		err := writeBuildContext(io.Discard, dockerfile, nodeTgz, false, evil, "")
 		if err == nil || !strings.Contains(err.Error(), "leaves the package") {
 			t.Errorf("err = %v, want an entry-leaves-the-package error", err)
 		}
@@ -652,4 +653,49 @@ func imgDiff[T any](want, got T) string {
 		}
 	}
 	return fmt.Sprintf("-%#v\n+%#v", want, got)
+}
+
+// TestCopyUV takes uv out of a wheel into the build context, and refuses
+// a wheel without it.
+func TestCopyUV(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, files map[string]string) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw := zip.NewWriter(f)
+		for n, body := range files {
+			w, _ := zw.Create(n)
+			io.WriteString(w, body)
+		}
+		zw.Close()
+		f.Close()
+		return p
+	}
+	good := mk("uv.whl", map[string]string{"uv-0.13.9.data/scripts/uv": "ELF", "uv-0.13.9.data/scripts/uvx": "x",
+		"uv-0.13.9.dist-info/licenses/LICENSE-MIT": "MIT", "uv/__init__.py": ""})
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := copyUV(tw, good); err != nil {
+		t.Fatal(err)
+	}
+	tw.Close()
+	got := map[string]int64{}
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		got[h.Name] = h.Mode
+	}
+	if got["node/bin/uv"] != 0o755 || got["node/share/doc/uv/LICENSE-MIT"] != 0o644 || len(got) != 2 {
+		t.Errorf("context = %v, want node/bin/uv (0755) and its licence only", got)
+	}
+	bad := mk("bad.whl", map[string]string{"uv/__init__.py": ""})
+	if err := copyUV(tar.NewWriter(io.Discard), bad); err == nil {
+		t.Error("a wheel without scripts/uv was accepted")
+	}
 }
