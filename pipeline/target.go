@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/package-url/packageurl-go"
@@ -27,6 +28,10 @@ import (
 // ErrBadTarget is returned for a target that cannot be parsed.
 var ErrBadTarget = errors.New("invalid target")
 
+// pypiLikeRe is a bare Python requirement with a specifier, which is not
+// an npm target: NAME==1.2, NAME>=1.
+var pypiLikeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*\s*(==|~=|>=|<=|!=)`)
+
 // ErrUnsupported is returned for targets of another track or ecosystem.
 var ErrUnsupported = errors.New("unsupported target")
 
@@ -36,9 +41,14 @@ type Target struct {
 	Raw       string
 	Ecosystem string
 	Name      string
-	// Spec is the version, range or dist-tag asked for.
+	// Spec is the version, range or dist-tag asked for. For pypi it is
+	// what supplychain.(*PyPI).Resolve takes: "" for the latest release,
+	// "==VERSION" (or "===VERSION") for an exact one, else a PEP 440
+	// specifier set such as ">=1.2,<2".
 	Spec string
-	// File is the path of a local tarball target.
+	// File is the path of a local target: an npm tarball, or a wheel or
+	// sdist (Ecosystem "pypi", Name and Spec "==VERSION" from its
+	// metadata).
 	File string
 	// MCPRegistryName is set for a target named by its MCP registry name
 	// (registry:NAME[@VERSION], or a bare io.github.owner/server); Spec is
@@ -48,7 +58,11 @@ type Target struct {
 
 // ParseTarget accepts npm:NAME@VERSION (or a range or dist-tag),
 // pkg:npm/NAME@VERSION purls (scope as %40scope or @scope), and the path of
-// a local .tgz. A bare NAME@VERSION is taken as npm.
+// a local .tgz. A bare NAME@VERSION is taken as npm. PyPI targets are
+// pypi:NAME[SPECIFIERS], uvx:NAME[SPECIFIERS|@VERSION],
+// pkg:pypi/NAME[@VERSION] and local wheels and sdists (see pypitarget.go);
+// a .tar.gz is an sdist when it has PKG-INFO in its top directory, else
+// an npm tarball.
 func ParseTarget(s string) (Target, error) {
 	t := Target{Raw: s}
 	s = strings.TrimSpace(s)
@@ -57,9 +71,16 @@ func ParseTarget(s string) (Target, error) {
 		return t, fmt.Errorf("%w: empty target", ErrBadTarget)
 	case strings.HasPrefix(s, "pkg:"): // before the tarball case: a purl may end in .tgz
 		return parsePurl(t, s)
+	case strings.HasSuffix(s, ".whl"), strings.HasSuffix(s, ".zip"):
+		return parseLocalDist(t, s)
 	case strings.HasSuffix(s, ".tgz") || strings.HasSuffix(s, ".tar.gz"):
 		if _, err := os.Stat(s); err != nil {
 			return t, fmt.Errorf("%w: local tarball %s: %v", ErrBadTarget, s, err)
+		}
+		// .tar.gz is an npm tarball or a Python sdist: by content, an
+		// sdist has PKG-INFO in its top directory.
+		if strings.HasSuffix(s, ".tar.gz") && isSdist(s) {
+			return parseLocalDist(t, s)
 		}
 		t.Ecosystem, t.File = "npm", s
 		return t, nil
@@ -73,13 +94,17 @@ func ParseTarget(s string) (Target, error) {
 		// without an @scope.
 		return parseRegistryName(t, s)
 	case strings.HasPrefix(s, "pypi:"):
-		return t, fmt.Errorf("%w: PyPI targets are not supported yet (npm only)", ErrUnsupported)
+		return parsePyPIRequirement(t, "pypi", strings.TrimPrefix(s, "pypi:"))
+	case strings.HasPrefix(s, "uvx:"):
+		return parsePyPIRequirement(t, "uvx", strings.TrimPrefix(s, "uvx:"))
 	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
 		return t, fmt.Errorf("%w: %s looks like a remote endpoint; remote servers are another track with another rubric, and verifymcp scores packages only", ErrUnsupported, s)
 	case strings.HasPrefix(s, "npm:"):
 		s = strings.TrimPrefix(s, "npm:")
 	case strings.Contains(s, ":"):
-		return t, fmt.Errorf("%w: %q: unknown scheme (want npm:NAME@VERSION, pkg:npm/NAME@VERSION or a .tgz file)", ErrBadTarget, t.Raw)
+		return t, fmt.Errorf("%w: %q: unknown scheme (want npm:NAME@VERSION, pkg:npm/NAME@VERSION, pypi:NAME==VERSION, uvx:NAME, pkg:pypi/NAME@VERSION, a .tgz, a .whl or an sdist)", ErrBadTarget, t.Raw)
+	case pypiLikeRe.MatchString(s):
+		return t, fmt.Errorf("%w: %q looks like a Python requirement; write pypi:%s (a bare target is npm)", ErrBadTarget, t.Raw, s)
 	}
 	name, spec := splitNameSpec(s)
 	if err := supplychain.ValidNPMName(name); err != nil {
@@ -127,8 +152,11 @@ func parsePurl(t Target, s string) (Target, error) {
 	if err != nil {
 		return t, fmt.Errorf("%w: purl %q: %v", ErrBadTarget, s, err)
 	}
+	if p.Type == packageurl.TypePyPi {
+		return parsePyPIPurl(t, s, p)
+	}
 	if p.Type != packageurl.TypeNPM {
-		return t, fmt.Errorf("%w: purl type %q (npm only)", ErrUnsupported, p.Type)
+		return t, fmt.Errorf("%w: purl type %q (npm and pypi only)", ErrUnsupported, p.Type)
 	}
 	for _, q := range p.Qualifiers {
 		if q.Key == "repository_url" && publicNPMRegistry(q.Value) {

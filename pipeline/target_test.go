@@ -114,7 +114,7 @@ func TestParseTarget(t *testing.T) {
 			want: Target{Raw: "pkg:npm/left-pad@1.3.0%2Bbuild.5", Ecosystem: "npm", Name: "left-pad", Spec: "1.3.0+build.5"}},
 		{name: "purl type is case-insensitive", in: "pkg:NPM/left-pad@1.3.0",
 			want: Target{Raw: "pkg:NPM/left-pad@1.3.0", Ecosystem: "npm", Name: "left-pad", Spec: "1.3.0"}},
-		{name: "purl of another type", in: "pkg:pypi/mcp-server-fetch@2025.4.7", wantErr: ErrUnsupported},
+		{name: "purl of another type", in: "pkg:gem/rails@7.1.0", wantErr: ErrUnsupported, errHas: "npm and pypi only"},
 		{name: "purl without a name", in: "pkg:npm", wantErr: ErrBadTarget},
 		{name: "purl with an upper-case name", in: "pkg:npm/Left-Pad@1.3.0", wantErr: ErrBadTarget},
 		{name: "purl with a bad escape", in: "pkg:npm/%zz@1.0.0", wantErr: ErrBadTarget},
@@ -127,7 +127,8 @@ func TestParseTarget(t *testing.T) {
 		{name: "local .tgz that is missing", in: filepath.Join(dir, "missing.tgz"), wantErr: ErrBadTarget, errHas: "missing.tgz"},
 
 		// Other ecosystems and tracks.
-		{name: "pypi", in: "pypi:mcp-server-fetch==2025.4.7", wantErr: ErrUnsupported},
+		{name: "pypi (see TestParseTargetPyPI)", in: "pypi:mcp-server-fetch==2025.4.7",
+			want: Target{Raw: "pypi:mcp-server-fetch==2025.4.7", Ecosystem: "pypi", Name: "mcp-server-fetch", Spec: "==2025.4.7"}},
 		{name: "https endpoint", in: "https://mcp.example.com/mcp", wantErr: ErrUnsupported, errHas: "remote"},
 		{name: "http endpoint", in: "http://localhost:3000/sse", wantErr: ErrUnsupported, errHas: "remote"},
 		{name: "a client config file", in: "/home/alice/.cursor/mcp.json", wantErr: ErrBadTarget, errHas: "verifymcp config scan /home/alice/.cursor/mcp.json"},
