@@ -565,17 +565,51 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 		items[i] = item{Path: p.Path, Event: p.Event, Implicit: p.Implicit}
 	}
 	planJSON, _ := json.Marshal(items)
-	hc := hardened()
-	hc.NetworkMode = "none"
-	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
-	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
 	// The driver keeps the time budget itself, so that the script running
 	// when it ends is recorded as timed out with its output; the step's own
 	// timeout is a backstop for a driver that cannot.
 	cmd := []string{"node", "-e", scriptsDriver, string(planJSON), fmt.Sprint(timeout.Milliseconds())}
+	env := []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"}
+	var runs []scriptRun
+	var derr error
+	res, err := s.watchedStep(ctx, r, tree, cmd, env, timeout, w, func(res stepResult) ([]scriptWindow, map[string]bool) {
+		derr = decodeResult(res.Stdout, &runs)
+		declared := map[string]bool{}
+		var windows []scriptWindow
+		for i, p := range plan {
+			declared[p.Command] = true
+			if i < len(runs) && runs[i].Ran {
+				windows = append(windows, scriptWindow{Index: i, Package: p.Package, Start: time.UnixMilli(runs[i].StartedAt), End: time.UnixMilli(runs[i].EndedAt)})
+			}
+		}
+		return windows, declared
+	})
+	if err != nil {
+		return nil, false, "", err
+	}
+	if res.TimedOut {
+		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
+	}
+	if derr != nil {
+		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
+	}
+	return runs, false, "", nil
+}
+
+// watchedStep runs one step of package code in the install phase (npm's
+// lifecycle scripts, the builds of Python sdists) in the bounded tree with
+// no network, watched by w when it is not nil: the observer's namespaces,
+// the canary home, the tracer and the file comparison, as the script step
+// (evidence.PhaseScripts). attribute reads the step's result into the
+// windows in which each package's code ran and the command lines the
+// packages declare, which attribute the step's behaviour.
+func (s *Sandbox) watchedStep(ctx context.Context, r *run, tree string, cmd, env []string, timeout time.Duration, w *watch, attribute func(stepResult) ([]scriptWindow, map[string]bool)) (stepResult, error) {
+	hc := hardened()
+	hc.NetworkMode = "none"
+	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
+	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
 	mem := scriptMemory + s.opts.extraMemory(evidence.PhaseScripts, w != nil)
 	hc.Resources = container.Resources{Memory: mem, MemorySwap: mem, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
-	env := []string{"HOME=/tmp/home", "NPM_CONFIG_CACHE=/tmp/npm-cache", "NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=false"}
 	st := step{Part: "scripts", Host: hc, Timeout: timeout + scriptBackstop, MaxOut: 8 << 20, MaxErr: 8 << 10}
 	var (
 		released  time.Time
@@ -587,7 +621,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 	)
 	if w != nil {
 		w.hostConfig(hc, evidence.PhaseScripts)
-		env[0] = "HOME=" + homeDir
+		env = append([]string{"HOME=" + homeDir}, env[1:]...)
 		env = append(env, w.env(nil)...)
 		cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
 		st.OnCreated = w.seed
@@ -614,18 +648,11 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 	st.Config = &container.Config{Image: s.opts.Image, User: sandboxUser, Env: env, WorkingDir: treeDir, Cmd: cmd}
 	res, err := r.runStep(ctx, st)
 	if err != nil {
-		return nil, false, "", err
+		return res, err
 	}
-	var runs []scriptRun
-	derr := decodeResult(res.Stdout, &runs)
+	windows, declared := attribute(res)
 	if w != nil {
-		declared := map[string]bool{}
-		for i, p := range plan {
-			declared[p.Command] = true
-			if i < len(runs) && runs[i].Ran {
-				w.windows = append(w.windows, scriptWindow{Index: i, Package: p.Package, Start: time.UnixMilli(runs[i].StartedAt), End: time.UnixMilli(runs[i].EndedAt)})
-			}
-		}
+		w.windows = append(w.windows, windows...)
 		w.declared = declared
 		w.scriptsWin = [2]time.Time{released, released.Add(watched)}
 		for i := range w.b.Files {
@@ -636,13 +663,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 		w.scriptsWatch = evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus, Disk: disk}
 		addDropped(&w.scriptsWatch, "file", fileDrops)
 	}
-	if res.TimedOut {
-		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
-	}
-	if derr != nil {
-		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
-	}
-	return runs, false, "", nil
+	return res, nil
 }
 
 // chooseBin picks the entry point by a fixed rule, documented in the README:
