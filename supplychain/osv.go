@@ -26,6 +26,7 @@ import (
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/packagelockjson"
 	"github.com/google/osv-scalibr/inventory"
 	scalibrconfig "github.com/google/osv-scalibr/plugin/config"
+	"github.com/google/osv-scalibr/purl"
 	osvpb "github.com/ossf/osv-schema/bindings/go/osvschema"
 	"osv.dev/bindings/go/osvdev"
 
@@ -47,9 +48,11 @@ type OSVOptions struct {
 	// mirror must serve /v1/querybatch and /v1/vulns/{id} below it.
 	Endpoint string
 	// OfflineDB, when set, is the directory of osv-scanner's local
-	// database (what osv-scanner's --local-db-path names, holding
-	// osv-scalibr/npm/all.zip): the scan then matches locally and makes no
-	// network request at all. Endpoint, Cache and Retry are not used.
+	// database (what osv-scanner's --local-db-path names, holding one
+	// osv-scalibr/<ecosystem>/all.zip per ecosystem: npm/all.zip for a
+	// package-lock.json, PyPI/all.zip for a pylock.toml): the scan then
+	// matches locally and makes no network request at all. Endpoint,
+	// Cache and Retry are not used.
 	OfflineDB string
 	// Cache stores answers for TTL; nil or a TTL of zero stores nothing.
 	Cache Cache
@@ -65,9 +68,11 @@ type OSVOptions struct {
 }
 
 // OSV asks OSV which advisories affect the packages of an installed npm
-// tree. It uses osv-scanner's own building blocks (osv-scalibr's
+// or Python tree. It uses osv-scanner's own building blocks (osv-scalibr's
 // package-lock.json extractor and its vulnmatch enrichers, osv.dev's Go
-// client), so it sees the tree and matches versions as osv-scanner does.
+// client), so it sees the tree and matches versions as osv-scanner does;
+// a pylock.toml is read as osv-scalibr's pylock extractor reads it (see
+// extractPylockPackages).
 type OSV struct {
 	opts     OSVOptions
 	endpoint string
@@ -112,9 +117,23 @@ func NewOSV(opts OSVOptions) *OSV {
 // "offline-db:<directory>".
 func (o *OSV) Endpoint() string { return o.endpoint }
 
-// Scan queries OSV for every package of lockfile, an npm package-lock.json
-// (lockfileVersion 1, 2 or 3) in which the scanned package target is
-// installed at node_modules/<target>, or linked from there (a workspace).
+// Scan queries OSV for every package of lockfile, which is one of:
+//
+//   - an npm package-lock.json (lockfileVersion 1, 2 or 3) in which the
+//     scanned package target is installed at node_modules/<target>, or
+//     linked from there (a workspace): its packages are asked about in the
+//     npm ecosystem, and Direct marks the target and the dependencies it
+//     resolves to;
+//   - a PEP 751 pylock.toml (lock-version 1, as `uv pip compile -o
+//     pylock.toml` writes it) that lists target (any spelling of the
+//     project name; compared in PEP 503 form): its packages are asked
+//     about in the PyPI ecosystem. Such a lock has no dependency graph, so
+//     the roles are only target and tree: the target is Target and
+//     Direct, every other package has Direct false, meaning "in the tree"
+//     (direct or transitive), not "transitive".
+//
+// Which one it is is told by content (a JSON object, or TOML with
+// lock-version).
 // A failed query is ErrUnavailable, never an empty answer; a lockfile
 // without packages, or one that holds the target without a version, is
 // ErrNotApplicable; anything else is our own failure.
@@ -126,20 +145,42 @@ func (o *OSV) Scan(ctx context.Context, lockfile []byte, target string) (*eviden
 	if len(bytes.TrimSpace(lockfile)) == 0 {
 		return nil, fetch, fmt.Errorf("osv: empty lockfile: %w", ErrNotApplicable)
 	}
-	tree, err := parseOSVLockfile(lockfile)
-	if err != nil {
-		return nil, fetch, err
-	}
-	inv, err := extractOSVPackages(ctx, lockfile)
-	if err != nil {
-		return nil, fetch, err
-	}
-	if len(inv.Packages) == 0 {
-		return nil, fetch, fmt.Errorf("osv: lockfile lists no installed package: %w", ErrNotApplicable)
-	}
-	roles, err := tree.roles(target)
-	if err != nil {
-		return nil, fetch, err
+	var (
+		inv   *inventory.Inventory
+		roles osvRoles
+		eco   string
+	)
+	switch detectLockfile(lockfile) {
+	case lockNPM:
+		tree, err := parseOSVLockfile(lockfile)
+		if err != nil {
+			return nil, fetch, err
+		}
+		if inv, err = extractOSVPackages(ctx, lockfile); err != nil {
+			return nil, fetch, err
+		}
+		if len(inv.Packages) == 0 {
+			return nil, fetch, fmt.Errorf("osv: lockfile lists no installed package: %w", ErrNotApplicable)
+		}
+		if roles, err = tree.roles(target); err != nil {
+			return nil, fetch, err
+		}
+		eco = osvEcosystemNPM
+	case lockPylock:
+		l, err := parsePylock(lockfile)
+		if err != nil {
+			return nil, fetch, err
+		}
+		inv = extractPylockPackages(l)
+		if roles, err = l.roles(target); err != nil {
+			if len(inv.Packages) == 0 && !errors.Is(err, ErrNotApplicable) {
+				return nil, fetch, fmt.Errorf("osv: pylock.toml lists no installed package: %w", ErrNotApplicable)
+			}
+			return nil, fetch, err
+		}
+		eco = osvEcosystemPyPI
+	default:
+		return nil, fetch, errors.New("osv: the lockfile is neither an npm package-lock.json (JSON) nor a pylock.toml (TOML with lock-version)")
 	}
 	keys := make([]string, 0, len(inv.Packages))
 	for _, p := range inv.Packages {
@@ -149,12 +190,13 @@ func (o *OSV) Scan(ctx context.Context, lockfile []byte, target string) (*eviden
 	keys = slices.Compact(keys)
 
 	var ans *osvAnswer
+	var err error
 	source := "api"
 	if o.opts.OfflineDB != "" {
 		source = "offline-db"
-		ans, err = o.matchOffline(ctx, inv)
+		ans, err = o.matchOffline(ctx, inv, eco)
 	} else {
-		ans, fetch.Cached, err = o.matchAPI(ctx, inv, keys)
+		ans, fetch.Cached, err = o.matchAPI(ctx, inv, eco, keys)
 	}
 	if err != nil {
 		return nil, fetch, err
@@ -163,12 +205,19 @@ func (o *OSV) Scan(ctx context.Context, lockfile []byte, target string) (*eviden
 	res := &evidence.OSVResult{Source: source, Packages: len(keys), Vulnerabilities: make([]evidence.Vulnerability, 0, len(ans.Vulns))}
 	for _, v := range ans.Vulns {
 		key := v.Package + "@" + v.Version
-		v.Target = key == roles.target
+		v.Target = key == roles.target || roles.targets[key]
 		v.Direct = v.Target || roles.direct[key]
 		res.Vulnerabilities = append(res.Vulnerabilities, v)
 	}
 	return res, fetch, nil
 }
+
+// The OSV ecosystems a lockfile's packages belong to, as OSV spells them
+// (and as osv-scanner names the folders of its offline database).
+const (
+	osvEcosystemNPM  = "npm"
+	osvEcosystemPyPI = "PyPI"
+)
 
 // osvAnswer is what OSV said about a set of packages, before the roles of
 // the packages in one tree are known; it is the cached value.
@@ -177,8 +226,14 @@ type osvAnswer struct {
 	Vulns     []evidence.Vulnerability `json:"vulns"`
 }
 
-func (o *OSV) matchAPI(ctx context.Context, inv *inventory.Inventory, keys []string) (*osvAnswer, bool, error) {
-	cacheKey := CacheKey(append([]string{osvCacheVersion, o.endpoint}, keys...)...)
+func (o *OSV) matchAPI(ctx context.Context, inv *inventory.Inventory, eco string, keys []string) (*osvAnswer, bool, error) {
+	parts := []string{osvCacheVersion, o.endpoint}
+	if eco != osvEcosystemNPM {
+		// npm's keys stay as they were; another ecosystem's packages of
+		// the same name@version are another question.
+		parts = append(parts, "ecosystem:"+eco)
+	}
+	cacheKey := CacheKey(append(parts, keys...)...)
 	if o.opts.Cache != nil && !o.opts.Refresh {
 		if ans, ok := o.cached(ctx, cacheKey); ok {
 			return ans, true, nil
@@ -239,19 +294,20 @@ func (o *OSV) cached(ctx context.Context, key string) (*osvAnswer, bool) {
 	return &ans, true
 }
 
-// osvOfflineZip is where osv-scanner v2 keeps the npm database below its
-// local database directory (osv-scalibr's osvlocal enricher adds the
-// "osv-scalibr" folder; osv-scanner's older documentation says
-// "osv-scanner").
-func osvOfflineZip(dir string) string {
-	return filepath.Join(dir, "osv-scalibr", "npm", "all.zip")
+// osvOfflineZip is where osv-scanner v2 keeps an ecosystem's database
+// below its local database directory: one folder per OSV ecosystem name
+// (npm/all.zip, PyPI/all.zip), as osv.dev exports them (osv-scalibr's
+// osvlocal enricher adds the "osv-scalibr" folder; osv-scanner's older
+// documentation says "osv-scanner").
+func osvOfflineZip(dir, eco string) string {
+	return filepath.Join(dir, "osv-scalibr", eco, "all.zip")
 }
 
-func (o *OSV) matchOffline(ctx context.Context, inv *inventory.Inventory) (*osvAnswer, error) {
-	zip := osvOfflineZip(o.opts.OfflineDB)
+func (o *OSV) matchOffline(ctx context.Context, inv *inventory.Inventory, eco string) (*osvAnswer, error) {
+	zip := osvOfflineZip(o.opts.OfflineDB, eco)
 	st, err := os.Stat(zip)
 	if err != nil {
-		return nil, fmt.Errorf("osv offline db: %w (osv-scanner's layout is <dir>/osv-scalibr/npm/all.zip, as `osv-scanner --offline-vulnerabilities --download-offline-databases --local-db-path <dir>` writes it)", err)
+		return nil, fmt.Errorf("osv offline db: %w (osv-scanner's layout is <dir>/osv-scalibr/%s/all.zip, as `osv-scanner --offline-vulnerabilities --download-offline-databases --local-db-path <dir>` writes it)", err, eco)
 	}
 	cfg := &scalibrconfig.PluginConfig{
 		ProtoConfig: &cpb.PluginConfig{PluginSpecific: []*cpb.PluginSpecificConfig{{
@@ -433,6 +489,9 @@ func (l *osvLockfile) addV1(parent string, deps map[string]osvLockV1Dependency) 
 type osvRoles struct {
 	target string
 	direct map[string]bool
+	// targets holds every version of the target when a lock may hold
+	// more than one (pylock.toml); nil for npm, whose target is one entry.
+	targets map[string]bool
 }
 
 // roles finds the target at node_modules/<target> and resolves each of its
@@ -538,7 +597,7 @@ func osvVulnerabilities(pvs []*inventory.PackageVuln) ([]evidence.Vulnerability,
 			continue
 		}
 		seen[k] = true
-		out = append(out, osvVulnerability(v, pv.Package.Name, pv.Package.Version))
+		out = append(out, osvVulnerability(v, osvPackageEcosystem(pv.Package), pv.Package.Name, pv.Package.Version))
 	}
 	slices.SortFunc(out, func(a, b evidence.Vulnerability) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
@@ -552,7 +611,7 @@ func osvVulnerabilities(pvs []*inventory.PackageVuln) ([]evidence.Vulnerability,
 	return out, nil
 }
 
-func osvVulnerability(v *osvpb.Vulnerability, name, version string) evidence.Vulnerability {
+func osvVulnerability(v *osvpb.Vulnerability, eco, name, version string) evidence.Vulnerability {
 	out := evidence.Vulnerability{
 		ID:      v.GetId(),
 		Aliases: append([]string{}, v.GetAliases()...),
@@ -566,11 +625,16 @@ func osvVulnerability(v *osvpb.Vulnerability, name, version string) evidence.Vul
 
 	severities := slices.Clone(v.GetSeverity())
 	for _, a := range v.GetAffected() {
-		if !osvAffects(a, name) {
+		if !osvAffects(a, eco, name) {
 			continue
 		}
 		severities = append(severities, a.GetSeverity()...)
 		for _, r := range a.GetRanges() {
+			// A GIT range's events are commits (PYSEC records carry one
+			// next to the ECOSYSTEM range), not versions to upgrade to.
+			if r.GetType() == osvpb.Range_GIT {
+				continue
+			}
 			for _, e := range r.GetEvents() {
 				if f := e.GetFixed(); f != "" && !slices.Contains(out.Fixed, f) {
 					out.Fixed = append(out.Fixed, f)
@@ -578,7 +642,11 @@ func osvVulnerability(v *osvpb.Vulnerability, name, version string) evidence.Vul
 			}
 		}
 	}
-	slices.SortFunc(out.Fixed, compareVersions)
+	if eco == osvEcosystemPyPI {
+		slices.SortFunc(out.Fixed, comparePEP440)
+	} else {
+		slices.SortFunc(out.Fixed, compareVersions)
+	}
 	out.Score, out.Severity = osvHighestScore(severities)
 	if out.Score == 0 {
 		out.Severity = osvDatabaseRating(v)
@@ -586,8 +654,45 @@ func osvVulnerability(v *osvpb.Vulnerability, name, version string) evidence.Vul
 	return out
 }
 
-func osvAffects(a *osvpb.Affected, name string) bool {
-	return strings.EqualFold(a.GetPackage().GetEcosystem(), "npm") && a.GetPackage().GetName() == name
+// osvAffects reports whether an affected entry names the package: same
+// ecosystem, and the same name (PyPI names compared in PEP 503 form, as
+// OSV matches them).
+func osvAffects(a *osvpb.Affected, eco, name string) bool {
+	if !strings.EqualFold(a.GetPackage().GetEcosystem(), eco) {
+		return false
+	}
+	if eco == osvEcosystemPyPI {
+		return NormalizePyPIName(a.GetPackage().GetName()) == NormalizePyPIName(name)
+	}
+	return a.GetPackage().GetName() == name
+}
+
+// osvPackageEcosystem is the OSV ecosystem of an extracted package.
+func osvPackageEcosystem(p *extractor.Package) string {
+	if p.PURLType == purl.TypePyPi {
+		return osvEcosystemPyPI
+	}
+	return osvEcosystemNPM
+}
+
+// comparePEP440 orders PEP 440 versions by precedence, and anything else
+// after them as text.
+func comparePEP440(a, b string) int {
+	va, errA := parsePEP440(a)
+	vb, errB := parsePEP440(b)
+	switch {
+	case errA == nil && errB == nil:
+		if c := va.compare(vb); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	default:
+		return strings.Compare(a, b)
+	}
 }
 
 // osvDatabaseRating is the rating the source database gives (GitHub's

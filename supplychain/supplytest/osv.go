@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,7 +214,7 @@ func (o *OSV) querybatch(w http.ResponseWriter, r *http.Request) {
 	for _, q := range body.Queries {
 		var refs []vulnRef
 		for _, id := range o.ids {
-			if rec := o.parsed[id]; q.Package.Ecosystem == "npm" && osvAffects(rec, q.Package.Name, q.Version) {
+			if rec := o.parsed[id]; osvAffects(rec, q.Package.Ecosystem, q.Package.Name, q.Version) {
 				refs = append(refs, vulnRef{ID: rec.ID, Modified: rec.Modified})
 			}
 		}
@@ -241,27 +243,42 @@ func (o *OSV) vuln(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// osvAffects evaluates a record for one npm package version as the OSV
-// schema describes: the listed versions, or a range's events in version
-// order, where introduced opens, fixed closes at its version and
-// last_affected closes after it.
-func osvAffects(rec osvRecord, name, version string) bool {
+// osvAffects evaluates a record for one package version of an ecosystem
+// (npm or PyPI) as the OSV schema describes: the listed versions, or a
+// range's events in version order, where introduced opens, fixed closes
+// at its version and last_affected closes after it. PyPI names are
+// compared in PEP 503 form, as osv.dev does.
+func osvAffects(rec osvRecord, eco, name, version string) bool {
 	if rec.Withdrawn != "" {
 		return false
 	}
-	v, err := semver.StrictNewVersion(version)
-	if err != nil {
+	var parse func(string) (osvVersion, bool)
+	switch eco {
+	case "npm":
+		parse = parseSemver
+	case "PyPI":
+		parse = parsePEP440
+		name = pep503(name)
+	default:
+		return false
+	}
+	v, ok := parse(version)
+	if !ok {
 		return false
 	}
 	for _, af := range rec.Affected {
-		if af.Package.Ecosystem != "npm" || af.Package.Name != name {
+		recName := af.Package.Name
+		if eco == "PyPI" {
+			recName = pep503(recName)
+		}
+		if af.Package.Ecosystem != eco || recName != name {
 			continue
 		}
 		if slices.Contains(af.Versions, version) {
 			return true
 		}
 		for _, rg := range af.Ranges {
-			if (rg.Type == "SEMVER" || rg.Type == "ECOSYSTEM") && osvInRange(rg.Events, v) {
+			if (rg.Type == "SEMVER" || rg.Type == "ECOSYSTEM") && osvInRange(rg.Events, v, parse) {
 				return true
 			}
 		}
@@ -269,10 +286,112 @@ func osvAffects(rec osvRecord, name, version string) bool {
 	return false
 }
 
-func osvInRange(events []map[string]string, v *semver.Version) bool {
+// osvVersion is a parsed version of one ecosystem.
+type osvVersion interface {
+	compare(osvVersion) int
+}
+
+type semverVersion struct{ v *semver.Version }
+
+func (a semverVersion) compare(b osvVersion) int { return a.v.Compare(b.(semverVersion).v) }
+
+func parseSemver(s string) (osvVersion, bool) {
+	v, err := semver.StrictNewVersion(s)
+	if err != nil {
+		return nil, false
+	}
+	return semverVersion{v}, true
+}
+
+// pep440Version is the part of PEP 440 the records need: the release
+// segments, one pre-release (a, b, rc), a post-release and a development
+// release. It is written here, not taken from the supplychain package, so
+// the fake and the client do not share a version comparison.
+type pep440Version struct {
+	release        []int
+	preRank, preN  int // preRank: 0 a, 1 b, 2 rc, 3 none
+	post, dev      int // -1 when absent
+	devOnlyRelease bool
+}
+
+var pep440Re = regexp.MustCompile(`^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc)(\d*))?(?:[-_.]?post(\d*))?(?:[-_.]?dev(\d*))?$`)
+
+func parsePEP440(s string) (osvVersion, bool) {
+	m := pep440Re.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
+	if m == nil {
+		return nil, false
+	}
+	v := pep440Version{preRank: 3, post: -1, dev: -1}
+	for _, p := range strings.Split(m[1], ".") {
+		n, _ := strconv.Atoi(p)
+		v.release = append(v.release, n)
+	}
+	if m[2] != "" {
+		v.preRank = map[string]int{"a": 0, "b": 1, "rc": 2}[m[2]]
+		v.preN, _ = strconv.Atoi(m[3])
+	}
+	if strings.Contains(s, "post") {
+		v.post, _ = strconv.Atoi(m[4])
+	}
+	if strings.Contains(s, "dev") {
+		v.dev, _ = strconv.Atoi(m[5])
+		// 1.0.dev1 sorts before 1.0a1.
+		v.devOnlyRelease = m[2] == "" && m[4] == ""
+	}
+	return v, true
+}
+
+func (a pep440Version) compare(o osvVersion) int {
+	b := o.(pep440Version)
+	for i := range max(len(a.release), len(b.release)) {
+		x, y := 0, 0
+		if i < len(a.release) {
+			x = a.release[i]
+		}
+		if i < len(b.release) {
+			y = b.release[i]
+		}
+		if c := cmp.Compare(x, y); c != 0 {
+			return c
+		}
+	}
+	rank := func(v pep440Version) int {
+		if v.devOnlyRelease {
+			return -1
+		}
+		return v.preRank
+	}
+	if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.preN, b.preN); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.post, b.post); c != 0 {
+		return c
+	}
+	// No dev segment sorts after any dev segment.
+	da, db := a.dev, b.dev
+	if da < 0 {
+		da = math.MaxInt
+	}
+	if db < 0 {
+		db = math.MaxInt
+	}
+	return cmp.Compare(da, db)
+}
+
+var pep503Runs = regexp.MustCompile(`[-_.]+`)
+
+// pep503 is a project name's normal form.
+func pep503(name string) string {
+	return strings.ToLower(pep503Runs.ReplaceAllString(name, "-"))
+}
+
+func osvInRange(events []map[string]string, v osvVersion, parse func(string) (osvVersion, bool)) bool {
 	type event struct {
 		kind string
-		at   *semver.Version // nil for introduced "0"
+		at   osvVersion // nil for introduced "0"
 	}
 	var evs []event
 	for _, e := range events {
@@ -281,11 +400,11 @@ func osvInRange(events []map[string]string, v *semver.Version) bool {
 				evs = append(evs, event{kind: kind})
 				continue
 			}
-			sv, err := semver.StrictNewVersion(at)
-			if err != nil {
+			pv, ok := parse(at)
+			if !ok {
 				continue
 			}
-			evs = append(evs, event{kind: kind, at: sv})
+			evs = append(evs, event{kind: kind, at: pv})
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b event) int {
@@ -297,21 +416,21 @@ func osvInRange(events []map[string]string, v *semver.Version) bool {
 		case b.at == nil:
 			return 1
 		}
-		return a.at.Compare(b.at)
+		return a.at.compare(b.at)
 	})
 	affected := false
 	for _, e := range evs {
 		switch e.kind {
 		case "introduced":
-			if e.at == nil || !v.LessThan(e.at) {
+			if e.at == nil || v.compare(e.at) >= 0 {
 				affected = true
 			}
 		case "fixed":
-			if !v.LessThan(e.at) {
+			if v.compare(e.at) >= 0 {
 				affected = false
 			}
 		case "last_affected":
-			if v.GreaterThan(e.at) {
+			if v.compare(e.at) > 0 {
 				affected = false
 			}
 		}
@@ -320,21 +439,59 @@ func osvInRange(events []map[string]string, v *semver.Version) bool {
 }
 
 // OfflineDBZip is where osv-scanner's local database keeps the npm
-// records below its directory.
+// records below its directory; OfflineDBZipFor names any ecosystem's.
 const OfflineDBZip = "osv-scalibr/npm/all.zip"
 
+// OfflineDBZipFor is where osv-scanner's local database keeps the records
+// of an OSV ecosystem ("npm", "PyPI") below its directory.
+func OfflineDBZipFor(ecosystem string) string {
+	return "osv-scalibr/" + ecosystem + "/all.zip"
+}
+
 // WriteOfflineDB writes osv-scanner's local database layout below dir:
-// dir/osv-scalibr/npm/all.zip, a zip of one OSV JSON file per record at its
-// root, as the osv-vulnerabilities bucket serves it, modified at mtime (the
-// time the client reports as fetched). Nil records means the recorded ones
-// (OSVRecords).
-func WriteOfflineDB(dir string, records map[string][]byte, mtime time.Time) (err error) {
+// one dir/osv-scalibr/<ecosystem>/all.zip per ecosystem the records'
+// affected entries name (npm and PyPI for the recorded ones), each a zip
+// of one OSV JSON file per record at its root, as osv.dev's
+// osv-vulnerabilities bucket serves them (a record affecting two
+// ecosystems is in both), modified at mtime (the time the client reports
+// as fetched). The npm zip is always written, empty if no record names
+// npm. Nil records means the recorded ones (OSVRecords).
+func WriteOfflineDB(dir string, records map[string][]byte, mtime time.Time) error {
 	if records == nil {
+		var err error
 		if records, err = OSVRecords(); err != nil {
 			return err
 		}
 	}
-	p := filepath.Join(dir, filepath.FromSlash(OfflineDBZip))
+	byEco := map[string]map[string][]byte{"npm": {}}
+	for id, b := range records {
+		var r osvRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("supplytest: offline db: record %s: %w", id, err)
+		}
+		ecos := map[string]bool{}
+		for _, af := range r.Affected {
+			ecos[af.Package.Ecosystem] = true
+		}
+		if len(ecos) == 0 {
+			ecos["npm"] = true
+		}
+		for eco := range ecos {
+			if byEco[eco] == nil {
+				byEco[eco] = map[string][]byte{}
+			}
+			byEco[eco][id] = b
+		}
+	}
+	for _, eco := range slices.Sorted(maps.Keys(byEco)) {
+		if err := writeOfflineZip(filepath.Join(dir, filepath.FromSlash(OfflineDBZipFor(eco))), byEco[eco], mtime); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeOfflineZip(p string, records map[string][]byte, mtime time.Time) (err error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("supplytest: offline db: %w", err)
 	}

@@ -148,6 +148,22 @@ func TestWriteOfflineDB(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("zip holds %v, want %v", names, want)
 	}
+
+	// The PyPI records go to their own ecosystem's zip, as osv.dev
+	// exports them.
+	pz, err := zip.OpenReader(filepath.Join(dir, filepath.FromSlash(supplytest.OfflineDBZipFor("PyPI"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pz.Close()
+	names = nil
+	for _, f := range pz.File {
+		names = append(names, f.Name)
+	}
+	want = []string{"GHSA-j8r2-6x86-q33q.json", "GHSA-mh33-7rrq-662w.json", "GHSA-x84v-xcm2-53pg.json", "PYSEC-2023-74.json"}
+	if !slices.Equal(names, want) {
+		t.Errorf("PyPI zip holds %v, want %v", names, want)
+	}
 }
 
 func TestSocket(t *testing.T) {
