@@ -116,6 +116,10 @@ func (s *Socket) Endpoint() string { return s.endpoint }
 // Scan asks Socket about the scanned package and its installed tree. purls
 // holds the package URL of the scanned package first, then those of the
 // tree (repeats are dropped); target names the scanned package in errors.
+// npm (pkg:npm/...) and PyPI (pkg:pypi/..., as PyPIPurl and PyPITreePurls
+// write them) are both asked about; a PyPI artifact is matched to its purl
+// by the PEP 503 form of its name, so Socket's spelling of a project does
+// not matter, and its alerts name the package in that form.
 // When purls is empty and target is a package URL, it alone is asked
 // about. Every alert on any package is kept, with its package and version;
 // Scores are the scanned package's.
@@ -177,15 +181,21 @@ func (s *Socket) Scan(ctx context.Context, target string, purls []string) (*evid
 	return res, fetch, nil
 }
 
-// socketPurls drops empty and repeated purls, keeping the order.
+// socketPurls drops empty and repeated purls, keeping the order. A pypi
+// purl repeats another when it names the same project (PEP 503 form) and
+// version however it is spelled; other purls repeat only when identical.
 func socketPurls(purls []string) []string {
 	out := make([]string, 0, len(purls))
 	seen := map[string]bool{}
 	for _, p := range purls {
-		if p == "" || seen[p] {
+		k := p
+		if strings.HasPrefix(strings.ToLower(p), "pkg:pypi/") {
+			k = purlKey(p)
+		}
+		if p == "" || seen[k] {
 			continue
 		}
-		seen[p] = true
+		seen[k] = true
 		out = append(out, p)
 	}
 	return out
@@ -402,8 +412,12 @@ func (sc *socketScore) scores() map[string]float64 {
 }
 
 // artifactName is the package name as its ecosystem writes it
-// (@scope/name for scoped npm packages).
+// (@scope/name for scoped npm packages; a PyPI project in its PEP 503
+// form, as the OSV evidence names it).
 func artifactName(a socketArtifact) string {
+	if strings.EqualFold(a.Type, "pypi") {
+		return NormalizePyPIName(a.Name)
+	}
 	ns := a.Namespace
 	if ns == "" {
 		return a.Name
@@ -415,9 +429,15 @@ func artifactName(a socketArtifact) string {
 }
 
 // artifactKey and purlKey give the same string for an artifact and the
-// purl that names it: type/name@version, name unescaped.
+// purl that names it: type/name@version, name unescaped; a pypi name in
+// PEP 503 form and its version in lower case, so every spelling of a
+// project and release gives one key.
 func artifactKey(a socketArtifact) string {
-	return strings.ToLower(a.Type) + "/" + artifactName(a) + "@" + a.Version
+	typ, version := strings.ToLower(a.Type), a.Version
+	if typ == "pypi" {
+		version = strings.ToLower(version)
+	}
+	return typ + "/" + artifactName(a) + "@" + version
 }
 
 func purlKey(p string) string {
@@ -439,7 +459,11 @@ func purlKey(p string) string {
 	if v, err := url.PathUnescape(version); err == nil {
 		version = v
 	}
-	return strings.ToLower(typ) + "/" + path + "@" + version
+	typ = strings.ToLower(typ)
+	if typ == "pypi" {
+		path, version = NormalizePyPIName(path), strings.ToLower(version)
+	}
+	return typ + "/" + path + "@" + version
 }
 
 // socketErrorMessage returns ": message" from Socket's error body

@@ -13,8 +13,8 @@ import (
 )
 
 // Socket is a fake Socket API on loopback: POST /v0/purl with the key as
-// the basic-auth user, a JSON body of components, and a newline-delimited
-// answer built from the recorded artifacts in
+// the basic-auth user, a JSON body of components (npm and pypi purls), and
+// a newline-delimited answer built from the recorded artifacts in
 // supplychain/testdata/socket/*.ndjson. A purl it does not know gets a
 // purlError frame when purlErrors=true is asked for. A missing or wrong key
 // gets 401, another path 404, each with Socket's error body.
@@ -72,6 +72,9 @@ func NewSocket(key string) *Socket {
 			version, _ := a["version"].(string)
 			if ns, ok := a["namespace"].(string); ok && ns != "" {
 				name = ns + "/" + name
+			}
+			if typ, _ := a["type"].(string); typ == "pypi" {
+				name = "pypi/" + pep503(name)
 			}
 			s.artifacts[name+"@"+version] = a
 		}
@@ -181,8 +184,17 @@ func (s *Socket) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// socketPurlName turns pkg:npm/%40scope/name@1.0.0 into @scope/name@1.0.0.
+// socketPurlName turns pkg:npm/%40scope/name@1.0.0 into
+// @scope/name@1.0.0, and pkg:pypi/Some_Name@1.0 into pypi/some-name@1.0
+// (Socket finds a PyPI project under any spelling of its name).
 func socketPurlName(purl string) string {
+	if rest, ok := strings.CutPrefix(purl, "pkg:pypi/"); ok {
+		name, version, _ := strings.Cut(rest, "@")
+		if v, err := url.PathUnescape(version); err == nil {
+			version = v
+		}
+		return "pypi/" + pep503(name) + "@" + version
+	}
 	p := strings.TrimPrefix(purl, "pkg:npm/")
 	if u, err := url.PathUnescape(p); err == nil {
 		p = u
