@@ -382,8 +382,13 @@ func (g *globals) newResolving(f *scanFlags, rb *rubric.Rubric) (*scanConfig, er
 		return nil, err
 	}
 	registry := pick(f.registry, os.Getenv("VERIFYMCP_NPM_REGISTRY"), cfg.Registry, supplychain.DefaultNPMRegistry)
+	indexURL, err := checkIndexURL(pick(f.indexURL, os.Getenv("VERIFYMCP_INDEX_URL"), cfg.IndexURL, supplychain.DefaultPyPIIndex))
+	if err != nil {
+		return nil, err
+	}
 	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version, Rubric: rb,
-		MCPRegistry: supplychain.NewMCPRegistry(httpClient(ca, 60*time.Second), pick(f.mcpRegistry, os.Getenv("VERIFYMCP_MCP_REGISTRY"), cfg.MCPRegistry))}
+		MCPRegistry: supplychain.NewMCPRegistry(httpClient(ca, 60*time.Second), pick(f.mcpRegistry, os.Getenv("VERIFYMCP_MCP_REGISTRY"), cfg.MCPRegistry)),
+		PyPI:        supplychain.NewPyPI(httpClient(ca, 60*time.Second), indexURL)}
 	return &scanConfig{p: p, ca: ca, sup: sup, registry: registry}, nil
 }
 

@@ -31,8 +31,11 @@ type fileConfig struct {
 	// MCPRegistry is the MCP registry API for targets named by their
 	// registry name.
 	MCPRegistry string `yaml:"mcp_registry"`
-	CABundle    string `yaml:"ca_bundle"`
-	OSV         struct {
+	// IndexURL is the Python package index of pypi targets (its base URL,
+	// where /pypi/NAME/json is served).
+	IndexURL string `yaml:"index_url"`
+	CABundle string `yaml:"ca_bundle"`
+	OSV      struct {
 		Endpoint  string `yaml:"endpoint"`
 		OfflineDB string `yaml:"offline_db"`
 	} `yaml:"osv"`
@@ -116,6 +119,42 @@ func loadConfig(flag string) (*fileConfig, string, error) {
 // dsnHasSecret reports whether a DSN may hold a password.
 func dsnHasSecret(dsn string) bool {
 	return strings.Contains(dsn, "@") || strings.Contains(dsn, "password")
+}
+
+// checkIndexURL checks the Python package index URL (from --index-url,
+// VERIFYMCP_INDEX_URL or the config file's index_url) and returns it
+// without a trailing slash.
+func checkIndexURL(s string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", usagef("--index-url %q: %s (e.g. %s, or a mirror's base such as https://devpi.example.com/root/pypi)", redactUserinfo(s), why, supplychain.DefaultPyPIIndex)
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return bad("not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad("want an http or https URL")
+	case u.Host == "":
+		return bad("no host")
+	case u.RawQuery != "" || u.Fragment != "":
+		return bad("a query or fragment is not part of an index's base URL")
+	}
+	trimmed := strings.TrimRight(u.Path, "/")
+	if strings.HasSuffix(trimmed, "/simple") || strings.HasSuffix(trimmed, "/+simple") {
+		return bad("this is the simple API; give the index's base URL, where /pypi/NAME/json is served (pypi.org/simple is https://pypi.org)")
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
+// redactUserinfo hides a URL's password, for error messages.
+func redactUserinfo(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return s
 }
 
 // resolvConf is where the default DNSSEC resolver comes from.

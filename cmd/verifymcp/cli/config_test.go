@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 func writeConfig(t *testing.T, body string, mode os.FileMode) string {
@@ -96,5 +99,58 @@ func TestConfigRejects(t *testing.T) {
 	sc, err := resolveSupply(&scanFlags{skip: []string{"osv", "github"}}, &fileConfig{})
 	if err != nil || !sc.skip["osv"] || !sc.skip["github"] || sc.skip["socket"] {
 		t.Errorf("--skip osv --skip github: %+v %v", sc, err)
+	}
+}
+
+// TestIndexURL: --index-url wins over VERIFYMCP_INDEX_URL, which wins over
+// the file's index_url, which wins over PyPI; the pipeline's PyPI client
+// asks it, and a URL that is not an index's base is bad input.
+func TestIndexURL(t *testing.T) {
+	t.Setenv("VERIFYMCP_INDEX_URL", "")
+	t.Setenv("VERIFYMCP_CA_BUNDLE", "")
+	p := writeConfig(t, "index_url: https://file.example.com/root/pypi/\n", 0o600)
+	index := func(f *scanFlags, config string) (string, error) {
+		t.Helper()
+		g := &globals{config: config}
+		sc, err := g.newResolving(f, rubric.Current())
+		if err != nil {
+			return "", err
+		}
+		if sc.p.PyPI == nil {
+			t.Fatal("the pipeline has no PyPI client")
+		}
+		return sc.p.PyPI.Index(), nil
+	}
+	empty := writeConfig(t, "", 0o600)
+	if got, err := index(&scanFlags{}, empty); err != nil || got != supplychain.DefaultPyPIIndex {
+		t.Errorf("default: %q, %v", got, err)
+	}
+	if got, _ := index(&scanFlags{}, p); got != "https://file.example.com/root/pypi" {
+		t.Errorf("file: %q", got)
+	}
+	t.Setenv("VERIFYMCP_INDEX_URL", "http://127.0.0.1:3141/root/pypi")
+	if got, _ := index(&scanFlags{}, p); got != "http://127.0.0.1:3141/root/pypi" {
+		t.Errorf("environment does not win over the file: %q", got)
+	}
+	if got, _ := index(&scanFlags{indexURL: "https://flag.example.com"}, p); got != "https://flag.example.com" {
+		t.Errorf("the flag does not win: %q", got)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"ftp://mirror.example.com", "http or https"},
+		{"mirror.example.com", "http or https"},
+		{"https://", "no host"},
+		{"https://pypi.org/simple", "simple API"},
+		{"https://devpi.example.com/root/pypi/+simple/", "simple API"},
+		{"https://pypi.org/?x=1", "query"},
+		{"https://user:hunter2@mirror.example.com/simple/", "simple API"},
+		{"http://[::1", "not a URL"},
+	} {
+		_, err := index(&scanFlags{indexURL: bad.in}, empty)
+		if code := exitCode(err); code != ExitUsage || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "--index-url") {
+			t.Errorf("--index-url %s: exit %d, %v; want exit 2 mentioning %q", bad.in, code, err, bad.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("the error echoes a password: %v", err)
+		}
 	}
 }

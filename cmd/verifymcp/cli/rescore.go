@@ -99,6 +99,7 @@ those committed stay; running it again finishes the job.
 	fl.StringVar(&f.format, "format", "table", "report format: table or json")
 	fl.BoolVar(&f.recollect, "recollect", false, "collect again, into new runs, the signals the rubric reads and the stored evidence lacks (judge, dnssec, github, osv, socket)")
 	fl.StringVar(&f.scan.registry, "registry", "", "npm registry URL (env VERIFYMCP_NPM_REGISTRY); with --recollect")
+	bindIndexURLFlag(fl, &f.scan)
 	fl.StringVar(&f.scan.caBundle, "ca-bundle", "", "PEM CA bundle to trust (env VERIFYMCP_CA_BUNDLE); with --recollect")
 	bindSignalFlags(fl, &f.scan)
 	return cmd

@@ -32,6 +32,7 @@ type scanFlags struct {
 	output           string
 	registry         string
 	mcpRegistry      string
+	indexURL         string
 	caBundle         string
 	installTimeout   time.Duration
 	handshakeTimeout time.Duration
@@ -75,6 +76,15 @@ TARGET is one of:
                             its server.json's npm package, with the arguments and the environment
                             names the entry declares (placeholder values) unless --arg/--env are given
   ./path/to/package.tgz     a local npm tarball
+  pypi:NAME==VERSION        a Python package on the index (--index-url), e.g.
+                            pypi:mcp-server-fetch==2025.4.7; pypi:NAME (the newest release that is
+                            not yanked) or a PEP 440 specifier set (pypi:NAME>=1.2,<2,
+                            pypi:NAME~=1.4) is resolved to one exact release
+  uvx:NAME[==VERSION]       as uvx names it: uvx:NAME, uvx:NAME==VERSION, uvx:NAME@VERSION (@latest)
+  pkg:pypi/NAME@VERSION     a package URL of a PyPI release
+  ./path/to/dist.whl        a local wheel; ./path/to/sdist.tar.gz (or .zip) a local sdist, told from
+                            an npm tarball by its PKG-INFO
+                            (extras and environment markers are refused: one package is scanned)
 
 The scan resolves the version on the registry, then installs it in two steps:
 a fetch step (npm install --ignore-scripts; egress only to the registry,
@@ -111,6 +121,7 @@ order) containing "mcp"; else the first bin; else package.json "main".
 // third-party signals.
 func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.StringVar(&f.registry, "registry", "", "npm registry URL (env VERIFYMCP_NPM_REGISTRY; default "+supplychain.DefaultNPMRegistry+")")
+	bindIndexURLFlag(fl, f)
 	fl.StringVar(&f.mcpRegistry, "mcp-registry", "", "MCP registry API base URL, for targets named by their registry name (env VERIFYMCP_MCP_REGISTRY; default "+supplychain.DefaultMCPRegistry+")")
 	fl.StringVar(&f.caBundle, "ca-bundle", "", "PEM CA bundle the fetch step trusts, for TLS-intercepting proxies (env VERIFYMCP_CA_BUNDLE; default none)")
 	fl.DurationVar(&f.installTimeout, "install-timeout", 180*time.Second, "time limit of the install phase (fetch and scripts)")
@@ -126,6 +137,12 @@ func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.DurationVar(&f.idle, "idle", 2*time.Second, "how long the server is watched after the listing, for beacons and late activity")
 	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 2*time.Second, "how long the server may take to exit after its stdin is closed, and again after SIGTERM, before it is killed; it is watched all the while")
 	bindSignalFlags(fl, f)
+}
+
+// bindIndexURLFlag binds --index-url, the Python package index of pypi
+// targets, which scans and rescore --recollect share.
+func bindIndexURLFlag(fl *pflag.FlagSet, f *scanFlags) {
+	fl.StringVar(&f.indexURL, "index-url", "", "Python package index base URL for pypi targets, where /pypi/NAME/json is served, e.g. https://devpi.example.com/root/pypi (env VERIFYMCP_INDEX_URL; default "+supplychain.DefaultPyPIIndex+"); the CA bundle is trusted")
 }
 
 // checkSandboxFlags checks the sandbox flags every scanning command
@@ -263,6 +280,7 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 	o := pipeline.Prepare{
 		Sandbox: sandbox.Options{
 			Registry:       registry,
+			IndexURL:       pypiIndex(p),
 			InstallTimeout: f.installTimeout, HandshakeTimeout: f.handshakeTimeout, DiscoverProbe: f.discoverProbe,
 			Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 			TreeSize: f.treeBytes, HomeSize: f.homeBytes, TmpSize: f.tmpBytes,
@@ -281,6 +299,15 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 		return nil, nil, err
 	}
 	return pr, pr.Discard, nil
+}
+
+// pypiIndex is the Python package index the pipeline resolves pypi
+// targets on, for the sandbox's fetch step ("" for its default).
+func pypiIndex(p *pipeline.Pipeline) string {
+	if p.PyPI == nil {
+		return ""
+	}
+	return p.PyPI.Index()
 }
 
 // imageOptions say how a missing sandbox image is built.
