@@ -110,7 +110,8 @@ func TestLoadCorpusErrors(t *testing.T) {
 		{"range_target", "cases/reviewed/example.yaml", replace(validReviewed, "@1.2.3", "@^1.2.3"), benchmark.ErrTarget, "example.yaml:4", "range"},
 		{"tag_target", "cases/reviewed/example.yaml", replace(validReviewed, "@1.2.3", "@latest"), benchmark.ErrTarget, "example.yaml:4", "dist-tag"},
 		{"remote_endpoint_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "https://mcp.example.com/sse"), benchmark.ErrTarget, "example.yaml:4", "another track"},
-		{"pypi_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "pypi:example-mcp==1.2.3"), benchmark.ErrTarget, "example.yaml:4", "PyPI"},
+		{"pypi_range_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "pypi:example-mcp>=1.2.3"), benchmark.ErrTarget, "example.yaml:4", "not one exact version"},
+		{"uvx_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "uvx:example-mcp"), benchmark.ErrTarget, "example.yaml:4", "pypi:NAME==VERSION"},
 		{"reviewed_case_on_a_fixture", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "fixture:crash@1.0.0"), benchmark.ErrInvalidCase, "example.yaml:4", "fixtures are synthetic"},
 		{"no_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "reviewer: Ada Lovelace\n", ""), benchmark.ErrInvalidCase, "example.yaml", "reviewer: missing"},
 		{"bot_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "Ada Lovelace", "renovate[bot]"), benchmark.ErrInvalidCase, "example.yaml:5", "signed by a person"},
@@ -236,6 +237,11 @@ func TestParseTarget(t *testing.T) {
 		{"npm:@scope/server-x@2026.8.31", benchmark.TargetRef{Scheme: "npm", Name: "@scope/server-x", Version: "2026.8.31"}},
 		{"npm:x@1.0.0-beta.2", benchmark.TargetRef{Scheme: "npm", Name: "x", Version: "1.0.0-beta.2"}},
 		{" fixture:crash-at-start@1.0.0 ", benchmark.TargetRef{Scheme: "fixture", Name: "crash-at-start", Version: "1.0.0"}},
+		{"pypi:mcp-server-fetch==2025.4.7", benchmark.TargetRef{Scheme: "pypi", Name: "mcp-server-fetch", Version: "2025.4.7"}},
+		{"pypi:mcp_server.Git == 1.0rc1", benchmark.TargetRef{Scheme: "pypi", Name: "mcp_server.Git", Version: "1.0rc1"}},
+		{"pypi:awslabs.aws-documentation-mcp-server==1.1.2.post1", benchmark.TargetRef{Scheme: "pypi", Name: "awslabs.aws-documentation-mcp-server", Version: "1.1.2.post1"}},
+		{"pypi:x==1!2.0.dev3", benchmark.TargetRef{Scheme: "pypi", Name: "x", Version: "1!2.0.dev3"}},
+		{"pkg:pypi/mcp-server-time@2025.9.25", benchmark.TargetRef{Scheme: "pypi", Name: "mcp-server-time", Version: "2025.9.25"}},
 	}
 	for _, tc := range ok {
 		got, err := benchmark.ParseTarget(tc.in)
@@ -269,7 +275,24 @@ func TestParseTarget(t *testing.T) {
 		"npm:Example@1.2.3":                  "not a valid npm package name",
 		"example@1.2.3":                      "want npm:NAME@VERSION",
 		"pkg:npm/example@1.2.3":              "want npm:NAME@VERSION",
-		"pypi:example==1.2.3":                "PyPI",
+		"pypi:example":                       "registry-only",
+		"pypi:example>=1.2":                  "not one exact version",
+		"pypi:example~=1.2":                  "not one exact version",
+		"pypi:example==1.*":                  "range",
+		"pypi:example==1.2,<2":               "range",
+		"pypi:example===1.2":                 "arbitrary",
+		"pypi:example==1.2+local":            "local label",
+		"pypi:example==1.0-alpha1":           "canonical PEP 440",
+		"pypi:example==v1.0":                 "canonical PEP 440",
+		"pypi:example[cli]==1.0":             "extras",
+		"pypi:example==1.0; os_name=='nt'":   "environment markers",
+		"pypi:example@1.0":                   "pypi:example==VERSION",
+		"pypi:==1.0":                         "not a valid PyPI project name",
+		"pkg:pypi/example":                   "registry-only",
+		"pkg:pypi/example@1.0?file_name=x":   "qualifier",
+		"pkg:pypi/ex%20ample@1.0":            "not a valid PyPI project name",
+		"uvx:example==1.0":                   "pypi:NAME==VERSION",
+		"./example-1.0-py3-none-any.whl":     "local tarball",
 		"https://mcp.example.com/sse":        "another track",
 		"https://registry.npmjs.org/example": "registry URL",
 		"./example-1.2.3.tgz":                "local tarball",
@@ -368,6 +391,22 @@ func TestResolveTarget(t *testing.T) {
 	}
 	if st != (benchmark.ScanTarget{Arg: "npm:example-mcp@1.2.3", Name: "example-mcp", Version: "1.2.3"}) {
 		t.Errorf("npm scan target %+v", st)
+	}
+	// A PyPI case is scanned as pypi:NAME==VERSION, and the scan must
+	// report the project by its PEP 503 name.
+	for _, target := range []string{"pypi:Example_MCP.Server==1.2.3", "pkg:pypi/example_mcp.server@1.2.3"} {
+		py, err := benchmark.ParseCase("example.yaml", []byte(strings.Replace(validReviewed, "npm:example-mcp@1.2.3", target, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err = py.ResolveTarget(dir, tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := benchmark.ParseTarget(target)
+		if st != (benchmark.ScanTarget{Arg: "pypi:" + ref.Name + "==1.2.3", Name: "example-mcp-server", Version: "1.2.3"}) {
+			t.Errorf("%s: pypi scan target %+v", target, st)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,23 +27,36 @@ const (
 	// SchemeFixture is a synthetic fixture of the corpus: fixture:ID@VERSION,
 	// the sources in fixtures/ID/.
 	SchemeFixture = "fixture"
+	// SchemePyPI is a published Python package: pypi:NAME==VERSION (or
+	// pkg:pypi/NAME@VERSION).
+	SchemePyPI = "pypi"
 )
 
 // TargetRef is a parsed case target.
 type TargetRef struct {
-	Scheme  string // SchemeNPM or SchemeFixture
-	Name    string // npm package name, or fixture id
+	Scheme  string // SchemeNPM, SchemePyPI or SchemeFixture
+	Name    string // package name as written, or fixture id
 	Version string // exact version
 }
 
-// String returns the target as a case writes it.
-func (t TargetRef) String() string { return t.Scheme + ":" + t.Name + "@" + t.Version }
+// String returns the target as the scanner takes it: npm:NAME@VERSION,
+// pypi:NAME==VERSION, fixture:ID@VERSION.
+func (t TargetRef) String() string {
+	if t.Scheme == SchemePyPI {
+		return t.Scheme + ":" + t.Name + "==" + t.Version
+	}
+	return t.Scheme + ":" + t.Name + "@" + t.Version
+}
 
-// PackageName is the npm name the scanned package has: the npm name, or
-// verifymcp-case-ID for a fixture.
+// PackageName is the name the scanned package has: the npm name, the
+// PyPI project name normalised as PEP 503 says (lower case, each run of
+// '-', '_', '.' one '-'), or verifymcp-case-ID for a fixture.
 func (t TargetRef) PackageName() string {
-	if t.Scheme == SchemeFixture {
+	switch t.Scheme {
+	case SchemeFixture:
 		return FixturePackagePrefix + t.Name
+	case SchemePyPI:
+		return pypiRuns.ReplaceAllString(strings.ToLower(t.Name), "-")
 	}
 	return t.Name
 }
@@ -56,13 +70,20 @@ var (
 	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?$`)
 	npmPattern    = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
 	rangeChars    = regexp.MustCompile(`[\^~<>=*| ]|(^|\.)[xX](\.|$)|\s-\s`)
+	// pypiName is a project name (PEP 508); pypiRuns what PEP 503
+	// normalisation folds; pep440Public a version in PEP 440's canonical
+	// public form, as the index spells releases.
+	pypiName     = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`)
+	pypiRuns     = regexp.MustCompile(`[-_.]+`)
+	pep440Public = regexp.MustCompile(`^(?:[1-9][0-9]*!)?(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*(?:(?:a|b|rc)(?:0|[1-9][0-9]*))?(?:\.post(?:0|[1-9][0-9]*))?(?:\.dev(?:0|[1-9][0-9]*))?$`)
 )
 
 // ParseTarget parses a case target and refuses anything that does not pin
 // one exact package version: a name with no version, a range, a dist-tag,
-// a registry URL, a remote endpoint (another track), PyPI (not yet
-// supported), a local tarball (not reproducible by anyone else). Every
-// error wraps ErrTarget.
+// a registry URL, a remote endpoint (another track), a local tarball,
+// wheel or sdist (not reproducible by anyone else). PyPI targets are
+// pypi:NAME==VERSION and pkg:pypi/NAME@VERSION, VERSION in its canonical
+// PEP 440 form. Every error wraps ErrTarget.
 func ParseTarget(s string) (TargetRef, error) {
 	raw := s
 	s = strings.TrimSpace(s)
@@ -78,16 +99,20 @@ func ParseTarget(s string) (TargetRef, error) {
 			return fail("a registry URL names no version; pin one exact version as npm:NAME@VERSION")
 		}
 		return fail("a remote endpoint is another track with another rubric; this corpus holds packages only")
-	case strings.HasPrefix(s, "pypi:"), strings.HasPrefix(s, "pkg:pypi/"):
-		return fail("PyPI cases are not supported yet (npm only)")
-	case strings.HasSuffix(s, ".tgz"), strings.HasSuffix(s, ".tar.gz"):
-		return fail("a local tarball cannot be re-fetched by anyone else; name a published npm:NAME@VERSION, or a fixture of this corpus")
+	case strings.HasPrefix(s, "pkg:pypi/"):
+		return parsePyPIPurl(s, fail)
+	case strings.HasPrefix(s, "pypi:"):
+		return parsePyPI(strings.TrimPrefix(s, "pypi:"), fail)
+	case strings.HasPrefix(s, "uvx:"):
+		return fail("write the case's target as pypi:NAME==VERSION, the one exact release uvx would run")
+	case strings.HasSuffix(s, ".tgz"), strings.HasSuffix(s, ".tar.gz"), strings.HasSuffix(s, ".whl"), strings.HasSuffix(s, ".zip"):
+		return fail("a local tarball cannot be re-fetched by anyone else; name a published npm:NAME@VERSION or pypi:NAME==VERSION, or a fixture of this corpus")
 	case strings.HasPrefix(s, SchemeNPM+":"):
 		scheme, rest = SchemeNPM, strings.TrimPrefix(s, SchemeNPM+":")
 	case strings.HasPrefix(s, SchemeFixture+":"):
 		scheme, rest = SchemeFixture, strings.TrimPrefix(s, SchemeFixture+":")
 	default:
-		return fail("want npm:NAME@VERSION or fixture:ID@VERSION")
+		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION or fixture:ID@VERSION")
 	}
 	at := strings.LastIndex(rest, "@")
 	if at <= 0 {
@@ -120,10 +145,76 @@ func ParseTarget(s string) (TargetRef, error) {
 	return TargetRef{Scheme: scheme, Name: name, Version: version}, nil
 }
 
+// parsePyPI reads NAME==VERSION of a pypi: case target.
+func parsePyPI(rest string, fail func(string, ...any) (TargetRef, error)) (TargetRef, error) {
+	rest = strings.TrimSpace(rest)
+	name := pypiName.FindString(rest)
+	if name == "" {
+		return fail("%q is not a valid PyPI project name", rest)
+	}
+	spec := strings.TrimSpace(rest[len(name):])
+	switch {
+	case spec == "":
+		return fail("registry-only target: no version; pin one exact version (pypi:NAME==1.2.3)")
+	case strings.HasPrefix(spec, "["):
+		return fail("extras are not scanned; name the package alone, pypi:%s==VERSION", name)
+	case strings.Contains(spec, ";"):
+		return fail("environment markers are not scanned; name the package alone, pypi:%s==VERSION", name)
+	case strings.HasPrefix(spec, "@"):
+		return fail("NAME@... is a URL in a Python requirement; pin one exact version as pypi:%s==VERSION", name)
+	case strings.HasPrefix(spec, "==="):
+		return fail("=== is arbitrary string equality; pin one exact version with == (pypi:%s==VERSION)", name)
+	case !strings.HasPrefix(spec, "=="):
+		return fail("%q is not one exact version; pin one with == (pypi:%s==1.2.3)", spec, name)
+	}
+	return pypiRef(name, strings.TrimSpace(strings.TrimPrefix(spec, "==")), fail)
+}
+
+// parsePyPIPurl reads pkg:pypi/NAME@VERSION; a qualifier or subpath names
+// something other than the release, and is refused.
+func parsePyPIPurl(s string, fail func(string, ...any) (TargetRef, error)) (TargetRef, error) {
+	rest := strings.TrimPrefix(s, "pkg:pypi/")
+	if strings.ContainsAny(rest, "?#") {
+		return fail("a purl qualifier or subpath names something other than one release; pin it as pkg:pypi/NAME@VERSION")
+	}
+	at := strings.LastIndex(rest, "@")
+	if at <= 0 {
+		return fail("registry-only target: no version; pin one exact version (pkg:pypi/NAME@1.2.3)")
+	}
+	name, err := url.PathUnescape(rest[:at])
+	if err != nil {
+		return fail("%v", err)
+	}
+	version, err := url.PathUnescape(rest[at+1:])
+	if err != nil {
+		return fail("%v", err)
+	}
+	if pypiName.FindString(name) != name {
+		return fail("%q is not a valid PyPI project name", name)
+	}
+	return pypiRef(name, version, fail)
+}
+
+// pypiRef checks an exact PyPI version.
+func pypiRef(name, version string, fail func(string, ...any) (TargetRef, error)) (TargetRef, error) {
+	switch {
+	case version == "":
+		return fail("registry-only target: no version; pin one exact version (pypi:%s==1.2.3)", name)
+	case strings.Contains(version, "+"):
+		return fail("version %q has a local label, which the index does not serve; pin the public version", version)
+	case strings.ContainsAny(version, "*,<>=~ "):
+		return fail("version %q is a range; pin one exact version", version)
+	case !pep440Public.MatchString(version):
+		return fail("version %q is not one exact version in its canonical PEP 440 form (1.2.3, 1.0rc1, 2.0.post1), as the index spells it", version)
+	}
+	return TargetRef{Scheme: SchemePyPI, Name: name, Version: version}, nil
+}
+
 // ScanTarget is what the scanner is given for a case.
 type ScanTarget struct {
 	// Arg is the target to hand to the scan pipeline (pipeline.ParseTarget):
-	// npm:NAME@VERSION, or the path of a packed fixture tarball.
+	// npm:NAME@VERSION, pypi:NAME==VERSION, or the path of a packed
+	// fixture tarball.
 	Arg string `json:"-"`
 	// Name and Version identify the package the scan must report.
 	Name    string `json:"name"`
@@ -135,14 +226,19 @@ type ScanTarget struct {
 
 // ResolveTarget turns the case's target into a scan target. A fixture is
 // packed from corpusDir/fixtures/ID into tmpDir as a deterministic npm
-// tarball; an npm target is returned as written.
+// tarball; an npm target is returned as written, a PyPI target as
+// pypi:NAME==VERSION, the package it names by its normalised name (the
+// name a scan reports).
 func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
 	t, err := ParseTarget(c.Target)
 	if err != nil {
 		return ScanTarget{}, fmt.Errorf("case %s: %w", c.ID, err)
 	}
-	if t.Scheme == SchemeNPM {
+	switch t.Scheme {
+	case SchemeNPM:
 		return ScanTarget{Arg: t.String(), Name: t.Name, Version: t.Version}, nil
+	case SchemePyPI:
+		return ScanTarget{Arg: t.String(), Name: t.PackageName(), Version: t.Version}, nil
 	}
 	data, err := PackFixture(os.DirFS(corpusDir), t)
 	if err != nil {
