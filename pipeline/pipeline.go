@@ -127,6 +127,10 @@ type Resolved struct {
 	// when the operator gives none.
 	RegistryArgs []string
 	RegistryEnv  []string
+	// pypi is the resolved PyPI release (registry targets); filename the
+	// file name of a local wheel or sdist.
+	pypi     *supplychain.PyPIRelease
+	filename string
 }
 
 // Resolve turns a parsed target into one exact artefact: a registry lookup
@@ -134,6 +138,12 @@ type Resolved struct {
 // before anything touches the engine, so a typo fails fast.
 func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 	start := time.Now()
+	if t.Ecosystem == "pypi" {
+		if t.File != "" {
+			return resolvePyPIFile(t)
+		}
+		return p.resolvePyPI(ctx, t)
+	}
 	if t.File != "" {
 		tb, err := readTarball(t.File)
 		if err != nil {
@@ -247,7 +257,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 			Limits: p.Sandbox.Limits, CABundle: p.Sandbox.CABundle,
 		},
 		Target: evidence.Target{
-			Ecosystem: "npm", Requested: rt.Target.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env),
+			Ecosystem: ecosystemOf(rt), Requested: rt.Target.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env),
 			Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Source: rt.Source,
 			Tarball: rt.Tarball, PublishedAt: rt.Published, Registry: rt.Registry, MCPRegistry: rt.mcpRegistry,
 		},
@@ -259,8 +269,15 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	// GitHub lookup needs nothing else, so it runs alongside the sandbox.
 	var meta *evidence.RegistryMeta
 	switch {
+	case rt.pypi != nil:
+		var sig evidence.Signal
+		meta, sig = p.pypiMeta(rt)
+		b.Signals[evidence.SignalRegistryMeta] = sig
+		if meta != nil {
+			b.Supply = &evidence.Supply{Registry: meta}
+		}
 	case rt.version == nil:
-		b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}
+		b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "local " + localKind(rt) + ": no registry metadata"}
 	default:
 		m, err := supplychain.NPMMetadata(rt.version)
 		if err != nil {
@@ -275,8 +292,13 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	github := p.githubRepo(ctx, meta)
 	domains := p.dnssecDomains(ctx, rt, meta)
 
-	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Bin: o.Bin, Args: o.Args, Env: o.Env, Secrets: p.Secrets}
+	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
+	if b.Target.Ecosystem == "pypi" {
+		st = pypiSandboxTarget(rt)
+		b.Target.Purl = PyPIPurl(b.Target.Name, b.Target.Version)
+	}
+	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.Secrets
 
 	sbStart := time.Now()
 	res, err := p.Scanner.Scan(ctx, b.Run.ID, st)
@@ -293,6 +315,12 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	b.Sandbox.Outcome = res.Outcome
+	if b.Target.Ecosystem == "pypi" && res.Install != nil && rt.pypi != nil {
+		// The artefact is the file the fetch step chose (a wheel when one
+		// fits, else the sdist), known only once it ran.
+		b.Target.Integrity = res.Install.Integrity.Expected
+		b.Target.Tarball = pypiFileURL(rt, res.Install.Integrity.Expected)
+	}
 	b.Install = res.Install
 	b.Session = res.Session
 	b.Contract = res.Contract
@@ -379,6 +407,22 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		return nil, err
 	}
 	return &Scanned{Bundle: stored, BundleJSON: data, Lockfile: res.Lockfile}, nil
+}
+
+// ecosystemOf names the ecosystem of a resolved target.
+func ecosystemOf(rt *Resolved) string {
+	if rt.Target.Ecosystem == "pypi" {
+		return "pypi"
+	}
+	return "npm"
+}
+
+// localKind names a local target's file for messages.
+func localKind(rt *Resolved) string {
+	if rt.Target.Ecosystem == "pypi" {
+		return "distribution file"
+	}
+	return "tarball"
 }
 
 func nonNil(s []string) []string {

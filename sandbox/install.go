@@ -431,7 +431,11 @@ func decodeResult(stdout []byte, v any) error {
 
 // startEgressProxy starts the registry-only proxy on the default bridge and
 // the run's internal network, and waits until it listens.
-func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet, allow string) (func(), error) {
+func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet string, allow ...string) (func(), error) {
+	cmd := []string{"sandbox", "egress-proxy", "--listen", ":" + egressPort}
+	for _, a := range allow {
+		cmd = append(cmd, "--allow", a)
+	}
 	hc := &container.HostConfig{
 		NetworkMode:    "bridge",
 		CapDrop:        []string{"ALL"},
@@ -442,7 +446,7 @@ func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet, all
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.HelperImage,
 		User:         sandboxUser,
-		Cmd:          []string{"sandbox", "egress-proxy", "--listen", ":" + egressPort, "--allow", allow},
+		Cmd:          cmd,
 		Labels:       r.labels(),
 		AttachStdout: true,
 		AttachStderr: true,

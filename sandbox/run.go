@@ -32,6 +32,11 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		cmd = append([]string{"node", bin.Path}, t.Args...)
 	}
 	env := []string{"HOME=/tmp/home", "PATH=" + treeDir + "/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"}
+	if t.Ecosystem == "pypi" {
+		// The venv's scripts first, as an activated venv has them; the
+		// tree is read-only, so no bytecode is written.
+		env = []string{"HOME=/tmp/home", "PATH=" + treeDir + "/venv/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV=" + treeDir + "/venv", "PYTHONDONTWRITEBYTECODE=1"}
+	}
 	names := make([]string, 0, len(t.Env))
 	for k := range t.Env {
 		names = append(names, k)

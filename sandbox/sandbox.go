@@ -232,8 +232,17 @@ type Target struct {
 	Version string
 	// Integrity is the registry's dist.integrity (SRI), checked in the sandbox.
 	Integrity string
-	// Tarball holds a local .tgz to install instead of the registry copy.
+	// Tarball holds a local .tgz to install instead of the registry copy
+	// (for PyPI, a local wheel or sdist named Filename).
 	Tarball []byte
+	// Ecosystem is "npm" (also when empty) or "pypi".
+	Ecosystem string
+	// Filename is the file name of a local PyPI wheel or sdist.
+	Filename string
+	// PyPIFiles are the release's files as the index lists them, file name
+	// to sha256 (hex): the fetch step's download of the target is checked
+	// against them (Integrity is not used for PyPI).
+	PyPIFiles map[string]string
 	// Bin overrides the entry point rule (a bin name from package.json).
 	Bin string
 	// Args are passed to the server; Env sets placeholder environment values.
@@ -335,7 +344,11 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 		}
 	}()
 	log.Info("install phase", "package", t.Name+"@"+t.Version)
-	inst, tgt, lock, runTree, err := s.install(ctx, r, tree, t, watchReady)
+	install := s.install
+	if t.Ecosystem == "pypi" {
+		install = s.installPyPI
+	}
+	inst, tgt, lock, runTree, err := install(ctx, r, tree, t, watchReady)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +364,13 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 		res.Outcome = evidence.OutcomeOOM
 		return res, nil
 	}
-	bin, err := chooseBin(t.Name, tgt, t.Bin)
+	choose := chooseBin
+	if t.Ecosystem == "pypi" {
+		choose = func(pkg string, tgt *targetInfo, override string) (*evidence.Bin, error) {
+			return choosePyScript(pkg, tgt.Bin, override)
+		}
+	}
+	bin, err := choose(t.Name, tgt, t.Bin)
 	if err != nil {
 		return res, err
 	}

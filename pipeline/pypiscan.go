@@ -1,0 +1,116 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// resolvePyPI resolves a pypi target on the index: a specifier (or none)
+// to one exact release, as uv and pip choose it (see
+// supplychain.(*PyPI).Resolve).
+func (p *Pipeline) resolvePyPI(ctx context.Context, t Target) (*Resolved, error) {
+	if p.PyPI == nil {
+		return nil, fmt.Errorf("%w: %s is a PyPI target, and no Python package index is configured", ErrUnsupported, t.Raw)
+	}
+	start := time.Now()
+	if p.Logger != nil {
+		p.Logger.Info("resolving", "target", t.Raw, "index", p.PyPI.Index())
+	}
+	rel, err := p.PyPI.Resolve(ctx, t.Name, t.Spec)
+	if err != nil {
+		if errors.Is(err, supplychain.ErrBadRequirement) {
+			return nil, fmt.Errorf("%w: %w", ErrBadTarget, err)
+		}
+		return nil, err
+	}
+	if p.Logger != nil && rel.Version != t.Spec {
+		p.Logger.Info("resolved", "requested", pypiSpecText(t.Spec), "version", rel.Version)
+	}
+	fetched := time.Now().UTC()
+	return &Resolved{Target: t, Name: rel.Name, Version: rel.Version, Source: "registry", Published: rel.Published,
+		Registry: p.PyPI.Index(), pypi: rel, resolvedAt: fetched,
+		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds(),
+			Endpoint: p.PyPI.Index(), FetchedAt: &fetched}}, nil
+}
+
+func pypiSpecText(spec string) string {
+	if spec == "" {
+		return "latest"
+	}
+	return spec
+}
+
+// pypiMeta reduces the release's JSON API document to registry metadata,
+// with its signal. An index that serves no document for this release (a
+// mirror that keeps only the project document, which describes the latest
+// release) leaves the metadata unavailable, never guessed from another
+// release.
+func (p *Pipeline) pypiMeta(rt *Resolved) (*evidence.RegistryMeta, evidence.Signal) {
+	at := rt.resolvedAt
+	m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version)
+	switch {
+	case errors.Is(err, supplychain.ErrVersionNotFound):
+		return nil, evidence.Signal{State: evidence.StateUnavailable, ThirdParty: true, Endpoint: rt.Registry, FetchedAt: &at,
+			Reason: "the index serves no JSON document for this release (/pypi/" + rt.Name + "/" + rt.Version + "/json): " + err.Error()}
+	case err != nil:
+		return nil, evidence.Signal{State: evidence.StateError, Reason: err.Error(), ThirdParty: true}
+	}
+	return m, evidence.Signal{State: evidence.StateObserved, ThirdParty: true, Endpoint: rt.Registry, FetchedAt: &at}
+}
+
+// pypiSandboxTarget is what the sandbox installs for a PyPI target.
+func pypiSandboxTarget(rt *Resolved) sandbox.Target {
+	st := sandbox.Target{Ecosystem: "pypi", Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Filename: rt.filename}
+	if rt.pypi != nil {
+		st.PyPIFiles = map[string]string{}
+		for _, f := range rt.pypi.Files {
+			st.PyPIFiles[f.Filename] = f.SHA256
+		}
+	}
+	return st
+}
+
+// pypiFileURL is the index URL of the release file whose sha256 (as SRI)
+// the fetch step computed.
+func pypiFileURL(rt *Resolved, sri string) string {
+	if rt.pypi == nil || sri == "" {
+		return ""
+	}
+	for _, f := range rt.pypi.Files {
+		if sriFromHex(f.SHA256) == sri {
+			return f.URL
+		}
+	}
+	return ""
+}
+
+// sriFromHex writes a hex sha256 as an SRI string ("" when it is not one).
+func sriFromHex(h string) string {
+	sum, err := hex.DecodeString(h)
+	if err != nil || len(sum) != sha256.Size {
+		return ""
+	}
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum)
+}
+
+// resolvePyPIFile reads a local wheel or sdist: its name and version from
+// its metadata, its sha256, its bytes for the sandbox.
+func resolvePyPIFile(t Target) (*Resolved, error) {
+	d, err := readLocalDist(t.File)
+	if err != nil {
+		return nil, err
+	}
+	return &Resolved{Target: t, Name: supplychain.NormalizePyPIName(d.name), Version: d.version, Integrity: sriFromHex(d.sha256),
+		Source: "file", data: d.data, filename: filepath.Base(t.File),
+		registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local " + d.kind + ": no registry metadata"}}, nil
+}

@@ -1,0 +1,140 @@
+# verifymcp PyPI build driver. Contract: runs in the build step of a PyPI
+# target's install phase, as uid 65534, in the bounded copy of the fetched
+# tree at /work/tree, with no network, watched like npm's script step. It
+#   1. creates the virtual environment /work/tree/venv with uv;
+#   2. builds every sdist the fetch step downloaded into a wheel, one at a
+#      time (`uv build --wheel`, offline, build requirements from the
+#      fetched files only): this is where a Python package's install-time
+#      code runs (setup.py, PEP 517 hooks), each build its own window;
+#   3. installs the whole resolved tree into the venv (`uv pip install
+#      --no-deps`, offline, from the fetched and built files only);
+#   4. reads the target distribution's entry_points.txt;
+# then prints "VERIFYMCP-RESULT <json>". Arguments: a JSON object
+# {target, version, python, requirements: [lines], sdists: [{name, version,
+# filename}]} and the time budget in milliseconds.
+import configparser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+TREE = "/work/tree"
+STATE = TREE + "/.verifymcp"
+DIST = STATE + "/dist"
+BUILT = STATE + "/built"
+VENV = TREE + "/venv"
+
+args = json.loads(sys.argv[1])
+deadline = time.time() + int(sys.argv[2]) / 1000.0
+result = {"ok": False, "venv": None, "builds": [], "install": None, "console_scripts": {}, "dist_info": "", "installed": [], "error": ""}
+
+
+def tail(s, n):
+    s = s or ""
+    return s[-n:] if len(s) > n else s
+
+
+def emit():
+    sys.stdout.write("\nVERIFYMCP-RESULT " + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    sys.exit(0)
+
+
+def run(argv, budget):
+    """Runs argv in its own process group; whatever it leaves running is
+    killed when it ends, so that it is never taken for the next one's."""
+    started = time.time()
+    out = {"ran": True, "exit_code": 0, "timed_out": False, "output_tail": "", "started_at": int(started * 1000)}
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ))
+    try:
+        data, _ = p.communicate(timeout=max(budget, 1))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        data, _ = p.communicate()
+        out["timed_out"] = True
+    try:
+        os.killpg(p.pid, 9)
+        out["left_running"] = True
+    except ProcessLookupError:
+        out["left_running"] = False
+    out["exit_code"] = p.returncode
+    if p.returncode is not None and p.returncode < 0:
+        out["signal"] = "SIG%d" % -p.returncode
+    out["ended_at"] = int(time.time() * 1000)
+    out["duration_ms"] = out["ended_at"] - out["started_at"]
+    out["output_tail"] = tail(data.decode("utf-8", "replace"), 6000)
+    return out
+
+
+def left():
+    return deadline - time.time()
+
+
+def main():
+    os.makedirs(BUILT, exist_ok=True)
+    v = run(["uv", "venv", VENV, "--python", args["python"], "--no-project", "--quiet", "--color", "never"], left())
+    result["venv"] = v
+    if v["exit_code"] != 0:
+        result["error"] = "uv venv failed"
+        emit()
+    for sd in args["sdists"]:
+        if left() <= 0:
+            result["builds"].append({"name": sd["name"], "version": sd["version"], "filename": sd["filename"], "ran": False, "timed_out": True})
+            continue
+        b = run(["uv", "build", "--wheel", "--offline", "--no-index", "--find-links", DIST, "--out-dir", BUILT,
+                 "--python", args["python"], "--color", "never", os.path.join(DIST, sd["filename"])], left())
+        b.update({"name": sd["name"], "version": sd["version"], "filename": sd["filename"]})
+        result["builds"].append(b)
+    if any(b.get("timed_out") for b in result["builds"]):
+        result["error"] = "the build step ran out of time"
+        emit()
+    req = STATE + "/requirements.txt"
+    with open(req, "w") as f:
+        f.write("\n".join(args["requirements"]) + "\n")
+    inst = run(["uv", "pip", "install", "--python", VENV + "/bin/python", "--offline", "--no-index", "--find-links", DIST, "--find-links", BUILT,
+                "--no-deps", "--no-build", "--link-mode", "copy", "--color", "never", "-r", req], left())
+    result["install"] = inst
+    if inst["exit_code"] != 0:
+        result["error"] = "uv pip install failed"
+        emit()
+    site = None
+    lib = os.path.join(VENV, "lib")
+    for d in sorted(os.listdir(lib)):
+        if d.startswith("python"):
+            site = os.path.join(lib, d, "site-packages")
+    norm = re.sub(r"[-_.]+", "_", args["target"]).lower()
+    for d in sorted(os.listdir(site)):
+        if not d.endswith(".dist-info"):
+            continue
+        base = d[: -len(".dist-info")]
+        name, _, version = base.rpartition("-")
+        result["installed"].append({"name": name, "version": version})
+        if re.sub(r"[-_.]+", "_", name).lower() == norm:
+            result["dist_info"] = os.path.join(site, d)
+    if not result["dist_info"]:
+        result["error"] = "the venv holds no distribution named " + args["target"]
+        emit()
+    ep = os.path.join(result["dist_info"], "entry_points.txt")
+    if os.path.exists(ep):
+        cp = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+        cp.optionxform = str
+        cp.read(ep)
+        if cp.has_section("console_scripts"):
+            result["console_scripts"] = {k: v.strip() for k, v in cp.items("console_scripts")}
+    # uv's cache of this step served the install (copied, not linked);
+    # the run phase does not need it.
+    shutil.rmtree(os.environ.get("UV_CACHE_DIR", "/nonexistent"), ignore_errors=True)
+    result["ok"] = True
+    emit()
+
+
+try:
+    main()
+except SystemExit:
+    raise
+except Exception as e:
+    result["error"] = result["error"] or "%s: %s" % (type(e).__name__, e)
+    emit()

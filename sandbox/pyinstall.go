@@ -1,0 +1,500 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// A PyPI target is installed in the same two steps as an npm one, with the
+// same promise (see docs/sandbox.md):
+//
+//   - the fetch step, with egress to the index only (its host and, for
+//     pypi.org, files.pythonhosted.org), resolves the exact release and its
+//     tree with uv into a pylock.toml (the lockfile evidence) and
+//     downloads every file, verified against the index's sha256. No
+//     package code runs there: uv reads sdist metadata statically, and
+//     every Python but the driver's own starts with a PYTHONHOME that
+//     does not exist, so a build backend cannot start.
+//   - the build step, with no network and watched as npm's script step
+//     is, builds each sdist (its build backend: where a Python package's
+//     install-time code runs) and installs the whole tree into a venv.
+//
+// The run phase starts a console script of the venv (see choosePyScript).
+
+//go:embed drivers/pyfetch.py
+var pyFetchDriver string
+
+//go:embed drivers/pybuild.py
+var pyBuildDriver string
+
+// UVCacheVolume is uv's cache, shared by PyPI fetch steps only (no package
+// code runs there).
+const UVCacheVolume = "verifymcp-uv-cache"
+
+// sandboxPython is the interpreter of the sandbox image that PyPI targets
+// are resolved for and run on (Debian's python3).
+const sandboxPython = "/usr/bin/python3"
+
+// pyFetchResult is the PyPI fetch driver's output (drivers/pyfetch.py).
+type pyFetchResult struct {
+	OK             bool             `json:"ok"`
+	Stage          string           `json:"stage"`
+	Preflight      *preflightResult `json:"preflight"`
+	UVExit         *int             `json:"uv_exit"`
+	LogTail        string           `json:"log_tail"`
+	Error          string           `json:"error"`
+	ErrorKind      string           `json:"error_kind"`
+	Lockfile       string           `json:"lockfile"`
+	BuildLockfiles []string         `json:"build_lockfiles"`
+	Packages       int              `json:"packages"`
+	Target         *pyFile          `json:"target"`
+	Files          []pyFile         `json:"files"`
+	Sdists         []pySdist        `json:"sdists"`
+}
+
+type pyFile struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Filename string `json:"filename"`
+	Kind     string `json:"kind"` // wheel, sdist, archive
+	SHA256   string `json:"sha256"`
+	Computed string `json:"computed"`
+	Role     string `json:"role"` // tree, build:<package>
+	Local    bool   `json:"local"`
+}
+
+type pySdist struct {
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	Filename    string   `json:"filename"`
+	Requires    []string `json:"requires"`
+	Backend     string   `json:"backend"`
+	BackendPath bool     `json:"backend_path"`
+	Default     bool     `json:"default"`
+}
+
+// pyBuildResult is the PyPI build driver's output (drivers/pybuild.py).
+type pyBuildResult struct {
+	OK             bool              `json:"ok"`
+	Venv           *pyRun            `json:"venv"`
+	Builds         []pyRun           `json:"builds"`
+	Install        *pyRun            `json:"install"`
+	ConsoleScripts map[string]string `json:"console_scripts"`
+	DistInfo       string            `json:"dist_info"`
+	Error          string            `json:"error"`
+}
+
+type pyRun struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Filename    string `json:"filename"`
+	Ran         bool   `json:"ran"`
+	ExitCode    *int   `json:"exit_code"`
+	Signal      string `json:"signal"`
+	TimedOut    bool   `json:"timed_out"`
+	LeftRunning bool   `json:"left_running"`
+	OutputTail  string `json:"output_tail"`
+	DurationMS  int64  `json:"duration_ms"`
+	StartedAt   int64  `json:"started_at"`
+	EndedAt     int64  `json:"ended_at"`
+}
+
+func (p *pyRun) exit() int {
+	if p == nil || p.ExitCode == nil {
+		return -1
+	}
+	return *p.ExitCode
+}
+
+// indexHosts returns the host:port pairs the PyPI fetch step may reach:
+// the index's, and the files host of pypi.org, which serves its files
+// from files.pythonhosted.org. A mirror serves its files from its own
+// host.
+func indexHosts(index string) ([]string, string, error) {
+	hp, err := registryHostPort(index)
+	if err != nil {
+		return nil, "", err
+	}
+	u, _ := url.Parse(index)
+	if strings.EqualFold(u.Hostname(), "pypi.org") {
+		return []string{hp, "files.pythonhosted.org:443"}, "files.pythonhosted.org", nil
+	}
+	return []string{hp}, "", nil
+}
+
+// pyRequirement is what the fetch step resolves: NAME==VERSION, or the
+// local file.
+func (t Target) pyRequirement() string {
+	if t.Tarball != nil {
+		return inputDir + "/input/" + t.Filename
+	}
+	return t.Name + "==" + t.Version
+}
+
+// installPyPI is install for a PyPI target.
+func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
+	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
+	deadline := time.Now().Add(s.opts.InstallTimeout)
+	started := time.Now()
+	fr, timedOut, err := s.pyFetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	inst.FetchMS = time.Since(started).Milliseconds()
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if timedOut {
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepFetch
+		inst.Error = fmt.Sprintf("fetch step exceeded the install timeout of %s", s.opts.InstallTimeout)
+		return inst, nil, nil, "", nil
+	}
+	lock := []byte(fr.Lockfile)
+	if len(lock) > 0 {
+		sum := sha256.Sum256(lock)
+		inst.LockfileSHA256 = hex.EncodeToString(sum[:])
+	}
+	inst.Packages = fr.Packages
+	if fr.Target != nil {
+		inst.Integrity.Lockfile = sriHex(fr.Target.SHA256)
+		inst.Integrity.Computed = sriHex(fr.Target.Computed)
+		if fr.Target.Local {
+			inst.Integrity.Lockfile = inst.Integrity.Computed
+		}
+		if want, ok := t.PyPIFiles[fr.Target.Filename]; ok && t.Tarball == nil {
+			inst.Integrity.Expected = sriHex(want)
+		}
+		inst.Integrity.Match = inst.Integrity.Expected != "" && inst.Integrity.Computed == inst.Integrity.Expected &&
+			inst.Integrity.Lockfile == inst.Integrity.Expected
+	}
+	if !fr.OK {
+		inst.LogTail = r.mask.text(fr.LogTail, "install")
+		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
+		inst.Error = r.mask.text(pyFetchFailure(fr), "install")
+		return inst, nil, lock, "", nil
+	}
+	if t.Tarball == nil && (NormalizePyName(fr.Target.Name) != NormalizePyName(t.Name) || fr.Target.Version != t.Version) {
+		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
+		inst.Error = fmt.Sprintf("resolved %s==%s, asked for %s==%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
+		return inst, nil, lock, "", nil
+	}
+	for _, sd := range fr.Sdists {
+		cmd := "PEP 517 build_wheel with " + sd.Backend
+		if sd.BackendPath {
+			cmd += " (an in-tree backend, backend-path)"
+		}
+		if sd.Default {
+			cmd += " (no [build-system]: the PEP 517 default)"
+		}
+		inst.Scripts = append(inst.Scripts, evidence.Script{Package: sd.Name, Version: sd.Version, Path: sd.Filename, Event: "build", Command: cmd})
+	}
+	remaining := time.Until(deadline)
+	if remaining <= 0 {
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
+		inst.Error = "no time left for the build step"
+		return inst, nil, lock, "", nil
+	}
+	started = time.Now()
+	w, err := watchReady()
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	work, err := s.workTree(ctx, r, tree, w)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	br, timedOut, tail, err := s.pyBuild(ctx, r, work, t, fr, time.Until(deadline), w)
+	inst.ScriptsMS = time.Since(started).Milliseconds()
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if timedOut {
+		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
+		inst.Error = fmt.Sprintf("build step exceeded the install timeout of %s", s.opts.InstallTimeout)
+		inst.LogTail = tail
+		return inst, nil, lock, "", nil
+	}
+	for i := range inst.Scripts {
+		if i >= len(br.Builds) {
+			break
+		}
+		sc, b := &inst.Scripts[i], br.Builds[i]
+		sc.Ran, sc.ExitCode, sc.Signal, sc.TimedOut, sc.LeftRunning, sc.DurationMS = b.Ran, b.exit(), b.Signal, b.TimedOut, b.LeftRunning, b.DurationMS
+		sc.OutputTail = tailString(r.mask.text(b.OutputTail, "install.scripts"), scriptTail)
+		if b.TimedOut {
+			inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
+			inst.Error = fmt.Sprintf("the build of %s was running when the build step exceeded the install timeout of %s", sc.Path, s.opts.InstallTimeout)
+		}
+	}
+	if inst.Outcome != evidence.InstallOK {
+		return inst, nil, lock, "", nil
+	}
+	if !br.OK {
+		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepScripts
+		inst.Error = r.mask.text(pyBuildFailure(br), "install")
+		if br.Install != nil {
+			inst.LogTail = tailString(r.mask.text(br.Install.OutputTail, "install"), 4000)
+		} else if br.Venv != nil {
+			inst.LogTail = tailString(r.mask.text(br.Venv.OutputTail, "install"), 4000)
+		}
+		return inst, nil, lock, "", nil
+	}
+	inst.DeclaredBins = br.ConsoleScripts
+	return inst, &targetInfo{Name: fr.Target.Name, Version: fr.Target.Version, Bin: br.ConsoleScripts}, lock, work, nil
+}
+
+// sriHex writes a hex sha256 as the SRI string the evidence keeps.
+func sriHex(h string) string {
+	sum, err := hex.DecodeString(h)
+	if err != nil || len(sum) != sha256.Size {
+		return ""
+	}
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum)
+}
+
+// pyFetch runs the PyPI fetch step into tree.
+func (s *Sandbox) pyFetch(ctx context.Context, r *run, tree string, t Target, timeout time.Duration) (*pyFetchResult, bool, error) {
+	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: UVCacheVolume, Labels: map[string]string{LabelCache: "uv"}}); err != nil {
+		return nil, false, fmt.Errorf("create uv cache volume: %w", err)
+	}
+	netID, err := r.createInternalNetwork(ctx, "fetch")
+	if err != nil {
+		return nil, false, err
+	}
+	allow, filesHost, err := indexHosts(s.opts.IndexURL)
+	if err != nil {
+		return nil, false, fmt.Errorf("index url: %w", err)
+	}
+	stopProxy, err := s.startEgressProxy(ctx, r, netID, allow...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer stopProxy()
+	proxy := "http://" + egressAlias + ":" + egressPort
+	env := []string{
+		"HOME=/tmp/home",
+		"HTTPS_PROXY=" + proxy, "HTTP_PROXY=" + proxy, "ALL_PROXY=" + proxy,
+		"UV_CACHE_DIR=/cache/uv",
+		"UV_PYTHON_DOWNLOADS=never",
+		"UV_NO_PROGRESS=1",
+		"UV_HTTP_TIMEOUT=60",
+		"UV_CONCURRENT_BUILDS=1",
+		// Every Python uv could start for a build backend fails to start:
+		// its standard library is not where this points. The driver runs
+		// isolated (-I), which ignores it.
+		"PYTHONHOME=/nonexistent/verifymcp-fetch-step-runs-no-package-code",
+	}
+	var files []fileIn
+	if len(s.opts.CABundle) > 0 {
+		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/ca.pem", Data: s.opts.CABundle, UID: 65534})
+		env = append(env, "SSL_CERT_FILE="+inputDir+"/ca.pem")
+	}
+	if t.Tarball != nil {
+		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/input/" + t.Filename, Data: t.Tarball, UID: 65534})
+	}
+	arg, _ := json.Marshal(map[string]string{
+		"requirement": t.pyRequirement(), "target": NormalizePyName(t.Name),
+		"index": strings.TrimRight(s.opts.IndexURL, "/"), "files_host": filesHost, "python": sandboxPython,
+	})
+	hc := hardened()
+	hc.NetworkMode = container.NetworkMode(r.name("fetch"))
+	hc.Mounts = []mount.Mount{
+		{Type: mount.TypeVolume, Source: tree, Target: treeDir},
+		{Type: mount.TypeVolume, Source: UVCacheVolume, Target: "/cache/uv"},
+	}
+	hc.Resources = container.Resources{Memory: 2 << 30, PidsLimit: int64Ptr(1024)}
+	res, err := r.runStep(ctx, step{
+		Part: "fetch",
+		Config: &container.Config{
+			Image: s.opts.Image, User: sandboxUser, Env: env, WorkingDir: treeDir,
+			Cmd: []string{"python3", "-I", "-c", pyFetchDriver, string(arg)},
+		},
+		Host: hc, Files: files, Timeout: timeout, MaxOut: 64 << 20, MaxErr: 8 << 10,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if res.TimedOut {
+		return nil, true, nil
+	}
+	fr := &pyFetchResult{}
+	if err := decodeResult(res.Stdout, fr); err != nil {
+		return &pyFetchResult{ErrorKind: "driver", Error: "the fetch driver printed no result",
+			LogTail: tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 6000), "install"), 4000)}, false, nil
+	}
+	if fault := classifyPyFetch(fr, allow[0], len(s.opts.CABundle) > 0); fault != nil {
+		s.opts.Logger.Debug("PyPI fetch step: environment fault", "kind", fault.Kind, "code", fault.Code, "host", fault.Host, "log", fr.LogTail)
+		return nil, false, fault
+	}
+	return fr, false, nil
+}
+
+// classifyPyFetch turns what the PyPI fetch driver reported into an
+// environment fault, or nil when the failure (if any) is the package's.
+func classifyPyFetch(fr *pyFetchResult, indexHost string, caGiven bool) *EnvironmentError {
+	if p := fr.Preflight; p != nil && !p.OK {
+		host := p.Host
+		if host == "" {
+			host = indexHost
+		}
+		return preflightFault(p, host, caGiven)
+	}
+	switch fr.ErrorKind {
+	case "tls":
+		f := &EnvironmentError{Kind: FaultTLS, Host: indexHost, Code: "UNKNOWN_ISSUER", Fix: fixCA,
+			Cause: "uv in the fetch step does not trust the TLS certificate of the index, as happens behind a TLS-intercepting proxy (" + oneLineText(fr.Error) + ")"}
+		if caGiven {
+			f.Fix = fixCAGiven
+		}
+		return f
+	case "network":
+		return &EnvironmentError{Kind: FaultUnreachable, Host: indexHost, Code: "network",
+			Cause: "the fetch step could not reach the index " + indexHost + " (" + oneLineText(fr.Error) + ")", Fix: fixNetwork}
+	}
+	return nil
+}
+
+// pyFetchFailure says in one line why a PyPI fetch step failed, when it
+// was not the environment.
+func pyFetchFailure(fr *pyFetchResult) string {
+	msg := oneLineText(fr.Error)
+	switch fr.ErrorKind {
+	case "hash_mismatch":
+		return "integrity: " + msg
+	case "requires_python", "dynamic_metadata", "not_found", "resolution":
+		return "uv could not resolve the tree: " + msg
+	}
+	if msg == "" {
+		return "the fetch step failed"
+	}
+	return msg
+}
+
+// pyBuildFailure says in one line why the build step did not give an
+// installed tree.
+func pyBuildFailure(br *pyBuildResult) string {
+	for _, b := range br.Builds {
+		if b.exit() != 0 {
+			return fmt.Sprintf("the build of %s failed (exit %d), so the tree could not be installed", b.Filename, b.exit())
+		}
+	}
+	if br.Install != nil && br.Install.exit() != 0 {
+		return fmt.Sprintf("uv pip install of the fetched tree failed (exit %d): %s", br.Install.exit(), lastLine(br.Install.OutputTail))
+	}
+	if br.Error != "" {
+		return br.Error
+	}
+	return "the build step failed"
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "hint") {
+			return l
+		}
+	}
+	return ""
+}
+
+// pyBuild runs the PyPI build step in the bounded tree.
+func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr *pyFetchResult, timeout time.Duration, w *watch) (*pyBuildResult, bool, string, error) {
+	var reqs []string
+	for _, f := range fr.Files {
+		if f.Role == "tree" {
+			reqs = append(reqs, f.Name+"=="+f.Version)
+		}
+	}
+	sort.Strings(reqs)
+	sdists := make([]pySdist, 0, len(fr.Sdists))
+	for _, sd := range fr.Sdists {
+		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
+	}
+	arg, _ := json.Marshal(map[string]any{"target": NormalizePyName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
+	cmd := []string{"python3", "-I", "-c", pyBuildDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
+	env := []string{"HOME=/tmp/home", "UV_CACHE_DIR=" + inputDir + "/uv-cache", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1", "UV_OFFLINE=1", "UV_CONCURRENT_BUILDS=1"}
+	br := &pyBuildResult{}
+	var derr error
+	res, err := s.watchedStep(ctx, r, tree, cmd, env, timeout, w, func(res stepResult) ([]scriptWindow, map[string]bool) {
+		derr = decodeResult(res.Stdout, br)
+		var windows []scriptWindow
+		for i, b := range br.Builds {
+			if b.Ran {
+				windows = append(windows, scriptWindow{Index: i, Package: b.Name, Start: time.UnixMilli(b.StartedAt), End: time.UnixMilli(b.EndedAt)})
+			}
+		}
+		return windows, map[string]bool{}
+	})
+	if err != nil {
+		return nil, false, "", err
+	}
+	if res.TimedOut {
+		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
+	}
+	if derr != nil {
+		return nil, false, "", fmt.Errorf("build driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
+	}
+	return br, false, "", nil
+}
+
+var pyNameRuns = regexp.MustCompile(`[-_.]+`)
+
+// NormalizePyName is the PEP 503 normal form of a project name.
+func NormalizePyName(n string) string { return pyNameRuns.ReplaceAllString(strings.ToLower(n), "-") }
+
+// choosePyScript picks the entry point of a PyPI target by a fixed rule,
+// documented in the README, over the console scripts of the installed
+// distribution's entry_points.txt:
+//  1. --bin, when given, must name a console script;
+//  2. the script named like the project (PEP 503 names compared);
+//  3. the only console script;
+//  4. the first, in byte order, whose name contains "mcp";
+//  5. the first in byte order.
+func choosePyScript(pkg string, scripts map[string]string, override string) (*evidence.Bin, error) {
+	keys := make([]string, 0, len(scripts))
+	for k := range scripts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	binPath := func(k string) string { return path.Join(treeDir, "venv", "bin", k) }
+	if override != "" {
+		if _, ok := scripts[override]; ok {
+			return &evidence.Bin{Name: override, Path: binPath(override), Rule: "--bin"}, nil
+		}
+		if len(keys) == 0 {
+			return nil, fmt.Errorf("%w: --bin %q: %s declares no console script", ErrBadBin, override, pkg)
+		}
+		return nil, fmt.Errorf("%w: --bin %q is not a console script of %s (it declares: %s)", ErrBadBin, override, pkg, strings.Join(keys, ", "))
+	}
+	for _, k := range keys {
+		if NormalizePyName(k) == NormalizePyName(pkg) {
+			return &evidence.Bin{Name: k, Path: binPath(k), Rule: "console script named like the project"}, nil
+		}
+	}
+	switch {
+	case len(keys) == 1:
+		return &evidence.Bin{Name: keys[0], Path: binPath(keys[0]), Rule: "single console script"}, nil
+	case len(keys) > 1:
+		for _, k := range keys {
+			if strings.Contains(k, "mcp") {
+				return &evidence.Bin{Name: k, Path: binPath(k), Rule: "first console script containing \"mcp\""}, nil
+			}
+		}
+		return &evidence.Bin{Name: keys[0], Path: binPath(keys[0]), Rule: "first console script in byte order"}, nil
+	}
+	return nil, fmt.Errorf("%w: %s declares no console script (entry_points.txt [console_scripts]); name a module to run is not supported", ErrBadBin, pkg)
+}
