@@ -1,8 +1,10 @@
 package clientconfig
 
 import (
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -13,7 +15,6 @@ const (
 	NotScannedURL       = "a URL server: nothing to install"
 	NotScannedLocal     = "a local script: no package to resolve"
 	NotScannedImage     = "a container image: not a package target"
-	NotScannedPyPI      = "PyPI targets are not scanned yet"
 	NotScannedExtension = "an editor extension's server: its command is not in the file"
 )
 
@@ -22,13 +23,17 @@ const (
 // (npx [-y|--yes] [-p PKG] PKG[@SPEC] ARGS..., bunx, bun x, pnpm dlx,
 // pnpx, yarn dlx, npm exec) is the target npm:NAME@SPEC (SPEC "latest"
 // when the command names none; Pinned when SPEC is an exact version);
-// Args are the arguments after the package (after the bin name with -p),
-// masked; EnvNames the environment keys, sorted. Every other server has
-// NotScanned saying why, and then Target is empty: uvx, uv tool run and
-// pipx run (Ecosystem "pypi", Name and Spec set, not scanned yet), a
-// container image, a local script, a URL server, an npm name npm would
-// refuse, a spec from outside the registry, a command line this reader
-// cannot follow.
+// one that runs a PyPI package (uvx [--from REQ] REQ|CMD ARGS..., uv tool
+// run, pipx run [--spec REQ]) is the target pypi:NAME[SPECIFIERS]
+// (pypi:NAME for the latest release, pypi:NAME==VERSION when Pinned;
+// Spec is the version or specifier set as the file writes it). Args are
+// the arguments after the package (after the bin name with -p or
+// --from), masked; EnvNames the environment keys, sorted. Every other
+// server has NotScanned saying why, and then Target is empty: a
+// container image, a local script, a URL server, a name the registry
+// would refuse, a package from outside the registry or another index, a
+// Python requirement with extras, markers or more packages (--with), a
+// command line this reader cannot follow.
 func Targets(f *File) []Target {
 	out := []Target{}
 	for i := range f.Servers {
@@ -61,7 +66,7 @@ func Targets(f *File) []Target {
 			case l.eco == "oci":
 				t.NotScanned = NotScannedImage
 			case l.eco == "pypi":
-				t.NotScanned = NotScannedPyPI
+				t.Target = "pypi:" + l.name + l.pySpec
 			default:
 				if err := supplychain.ValidNPMName(l.name); err != nil {
 					t.NotScanned = "not a valid npm package name: " + err.Error()
@@ -104,6 +109,9 @@ type launch struct {
 	notScanned string
 	unknown    string
 	mounts     []mount
+	// pySpec is a PyPI package's specifier as pypi: targets write it:
+	// "" for the latest release, ==VERSION, ===VERSION or a specifier set.
+	pySpec string
 }
 
 // mount is a container volume source.
@@ -301,9 +309,47 @@ var (
 		"--python-preference", "--directory", "--project", "--cache-dir", "--config-file",
 		"--refresh-package", "--reinstall-package", "--upgrade-package", "--constraints", "-c",
 		"--overrides", "--build-constraints", "-b", "--spec", "--pip-args", "--backend")
-	pyVersionRe = regexp.MustCompile(`^[0-9][0-9A-Za-z.+!-]*$`)
-	pyNameRe    = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,\s-]*\])?(.*)$`)
+	pyNameRe = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,\s-]*\])?(.*)$`)
+	// pep440Re is a PEP 440 version (packaging's VERSION_PATTERN).
+	pep440Re = regexp.MustCompile(`(?i)^v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*` +
+		`(?:[-_.]?(?:alpha|a|beta|b|preview|pre|c|rc)[-_.]?[0-9]*)?` +
+		`(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?` +
+		`(?:[-_.]?dev[-_.]?[0-9]*)?` +
+		`(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$`)
+	// pep440ReleaseRe is a version's epoch and release numbers.
+	pep440ReleaseRe = regexp.MustCompile(`^(?i)v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*`)
+	pep440ClauseRe  = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(\S+)$`)
+	// pyIndexFlags name another index, pyMoreFlags more packages or other
+	// dependency pins than the one package a scan installs.
+	pyIndexFlags = set("--index", "--default-index", "--index-url", "-i", "--extra-index-url", "--pip-args", "--config-file")
+	pyMoreFlags  = set("--with", "-w", "--with-editable", "--with-requirements", "--constraints", "-c", "--overrides", "--build-constraints", "-b")
 )
+
+// pySpecSet checks a PEP 440 specifier set as the scan's resolver reads
+// it, and returns it with its clauses trimmed ("" when it is not one).
+func pySpecSet(spec string) string {
+	clauses := strings.Split(spec, ",")
+	for i, c := range clauses {
+		m := pep440ClauseRe.FindStringSubmatch(strings.TrimSpace(c))
+		if m == nil {
+			return ""
+		}
+		op, v := m[1], m[2]
+		if op != "===" {
+			wild := strings.HasSuffix(v, ".*")
+			v = strings.TrimSuffix(v, ".*")
+			switch {
+			case !pep440Re.MatchString(v),
+				wild && op != "==" && op != "!=",
+				strings.Contains(v, "+") && (wild || op != "==" && op != "!="),
+				op == "~=" && !strings.Contains(pep440ReleaseRe.FindString(v), "."):
+				return ""
+			}
+		}
+		clauses[i] = m[1] + m[2]
+	}
+	return strings.Join(clauses, ",")
+}
 
 // pyLaunch reads uvx / uv tool run (--from SPEC) and pipx run (--spec
 // SPEC): the package is the option's value when given, else the command
@@ -318,6 +364,14 @@ func pyLaunch(args []string, k int, launcher string) *launch {
 	if i >= len(args) {
 		l.unknown = launcher + " with no package"
 		return l
+	}
+	for _, f := range slices.Sorted(maps.Keys(vals)) {
+		switch v := vals[f][0].v; {
+		case pyIndexFlags[f]:
+			l.notScanned = "a package from another index (" + launcher + " " + f + " " + v + "): scan it with verifymcp --index-url"
+		case pyMoreFlags[f]:
+			l.notScanned = launcher + " " + f + " " + v + " installs more than the one package a scan installs: not one target"
+		}
 	}
 	from := append(vals["--from"], vals["--spec"]...)
 	switch {
@@ -350,19 +404,37 @@ func pyLaunch(args []string, k int, launcher string) *launch {
 	case rest == "":
 	case strings.HasPrefix(rest, "==="):
 		l.spec, l.pinned = strings.TrimPrefix(rest, "==="), true
+		l.pySpec = "===" + strings.TrimSpace(l.spec)
 	case strings.HasPrefix(rest, "=="):
 		l.spec = rest
-		v := strings.TrimPrefix(rest, "==")
+		v := strings.TrimSpace(strings.TrimPrefix(rest, "=="))
 		if v != "" && !strings.ContainsAny(v, "*,;<>=!~ ") {
 			// An exact version: Spec is the version itself.
 			l.spec, l.pinned = v, true
 		}
+		l.pySpec = pySpecSet(rest)
 	case strings.HasPrefix(rest, "@") && launcher != "pipx run":
 		v := rest[1:]
 		l.spec = v
-		l.pinned = v != "latest" && pyVersionRe.MatchString(v)
+		l.pinned = v != "latest" && pep440Re.MatchString(v)
+		if l.pinned {
+			l.pySpec = "==" + v
+		}
 	default:
 		l.spec = rest
+		l.pySpec = pySpecSet(rest)
+	}
+	switch {
+	case l.notScanned != "":
+	case m[2] != "":
+		l.notScanned = "a Python requirement with extras (" + tok + "): the scan installs the package alone"
+	case strings.Contains(rest, ";"):
+		l.notScanned = "a Python requirement with environment markers (" + tok + "): the scan installs the package alone"
+	case l.pinned && !pep440Re.MatchString(strings.TrimSpace(l.spec)) && !strings.HasPrefix(l.pySpec, "==="):
+		l.notScanned = "not a PEP 440 version (" + tok + "): not resolved"
+	case l.spec == "latest" && strings.HasPrefix(rest, "@"):
+	case rest != "" && l.pySpec == "":
+		l.notScanned = "not a PEP 440 version or specifier set (" + tok + "): not resolved"
 	}
 	return l
 }

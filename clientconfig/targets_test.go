@@ -35,6 +35,12 @@ func TestTargetsLaunchers(t *testing.T) {
 		return Target{Ecosystem: eco, Name: name, Spec: spec, Pinned: pinned, Args: args, NotScanned: why}
 	}
 	none := func(why string) Target { return Target{Args: []string{}, NotScanned: why} }
+	py := func(target, name, spec string, pinned bool, args ...string) Target {
+		if args == nil {
+			args = []string{}
+		}
+		return Target{Target: target, Ecosystem: "pypi", Name: name, Spec: spec, Pinned: pinned, Args: args}
+	}
 	digest := "sha256:" + strings.Repeat("c", 64)
 	tests := []struct {
 		name, server string
@@ -60,11 +66,27 @@ func TestTargetsLaunchers(t *testing.T) {
 		{"npx unknown flag", `{"command": "npx", "args": ["--foo", "pkg"]}`, none("npx flag --foo is not understood: the package it runs is not read")},
 		{"npx two -p", `{"command": "npx", "args": ["-p", "a", "-p", "b", "c"]}`, none("npx names several packages (-p): not one target")},
 		{"npx local", `{"command": "npx", "args": ["./tool"]}`, none(NotScannedLocal)},
-		{"uvx", `{"command": "uvx", "args": ["mcp-server-fetch", "--x"]}`, ns("pypi", "mcp-server-fetch", "", false, NotScannedPyPI, "--x")},
-		{"uvx pinned", `{"command": "uvx", "args": ["mcp-server-fetch==1.2.3"]}`, ns("pypi", "mcp-server-fetch", "1.2.3", true, NotScannedPyPI)},
-		{"uvx --from", `{"command": "uvx", "args": ["--from", "pkg[cli]==1.2.3", "cmd", "a"]}`, ns("pypi", "pkg", "1.2.3", true, NotScannedPyPI, "a")},
-		{"uv tool run", `{"command": "uv", "args": ["tool", "run", "pkg@latest"]}`, ns("pypi", "pkg", "latest", false, NotScannedPyPI)},
-		{"pipx run", `{"command": "pipx", "args": ["run", "pkg", "a"]}`, ns("pypi", "pkg", "", false, NotScannedPyPI, "a")},
+		{"uvx", `{"command": "uvx", "args": ["mcp-server-fetch", "--x"]}`, py("pypi:mcp-server-fetch", "mcp-server-fetch", "", false, "--x")},
+		{"uvx pinned", `{"command": "uvx", "args": ["mcp-server-fetch==1.2.3"]}`, py("pypi:mcp-server-fetch==1.2.3", "mcp-server-fetch", "1.2.3", true)},
+		{"uvx @version", `{"command": "uvx", "args": ["mcp-server-git@2025.7.1"]}`, py("pypi:mcp-server-git==2025.7.1", "mcp-server-git", "2025.7.1", true)},
+		{"uvx ===", `{"command": "uvx", "args": ["pkg===1.0-custom"]}`, py("pypi:pkg===1.0-custom", "pkg", "1.0-custom", true)},
+		{"uvx range", `{"command": "uvx", "args": ["pkg>=1.2, <2"]}`, py("pypi:pkg>=1.2,<2", "pkg", ">=1.2, <2", false)},
+		{"uvx wildcard", `{"command": "uvx", "args": ["pkg==1.*"]}`, py("pypi:pkg==1.*", "pkg", "==1.*", false)},
+		{"uvx --from", `{"command": "uvx", "args": ["--from", "pkg==1.2.3", "cmd", "a"]}`, py("pypi:pkg==1.2.3", "pkg", "1.2.3", true, "a")},
+		{"uvx --python", `{"command": "uvx", "args": ["--python", "3.12", "mcp-server-time", "--local-timezone", "UTC"]}`, py("pypi:mcp-server-time", "mcp-server-time", "", false, "--local-timezone", "UTC")},
+		{"uv tool run", `{"command": "uv", "args": ["tool", "run", "pkg@latest"]}`, py("pypi:pkg", "pkg", "latest", false)},
+		{"pipx run", `{"command": "pipx", "args": ["run", "pkg", "a"]}`, py("pypi:pkg", "pkg", "", false, "a")},
+		{"pipx run --spec", `{"command": "pipx", "args": ["run", "--spec", "pkg~=1.4", "pkg-cli"]}`, py("pypi:pkg~=1.4", "pkg", "~=1.4", false)},
+		{"uvx extras", `{"command": "uvx", "args": ["--from", "pkg[cli]==1.2.3", "cmd", "a"]}`, ns("pypi", "pkg", "1.2.3", true, "a Python requirement with extras (pkg[cli]==1.2.3): the scan installs the package alone", "a")},
+		{"uvx markers", `{"command": "uvx", "args": ["pkg==1.0; sys_platform == 'linux'"]}`, ns("pypi", "pkg", "==1.0; sys_platform == 'linux'", false, "a Python requirement with environment markers (pkg==1.0; sys_platform == 'linux'): the scan installs the package alone")},
+		{"uvx --with", `{"command": "uvx", "args": ["--with", "requests", "pkg"]}`, ns("pypi", "pkg", "", false, "uvx --with requests installs more than the one package a scan installs: not one target")},
+		{"uvx --index-url", `{"command": "uvx", "args": ["--index-url", "https://mirror.example.com/simple", "pkg"]}`, ns("pypi", "pkg", "", false, "a package from another index (uvx --index-url https://mirror.example.com/simple): scan it with verifymcp --index-url")},
+		{"uvx --from git", `{"command": "uvx", "args": ["--from", "git+https://github.com/u/r", "cmd"]}`, ns("pypi", "", "", false, "a package from outside PyPI (git+https://github.com/u/r): not resolved")},
+		{"uvx --from path", `{"command": "uvx", "args": ["--from", "./src/server", "cmd"]}`, none(NotScannedLocal)},
+		{"uvx bad version", `{"command": "uvx", "args": ["pkg==banana"]}`, ns("pypi", "pkg", "banana", true, "not a PEP 440 version (pkg==banana): not resolved")},
+		{"uvx @ not a version", `{"command": "uvx", "args": ["pkg@main"]}`, ns("pypi", "pkg", "main", false, "not a PEP 440 version or specifier set (pkg@main): not resolved")},
+		{"uvx ~= one number", `{"command": "uvx", "args": ["pkg~=1"]}`, ns("pypi", "pkg", "~=1", false, "not a PEP 440 version or specifier set (pkg~=1): not resolved")},
+		{"uvx >= wildcard", `{"command": "uvx", "args": ["pkg>=1.*"]}`, ns("pypi", "pkg", ">=1.*", false, "not a PEP 440 version or specifier set (pkg>=1.*): not resolved")},
 		{"docker", `{"command": "docker", "args": ["run", "-i", "--rm", "mcp/github", "stdio"]}`, ns("oci", "mcp/github", "", false, NotScannedImage, "stdio")},
 		{"docker digest", `{"command": "docker", "args": ["run", "-i", "mcp/github@` + digest + `"]}`, ns("oci", "mcp/github", digest, true, NotScannedImage)},
 		{"node script", `{"command": "node", "args": ["path/to/x.js"]}`, none(NotScannedLocal)},
