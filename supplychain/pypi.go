@@ -27,8 +27,10 @@ import (
 // What PyPI's core metadata does not hold stays empty, never guessed:
 // Maintainers are the author and maintainer declared in the metadata
 // (PyPI's account roles are not in the API), AuthorURL is always empty,
-// Provenance is false because attestations are served by the integrity
-// API and the simple API, not this one, and LifecycleScripts is nil (a
+// Provenance is false and "provenance" is listed in Unserved, because
+// attestations are served by the Integrity API and the simple API, not
+// this one (ApplyPyPIProvenance fills it from PyPI.Provenance's answers),
+// and LifecycleScripts is nil (a
 // Python package declares no install hooks; an sdist-only release runs
 // its build backend at install, which this shape does not express).
 // Deprecated holds PyPI's nearest equivalent, a yank: "yanked: <reason>".
@@ -52,6 +54,9 @@ func PyPIMetadata(doc []byte, version string) (*evidence.RegistryMeta, error) {
 		Maintainers: pypiMaintainers(info),
 		License:     pypiLicense(info),
 		MCPName:     pypiMCPName(info.Description),
+		// The JSON API does not serve attestations: until the Integrity
+		// API is asked, nothing is known about provenance.
+		Unserved: []string{"provenance"},
 	}
 	if t, ok := earliestUpload(d.URLs); ok {
 		meta.PublishedAt = &t

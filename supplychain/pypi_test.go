@@ -63,6 +63,8 @@ func TestPyPIMetadata(t *testing.T) {
 		PublishedAt: npmPublished(t, "2025-04-07T16:05:21.914466Z"),
 		Maintainers: []evidence.Maintainer{{Name: "Jack Adamson", EmailDomain: "anthropic.com"}, {Name: "Anthropic, PBC."}},
 		License:     "MIT",
+		// Not served by the JSON API; ApplyPyPIProvenance says more.
+		Unserved: []string{"provenance"},
 	}
 	withHistory := base
 	withHistory.PreviousVersion, withHistory.PreviousPublishedAt = "2025.3.28", npmPublished(t, "2025-03-28T14:18:57.239104Z")
