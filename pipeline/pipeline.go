@@ -271,7 +271,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	switch {
 	case rt.pypi != nil:
 		var sig evidence.Signal
-		meta, sig = p.pypiMeta(rt)
+		meta, sig = p.pypiMeta(ctx, rt)
 		b.Signals[evidence.SignalRegistryMeta] = sig
 		if meta != nil {
 			b.Supply = &evidence.Supply{Registry: meta}

@@ -55,9 +55,21 @@ func pypiSpecText(spec string) string {
 // mirror that keeps only the project document, which describes the latest
 // release) leaves the metadata unavailable, never guessed from another
 // release.
-func (p *Pipeline) pypiMeta(rt *Resolved) (*evidence.RegistryMeta, evidence.Signal) {
+func (p *Pipeline) pypiMeta(ctx context.Context, rt *Resolved) (*evidence.RegistryMeta, evidence.Signal) {
 	at := rt.resolvedAt
 	m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version)
+	if err == nil && p.PyPI != nil {
+		// Trusted-publishing provenance (PEP 740) where the index serves
+		// its Integrity API; a mirror that does not leaves it unserved.
+		pctx, cancel := context.WithTimeout(ctx, p.timeout())
+		provs, perr := p.PyPI.ReleaseProvenance(pctx, rt.pypi)
+		cancel()
+		if perr == nil {
+			supplychain.ApplyPyPIProvenance(m, provs)
+		} else if p.Logger != nil {
+			p.Logger.Debug("PyPI provenance not available", "err", perr)
+		}
+	}
 	switch {
 	case errors.Is(err, supplychain.ErrVersionNotFound):
 		return nil, evidence.Signal{State: evidence.StateUnavailable, ThirdParty: true, Endpoint: rt.Registry, FetchedAt: &at,

@@ -192,7 +192,11 @@ func (p *Pipeline) treeScansOf(ctx context.Context, b *evidence.Bundle, lockfile
 		case sp.Socket == nil:
 			sockSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no Socket client configured", ThirdParty: true}
 		default:
-			purls := append([]string{b.Target.Purl}, treePurls(lockfile, b.Target.Purl)...)
+			tree := treePurls(lockfile, b.Target.Purl)
+			if b.Target.Ecosystem == "pypi" {
+				tree = supplychain.PyPITreePurls(lockfile, b.Target.Purl)
+			}
+			purls := append([]string{b.Target.Purl}, tree...)
 			sockRes, sockSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.SocketResult, supplychain.Fetch, error) {
 				return sp.Socket.Scan(ctx, target, purls)
 			})

@@ -300,6 +300,10 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 //     the package's package.json declares, as written there;
 //   - build_tool: node-gyp, wherever it was started, and everything it
 //     runs (its Python probes, gyp, the compiler);
+//   - for a PyPI target's build step: uv, started by the build driver, and
+//     the interpreter queries uv makes are the package manager; the Python
+//     uv starts for a build is the build backend the sdist declares
+//     (declared); what that starts is the package's;
 //   - package: everything else, started by package code (a declared
 //     command's own children, anything the server starts).
 //
@@ -313,6 +317,7 @@ func provenance(phase string, events []execEvent, declared map[string]bool) []ev
 	role := map[int]evidence.Provenance{}
 	wrapper := map[int]bool{} // npm's shell for a declared command line
 	gyp := map[int]bool{}     // node-gyp: what it starts is the build tool's
+	uv := map[int]bool{}      // uv in a PyPI build step
 	scripts := phase == evidence.PhaseScripts
 	for i, ev := range events {
 		r, again := role[ev.PID]
@@ -333,6 +338,15 @@ func provenance(phase string, events []execEvent, declared map[string]bool) []ev
 			r = evidence.ProvenancePackageManager
 		case i == 0:
 			r = evidence.ProvenanceSandbox
+		case scripts && parent == evidence.ProvenanceSandbox && isUV(ev.Argv):
+			// uv, started by the PyPI build driver (venv, build, install).
+			r = evidence.ProvenancePackageManager
+			uv[ev.PID] = true
+		case scripts && uv[ev.PPID] && isInterpreterQuery(ev.Argv):
+			r = evidence.ProvenancePackageManager
+		case scripts && uv[ev.PPID]:
+			// The build backend an sdist declares, run by uv (PEP 517).
+			r = evidence.ProvenanceDeclared
 		case scripts && wrapper[ev.PPID]:
 			r = evidence.ProvenanceDeclared
 		case scripts && parent == evidence.ProvenancePackageManager:
@@ -377,6 +391,19 @@ func (w *watch) pkgFor(phase string, t time.Time) string {
 		return w.packageAt(t)
 	}
 	return ""
+}
+
+// isUV reports whether a command line runs uv (the image's
+// /usr/local/bin/uv).
+func isUV(argv []string) bool {
+	return len(argv) > 0 && (argv[0] == "uv" || argv[0] == "/usr/local/bin/uv")
+}
+
+// isInterpreterQuery reports whether a command line is uv's query of a
+// Python interpreter: python -I -B -c "...get_interpreter_info import main; main()".
+func isInterpreterQuery(argv []string) bool {
+	return len(argv) == 5 && argv[1] == "-I" && argv[2] == "-B" && argv[3] == "-c" &&
+		strings.HasSuffix(argv[4], "from python.get_interpreter_info import main; main()")
 }
 
 func isNPM(argv []string) bool {
