@@ -3,6 +3,8 @@ package rubric
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -63,6 +65,9 @@ func ReasonCodesMarkdown() ([]byte, error) {
 	}
 	for _, d := range cur.Dimensions {
 		p("- `%s`: %s\n", d.ID, oneLine(d.Description))
+		for _, eco := range slices.Sorted(maps.Keys(d.Ecosystems)) {
+			p("  - %s: %s\n", ecosystemName(eco), oneLine(d.Ecosystems[eco]))
+		}
 	}
 	p("\n")
 
@@ -205,3 +210,14 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // cell makes text safe inside a Markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }
+
+// ecosystemName is how the docs name an ecosystem of a dimension's
+// ecosystems.
+func ecosystemName(eco string) string {
+	switch eco {
+	case "pypi":
+		return "PyPI"
+	default:
+		return eco
+	}
+}

@@ -956,6 +956,7 @@ func TestSupplyFindingsMatchCatalog(t *testing.T) {
 	b.Supply.GitHub.FullName = "acme2/notes"
 	check(b)
 	check(loadBundle(t, "dnssec.bundle.json"))
+	check(loadBundle(t, "pypi.bundle.json"))
 	b = supplyBundle()
 	b.Supply.DNSSEC.Domains = []evidence.DNSDomain{
 		bogusDomain("acme.dev", "no_dnskey_matching_ds", "homepage"),

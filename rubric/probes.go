@@ -173,7 +173,9 @@ var scorers = map[string]scorer{
 			CodeRegistryDeprecated: KindFinding, CodeRegistryRecentPublish: KindFinding,
 			CodeRegistryNewPackage: KindFinding, CodeRegistryRapidRelease: KindFinding,
 			CodeGitHubArchived: KindFinding, CodeGitHubStale: KindFinding,
+			CodeRegistryYanked: KindFinding,
 		},
+		since:   map[string]string{CodeRegistryYanked: pypiSince},
 		needs:   []string{evidence.SignalRegistryMeta, evidence.SignalGitHub},
 		observe: scoreMaintenance,
 	},
@@ -219,9 +221,16 @@ func scoreInstallability(p *probe) verdict {
 	ig := in.Integrity
 	compared := ig.Computed != "" || ig.Lockfile != ""
 	mismatch := !ig.Match && ig.Expected != "" && compared
+	// What was hashed: npm's tarball against dist.integrity; for PyPI
+	// (v10 on) the one file installed for the target, a wheel or the
+	// sdist, against the sha256 the index lists for it.
+	file, against := "tarball", "the registry's integrity"
+	if p.readsPyPI() {
+		file, against = "distribution file (the wheel or sdist installed for the target)", "the sha256 the index lists for it"
+	}
 	if mismatch {
 		p.emit(CodeIntegrityMismatch, p.b.Target.Name,
-			"the installed tarball does not match the registry's integrity for this version",
+			"the installed "+file+" does not match "+against+" for this version",
 			p.clip(fmt.Sprintf("expected %s; computed %s; lockfile %s", orNone(ig.Expected), orNone(ig.Computed), orNone(ig.Lockfile))))
 	}
 	switch in.Outcome {
@@ -229,11 +238,13 @@ func scoreInstallability(p *probe) verdict {
 		switch {
 		case ig.Match:
 			return scored(100, "installed; integrity matched")
+		case mismatch && p.readsPyPI():
+			return scored(0, "installed, but the distribution file's sha256 does not match the index")
 		case mismatch:
 			return scored(0, "installed, but the tarball's integrity does not match the registry")
 		default:
 			p.emit(CodeIntegrityUnverified, p.b.Target.Name,
-				"the install succeeded but the tarball's integrity was not verified",
+				"the install succeeded but the "+file+"'s integrity was not verified",
 				p.clip(fmt.Sprintf("expected %s; computed %s; lockfile %s", orNone(ig.Expected), orNone(ig.Computed), orNone(ig.Lockfile))))
 			return scored(0, "installed, but integrity was not verified")
 		}
@@ -277,15 +288,24 @@ func scoreInstallScripts(p *probe) verdict {
 			in.Outcome, orUnknown(in.FailedStep)))
 	}
 	v6 := p.atLeast("6")
+	pypi := p.readsPyPI()
 	failed, ran, optional := 0, 0, 0
 	var denied []string
 	for _, s := range in.Scripts {
 		if s.Ran {
 			ran++
 		}
-		p.emit(CodeScriptsPresent, s.Package,
-			fmt.Sprintf("%s declares lifecycle script %q", pkgAt(s), s.Event),
-			p.clip(s.Event+": "+s.Command))
+		if pypi {
+			// A PyPI tree's install-time code is the build backend of
+			// each sdist that had to be built; wheels run none.
+			p.emit(CodeScriptsPresent, s.Package,
+				fmt.Sprintf("%s is installed from its sdist, whose build backend runs code at install (%s)", pkgAt(s), s.Command),
+				p.clip(s.Event+": "+s.Command))
+		} else {
+			p.emit(CodeScriptsPresent, s.Package,
+				fmt.Sprintf("%s declares lifecycle script %q", pkgAt(s), s.Event),
+				p.clip(s.Event+": "+s.Command))
+		}
 		switch {
 		case s.TimedOut:
 			failed++
@@ -327,22 +347,29 @@ func scoreInstallScripts(p *probe) verdict {
 			p.emit(CodeScriptsFailed, s.Package, msg, p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
 		}
 	}
+	noun := "lifecycle script"
+	if pypi {
+		noun = "sdist build"
+		if v, ok := pypiBuildVerdict(in, failed, ran, denied); ok {
+			return v
+		}
+	}
 	switch {
 	case len(in.Scripts) == 0 && in.Outcome == installOK:
 		return scored(100, "no lifecycle scripts in the installed tree")
 	case failed > 0:
-		return scored(0, fmt.Sprintf("%d of %s failed or timed out", failed, plural(len(in.Scripts), "lifecycle script")))
+		return scored(0, fmt.Sprintf("%d of %s failed or timed out", failed, plural(len(in.Scripts), noun)))
 	case in.Outcome != installOK:
 		return scored(0, fmt.Sprintf("the script step %s", in.Outcome))
 	case len(denied) > 0:
 		return zeroPoint(fmt.Sprintf("%s failed after the sandbox denied it the network: %s; whether it works with a network is not known",
-			plural(len(denied), "lifecycle script"), strings.Join(denied, "; ")))
+			plural(len(denied), noun), strings.Join(denied, "; ")))
 	case optional > 0:
-		return scored(50, fmt.Sprintf("%s present; none of a required package failed (%d of optional packages did, which npm leaves out)", plural(len(in.Scripts), "lifecycle script"), optional))
+		return scored(50, fmt.Sprintf("%s present; none of a required package failed (%d of optional packages did, which npm leaves out)", plural(len(in.Scripts), noun), optional))
 	case ran == len(in.Scripts):
-		return scored(50, fmt.Sprintf("%s ran and exited 0", plural(len(in.Scripts), "lifecycle script")))
+		return scored(50, fmt.Sprintf("%s ran and exited 0", plural(len(in.Scripts), noun)))
 	default:
-		return scored(50, fmt.Sprintf("%s present; %d ran and exited 0, none failed", plural(len(in.Scripts), "lifecycle script"), ran))
+		return scored(50, fmt.Sprintf("%s present; %d ran and exited 0, none failed", plural(len(in.Scripts), noun), ran))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -27,7 +28,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "9"
+const CurrentVersion = "10"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -105,7 +106,15 @@ type Dimension struct {
 	ZeroPoint       float64 `yaml:"zero_point" json:"zero_point"`
 	ZeroPointReason string  `yaml:"zero_point_reason" json:"zero_point_reason"`
 	Description     string  `yaml:"description" json:"description"`
+	// Ecosystems says, per ecosystem ("pypi"), how the dimension reads
+	// its evidence there when that evidence differs from what the
+	// description (written for npm) names: a field that does not exist in
+	// that ecosystem, or exists with another meaning. From rubric v10.
+	Ecosystems map[string]string `yaml:"ecosystems" json:"ecosystems,omitempty"`
 }
+
+// knownEcosystems are the ecosystems a dimension's ecosystems may name.
+var knownEcosystems = map[string]bool{"npm": true, "pypi": true}
 
 // CodeDef is one entry of the reason-code catalog.
 type CodeDef struct {
@@ -395,6 +404,14 @@ func (r *Rubric) validate() error {
 		}
 		if strings.TrimSpace(d.Description) == "" {
 			add("%s: description missing", where)
+		}
+		for _, eco := range slices.Sorted(maps.Keys(d.Ecosystems)) {
+			switch {
+			case !knownEcosystems[eco]:
+				add("%s: ecosystems: unknown ecosystem %q", where, eco)
+			case strings.TrimSpace(d.Ecosystems[eco]) == "":
+				add("%s: ecosystems.%s: empty", where, eco)
+			}
 		}
 	}
 

@@ -57,17 +57,17 @@ func TestLoad(t *testing.T) {
 	if v, err := Load("v1"); err != nil || v.Hash != r.Hash {
 		t.Errorf(`Load("v1") = %v, %v; want the same rubric as Load("1")`, v, err)
 	}
-	if _, err := Load("10"); !errors.Is(err, ErrUnknownVersion) {
-		t.Errorf("Load(10) error = %v, want ErrUnknownVersion", err)
+	if _, err := Load("11"); !errors.Is(err, ErrUnknownVersion) {
+		t.Errorf("Load(11) error = %v, want ErrUnknownVersion", err)
 	}
-	if d := diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9"}, Versions()); d != "" {
+	if d := diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, Versions()); d != "" {
 		t.Errorf("Versions() (-want +got):\n%s", d)
 	}
 	if first, again := Current(), Current(); first.Version != CurrentVersion || first != again {
 		t.Errorf("Current() = version %q, want the shared rubric %q", Current().Version, CurrentVersion)
 	}
-	if CurrentVersion != "9" {
-		t.Errorf("CurrentVersion = %q, want 9", CurrentVersion)
+	if CurrentVersion != "10" {
+		t.Errorf("CurrentVersion = %q, want 10", CurrentVersion)
 	}
 }
 

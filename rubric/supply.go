@@ -455,7 +455,7 @@ func scoreVulnerability(p *probe, gate verdict) verdict {
 		}
 		subject := nameAt(v.Package, v.Version)
 		p.emitGraded(CodeOSVVulnerable, sev, subject,
-			v.ID+" ("+string(sev)+", "+basis+") affects "+subject+", "+reachNote(v)+"; "+fixed,
+			v.ID+" ("+string(sev)+", "+basis+") affects "+subject+", "+p.reachNote(v)+"; "+fixed,
 			p.clip(advisoryEvidence(v, basis)))
 		pen := table.of(sev)
 		score -= pen
@@ -480,7 +480,7 @@ func scoreVulnerability(p *probe, gate verdict) verdict {
 	})
 	parts := make([]string, 0, len(tallies))
 	for _, t := range tallies {
-		where := [...]string{"on the package itself", "direct", "transitive"}[t.reach]
+		where := p.reachLabel(t.reach)
 		parts = append(parts, strconv.Itoa(t.n)+" "+string(t.sev)+" "+where+" (-"+formatScore(t.penalty)+")")
 	}
 	return scored(score, "advisories: "+strings.Join(parts, ", ")+"; "+plural(osv.Packages, "package")+" queried")
@@ -547,7 +547,7 @@ func scoreMalware(p *probe, gate verdict) verdict {
 			n++
 			subject := nameAt(v.Package, v.Version)
 			p.emit(CodeOSVMalware, subject,
-				fmt.Sprintf("OSV lists %s, a malicious-package advisory, for %s, %s", v.ID, subject, reachNote(v)),
+				fmt.Sprintf("OSV lists %s, a malicious-package advisory, for %s, %s", v.ID, subject, p.reachNote(v)),
 				p.clip(advisoryEvidence(v, "malware")))
 		}
 		if n > 0 {
@@ -711,6 +711,11 @@ func scoreProvenance(p *probe, gate verdict) verdict {
 		switch {
 		case !reg.Provenance && unserved(reg, "provenance"):
 			d.add(pp.NoProvenancePenalty, "provenance not served by the registry")
+		case !reg.Provenance && p.readsPyPI():
+			p.emit(CodeRegistryNoProvenance, target,
+				"the index's Integrity API serves no PEP 740 attestation for any file of "+target+", so nothing ties its distribution files to a source repository and a trusted-publishing build",
+				"PEP 740 attestations: none for any file")
+			d.add(pp.NoProvenancePenalty, "no PEP 740 attestation")
 		case !reg.Provenance:
 			p.emit(CodeRegistryNoProvenance, target,
 				"the registry holds no provenance attestation for "+target+", so nothing ties the tarball to a source commit and build",
@@ -718,6 +723,10 @@ func scoreProvenance(p *probe, gate verdict) verdict {
 			d.add(pp.NoProvenancePenalty, "no provenance attestation")
 		}
 		switch check := checkMCPName(reg, pp.SharedHosts); {
+		case reg.MCPName == "" && p.readsPyPI():
+			p.emit(CodeRegistryMCPNameAbsent, target, target+"'s PyPI description (its README) carries no mcp-name marker, so it cannot be matched to an MCP registry entry",
+				"mcp-name: (none in the description)")
+			d.add(pp.MCPNameAbsentPenalty, "no mcp-name")
 		case reg.MCPName == "":
 			p.emit(CodeRegistryMCPNameAbsent, target, target+" declares no mcpName, so it cannot be matched to an MCP registry entry",
 				"mcpName: (none)")
@@ -871,8 +880,15 @@ func scoreMaintenance(p *probe, gate verdict) verdict {
 	run := p.b.Run.Date
 	d := newDeductions()
 	target := p.targetSubject()
+	pypi := p.readsPyPI()
 	if reg := e.reg; reg != nil {
+		yank, yanked := yankReason(reg.Deprecated)
 		switch {
+		case pypi && yanked:
+			// A yank is the index withdrawing the release, not a
+			// deprecation notice: its own code, the same deduction.
+			p.emitYank(target, yank)
+			d.add(mp.DeprecatedPenalty, "release yanked")
 		case reg.Deprecated != "":
 			p.emit(CodeRegistryDeprecated, target, "the registry marks "+target+" as deprecated",
 				p.clip("deprecated: "+strconv.Quote(reg.Deprecated)))
@@ -905,9 +921,14 @@ func scoreMaintenance(p *probe, gate verdict) verdict {
 			d.add(mp.NewPackagePenalty, "package first published "+ago(run.Sub(*first))+" before the run")
 		}
 		rapid := time.Duration(mp.RapidReleaseHours) * time.Hour
+		// From v10 a version count of 0 is an unknown release history
+		// (PyPI's release document carries none), not a first version.
+		first := reg.VersionCount == 1 || (reg.VersionCount == 0 && !p.atLeast(pypiSince))
 		switch prev := reg.PreviousPublishedAt; {
-		case reg.PreviousVersion == "" && prev == nil && reg.VersionCount <= 1:
+		case reg.PreviousVersion == "" && prev == nil && first:
 			// The first version has no previous one.
+		case reg.VersionCount == 0 && prev == nil:
+			d.add(mp.RapidReleasePenalty, "time since the previous version unknown: the metadata carries no release history")
 		case prev == nil || published == nil:
 			d.add(mp.RapidReleasePenalty, "time since the previous version unknown")
 		case published.Sub(*prev) < rapid:
@@ -955,6 +976,9 @@ func scoreMaintenance(p *probe, gate verdict) verdict {
 		d.add(mp.UncheckedRepositoryPenalty, why)
 	}
 	return d.verdict(func() string {
+		if pypi {
+			return "not yanked; " + plural(e.reg.VersionCount, "version") + "; repository " + repoLabel(e.reg) + " active and not archived"
+		}
 		return "not deprecated; " + plural(e.reg.VersionCount, "version") + "; repository " + repoLabel(e.reg) + " active and not archived"
 	})
 }
