@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -262,9 +263,14 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 func copyFile(ctx context.Context, cli client.APIClient, id string, f fileIn) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	// Every directory on the way, owned like the file: one the archive
+	// leaves out is created owned by root.
 	if dir, _ := splitDir(f.Name); dir != "" {
-		if err := tw.WriteHeader(&tar.Header{Name: dir + "/", Mode: 0o755, Uid: f.UID, Gid: f.UID, ModTime: time.Unix(0, 0), Typeflag: tar.TypeDir}); err != nil {
-			return err
+		parts := strings.Split(dir, "/")
+		for i := range parts {
+			if err := tw.WriteHeader(&tar.Header{Name: strings.Join(parts[:i+1], "/") + "/", Mode: 0o755, Uid: f.UID, Gid: f.UID, ModTime: time.Unix(0, 0), Typeflag: tar.TypeDir}); err != nil {
+				return err
+			}
 		}
 	}
 	mode := f.Mode

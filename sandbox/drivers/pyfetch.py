@@ -259,6 +259,9 @@ def fetch_all(lock, role):
         want = (f.get("hashes") or {}).get("sha256", "")
         src = f.get("url") or ""
         name = os.path.basename(urllib.parse.urlsplit(src).path) if src else os.path.basename(f.get("path", ""))
+        if kind == "archive":
+            # A local file: a wheel or an sdist, by its name.
+            kind = "wheel" if name.endswith(".whl") else "sdist"
         entry = {"name": pkg["name"], "version": pkg.get("version", ""), "filename": name, "kind": kind, "sha256": want, "computed": "", "role": role, "url": src}
         dest = os.path.join(DIST, name)
         if f.get("path"):
