@@ -152,7 +152,7 @@ func TestImageDockerfilePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(pulled, []byte("apt-get install -y --no-install-recommends ca-certificates python3 python3-pip curl libicu72;")) {
+	if !bytes.Contains(pulled, []byte("apt-get install -y --no-install-recommends ca-certificates python3 python3-pip curl libicu72 git;")) {
 		t.Errorf("pulled Dockerfile does not install the package list:\n%s", pulled)
 	}
 	if bytes.Contains(boot, []byte("apt-get")) {
