@@ -123,8 +123,11 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 		fetched  = tree
 	)
 	if s.opts.TreeCacheDir != "" {
-		var c cachedTree
-		c, err = s.cachedFetch(ctx, r, tree, t, s.opts.InstallTimeout)
+		var c cachedTree[fetchResult]
+		c, err = cachedFetch(ctx, s, r, tree, t, fetchFunc[fetchResult]{
+			run:       func(vol string) (*fetchResult, bool, error) { return s.fetch(ctx, r, vol, t, s.opts.InstallTimeout) },
+			cacheable: func(fr *fetchResult) bool { return fr.OK && fr.Target != nil },
+		})
 		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
 	} else {
 		fr, timedOut, err = s.fetch(ctx, r, tree, t, s.opts.InstallTimeout)

@@ -153,7 +153,22 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 	started := time.Now()
-	fr, timedOut, err := s.pyFetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	var (
+		fr       *pyFetchResult
+		timedOut bool
+		err      error
+		fetched  = tree
+	)
+	if s.opts.TreeCacheDir != "" {
+		var c cachedTree[pyFetchResult]
+		c, err = cachedFetch(ctx, s, r, tree, t, fetchFunc[pyFetchResult]{
+			run:       func(vol string) (*pyFetchResult, bool, error) { return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout) },
+			cacheable: func(fr *pyFetchResult) bool { return fr.OK && fr.Target != nil },
+		})
+		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
+	} else {
+		fr, timedOut, err = s.pyFetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	}
 	inst.FetchMS = time.Since(started).Milliseconds()
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -213,7 +228,8 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	work, err := s.workTree(ctx, r, tree, w)
+	// The build runs in a bounded copy of the fetched tree (cached or not).
+	work, err := s.workTree(ctx, r, fetched, w)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}

@@ -170,3 +170,44 @@ func TestPyPISdistOnly(t *testing.T) {
 		t.Errorf("tools = %s", got)
 	}
 }
+
+// TestPyPITreeCache: a second scan of the same release reuses the fetched
+// tree (no index traffic), builds and starts from it, and gets the same
+// lockfile and contract.
+func TestPyPITreeCache(t *testing.T) {
+	s := newSandbox(t, func(o *sandbox.Options) {
+		o.InstallTimeout = 240 * time.Second
+		o.HandshakeTimeout = 30 * time.Second
+		o.Memory = 512 << 20
+		o.TreeCacheDir = t.TempDir()
+	})
+	target := sandbox.Target{Ecosystem: "pypi", Name: "mcp-server-time", Version: "2026.10.19", Args: []string{"--local-timezone", "UTC"},
+		PyPIFiles: map[string]string{"mcp_server_time-2026.10.19-py3-none-any.whl": "5c099a001c6ca78260bda419f2e9b2aabee1adc4fe6ca56d8959871ad8da58a1"}}
+	var results []*sandbox.Result
+	for i := range 2 {
+		id := runID(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		res, err := s.Scan(ctx, id, target)
+		cancel()
+		if err != nil {
+			t.Fatalf("scan %d: %v", i, err)
+		}
+		assertClean(t, id)
+		if res.Outcome != evidence.OutcomeOK || res.Install.TreeCache == nil {
+			t.Fatalf("scan %d: outcome %s, tree cache %+v, install %+v", i, res.Outcome, res.Install.TreeCache, res.Install)
+		}
+		t.Logf("scan %d: hit %v, fetch %d ms, build step %d ms", i, res.Install.TreeCache.Hit, res.Install.FetchMS, res.Install.ScriptsMS)
+		results = append(results, res)
+	}
+	first, second := results[0], results[1]
+	if first.Install.TreeCache.Hit || !second.Install.TreeCache.Hit || first.Install.TreeCache.Key != second.Install.TreeCache.Key {
+		t.Errorf("tree cache: first %+v, second %+v; want a miss then a hit on one key", first.Install.TreeCache, second.Install.TreeCache)
+	}
+	if first.Install.LockfileSHA256 != second.Install.LockfileSHA256 || !second.Install.Integrity.Match || second.Install.Packages != first.Install.Packages {
+		t.Errorf("the cached tree differs: lockfile %s / %s, integrity %+v, packages %d / %d",
+			first.Install.LockfileSHA256, second.Install.LockfileSHA256, second.Install.Integrity, first.Install.Packages, second.Install.Packages)
+	}
+	if got := strings.Join(pyToolNames(second), ","); got != "convert_time,get_current_time" {
+		t.Errorf("tools from the cached tree = %s", got)
+	}
+}

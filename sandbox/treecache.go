@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -22,8 +23,9 @@ import (
 
 // The tree cache keeps the install tree that a fetch step produced, in a
 // volume, so that a later scan of the same artefact skips npm install. The
-// fetch step runs no package code (--ignore-scripts), so its tree is a
-// function of the key's inputs alone. A reused tree is only ever mounted
+// fetch step runs no package code (npm's --ignore-scripts; for PyPI, no
+// build backend can start), so its tree is a function of the key's inputs
+// and of what the registry served when it was first fetched. A reused tree is only ever mounted
 // read-only; when lifecycle scripts must run, the script step copies it into
 // the run's own volume first. The index (which volume holds which key, and
 // the fetch result) lives in a host directory, one file per key, written
@@ -32,18 +34,36 @@ import (
 // LabelTreeKey names the tree-cache key of a cached tree volume.
 const LabelTreeKey = "verifymcp.tree.key"
 
-type treeIndex struct {
-	Key    string       `json:"key"`
-	Volume string       `json:"volume"`
-	Run    string       `json:"run"`
-	At     time.Time    `json:"at"`
-	Result *fetchResult `json:"result"`
+type treeIndex[R any] struct {
+	Key    string    `json:"key"`
+	Volume string    `json:"volume"`
+	Run    string    `json:"run"`
+	At     time.Time `json:"at"`
+	Result *R        `json:"result"`
 }
 
 // treeKey identifies a fetched tree: the exact artefact, where it came
-// from, the image that fetched it (node and npm versions) and the driver.
+// from, the image that fetched it (node and npm versions, or uv and
+// Python) and the driver.
 func (s *Sandbox) treeKey(t Target) string {
 	h := sha256.New()
+	if t.Ecosystem == "pypi" {
+		driver := sha256.Sum256([]byte(pyFetchDriver))
+		fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", NormalizePyName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
+		names := make([]string, 0, len(t.PyPIFiles))
+		for n := range t.PyPIFiles {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(h, "index-file %s %s\n", n, t.PyPIFiles[n])
+		}
+		if t.Tarball != nil {
+			sum := sha256.Sum256(t.Tarball)
+			fmt.Fprintf(h, "file %s %x\n", t.Filename, sum)
+		}
+		return hex.EncodeToString(h.Sum(nil))[:24]
+	}
 	driver := sha256.Sum256([]byte(fetchDriver))
 	fmt.Fprintf(h, "verifymcp-tree/1\n%s\n%s\n%s\n%s\n%s\n%x\n", t.Name, t.Version, t.Integrity, s.opts.Registry, s.opts.Image, driver)
 	if t.Tarball != nil {
@@ -53,33 +73,40 @@ func (s *Sandbox) treeKey(t Target) string {
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
-type cachedTree struct {
-	fr       *fetchResult
+type cachedTree[R any] struct {
+	fr       *R
 	timedOut bool
 	volume   string // the volume holding the tree; "" when the fetch failed
 	info     *evidence.TreeCache
 }
 
+// fetchFunc runs a fetch step into a volume; cacheable says whether its
+// result is a complete tree worth keeping.
+type fetchFunc[R any] struct {
+	run       func(vol string) (*R, bool, error)
+	cacheable func(*R) bool
+}
+
 // cachedFetch returns the cached tree for t, or fetches it into a new cache
 // volume and records it. If the cache cannot be used (a stale volume still
 // in use), it fetches into the run's own volume instead.
-func (s *Sandbox) cachedFetch(ctx context.Context, r *run, runTree string, t Target, timeout time.Duration) (cachedTree, error) {
+func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string, t Target, f fetchFunc[R]) (cachedTree[R], error) {
 	dir := s.opts.TreeCacheDir
 	key := s.treeKey(t)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return cachedTree{}, fmt.Errorf("tree cache: %w", err)
+		return cachedTree[R]{}, fmt.Errorf("tree cache: %w", err)
 	}
 	unlock, err := lockFile(ctx, filepath.Join(dir, key+".lock"))
 	if err != nil {
-		return cachedTree{}, fmt.Errorf("tree cache: %w", err)
+		return cachedTree[R]{}, fmt.Errorf("tree cache: %w", err)
 	}
 	defer unlock()
 	idxPath := filepath.Join(dir, key+".json")
 	if data, err := os.ReadFile(idxPath); err == nil {
-		var idx treeIndex
+		var idx treeIndex[R]
 		if json.Unmarshal(data, &idx) == nil && idx.Result != nil && idx.Key == key {
 			if v, err := s.cli.VolumeInspect(ctx, idx.Volume); err == nil && v.Labels[LabelTreeKey] == key {
-				return cachedTree{fr: idx.Result, volume: idx.Volume, info: &evidence.TreeCache{Key: key, Hit: true, FetchedBy: idx.Run, FetchedAt: idx.At}}, nil
+				return cachedTree[R]{fr: idx.Result, volume: idx.Volume, info: &evidence.TreeCache{Key: key, Hit: true, FetchedBy: idx.Run, FetchedAt: idx.At}}, nil
 			}
 		}
 	}
@@ -87,21 +114,21 @@ func (s *Sandbox) cachedFetch(ctx context.Context, r *run, runTree string, t Tar
 	if err := s.cli.VolumeRemove(ctx, vol, true); err != nil && !client.IsErrNotFound(err) {
 		// A stale tree still mounted somewhere: do without the cache.
 		s.opts.Logger.Warn("tree cache unusable; fetching without it", "volume", vol, "err", err)
-		fr, timedOut, err := s.fetch(ctx, r, runTree, t, timeout)
-		return cachedTree{fr: fr, timedOut: timedOut, volume: runTree}, err
+		fr, timedOut, err := f.run(runTree)
+		return cachedTree[R]{fr: fr, timedOut: timedOut, volume: runTree}, err
 	}
 	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: map[string]string{LabelCache: "tree", LabelTreeKey: key}}); err != nil {
-		return cachedTree{}, fmt.Errorf("create tree cache volume: %w", err)
+		return cachedTree[R]{}, fmt.Errorf("create tree cache volume: %w", err)
 	}
-	fr, timedOut, err := s.fetch(ctx, r, vol, t, timeout)
-	if err != nil || timedOut || fr == nil || !fr.OK || fr.Target == nil {
+	fr, timedOut, err := f.run(vol)
+	if err != nil || timedOut || fr == nil || !f.cacheable(fr) {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		_ = s.cli.VolumeRemove(rmCtx, vol, true)
 		cancel()
-		return cachedTree{fr: fr, timedOut: timedOut}, err
+		return cachedTree[R]{fr: fr, timedOut: timedOut}, err
 	}
 	now := time.Now().UTC()
-	idx := treeIndex{Key: key, Volume: vol, Run: r.id, At: now, Result: fr}
+	idx := treeIndex[R]{Key: key, Volume: vol, Run: r.id, At: now, Result: fr}
 	data, err := json.Marshal(idx)
 	if err == nil {
 		err = writeAtomic(idxPath, data)
@@ -109,7 +136,7 @@ func (s *Sandbox) cachedFetch(ctx context.Context, r *run, runTree string, t Tar
 	if err != nil {
 		s.opts.Logger.Warn("could not record the tree in the cache index", "err", err)
 	}
-	return cachedTree{fr: fr, volume: vol, info: &evidence.TreeCache{Key: key, Hit: false, FetchedBy: r.id, FetchedAt: now}}, nil
+	return cachedTree[R]{fr: fr, volume: vol, info: &evidence.TreeCache{Key: key, Hit: false, FetchedBy: r.id, FetchedAt: now}}, nil
 }
 
 // PruneTreeCache removes every cached tree volume not in use, and the index
