@@ -296,7 +296,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
 	if b.Target.Ecosystem == "pypi" {
 		st = pypiSandboxTarget(rt)
-		b.Target.Purl = PyPIPurl(b.Target.Name, b.Target.Version)
+		b.Target.Purl = supplychain.PyPIPurl(b.Target.Name, b.Target.Version)
 	}
 	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.Secrets
 

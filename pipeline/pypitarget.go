@@ -200,12 +200,6 @@ func publicPyPIIndex(v string) bool {
 	return host == "pypi.org" || host == "www.pypi.org" || host == "pypi.python.org"
 }
 
-// PyPIPurl returns the package URL of an exact PyPI release:
-// pkg:pypi/<PEP 503 normalised name>@<version>.
-func PyPIPurl(name, version string) string {
-	return "pkg:pypi/" + supplychain.NormalizePyPIName(name) + "@" + url.PathEscape(version)
-}
-
 // localDist is a local Python distribution: a wheel or an sdist.
 type localDist struct {
 	// kind is "wheel" or "sdist".

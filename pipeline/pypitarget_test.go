@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // pyMeta is core metadata with the given name and version, and a body.
@@ -299,10 +301,10 @@ func TestPyPIPurl(t *testing.T) {
 	for _, tt := range []struct{ name, version, want string }{
 		{"mcp-server-fetch", "2025.4.7", "pkg:pypi/mcp-server-fetch@2025.4.7"},
 		{"MCP_Server.Fetch", "1.0", "pkg:pypi/mcp-server-fetch@1.0"},
-		{"mcp", "1.0+local.1", "pkg:pypi/mcp@1.0+local.1"},
-		{"mcp", "1!2.0", "pkg:pypi/mcp@1%212.0"},
+		{"mcp", "1.0+local.1", "pkg:pypi/mcp@1.0%2Blocal.1"},
+		{"mcp", "1!2.0", "pkg:pypi/mcp@1!2.0"},
 	} {
-		got := PyPIPurl(tt.name, tt.version)
+		got := supplychain.PyPIPurl(tt.name, tt.version)
 		if got != tt.want {
 			t.Errorf("PyPIPurl(%q, %q) = %q, want %q", tt.name, tt.version, got, tt.want)
 		}

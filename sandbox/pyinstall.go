@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // A PyPI target is installed in the same two steps as an npm one, with the
@@ -202,7 +202,7 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		inst.Error = r.mask.text(pyFetchFailure(fr), "install")
 		return inst, nil, lock, "", nil
 	}
-	if t.Tarball == nil && (NormalizePyName(fr.Target.Name) != NormalizePyName(t.Name) || fr.Target.Version != t.Version) {
+	if t.Tarball == nil && (supplychain.NormalizePyPIName(fr.Target.Name) != supplychain.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
 		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
 		inst.Error = fmt.Sprintf("resolved %s==%s, asked for %s==%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
 		return inst, nil, lock, "", nil
@@ -323,7 +323,7 @@ func (s *Sandbox) pyFetch(ctx context.Context, r *run, tree string, t Target, ti
 		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/input/" + t.Filename, Data: t.Tarball, UID: 65534})
 	}
 	arg, _ := json.Marshal(map[string]string{
-		"requirement": t.pyRequirement(), "target": NormalizePyName(t.Name),
+		"requirement": t.pyRequirement(), "target": supplychain.NormalizePyPIName(t.Name),
 		"index": strings.TrimRight(s.opts.IndexURL, "/"), "files_host": filesHost, "python": sandboxPython,
 	})
 	hc := hardened()
@@ -440,7 +440,7 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	for _, sd := range fr.Sdists {
 		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
 	}
-	arg, _ := json.Marshal(map[string]any{"target": NormalizePyName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
+	arg, _ := json.Marshal(map[string]any{"target": supplychain.NormalizePyPIName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
 	cmd := []string{"python3", "-I", "-c", pyBuildDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
 	env := []string{"HOME=/tmp/home", "UV_CACHE_DIR=" + inputDir + "/uv-cache", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1", "UV_OFFLINE=1", "UV_CONCURRENT_BUILDS=1"}
 	br := &pyBuildResult{}
@@ -467,10 +467,6 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	return br, false, "", nil
 }
 
-var pyNameRuns = regexp.MustCompile(`[-_.]+`)
-
-// NormalizePyName is the PEP 503 normal form of a project name.
-func NormalizePyName(n string) string { return pyNameRuns.ReplaceAllString(strings.ToLower(n), "-") }
 
 // choosePyScript picks the entry point of a PyPI target by a fixed rule,
 // documented in the README, over the console scripts of the installed
@@ -497,7 +493,7 @@ func choosePyScript(pkg string, scripts map[string]string, override string) (*ev
 		return nil, fmt.Errorf("%w: --bin %q is not a console script of %s (it declares: %s)", ErrBadBin, override, pkg, strings.Join(keys, ", "))
 	}
 	for _, k := range keys {
-		if NormalizePyName(k) == NormalizePyName(pkg) {
+		if supplychain.NormalizePyPIName(k) == supplychain.NormalizePyPIName(pkg) {
 			return &evidence.Bin{Name: k, Path: binPath(k), Rule: "console script named like the project"}, nil
 		}
 	}

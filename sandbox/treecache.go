@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/supplychain"
 	"github.com/verifymcp/verifymcp/internal/atomicfile"
 )
 
@@ -49,7 +50,7 @@ func (s *Sandbox) treeKey(t Target) string {
 	h := sha256.New()
 	if t.Ecosystem == "pypi" {
 		driver := sha256.Sum256([]byte(pyFetchDriver))
-		fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", NormalizePyName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
+		fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", supplychain.NormalizePyPIName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
 		names := make([]string, 0, len(t.PyPIFiles))
 		for n := range t.PyPIFiles {
 			names = append(names, n)

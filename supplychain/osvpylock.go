@@ -9,6 +9,7 @@ import (
 	"github.com/google/osv-scalibr/extractor"
 	"github.com/google/osv-scalibr/inventory"
 	"github.com/google/osv-scalibr/purl"
+	"github.com/package-url/packageurl-go"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -219,8 +220,8 @@ func PyPITreePurls(pylock []byte, skip string) []string {
 }
 
 // PyPIPurl is the package URL of a PyPI release: pkg:pypi/<PEP 503
-// name>@<version>, with the '+' of a local version label percent-encoded
-// as the purl specification requires.
+// name>@<version>, encoded by packageurl-go (the '+' of a local version
+// label as %2B, an epoch's '!' kept).
 func PyPIPurl(name, version string) string {
-	return "pkg:pypi/" + NormalizePyPIName(name) + "@" + strings.ReplaceAll(version, "+", "%2B")
+	return packageurl.NewPackageURL(packageurl.TypePyPi, "", NormalizePyPIName(name), version, nil, "").ToString()
 }
