@@ -162,7 +162,9 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 	if s.opts.TreeCacheDir != "" {
 		var c cachedTree[pyFetchResult]
 		c, err = cachedFetch(ctx, s, r, tree, t, fetchFunc[pyFetchResult]{
-			run:       func(vol string) (*pyFetchResult, bool, error) { return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout) },
+			run: func(vol string) (*pyFetchResult, bool, error) {
+				return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout)
+			},
 			cacheable: func(fr *pyFetchResult) bool { return fr.OK && fr.Target != nil },
 		})
 		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
@@ -466,7 +468,6 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	}
 	return br, false, "", nil
 }
-
 
 // choosePyScript picks the entry point of a PyPI target by a fixed rule,
 // documented in the README, over the console scripts of the installed

@@ -18,8 +18,8 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/supplychain"
 	"github.com/verifymcp/verifymcp/internal/atomicfile"
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // The tree cache keeps the install tree that a fetch step produced, in a
