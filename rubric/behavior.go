@@ -155,8 +155,12 @@ func behaviorSubject(phase, pkg string) string {
 }
 
 // actor names who acted in a phase, for messages.
-func actor(phase, pkg string) string {
+func (p *probe) actor(phase, pkg string) string {
 	switch {
+	case phase == evidence.PhaseScripts && pkg != "" && p.readsPyPI():
+		return "the sdist build of " + pkg
+	case phase == evidence.PhaseScripts && p.readsPyPI():
+		return "an sdist build"
 	case phase == evidence.PhaseScripts && pkg != "":
 		return "the lifecycle script of " + pkg
 	case phase == evidence.PhaseScripts:
@@ -169,11 +173,13 @@ func actor(phase, pkg string) string {
 }
 
 // during names a phase, for messages.
-func during(phase string) string {
-	switch phase {
-	case evidence.PhaseScripts:
+func (p *probe) during(phase string) string {
+	switch {
+	case phase == evidence.PhaseScripts && p.readsPyPI():
+		return "during the build step"
+	case phase == evidence.PhaseScripts:
 		return "during the script step"
-	case evidence.PhaseRun:
+	case phase == evidence.PhaseRun:
 		return "in the run phase"
 	default:
 		return "in phase " + strconv.Quote(phase)
@@ -331,7 +337,7 @@ func scoreEgress(p *probe) verdict {
 			ev += fmt.Sprintf("; %d queries", g.count)
 		}
 		p.emit(CodeDNSLookup, behaviorSubject(k.phase, k.pkg),
-			fmt.Sprintf("%s looked up %q %s", actor(k.phase, k.pkg), g.display, during(k.phase)), p.clip(ev))
+			fmt.Sprintf("%s looked up %q %s", p.actor(k.phase, k.pkg), g.display, p.during(k.phase)), p.clip(ev))
 	}
 	for _, g := range attempts.list {
 		k := g.key
@@ -343,13 +349,13 @@ func scoreEgress(p *probe) verdict {
 		parts = append(parts, sortedCopy(g.detail)...)
 		parts = append(parts, plural(g.count, "attempt"), fmt.Sprintf("%d bytes sent", g.bytes))
 		p.emit(CodeEgressAttempt, behaviorSubject(k.phase, k.pkg),
-			fmt.Sprintf("%s attempted a %s connection to %s %s", actor(k.phase, k.pkg), orUnknown(kinds), k.what, during(k.phase)),
+			fmt.Sprintf("%s attempted a %s connection to %s %s", p.actor(k.phase, k.pkg), orUnknown(kinds), k.what, p.during(k.phase)),
 			p.clip(strings.Join(parts, "; ")))
 	}
 	for _, g := range literals.list {
 		k := g.key
 		p.emit(CodeEgressLiteralIP, behaviorSubject(k.phase, k.pkg),
-			fmt.Sprintf("%s connected to %s, an address no DNS answer gave out, %s", actor(k.phase, k.pkg), k.what, during(k.phase)),
+			fmt.Sprintf("%s connected to %s, an address no DNS answer gave out, %s", p.actor(k.phase, k.pkg), k.what, p.during(k.phase)),
 			p.clip(fmt.Sprintf("%s %s; %s", strings.Join(sortedCopy(g.kinds), "/"), k.what, plural(g.count, "attempt"))))
 	}
 	if len(beacon) > 0 {
@@ -447,12 +453,12 @@ func scoreExfiltration(p *probe) verdict {
 	}
 	for _, h := range beh.Exfiltration {
 		msg := fmt.Sprintf("the %s canary (planted at %s) left %s by %s, encoded as %s", orUnknown(h.Canary.Kind), orUnknown(h.Canary.Where),
-			during(h.Phase), orUnknown(h.Channel), orUnknown(h.Encoding))
+			p.during(h.Phase), orUnknown(h.Channel), orUnknown(h.Encoding))
 		if h.Destination != "" {
 			msg += ", to " + h.Destination
 		}
 		if h.Phase == evidence.PhaseScripts && h.Package != "" {
-			msg += ", while the lifecycle script of " + h.Package + " ran"
+			msg += ", while " + p.actor(h.Phase, h.Package) + " ran"
 		}
 		masked := h.Masked
 		if masked == "" {
@@ -481,7 +487,7 @@ func scoreSecretHandling(p *probe) verdict {
 		}
 		n++
 		p.emit(CodeFileSensitiveWrite, behaviorSubject(f.Phase, f.Package),
-			fmt.Sprintf("%s %s %s, a sensitive file (%s), %s", actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, orUnknown(f.Why), during(f.Phase)),
+			fmt.Sprintf("%s %s %s, a sensitive file (%s), %s", p.actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, orUnknown(f.Why), p.during(f.Phase)),
 			p.clip(orUnknown(f.Op)+" "+f.Path+" ("+orUnknown(f.Why)+")"))
 	}
 	if gap != "" {
@@ -521,7 +527,7 @@ func scoreExecutionSafety(p *probe) verdict {
 		}
 		writes++
 		p.emit(CodeFileWrite, behaviorSubject(f.Phase, f.Package),
-			fmt.Sprintf("%s %s %s %s", actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, during(f.Phase)),
+			fmt.Sprintf("%s %s %s %s", p.actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, p.during(f.Phase)),
 			p.clip(orUnknown(f.Op)+" "+f.Path))
 	}
 	spawns, shells, tools := p.processes(beh.Processes)
@@ -573,11 +579,14 @@ func (p *probe) diskFilled(ws []evidence.Watch) int {
 			}
 			n++
 			who := "the lifecycle scripts"
+			if p.readsPyPI() {
+				who = "the sdist builds"
+			}
 			if w.Phase == evidence.PhaseRun {
 				who = "the server"
 			}
 			p.emit(CodeDiskFilled, orUnknown(w.Phase)+":"+orUnknown(d.Place),
-				fmt.Sprintf("%s wrote until %s was full %s (bound %s, %s files)", who, placeName(d.Place), during(w.Phase), mib(d.BoundBytes), strconv.FormatInt(d.BoundFiles, 10)),
+				fmt.Sprintf("%s wrote until %s was full %s (bound %s, %s files)", who, placeName(d.Place), p.during(w.Phase), mib(d.BoundBytes), strconv.FormatInt(d.BoundFiles, 10)),
 				p.clip(fmt.Sprintf("%s: %s and %d files at the end, %s when package code started", orUnknown(d.Place), mib(d.UsedBytes), d.UsedFiles, mib(d.StartBytes))))
 		}
 	}
@@ -660,21 +669,21 @@ func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools
 		if !s.noSpawn {
 			spawns++
 			p.emit(CodeProcessSpawn, subject,
-				fmt.Sprintf("%s started %s %s%s", actor(e.Phase, e.Package), displayName(names), during(e.Phase), times), ev)
+				fmt.Sprintf("%s started %s %s%s", p.actor(e.Phase, e.Package), displayName(names), p.during(e.Phase), times), ev)
 		}
 		if name, ok := match(names, es.Shells); ok && hasCommandFlag(args) {
 			shells++
 			p.emit(CodeProcessShell, subject,
-				fmt.Sprintf("%s ran a shell command with %s -c %s%s", actor(e.Phase, e.Package), name, during(e.Phase), times), ev)
+				fmt.Sprintf("%s ran a shell command with %s -c %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)
 		}
 		if name, ok := match(names, es.NetworkTools); ok {
 			tools++
 			p.emit(CodeProcessNetworkTool, subject,
-				fmt.Sprintf("%s ran the network tool %s %s%s", actor(e.Phase, e.Package), name, during(e.Phase), times), ev)
+				fmt.Sprintf("%s ran the network tool %s %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)
 		}
 		if name, ok := match(names, es.PackageManagers); ok {
 			p.emit(CodeProcessPackageManager, subject,
-				fmt.Sprintf("%s ran the package manager %s %s%s", actor(e.Phase, e.Package), name, during(e.Phase), times), ev)
+				fmt.Sprintf("%s ran the package manager %s %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)
 		}
 	}
 	return spawns, shells, tools

@@ -283,12 +283,15 @@ func scoreInstallScripts(p *probe) verdict {
 	if in == nil {
 		return zeroPoint("install signal is observed but the bundle holds no install evidence")
 	}
+	pypi := p.readsPyPI()
 	if in.Outcome != installOK && in.FailedStep != stepScripts {
-		return zeroPoint(fmt.Sprintf("the install %s at the %s step, before lifecycle scripts ran; there is no script evidence",
-			in.Outcome, orUnknown(in.FailedStep)))
+		before := "before lifecycle scripts ran; there is no script evidence"
+		if pypi {
+			before = "before any sdist was built; there is no build evidence"
+		}
+		return zeroPoint(fmt.Sprintf("the install %s at the %s step, %s", in.Outcome, orUnknown(in.FailedStep), before))
 	}
 	v6 := p.atLeast("6")
-	pypi := p.readsPyPI()
 	failed, ran, optional := 0, 0, 0
 	var denied []string
 	for _, s := range in.Scripts {
@@ -299,18 +302,18 @@ func scoreInstallScripts(p *probe) verdict {
 			// A PyPI tree's install-time code is the build backend of
 			// each sdist that had to be built; wheels run none.
 			p.emit(CodeScriptsPresent, s.Package,
-				fmt.Sprintf("%s is installed from its sdist, whose build backend runs code at install (%s)", pkgAt(s), s.Command),
+				fmt.Sprintf("%s is installed from its sdist, whose build backend runs code at install (%s)", p.pkgAt(s), s.Command),
 				p.clip(s.Event+": "+s.Command))
 		} else {
 			p.emit(CodeScriptsPresent, s.Package,
-				fmt.Sprintf("%s declares lifecycle script %q", pkgAt(s), s.Event),
+				fmt.Sprintf("%s declares lifecycle script %q", p.pkgAt(s), s.Event),
 				p.clip(s.Event+": "+s.Command))
 		}
 		switch {
 		case s.TimedOut:
 			failed++
 			p.emit(CodeScriptsFailed, s.Package,
-				fmt.Sprintf("the %s script of %s timed out", s.Event, pkgAt(s)),
+				fmt.Sprintf("%s timed out", p.scriptOf(s)),
 				p.scriptEvidence(s, "timed out"))
 		case v6 && s.OOM:
 			// pkg.install.oom, under installability, when npm would have
@@ -318,7 +321,7 @@ func scoreInstallScripts(p *probe) verdict {
 			if s.Optional {
 				optional++
 				p.emit(CodeScriptsOptionalFailed, s.Package,
-					fmt.Sprintf("the %s script of %s, an optional dependency, was killed for memory; npm leaves the package out and goes on", s.Event, pkgAt(s)),
+					fmt.Sprintf("%s, an optional dependency, was killed for memory; npm leaves the package out and goes on", p.scriptOf(s)),
 					p.scriptEvidence(s, "killed for memory"))
 			} else {
 				failed++
@@ -326,18 +329,18 @@ func scoreInstallScripts(p *probe) verdict {
 		case s.Ran && s.ExitCode != 0 && v6 && s.Optional:
 			optional++
 			p.emit(CodeScriptsOptionalFailed, s.Package,
-				fmt.Sprintf("the %s script of %s, an optional dependency, exited with code %d; npm leaves the package out and goes on", s.Event, pkgAt(s), s.ExitCode),
+				fmt.Sprintf("%s, an optional dependency, exited with code %d; npm leaves the package out and goes on", p.scriptOf(s), s.ExitCode),
 				p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
 		case s.Ran && s.ExitCode != 0 && v6 && s.Network != nil && s.Network.Attempts > 0:
 			want := orUnknown(strings.Join(s.Network.Wanted, ", "))
-			denied = append(denied, pkgAt(s)+" (wanted "+want+")")
+			denied = append(denied, p.pkgAt(s)+" (wanted "+want+")")
 			p.emit(CodeScriptsNetworkDenied, s.Package,
-				fmt.Sprintf("the %s script of %s exited with code %d after the sandbox denied it the network: it wanted %s; whether it works with a network is not known",
-					s.Event, pkgAt(s), s.ExitCode, want),
+				fmt.Sprintf("%s exited with code %d after the sandbox denied it the network: it wanted %s; whether it works with a network is not known",
+					p.scriptOf(s), s.ExitCode, want),
 				p.scriptEvidence(s, fmt.Sprintf("exit code %d; %s", s.ExitCode, plural(s.Network.Attempts, "network attempt"))))
 		case s.Ran && s.ExitCode != 0:
 			failed++
-			msg := fmt.Sprintf("the %s script of %s exited with code %d", s.Event, pkgAt(s), s.ExitCode)
+			msg := fmt.Sprintf("%s exited with code %d", p.scriptOf(s), s.ExitCode)
 			if v6 {
 				msg += " in the sandbox, which has no network and no C/C++ compiler"
 				if s.Network == nil {
@@ -375,14 +378,14 @@ func scoreInstallScripts(p *probe) verdict {
 
 // deniedScripts lists the lifecycle scripts of required packages that
 // failed after the sandbox denied them the network.
-func deniedScripts(in *evidence.Install) []string {
+func (p *probe) deniedScripts(in *evidence.Install) []string {
 	if in == nil {
 		return nil
 	}
 	var out []string
 	for _, s := range in.Scripts {
 		if s.Ran && s.ExitCode != 0 && !s.Optional && !s.TimedOut && !s.OOM && s.Network != nil && s.Network.Attempts > 0 {
-			out = append(out, fmt.Sprintf("the %s script of %s (it wanted %s)", s.Event, pkgAt(s), orUnknown(strings.Join(s.Network.Wanted, ", "))))
+			out = append(out, fmt.Sprintf("%s (it wanted %s)", p.scriptOf(s), orUnknown(strings.Join(s.Network.Wanted, ", "))))
 		}
 	}
 	return out
@@ -396,11 +399,25 @@ func (p *probe) scriptEvidence(s evidence.Script, how string) string {
 	return ev
 }
 
-func pkgAt(s evidence.Script) string {
+// pkgAt names a script's package: name@version, or for PyPI the
+// name==version a requirement would pin.
+func (p *probe) pkgAt(s evidence.Script) string {
 	if s.Version == "" {
 		return s.Package
 	}
+	if p.readsPyPI() {
+		return s.Package + "==" + s.Version
+	}
 	return s.Package + "@" + s.Version
+}
+
+// scriptOf names one install-time script: npm's "the postinstall script
+// of x@1.0", PyPI's "the sdist build of x==1.0".
+func (p *probe) scriptOf(s evidence.Script) string {
+	if p.readsPyPI() {
+		return "the sdist build of " + p.pkgAt(s)
+	}
+	return "the " + s.Event + " script of " + p.pkgAt(s)
 }
 
 func scoreSession(p *probe) verdict {
@@ -423,7 +440,7 @@ func scoreSession(p *probe) verdict {
 		}
 		return scored(100, "session established via "+orUnknown(s.HandshakePath))
 	case evidence.OutcomeStartCrashed, evidence.OutcomeHandshakeTimeout, evidence.OutcomeProtocolError:
-		if denied := deniedScripts(p.b.Install); p.atLeast("6") && len(denied) > 0 {
+		if denied := p.deniedScripts(p.b.Install); p.atLeast("6") && len(denied) > 0 {
 			msg := fmt.Sprintf("the session ended with %s after %s had failed when the sandbox denied it the network; the failure may follow from that, so it is not held against the package",
 				s.Outcome, strings.Join(denied, " and "))
 			p.emit(CodeSessionAfterDenied, "", msg, p.sessionEvidence(s))

@@ -286,3 +286,52 @@ func TestV10Ecosystems(t *testing.T) {
 		}
 	}
 }
+
+// TestPyPIBuildWording: behaviour and script findings of a PyPI build
+// step name the sdist build and name==version; npm's wording is unchanged.
+func TestPyPIBuildWording(t *testing.T) {
+	modify := func(b *evidence.Bundle) {
+		watched(func(bh *evidence.Behavior) {
+			p := proc("scripts", "curl", "https://example.net/x")
+			p.Package, p.Provenance = "sqlparse-lite", evidence.ProvenancePackage
+			bh.Processes = append(bh.Processes, p)
+			bh.Network = append(bh.Network, dns("scripts", "sqlparse-lite", "example.net", "A"))
+		})(b)
+		b.Install.Outcome, b.Install.FailedStep = evidence.InstallFailed, evidence.StepScripts
+		b.Install.Scripts = []evidence.Script{{Package: "sqlparse-lite", Version: "0.3.1", Path: "sqlparse_lite-0.3.1.tar.gz", Event: "build",
+			Command: "PEP 517 build_wheel with setuptools.build_meta", Ran: true, ExitCode: 1}}
+	}
+	b := pypiBundle(t)
+	modify(b)
+	var msgs []string
+	for _, f := range Evaluate(b, mustLoad(t, "10")).Findings {
+		msgs = append(msgs, f.Code+": "+f.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		"the sdist build of sqlparse-lite ran the network tool curl during the build step",
+		"the sdist build of sqlparse-lite looked up \"example.net\" during the build step",
+		"the sdist build of sqlparse-lite==0.3.1 exited with code 1",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("PyPI findings lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "lifecycle script") || strings.Contains(all, "script step") || strings.Contains(all, "sqlparse-lite@") {
+		t.Errorf("PyPI findings use npm's words:\n%s", all)
+	}
+	// The same evidence read as npm keeps npm's words.
+	b = pypiBundle(t)
+	modify(b)
+	b.Target.Ecosystem = "npm"
+	msgs = nil
+	for _, f := range Evaluate(b, mustLoad(t, "10")).Findings {
+		msgs = append(msgs, f.Message)
+	}
+	all = strings.Join(msgs, "\n")
+	for _, want := range []string{"the lifecycle script of sqlparse-lite ran the network tool curl during the script step", "the build script of sqlparse-lite@0.3.1 exited with code 1"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("npm findings lack %q:\n%s", want, all)
+		}
+	}
+}
