@@ -299,6 +299,9 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		b.Target.Purl = supplychain.PyPIPurl(b.Target.Name, b.Target.Version)
 	}
 	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.Secrets
+	early := p.earlyCollection(ctx, b)
+	defer early.cancel()
+	st.Hooks = early.hooks()
 
 	sbStart := time.Now()
 	res, err := p.Scanner.Scan(ctx, b.Run.ID, st)
@@ -361,17 +364,10 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	default:
 		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
 	}
-	// The judge needs only the contract: it runs beside the tree scans.
-	type judged struct {
-		r   *evidence.JudgeResult
-		sig evidence.Signal
-	}
-	judgeC := make(chan judged, 1)
-	go func() {
-		r, sig := p.judgeContract(ctx, b.Contract)
-		judgeC <- judged{r, sig}
-	}()
-	p.treeScans(ctx, b, res.Lockfile)
+	// The judge needs only the contract, the tree scans only the lockfile:
+	// both started as soon as the sandbox had them, unless it never said.
+	judgeC := early.judgeFor(b.Contract)
+	early.treeFor(res.Lockfile, b.Sandbox.Outcome).apply(b)
 	gh, ghSig := github()
 	b.Signals[evidence.SignalGitHub] = ghSig
 	if gh != nil {

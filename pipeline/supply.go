@@ -151,35 +151,51 @@ func (p *Pipeline) timeout() time.Duration {
 	return 30 * time.Second
 }
 
-// treeScans runs OSV and Socket over the installed tree, concurrently.
-func (p *Pipeline) treeScans(ctx context.Context, b *evidence.Bundle, lockfile []byte) {
-	p.treeScansOf(ctx, b, lockfile, true, true)
-}
-
 // treeScansOf runs OSV, Socket or both over the installed tree, and sets
 // only their signals and results.
 func (p *Pipeline) treeScansOf(ctx context.Context, b *evidence.Bundle, lockfile []byte, doOSV, doSocket bool) {
+	p.collectTree(ctx, treeInput{name: b.Target.Name, purl: b.Target.Purl, ecosystem: b.Target.Ecosystem, outcome: b.Sandbox.Outcome},
+		lockfile, doOSV, doSocket).apply(b)
+}
+
+// treeInput is what the tree scans read of the target besides the
+// lockfile: all of it known before the scan (the outcome only matters
+// when there is no lockfile).
+type treeInput struct {
+	name, purl, ecosystem string
+	outcome               evidence.Outcome
+}
+
+// treeAnswers are the tree scans' results, applied to a bundle once the
+// sandbox is done with it.
+type treeAnswers struct {
+	doOSV, doSocket bool
+	osvRes          *evidence.OSVResult
+	osvSig          evidence.Signal
+	sockRes         *evidence.SocketResult
+	sockSig         evidence.Signal
+}
+
+// collectTree runs OSV, Socket or both over lockfile; it touches no
+// bundle, so that it can run while the scan goes on.
+func (p *Pipeline) collectTree(ctx context.Context, in treeInput, lockfile []byte, doOSV, doSocket bool) treeAnswers {
 	sp := p.Supply
-	target := b.Target.Name
+	a := treeAnswers{doOSV: doOSV, doSocket: doSocket}
 	var wg sync.WaitGroup
-	var osvRes *evidence.OSVResult
-	var osvSig evidence.Signal
-	var sockRes *evidence.SocketResult
-	var sockSig evidence.Signal
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		switch {
 		case !doOSV:
 		case sp.Skip["osv"]:
-			osvSig = skipped("osv")
+			a.osvSig = skipped("osv")
 		case sp.OSV == nil:
-			osvSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no OSV client configured", ThirdParty: true}
+			a.osvSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no OSV client configured", ThirdParty: true}
 		case len(lockfile) == 0:
-			osvSig = evidence.Signal{State: evidence.StateError, Reason: "no installed tree to query: the install phase ended with " + string(b.Sandbox.Outcome), ThirdParty: true}
+			a.osvSig = evidence.Signal{State: evidence.StateError, Reason: "no installed tree to query: the install phase ended with " + string(in.outcome), ThirdParty: true}
 		default:
-			osvRes, osvSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.OSVResult, supplychain.Fetch, error) {
-				return sp.OSV.Scan(ctx, lockfile, target)
+			a.osvRes, a.osvSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.OSVResult, supplychain.Fetch, error) {
+				return sp.OSV.Scan(ctx, lockfile, in.name)
 			})
 		}
 	}()
@@ -188,34 +204,39 @@ func (p *Pipeline) treeScansOf(ctx context.Context, b *evidence.Bundle, lockfile
 		switch {
 		case !doSocket:
 		case sp.Skip["socket"]:
-			sockSig = skipped("socket")
+			a.sockSig = skipped("socket")
 		case sp.Socket == nil:
-			sockSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no Socket client configured", ThirdParty: true}
+			a.sockSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no Socket client configured", ThirdParty: true}
 		default:
-			tree := treePurls(lockfile, b.Target.Purl)
-			if b.Target.Ecosystem == "pypi" {
-				tree = supplychain.PyPITreePurls(lockfile, b.Target.Purl)
+			tree := treePurls(lockfile, in.purl)
+			if in.ecosystem == "pypi" {
+				tree = supplychain.PyPITreePurls(lockfile, in.purl)
 			}
-			purls := append([]string{b.Target.Purl}, tree...)
-			sockRes, sockSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.SocketResult, supplychain.Fetch, error) {
-				return sp.Socket.Scan(ctx, target, purls)
+			purls := append([]string{in.purl}, tree...)
+			a.sockRes, a.sockSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.SocketResult, supplychain.Fetch, error) {
+				return sp.Socket.Scan(ctx, in.name, purls)
 			})
 		}
 	}()
 	wg.Wait()
-	if (osvRes != nil || sockRes != nil) && b.Supply == nil {
+	return a
+}
+
+// apply sets the signals and results the scans were asked for.
+func (a treeAnswers) apply(b *evidence.Bundle) {
+	if (a.osvRes != nil || a.sockRes != nil) && b.Supply == nil {
 		b.Supply = &evidence.Supply{}
 	}
-	if doOSV {
-		b.Signals[evidence.SignalOSV] = osvSig
+	if a.doOSV {
+		b.Signals[evidence.SignalOSV] = a.osvSig
 		if b.Supply != nil {
-			b.Supply.OSV = osvRes
+			b.Supply.OSV = a.osvRes
 		}
 	}
-	if doSocket {
-		b.Signals[evidence.SignalSocket] = sockSig
+	if a.doSocket {
+		b.Signals[evidence.SignalSocket] = a.sockSig
 		if b.Supply != nil {
-			b.Supply.Socket = sockRes
+			b.Supply.Socket = a.sockRes
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
@@ -186,8 +187,18 @@ func TestPyPITreeCache(t *testing.T) {
 	var results []*sandbox.Result
 	for i := range 2 {
 		id := runID(t)
+		var early struct {
+			lock     []byte
+			surface  string
+			listedAt time.Time
+		}
+		target.Hooks = &sandbox.Hooks{
+			Installed: func(lock []byte) { early.lock = lock },
+			Listed:    func(c *contract.Contract) { early.surface, early.listedAt = c.SchemaHash, time.Now() },
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		res, err := s.Scan(ctx, id, target)
+		returned := time.Now()
 		cancel()
 		if err != nil {
 			t.Fatalf("scan %d: %v", i, err)
@@ -196,7 +207,11 @@ func TestPyPITreeCache(t *testing.T) {
 		if res.Outcome != evidence.OutcomeOK || res.Install.TreeCache == nil {
 			t.Fatalf("scan %d: outcome %s, tree cache %+v, install %+v", i, res.Outcome, res.Install.TreeCache, res.Install)
 		}
-		t.Logf("scan %d: hit %v, fetch %d ms, build step %d ms", i, res.Install.TreeCache.Hit, res.Install.FetchMS, res.Install.ScriptsMS)
+		t.Logf("scan %d: hit %v, fetch %d ms, build step %d ms, contract handed on %s before the scan returned", i, res.Install.TreeCache.Hit, res.Install.FetchMS, res.Install.ScriptsMS, returned.Sub(early.listedAt).Round(time.Millisecond))
+		// The hooks heard of the lockfile and the surface the scan returned.
+		if string(early.lock) != string(res.Lockfile) || res.Contract == nil || early.surface != res.Contract.SchemaHash {
+			t.Errorf("scan %d: hooks got lockfile %d bytes and surface %s; the scan returned %d bytes and %+v", i, len(early.lock), early.surface, len(res.Lockfile), res.Contract)
+		}
 		results = append(results, res)
 	}
 	first, second := results[0], results[1]

@@ -154,6 +154,13 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		}
 	}
 	listEnd := time.Now()
+	if h := t.Hooks; hsErr == nil && c != nil && h != nil && h.Listed != nil {
+		if early, err := r.mask.contractCopy(c); err == nil {
+			h.Listed(early)
+		} else {
+			s.opts.Logger.Warn("could not hand the contract on early", "err", err)
+		}
+	}
 	var idle time.Duration
 	if w != nil {
 		w.listEnd = listEnd

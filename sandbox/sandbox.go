@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -251,6 +252,22 @@ type Target struct {
 	// Secrets are the operator's credentials for third parties (never
 	// passed in), masked in everything the scan returns, like Env values.
 	Secrets []Secret
+	// Hooks, when set, hear of evidence as soon as it exists, so that a
+	// caller can start work on it while the scan goes on.
+	Hooks *Hooks `json:"-"`
+}
+
+// Hooks are called from inside Scan, at most once each, and must return at
+// once (start a goroutine for the work). What they are given is what Scan
+// will return, masked as Scan masks it.
+type Hooks struct {
+	// Installed is called with the lockfile once the install phase has
+	// produced one, before the server starts.
+	Installed func(lockfile []byte)
+	// Listed is called with the contract of the first listing, before the
+	// idle watch, the second listing and the teardown. It is a copy,
+	// masked and normalised as the returned contract will be.
+	Listed func(c *contract.Contract)
 }
 
 // Result is everything the sandbox observed for one target. Package
@@ -353,6 +370,9 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result
 		return nil, err
 	}
 	res = &Result{Install: inst, Lockfile: lock, Outcome: evidence.OutcomeOK}
+	if h := t.Hooks; h != nil && h.Installed != nil && len(lock) > 0 {
+		h.Installed(bytes.Clone(lock))
+	}
 	switch inst.Outcome {
 	case evidence.InstallTimeout:
 		res.Outcome = evidence.OutcomeInstallTimeout

@@ -277,6 +277,26 @@ func (m *masker) value(v any, where string) error {
 	return nil
 }
 
+// contractCopy returns a deep copy of c, masked and normalised as result
+// will mask c, counted apart (the copy is not evidence).
+func (m *masker) contractCopy(c *contract.Contract) (*contract.Contract, error) {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("copy contract: %w", err)
+	}
+	var out contract.Contract
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("copy contract: %w", err)
+	}
+	if err := m.fork().value(&out, "contract"); err != nil {
+		return nil, err
+	}
+	if err := contract.Normalize(&out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // result masks everything in res that the package or the server could
 // have written: the contract (whose schema hash is then computed again,
 // over the masked surface), the session's texts, the install's scripts and

@@ -220,3 +220,34 @@ func BenchmarkMaskText(b *testing.B) {
 		m.text(text, "session")
 	}
 }
+
+// TestContractCopyMasked: the contract handed on early (to the judge) is
+// masked and hashed as the returned one will be, and the original is left
+// for the end-of-scan masking, which then gives the same surface.
+func TestContractCopyMasked(t *testing.T) {
+	secret := "sk-live-0123456789abcdef0123"
+	c := &contract.Contract{Tools: []contract.Tool{{Name: "lookup", Description: "uses key " + secret}}}
+	m := newMasker([]Secret{{Name: "env:API_KEY", Value: secret}}, nil)
+	early, err := m.contractCopy(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(early.Tools[0].Description, secret) || early.SchemaHash == "" {
+		t.Fatalf("early copy: %q, hash %q", early.Tools[0].Description, early.SchemaHash)
+	}
+	if !strings.Contains(c.Tools[0].Description, secret) {
+		t.Fatal("the copy changed the original")
+	}
+	res := &Result{Contract: c}
+	if err := m.result(res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Contract.SchemaHash != early.SchemaHash || res.Contract.Tools[0].Description != early.Tools[0].Description {
+		t.Errorf("returned %q (%s), early %q (%s)", res.Contract.Tools[0].Description, res.Contract.SchemaHash, early.Tools[0].Description, early.SchemaHash)
+	}
+	for _, mk := range res.Masking {
+		if mk.Count != 1 {
+			t.Errorf("masking counted %+v: the early copy must not count", mk)
+		}
+	}
+}
