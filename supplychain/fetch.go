@@ -60,6 +60,16 @@ type Retry struct {
 	Attempts int
 	Backoff  time.Duration
 	MaxWait  time.Duration
+	// Memo remembers endpoints found unreachable; Unreachable, the
+	// process's memo, when nil.
+	Memo *Reachability
+}
+
+func (r Retry) memo() *Reachability {
+	if r.Memo != nil {
+		return r.Memo
+	}
+	return Unreachable
 }
 
 // DefaultRetry is three attempts starting at half a second.
@@ -67,11 +77,15 @@ var DefaultRetry = Retry{Attempts: 3, Backoff: 500 * time.Millisecond, MaxWait: 
 
 // Do sends the request made by newReq, retrying network errors, 429 and
 // 5xx with backoff. It returns the first response that is neither, or an
-// error wrapping ErrUnavailable once the attempts are spent. The caller
-// closes the response body.
+// error wrapping ErrUnavailable once the attempts are spent. An endpoint
+// whose name does not resolve or that refuses connections is not retried
+// but remembered (see Reachability): within the window, Do returns its
+// *UnreachableError without sending anything. The caller closes the
+// response body.
 func (r Retry) Do(ctx context.Context, hc *http.Client, newReq func(context.Context) (*http.Request, error)) (*http.Response, error) {
 	attempts := max(r.Attempts, 1)
 	wait := r.Backoff
+	memo := r.memo()
 	var last error
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
@@ -86,8 +100,15 @@ func (r Retry) Do(ctx context.Context, hc *http.Client, newReq func(context.Cont
 		if err != nil {
 			return nil, err
 		}
+		if err := memo.check(ctx, req.URL); err != nil {
+			return nil, err
+		}
 		resp, err := hc.Do(req)
-		if err != nil {
+		if oerr := memo.observe(ctx, req.URL, err); err != nil {
+			var ue *UnreachableError
+			if errors.As(oerr, &ue) {
+				return nil, ue
+			}
 			last = err
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -232,7 +233,15 @@ func (g *GitHub) get(ctx context.Context, owner, name string) (*githubRepo, erro
 			}
 			backoff *= 2
 		}
+		u := g.client.BaseURL.ResolveReference(&url.URL{Path: "repos/" + owner + "/" + name})
+		if err := g.retry.memo().check(ctx, u); err != nil {
+			return nil, err
+		}
 		repo, resp, err := g.client.Repositories.Get(ctx, owner, name)
+		var ue *UnreachableError
+		if errors.As(g.retry.memo().observe(ctx, u, transportErr(err, resp)), &ue) {
+			return nil, ue
+		}
 		if err == nil {
 			if repo.GetFullName() == "" {
 				return nil, fmt.Errorf("%w: answer is not a repository (no full_name)", ErrUnavailable)
@@ -276,6 +285,15 @@ func (g *GitHub) get(ctx context.Context, owner, name string) (*githubRepo, erro
 		}
 	}
 	return nil, fmt.Errorf("%w: %v", ErrUnavailable, last)
+}
+
+// transportErr is err when no answer came (a network error), nil when
+// GitHub answered, whatever it said.
+func transportErr(err error, resp *github.Response) error {
+	if resp != nil && resp.Response != nil {
+		return nil
+	}
+	return err
 }
 
 // classify turns an error status into an answer (404, 451), a retry (with

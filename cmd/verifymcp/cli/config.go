@@ -262,6 +262,11 @@ func resolveSupply(f *scanFlags, cfg *fileConfig) (*supplyConfig, error) {
 // (flags show in process lists) and never into logs.
 func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBundle) (pipeline.Supply, error) {
 	hc := httpClient(ca, 30*time.Second)
+	if answers != nil && !sc.refresh {
+		// Endpoints found unreachable are remembered for the other
+		// processes that share the cache (batch and fleet workers).
+		supplychain.Unreachable.UseCache(answers)
+	}
 	sp := pipeline.Supply{Skip: sc.skip, GitHubHost: sc.githubEndpoint}
 	sp.OSV = supplychain.NewOSV(supplychain.OSVOptions{
 		Endpoint: sc.osvEndpoint, OfflineDB: sc.osvOfflineDB,
