@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
@@ -23,24 +27,38 @@ import (
 )
 
 // The tree cache keeps the install tree that a fetch step produced, in a
-// volume, so that a later scan of the same artefact skips npm install. The
+// volume, so that a later scan of the same artefact skips the fetch. The
 // fetch step runs no package code (npm's --ignore-scripts; for PyPI, no
 // build backend can start), so its tree is a function of the key's inputs
-// and of what the registry served when it was first fetched. A reused tree is only ever mounted
-// read-only; when lifecycle scripts must run, the script step copies it into
-// the run's own volume first. The index (which volume holds which key, and
-// the fetch result) lives in a host directory, one file per key, written
-// under an exclusive lock.
+// and of what the registry served when it was first fetched. A reused tree
+// is only ever mounted read-only; when scripts or builds must run, their
+// step copies it into the run's own volume first.
+//
+// The volume is the truth, shared by every store on the engine: its name
+// is the key, and a tree is complete only when its marker file
+// (treeMarker, holding the fetch result) is there, written last, after the
+// fetch succeeded. A volume without it is being filled, or its filler
+// died: it is never mounted, and removed only when its filler's process is
+// gone and no container uses it. Each data directory keeps a local index
+// (one file per key, written under an exclusive lock) that remembers the
+// volume's creation time, so that a hit it already knows costs one
+// inspect; any other hit reads the marker.
 
 // LabelTreeKey names the tree-cache key of a cached tree volume.
 const LabelTreeKey = "verifymcp.tree.key"
+
+// treeMarker is the completeness marker, relative to the tree's root.
+const treeMarker = ".verifymcp/tree-complete.json"
 
 type treeIndex[R any] struct {
 	Key    string    `json:"key"`
 	Volume string    `json:"volume"`
 	Run    string    `json:"run"`
 	At     time.Time `json:"at"`
-	Result *R        `json:"result"`
+	// Created is the volume's creation time: a volume removed and made
+	// again (perhaps being filled now) has another.
+	Created string `json:"created"`
+	Result  *R     `json:"result"`
 }
 
 // treeKey identifies a fetched tree: the exact artefact, where it came
@@ -88,12 +106,15 @@ type fetchFunc[R any] struct {
 	cacheable func(*R) bool
 }
 
-// cachedFetch returns the cached tree for t, or fetches it into a new cache
-// volume and records it. If the cache cannot be used (a stale volume still
-// in use), it fetches into the run's own volume instead.
+// cachedFetch returns the complete cached tree for t, or fetches it into a
+// new cache volume, marks it complete and records it. When the volume
+// exists but is incomplete (another store is filling it, or a fill was
+// cut short and its filler still lives), it fetches into the run's own
+// volume instead and leaves the cache volume alone.
 func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string, t Target, f fetchFunc[R]) (cachedTree[R], error) {
 	dir := s.opts.TreeCacheDir
 	key := s.treeKey(t)
+	vol := "verifymcp-tree-" + key
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return cachedTree[R]{}, fmt.Errorf("tree cache: %w", err)
 	}
@@ -103,41 +124,143 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 	}
 	defer unlock()
 	idxPath := filepath.Join(dir, key+".json")
-	if data, err := os.ReadFile(idxPath); err == nil {
-		var idx treeIndex[R]
-		if json.Unmarshal(data, &idx) == nil && idx.Result != nil && idx.Key == key {
-			if v, err := s.cli.VolumeInspect(ctx, idx.Volume); err == nil && v.Labels[LabelTreeKey] == key {
-				return cachedTree[R]{fr: idx.Result, volume: idx.Volume, info: &evidence.TreeCache{Key: key, Hit: true, FetchedBy: idx.Run, FetchedAt: idx.At}}, nil
-			}
-		}
+	hit := func(idx treeIndex[R]) cachedTree[R] {
+		return cachedTree[R]{fr: idx.Result, volume: vol, info: &evidence.TreeCache{Key: key, Hit: true, FetchedBy: idx.Run, FetchedAt: idx.At}}
 	}
-	vol := "verifymcp-tree-" + key
-	if err := s.cli.VolumeRemove(ctx, vol, true); err != nil && !client.IsErrNotFound(err) {
-		// A stale tree still mounted somewhere: do without the cache.
-		s.opts.Logger.Warn("tree cache unusable; fetching without it", "volume", vol, "err", err)
+	uncached := func(why string) (cachedTree[R], error) {
+		s.opts.Logger.Info("tree cache not used for this scan; fetching into the run's own volume", "volume", vol, "why", why)
 		fr, timedOut, err := f.run(runTree)
 		return cachedTree[R]{fr: fr, timedOut: timedOut, volume: runTree}, err
 	}
-	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: map[string]string{LabelCache: "tree", LabelTreeKey: key}}); err != nil {
+	v, err := s.cli.VolumeInspect(ctx, vol)
+	switch {
+	case err != nil && !client.IsErrNotFound(err):
+		return cachedTree[R]{}, fmt.Errorf("tree cache: inspect %s: %w", vol, err)
+	case err == nil && v.Labels[LabelTreeKey] != key:
+		return uncached("a volume of that name is not a tree of this key")
+	case err == nil:
+		var idx treeIndex[R]
+		if data, err := os.ReadFile(idxPath); err == nil && json.Unmarshal(data, &idx) == nil &&
+			idx.Key == key && idx.Result != nil && idx.Created != "" && idx.Created == v.CreatedAt {
+			return hit(idx), nil
+		}
+		m, ok, err := readTreeMarker[R](ctx, s, r, vol)
+		if err != nil {
+			return cachedTree[R]{}, err
+		}
+		if ok && m.Key == key && m.Result != nil {
+			m.Volume, m.Created = vol, v.CreatedAt
+			s.writeTreeIndex(idxPath, m)
+			return hit(m), nil
+		}
+		if ownerAlive(v.Labels[LabelOwner]) {
+			return uncached("the cached tree is incomplete and its filler still runs")
+		}
+		// Its filler is gone: the fill was cut short. Remove it, unless a
+		// container uses it, and fill it again.
+		if err := s.cli.VolumeRemove(ctx, vol, false); err != nil {
+			return uncached("an incomplete cached tree could not be removed: " + err.Error())
+		}
+	}
+	labels := map[string]string{LabelCache: "tree", LabelTreeKey: key, LabelOwner: ownerLabel(), LabelRun + ".filler": r.id}
+	created, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: labels})
+	if err != nil {
 		return cachedTree[R]{}, fmt.Errorf("create tree cache volume: %w", err)
 	}
-	fr, timedOut, err := f.run(vol)
-	if err != nil || timedOut || fr == nil || !f.cacheable(fr) {
-		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		_ = s.cli.VolumeRemove(rmCtx, vol, true)
-		cancel()
-		return cachedTree[R]{fr: fr, timedOut: timedOut}, err
+	if created.Labels[LabelRun+".filler"] != r.id {
+		// Another store created it first (creating a volume that exists
+		// returns it): it fills it.
+		return uncached("another scan is filling the cached tree")
 	}
-	now := time.Now().UTC()
-	idx := treeIndex[R]{Key: key, Volume: vol, Run: r.id, At: now, Result: fr}
+	fr, timedOut, err := f.run(vol)
+	if err == nil && !timedOut && fr != nil && f.cacheable(fr) {
+		now := time.Now().UTC()
+		m := treeIndex[R]{Key: key, Volume: vol, Run: r.id, At: now, Created: created.CreatedAt, Result: fr}
+		if werr := writeTreeMarker(ctx, s, r, vol, m); werr != nil {
+			// Not marked, so never reused; the tree itself is whole.
+			s.opts.Logger.Warn("could not mark the cached tree complete", "volume", vol, "err", werr)
+			return cachedTree[R]{fr: fr, volume: vol}, nil
+		}
+		s.writeTreeIndex(idxPath, m)
+		return cachedTree[R]{fr: fr, volume: vol, info: &evidence.TreeCache{Key: key, Hit: false, FetchedBy: r.id, FetchedAt: now}}, nil
+	}
+	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	_ = s.cli.VolumeRemove(rmCtx, vol, false)
+	cancel()
+	return cachedTree[R]{fr: fr, timedOut: timedOut}, err
+}
+
+func (s *Sandbox) writeTreeIndex(path string, idx any) {
 	data, err := json.Marshal(idx)
 	if err == nil {
-		err = writeAtomic(idxPath, data)
+		err = writeAtomic(path, data)
 	}
 	if err != nil {
 		s.opts.Logger.Warn("could not record the tree in the cache index", "err", err)
 	}
-	return cachedTree[R]{fr: fr, volume: vol, info: &evidence.TreeCache{Key: key, Hit: false, FetchedBy: r.id, FetchedAt: now}}, nil
+}
+
+// volumeContainer creates, never starts, a container of the run that
+// mounts vol at the tree's place, for copying into or out of it.
+func volumeContainer(ctx context.Context, s *Sandbox, r *run, vol, part string, ro bool) (string, func(), error) {
+	hc := hardened()
+	hc.NetworkMode = "none"
+	hc.Mounts = []mount.Mount{mountVolume(vol, treeDir, ro)}
+	c, err := s.cli.ContainerCreate(ctx, &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"true"}, Labels: r.labels(), NetworkDisabled: true},
+		hc, nil, nil, r.name(part))
+	if err != nil {
+		return "", nil, fmt.Errorf("tree cache: create %s container: %w", part, err)
+	}
+	return c.ID, func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = s.cli.ContainerRemove(rmCtx, c.ID, container.RemoveOptions{Force: true})
+	}, nil
+}
+
+// readTreeMarker reads vol's completeness marker; ok is false when there
+// is none.
+func readTreeMarker[R any](ctx context.Context, s *Sandbox, r *run, vol string) (m treeIndex[R], ok bool, err error) {
+	id, remove, err := volumeContainer(ctx, s, r, vol, "tree-read", true)
+	if err != nil {
+		return m, false, err
+	}
+	defer remove()
+	rc, _, err := s.cli.CopyFromContainer(ctx, id, treeDir+"/"+treeMarker)
+	if client.IsErrNotFound(err) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("tree cache: read the marker of %s: %w", vol, err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	if _, err := tr.Next(); err != nil {
+		return m, false, fmt.Errorf("tree cache: read the marker of %s: %w", vol, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(tr, 256<<20))
+	if err != nil {
+		return m, false, fmt.Errorf("tree cache: read the marker of %s: %w", vol, err)
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return m, false, nil // a marker that does not decode marks nothing
+	}
+	return m, true, nil
+}
+
+// writeTreeMarker writes vol's completeness marker, the last thing written
+// to a cached tree.
+func writeTreeMarker[R any](ctx context.Context, s *Sandbox, r *run, vol string, m treeIndex[R]) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	id, remove, err := volumeContainer(ctx, s, r, vol, "tree-mark", false)
+	if err != nil {
+		return err
+	}
+	defer remove()
+	return copyFile(ctx, s.cli, id, fileIn{Dir: treeDir, Name: treeMarker, Data: data, UID: 65534})
 }
 
 // PruneTreeCache removes every cached tree volume not in use, and the index
