@@ -12,11 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
@@ -38,17 +41,37 @@ import (
 // is the key, and a tree is complete only when its marker file
 // (treeMarker, holding the fetch result) is there, written last, after the
 // fetch succeeded. A volume without it is being filled, or its filler
-// died: it is never mounted, and removed only when its filler's process is
-// gone and no container uses it. Each data directory keeps a local index
-// (one file per key, written under an exclusive lock) that remembers the
-// volume's creation time, so that a hit it already knows costs one
-// inspect; any other hit reads the marker.
+// died: it is never mounted. It is removed and filled again only when it
+// is abandoned (its filler's process is gone, or it is older than
+// staleTreeAge), no container uses it, and the remover holds the key's
+// claim, a created-never-started container named after the key: engine
+// names are unique, so two stores never remove and refill it at once.
+// Each data directory keeps a local index (one file per key, written under
+// an exclusive lock) that remembers the volume's creation time and filler,
+// so that a hit it already knows costs one inspect; any other hit reads the
+// marker.
 
 // LabelTreeKey names the tree-cache key of a cached tree volume.
 const LabelTreeKey = "verifymcp.tree.key"
 
 // treeMarker is the completeness marker, relative to the tree's root.
 const treeMarker = ".verifymcp/tree-complete.json"
+
+// labelTreeFiller names the run that created (and so fills) a cached tree
+// volume.
+const labelTreeFiller = LabelRun + ".filler"
+
+// staleTreeAge is the age after which an incomplete cached tree is
+// abandoned whoever made it: a fill is bounded by the install timeout
+// (180 s by default), so one not finished after an hour never will be.
+// This covers a filler on another host (whose process this host cannot
+// see) and a live process whose marker could not be written.
+const staleTreeAge = time.Hour
+
+// staleClaimAge is the age after which a key's claim is taken to be left
+// by a killed process: a claim is held only to remove a volume and create
+// it again.
+const staleClaimAge = 2 * time.Minute
 
 type treeIndex[R any] struct {
 	Key    string    `json:"key"`
@@ -140,34 +163,34 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 		return uncached("a volume of that name is not a tree of this key")
 	case err == nil:
 		var idx treeIndex[R]
-		if data, err := os.ReadFile(idxPath); err == nil && json.Unmarshal(data, &idx) == nil &&
-			idx.Key == key && idx.Result != nil && idx.Created != "" && idx.Created == v.CreatedAt {
+		if data, err := os.ReadFile(idxPath); err == nil && json.Unmarshal(data, &idx) == nil && knownTree(idx, key, v) {
 			return hit(idx), nil
 		}
 		m, ok, err := readTreeMarker[R](ctx, s, r, vol)
 		if err != nil {
 			return cachedTree[R]{}, err
 		}
-		if ok && m.Key == key && m.Result != nil {
+		if completeMarker(m, ok, key) {
 			m.Volume, m.Created = vol, v.CreatedAt
 			s.writeTreeIndex(idxPath, m)
 			return hit(m), nil
 		}
-		if ownerAlive(v.Labels[LabelOwner]) {
-			return uncached("the cached tree is incomplete and its filler still runs")
+		gone, why := abandonedTree(v, time.Now(), ownerAlive)
+		if !gone {
+			return uncached("the cached tree is incomplete and " + why)
 		}
-		// Its filler is gone: the fill was cut short. Remove it, unless a
-		// container uses it, and fill it again.
-		if err := s.cli.VolumeRemove(ctx, vol, false); err != nil {
-			return uncached("an incomplete cached tree could not be removed: " + err.Error())
+		if why, err := s.removeAbandonedTree(ctx, r, key, v); err != nil {
+			return cachedTree[R]{}, err
+		} else if why != "" {
+			return uncached(why)
 		}
 	}
-	labels := map[string]string{LabelCache: "tree", LabelTreeKey: key, LabelOwner: ownerLabel(), LabelRun + ".filler": r.id}
+	labels := map[string]string{LabelCache: "tree", LabelTreeKey: key, LabelOwner: ownerLabel(), labelTreeFiller: r.id}
 	created, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: labels})
 	if err != nil {
 		return cachedTree[R]{}, fmt.Errorf("create tree cache volume: %w", err)
 	}
-	if created.Labels[LabelRun+".filler"] != r.id {
+	if created.Labels[labelTreeFiller] != r.id {
 		// Another store created it first (creating a volume that exists
 		// returns it): it fills it.
 		return uncached("another scan is filling the cached tree")
@@ -176,8 +199,20 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 	if err == nil && !timedOut && fr != nil && f.cacheable(fr) {
 		now := time.Now().UTC()
 		m := treeIndex[R]{Key: key, Volume: vol, Run: r.id, At: now, Created: created.CreatedAt, Result: fr}
-		if werr := writeTreeMarker(ctx, s, r, vol, m); werr != nil {
-			// Not marked, so never reused; the tree itself is whole.
+		werr := stillOurs(ctx, s, vol, r.id, created.CreatedAt)
+		if errors.Is(werr, errNotOurs) {
+			// Removed and made again by another store while this run
+			// filled it (the claim should prevent it): neither mark it nor
+			// use it.
+			s.opts.Logger.Warn("the cached tree changed while this run filled it", "volume", vol, "err", werr)
+			return uncached("the cached tree changed while this run filled it")
+		}
+		if werr == nil {
+			werr = writeTreeMarker(ctx, s, r, vol, m)
+		}
+		if werr != nil {
+			// Not marked, so never reused (until it is abandoned, after
+			// staleTreeAge); the tree itself is whole.
 			s.opts.Logger.Warn("could not mark the cached tree complete", "volume", vol, "err", werr)
 			return cachedTree[R]{fr: fr, volume: vol}, nil
 		}
@@ -188,6 +223,120 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 	_ = s.cli.VolumeRemove(rmCtx, vol, false)
 	cancel()
 	return cachedTree[R]{fr: fr, timedOut: timedOut}, err
+}
+
+// knownTree reports whether a local index entry still describes v: the
+// same key, a result, and the same volume (its creation time and filler;
+// a volume removed and made again, perhaps being filled now, differs).
+func knownTree[R any](idx treeIndex[R], key string, v volume.Volume) bool {
+	return idx.Key == key && idx.Result != nil && idx.Created != "" && idx.Created == v.CreatedAt &&
+		idx.Run != "" && idx.Run == v.Labels[labelTreeFiller] && v.Labels[LabelTreeKey] == key
+}
+
+// completeMarker reports whether a marker read from a volume makes it a
+// complete tree of key.
+func completeMarker[R any](m treeIndex[R], ok bool, key string) bool {
+	return ok && m.Key == key && m.Result != nil
+}
+
+// abandonedTree reports whether the incomplete tree volume v may be
+// removed and filled again: its filler's process is gone (alive judges
+// the owner label, as the reaper does), or v is older than staleTreeAge.
+// Otherwise why says who may still be filling it.
+func abandonedTree(v volume.Volume, now time.Time, alive func(string) bool) (bool, string) {
+	owner := v.Labels[LabelOwner]
+	if created, err := time.Parse(time.RFC3339Nano, v.CreatedAt); err == nil && now.Sub(created) > staleTreeAge {
+		return true, "it is older than " + staleTreeAge.String()
+	}
+	if !alive(owner) {
+		return true, "its filler " + strconv.Quote(owner) + " is gone"
+	}
+	return false, "its filler " + strconv.Quote(owner) + " may still be filling it"
+}
+
+// treeClaimName is the name of the container that claims key while its
+// abandoned volume is removed and created again.
+func treeClaimName(key string) string { return "verifymcp-treeclaim-" + key }
+
+// removeAbandonedTree removes the abandoned incomplete volume v of key
+// while holding the key's claim. It returns why not, when the volume is
+// claimed by another scan, changed since it was judged, or in use; then
+// the caller fetches on its own.
+func (s *Sandbox) removeAbandonedTree(ctx context.Context, r *run, key string, v volume.Volume) (string, error) {
+	release, why, err := claimTree(ctx, s, r, key)
+	if err != nil || why != "" {
+		return why, err
+	}
+	defer release()
+	// Under the claim nobody else removes it; check that it is still the
+	// volume judged abandoned, not one made again since.
+	w, err := s.cli.VolumeInspect(ctx, v.Name)
+	if client.IsErrNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("tree cache: inspect %s: %w", v.Name, err)
+	}
+	if w.CreatedAt != v.CreatedAt || w.Labels[labelTreeFiller] != v.Labels[labelTreeFiller] {
+		return "the incomplete cached tree was made again meanwhile", nil
+	}
+	users, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("volume", v.Name))})
+	if err != nil {
+		return "", fmt.Errorf("tree cache: list the users of %s: %w", v.Name, err)
+	}
+	if len(users) > 0 {
+		return "an incomplete cached tree is in use by a container", nil
+	}
+	if err := s.cli.VolumeRemove(ctx, v.Name, false); err != nil {
+		return "an incomplete cached tree could not be removed: " + err.Error(), nil
+	}
+	s.opts.Logger.Info("removed an abandoned incomplete cached tree", "volume", v.Name, "created", v.CreatedAt, "filler", v.Labels[labelTreeFiller])
+	return "", nil
+}
+
+// claimTree creates key's claim, a container never started, labelled with
+// the run (the reaper removes it if this process dies holding it). When
+// another scan holds it, why says so; a claim older than staleClaimAge was
+// left by a killed process and is removed, for the next scan to take.
+func claimTree(ctx context.Context, s *Sandbox, r *run, key string) (release func(), why string, err error) {
+	name := treeClaimName(key)
+	hc := hardened()
+	hc.NetworkMode = "none"
+	labels := r.labels()
+	labels[LabelTreeKey] = key
+	c, err := s.cli.ContainerCreate(ctx, &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"true"}, Labels: labels, NetworkDisabled: true},
+		hc, nil, nil, name)
+	if cerrdefs.IsConflict(err) {
+		if old, ierr := s.cli.ContainerInspect(ctx, name); ierr == nil {
+			if at, perr := time.Parse(time.RFC3339Nano, old.Created); perr == nil && time.Since(at) > staleClaimAge {
+				_ = s.cli.ContainerRemove(ctx, old.ID, container.RemoveOptions{Force: true})
+			}
+		}
+		return nil, "another scan is refilling the cached tree", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("tree cache: claim %s: %w", key, err)
+	}
+	return func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = s.cli.ContainerRemove(rmCtx, c.ID, container.RemoveOptions{Force: true})
+	}, "", nil
+}
+
+var errNotOurs = errors.New("the cached tree volume is not the one this run created")
+
+// stillOurs checks, before the marker is written, that vol is still the
+// volume this run created to fill.
+func stillOurs(ctx context.Context, s *Sandbox, vol, runID, createdAt string) error {
+	v, err := s.cli.VolumeInspect(ctx, vol)
+	if err != nil {
+		return err
+	}
+	if v.Labels[labelTreeFiller] != runID || v.CreatedAt != createdAt {
+		return fmt.Errorf("%w: %s was made again by %q", errNotOurs, vol, v.Labels[labelTreeFiller])
+	}
+	return nil
 }
 
 func (s *Sandbox) writeTreeIndex(path string, idx any) {

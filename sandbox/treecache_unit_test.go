@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/volume"
 )
 
 func TestLockFile(t *testing.T) {
@@ -107,5 +110,92 @@ func TestWriteAtomic(t *testing.T) {
 	missing := filepath.Join(dir, "missing", "x.json")
 	if err := writeAtomic(missing, []byte("x")); err == nil {
 		t.Error("writeAtomic into a missing directory succeeded")
+	}
+}
+
+func TestKnownTree(t *testing.T) {
+	res := &fetchResult{}
+	vol := volume.Volume{Name: "verifymcp-tree-k", CreatedAt: "2026-12-02T10:00:00Z", Labels: map[string]string{LabelTreeKey: "k", labelTreeFiller: "run1"}}
+	good := treeIndex[fetchResult]{Key: "k", Volume: vol.Name, Run: "run1", Created: vol.CreatedAt, Result: res}
+	if !knownTree(good, "k", vol) {
+		t.Fatal("an index entry of the same volume is not known")
+	}
+	for name, mod := range map[string]func(*treeIndex[fetchResult], *volume.Volume){
+		"another key":               func(i *treeIndex[fetchResult], _ *volume.Volume) { i.Key = "other" },
+		"no result":                 func(i *treeIndex[fetchResult], _ *volume.Volume) { i.Result = nil },
+		"no creation time recorded": func(i *treeIndex[fetchResult], _ *volume.Volume) { i.Created = "" },
+		"the volume was made again": func(_ *treeIndex[fetchResult], v *volume.Volume) { v.CreatedAt = "2026-12-02T11:00:00Z" },
+		"made again in the same second": func(_ *treeIndex[fetchResult], v *volume.Volume) {
+			v.Labels = map[string]string{LabelTreeKey: "k", labelTreeFiller: "run2"}
+		},
+		"a volume without a filler label": func(i *treeIndex[fetchResult], v *volume.Volume) {
+			i.Run = ""
+			v.Labels = map[string]string{LabelTreeKey: "k"}
+		},
+		"the volume is of another key": func(_ *treeIndex[fetchResult], v *volume.Volume) {
+			v.Labels = map[string]string{LabelTreeKey: "x", labelTreeFiller: "run1"}
+		},
+	} {
+		idx, v := good, vol
+		mod(&idx, &v)
+		if knownTree(idx, "k", v) {
+			t.Errorf("%s: an index entry that does not describe the volume counts as known", name)
+		}
+	}
+}
+
+func TestCompleteMarker(t *testing.T) {
+	res := &pyFetchResult{}
+	if !completeMarker(treeIndex[pyFetchResult]{Key: "k", Result: res}, true, "k") {
+		t.Error("a marker of the key with a result is not complete")
+	}
+	for name, c := range map[string]struct {
+		m  treeIndex[pyFetchResult]
+		ok bool
+	}{
+		"no marker":           {treeIndex[pyFetchResult]{Key: "k", Result: res}, false},
+		"a marker of another": {treeIndex[pyFetchResult]{Key: "x", Result: res}, true},
+		"no result":           {treeIndex[pyFetchResult]{Key: "k"}, true},
+	} {
+		if completeMarker(c.m, c.ok, "k") {
+			t.Errorf("%s: counted as complete", name)
+		}
+	}
+}
+
+func TestAbandonedTree(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	alive := func(owner string) bool { return owner == "host/1" }
+	vol := func(owner string, age time.Duration) volume.Volume {
+		return volume.Volume{CreatedAt: now.Add(-age).Format(time.RFC3339), Labels: map[string]string{LabelOwner: owner}}
+	}
+	for _, c := range []struct {
+		name string
+		v    volume.Volume
+		want bool
+	}{
+		{"its filler lives, a fill under way", vol("host/1", time.Minute), false},
+		{"its filler lives, just under the age", vol("host/1", staleTreeAge-time.Second), false},
+		{"its filler lives, older than the age", vol("host/1", staleTreeAge+time.Second), true},
+		{"its filler is gone", vol("host/2", time.Second), true},
+		{"no owner label", vol("", time.Second), true},
+		{"an unreadable creation time, filler alive", volume.Volume{CreatedAt: "yesterday", Labels: map[string]string{LabelOwner: "host/1"}}, false},
+	} {
+		got, why := abandonedTree(c.v, now, alive)
+		if got != c.want || why == "" {
+			t.Errorf("%s: abandoned %v (%q), want %v with a reason", c.name, got, why, c.want)
+		}
+	}
+	// The real owner check: this process is alive, whatever the age says
+	// about a fresh volume.
+	if got, _ := abandonedTree(vol(ownerLabel(), time.Second), now, ownerAlive); got {
+		t.Error("a fresh incomplete tree whose filler is this process is abandoned")
+	}
+}
+
+func TestTreeClaimName(t *testing.T) {
+	a, b := treeClaimName("0123456789abcdef01234567"), treeClaimName("76543210fedcba9876543210")
+	if a == b || !strings.HasPrefix(a, "verifymcp-") || !strings.HasSuffix(a, "0123456789abcdef01234567") {
+		t.Errorf("claim names %q, %q: want one per key, recognisable", a, b)
 	}
 }
