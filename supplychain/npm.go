@@ -54,6 +54,8 @@ type NPM struct {
 	hc       *http.Client
 	registry string
 	retries  int
+	// memo remembers a registry found unreachable (Unreachable when nil).
+	memo *Reachability
 }
 
 // NewNPM returns a client for the registry at endpoint (DefaultNPMRegistry
@@ -69,6 +71,20 @@ func NewNPM(hc *http.Client, endpoint string) *NPM {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
 	return &NPM{hc: hc, registry: endpoint, retries: 3}
+}
+
+// WithReachability makes the client remember an unreachable registry in m
+// instead of the process's memo, Unreachable.
+func (n *NPM) WithReachability(m *Reachability) *NPM {
+	n.memo = m
+	return n
+}
+
+func (n *NPM) reach() *Reachability {
+	if n.memo != nil {
+		return n.memo
+	}
+	return Unreachable
 }
 
 // Registry returns the registry URL.
@@ -327,7 +343,16 @@ func (n *NPM) get(ctx context.Context, u, name string) (*packument, bool, error)
 		return nil, false, fmt.Errorf("%w: %v", ErrRegistryUnreachable, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	// A registry whose name does not resolve or that refuses is not
+	// retried, and is remembered (see Reachability).
+	if err := n.reach().check(ctx, req.URL); err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrRegistryUnreachable, err)
+	}
 	resp, err := n.hc.Do(req)
+	var ue *UnreachableError
+	if errors.As(n.reach().observe(ctx, req.URL, err), &ue) {
+		return nil, false, fmt.Errorf("%w: %w", ErrRegistryUnreachable, ue)
+	}
 	if err != nil {
 		return nil, ctx.Err() == nil, fmt.Errorf("%w: GET %s: %v", ErrRegistryUnreachable, u, err)
 	}
