@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,8 +26,10 @@ const unreachableNamespace = "unreachable"
 
 // Reachability remembers endpoints found unreachable, per process and,
 // when a Cache is attached, across the processes that share it (batch and
-// fleet workers). The zero value is not usable; use NewReachability.
+// fleet workers). Use NewReachability; a zero Window is UnreachableWindow.
 type Reachability struct {
+	// Window is how long a mark lasts (UnreachableWindow when zero). Set
+	// it before the memo is used.
 	Window time.Duration
 
 	mu    sync.Mutex
@@ -52,6 +55,22 @@ func NewReachability(window time.Duration) *Reachability {
 // Unreachable is the process's memo, used by every client whose Retry
 // names none.
 var Unreachable = NewReachability(UnreachableWindow)
+
+// clock is the memo's time (injected by tests); window its Window or the
+// default.
+func (r *Reachability) clock() time.Time {
+	if r.now == nil {
+		return time.Now()
+	}
+	return r.now()
+}
+
+func (r *Reachability) window() time.Duration {
+	if r.Window <= 0 {
+		return UnreachableWindow
+	}
+	return r.Window
+}
 
 // UseCache makes the memo write its marks to c and read the marks other
 // processes wrote there.
@@ -95,7 +114,8 @@ func endpointOf(u *url.URL) string {
 }
 
 // check returns the remembered failure of u's endpoint, if any within the
-// window.
+// window: the process's own mark first, else the mark another process
+// left in the cache (kept then as the process's own).
 func (r *Reachability) check(ctx context.Context, u *url.URL) error {
 	if r == nil {
 		return nil
@@ -103,14 +123,26 @@ func (r *Reachability) check(ctx context.Context, u *url.URL) error {
 	ep := endpointOf(u)
 	r.mu.Lock()
 	m, ok := r.marks[ep]
-	c, now := r.cache, r.now()
+	c, now, window := r.cache, r.clock(), r.window()
+	if ok && now.Sub(m.At) >= window {
+		delete(r.marks, ep)
+		ok = false
+	}
 	r.mu.Unlock()
 	if !ok && c != nil {
-		if data, _, hit, err := c.Get(ctx, unreachableNamespace, ep); err == nil && hit && json.Unmarshal(data, &m) == nil {
+		if data, _, hit, err := c.Get(ctx, unreachableNamespace, ep); err == nil && hit && json.Unmarshal(data, &m) == nil && m.Reason != "" {
 			ok = true
+			if now.Sub(m.At) < window {
+				r.mu.Lock()
+				if r.marks == nil {
+					r.marks = map[string]mark{}
+				}
+				r.marks[ep] = m
+				r.mu.Unlock()
+			}
 		}
 	}
-	if !ok || now.Sub(m.At) >= r.Window {
+	if !ok || now.Sub(m.At) >= window {
 		return nil
 	}
 	return &UnreachableError{Endpoint: ep, Reason: m.Reason, At: m.At, Remembered: true}
@@ -118,7 +150,8 @@ func (r *Reachability) check(ctx context.Context, u *url.URL) error {
 
 // observe records the outcome of one request to u: a failure that no
 // retry can mend within the window is remembered and returned as an
-// *UnreachableError; any answer clears the endpoint's mark.
+// *UnreachableError; any answer clears the endpoint's mark, here and, when
+// there was one, in the cache.
 func (r *Reachability) observe(ctx context.Context, u *url.URL, err error) error {
 	if r == nil {
 		return err
@@ -126,25 +159,47 @@ func (r *Reachability) observe(ctx context.Context, u *url.URL, err error) error
 	ep := endpointOf(u)
 	if err == nil {
 		r.mu.Lock()
+		_, had := r.marks[ep]
 		delete(r.marks, ep)
+		c, now := r.cache, r.clock()
 		r.mu.Unlock()
+		if had && c != nil {
+			// The cache cannot delete: a mark without a reason is none.
+			if data, jerr := json.Marshal(mark{At: now}); jerr == nil {
+				_ = c.Put(ctx, unreachableNamespace, ep, data, r.window())
+			}
+		}
 		return nil
 	}
 	if !unreachable(err) {
 		return err
 	}
-	reason := redactURL(err.Error())
+	reason := reasonOf(err)
 	r.mu.Lock()
-	m := mark{Reason: reason, At: r.now()}
+	m := mark{Reason: reason, At: r.clock()}
+	if r.marks == nil {
+		r.marks = map[string]mark{}
+	}
 	r.marks[ep] = m
 	c := r.cache
 	r.mu.Unlock()
 	if c != nil {
 		if data, jerr := json.Marshal(m); jerr == nil {
-			_ = c.Put(ctx, unreachableNamespace, ep, data, r.Window)
+			_ = c.Put(ctx, unreachableNamespace, ep, data, r.window())
 		}
 	}
 	return &UnreachableError{Endpoint: ep, Reason: reason, At: m.At}
+}
+
+// reasonOf is the text of a transport failure without the request URL,
+// which may carry a credential or a query ("dial tcp: lookup
+// api.osv.dev: no such host").
+func reasonOf(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
+	}
+	return redactURL(err.Error())
 }
 
 // unreachable reports whether err says the endpoint cannot be reached at
@@ -152,7 +207,7 @@ func (r *Reachability) observe(ctx context.Context, u *url.URL, err error) error
 // other network errors can pass on a retry and are not this.
 func unreachable(err error) bool {
 	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+	if errors.As(err, &dnsErr) && (dnsErr.IsNotFound || strings.Contains(dnsErr.Err, "no such host")) {
 		return true
 	}
 	return errors.Is(err, syscall.ECONNREFUSED)

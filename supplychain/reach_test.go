@@ -6,11 +6,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/verifymcp/verifymcp/cache"
 )
 
 // countingClient dials through a counter; dial, when set, replaces the
@@ -75,9 +78,13 @@ func TestUnresolvableAskedOncePerWindow(t *testing.T) {
 		t.Errorf("first: took %s (retried?), error %q", time.Since(start), err)
 	}
 	first := ue.Reason
+	if first != "dial tcp: lookup api.osv.dev: no such host" {
+		t.Errorf("reason %q, want the dial error without the request URL", first)
+	}
 	for range 3 {
 		_, err = r.Do(t.Context(), hc, get("https://api.osv.dev/v1/query"))
-		if !errors.As(err, &ue) || !ue.Remembered || ue.Reason != first || !strings.Contains(err.Error(), "remembered") {
+		want := "https://api.osv.dev:443 unreachable (remembered from 12:00:00): " + first
+		if !errors.As(err, &ue) || !errors.Is(err, ErrUnavailable) || !ue.Remembered || ue.Reason != first || err.Error() != want {
 			t.Fatalf("within the window: %v, want the remembered reason %q", err, first)
 		}
 	}
@@ -147,5 +154,97 @@ func TestUnreachableSharedThroughCache(t *testing.T) {
 	}
 	if ue != nil && ue.Endpoint != "https://api.socket.dev:443" {
 		t.Errorf("endpoint %q", ue.Endpoint)
+	}
+}
+
+// notFound is a dial whose name does not resolve.
+func notFound(context.Context, string, string) (net.Conn, error) {
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "registry.example", IsNotFound: true}}
+}
+
+// TestUnreachableThroughRealCache: the mark is written to the cache
+// package's store, and a fresh process opening the same store (a memo and
+// a cache handle of its own) reports the endpoint unreachable without
+// dialling; a success in the first process clears the shared mark too.
+func TestUnreachableThroughRealCache(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *cache.Cache {
+		c, err := cache.Open(t.Context(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	m1 := NewReachability(0)
+	m1.UseCache(open())
+	var d1, d2 atomic.Int64
+	u := "https://api.socket.dev/v0/purl?alerts=true"
+	if _, err := (Retry{Attempts: 3, Backoff: time.Second, Memo: m1}).Do(t.Context(), countingClient(&d1, notFound), get(u)); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("first process: %v", err)
+	}
+	m2 := NewReachability(0)
+	m2.UseCache(open())
+	_, err := (Retry{Attempts: 3, Memo: m2}).Do(t.Context(), countingClient(&d2, notFound), get(u))
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !ue.Remembered || d1.Load() != 1 || d2.Load() != 0 {
+		t.Fatalf("second process: %v, dials %d and %d; want remembered with no dial", err, d1.Load(), d2.Load())
+	}
+
+	// The endpoint answers again (seen by the first process): the mark
+	// is gone for a third process too.
+	m1.observe(t.Context(), ue.url(t), nil)
+	m3 := NewReachability(0)
+	m3.UseCache(open())
+	if err := m3.check(t.Context(), ue.url(t)); err != nil {
+		t.Errorf("after a success: %v, want no mark", err)
+	}
+}
+
+func (e *UnreachableError) url(t *testing.T) *url.URL {
+	t.Helper()
+	u, err := url.Parse(e.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestGitHubUnreachableNotRetried: GitHub's own retry loop dials a host
+// that does not resolve once, and the next lookup is answered from the
+// memo.
+func TestGitHubUnreachableNotRetried(t *testing.T) {
+	var dials atomic.Int64
+	memo := NewReachability(0)
+	g, err := NewGitHub(GitHubOptions{BaseURL: "https://github.invalid/api/v3/", HTTPClient: countingClient(&dials, notFound),
+		Retry: Retry{Attempts: 3, Backoff: time.Second, MaxWait: time.Second, Memo: memo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err = g.Repo(t.Context(), "octo", "cat")
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !errors.Is(err, ErrUnavailable) || ue.Remembered || dials.Load() != 1 || time.Since(start) > 500*time.Millisecond {
+		t.Fatalf("first: %v after %d dials in %s; want unreachable at once", err, dials.Load(), time.Since(start))
+	}
+	_, _, err = g.Repo(t.Context(), "octo", "dog")
+	if !errors.As(err, &ue) || !ue.Remembered || dials.Load() != 1 {
+		t.Fatalf("second: %v after %d dials; want remembered, no dial", err, dials.Load())
+	}
+}
+
+// TestNPMUnreachableNotRetried: the npm client's own loop dials a
+// registry that does not resolve once, then answers from the memo; the
+// error is the registry's and the third party's.
+func TestNPMUnreachableNotRetried(t *testing.T) {
+	var dials atomic.Int64
+	n := NewNPM(countingClient(&dials, notFound), "https://registry.invalid/").WithReachability(NewReachability(0))
+	for i := range 2 {
+		start := time.Now()
+		_, err := n.Resolve(t.Context(), "left-pad", "latest")
+		var ue *UnreachableError
+		if !errors.As(err, &ue) || !errors.Is(err, ErrRegistryUnreachable) || ue.Remembered != (i > 0) || dials.Load() != 1 || time.Since(start) > 400*time.Millisecond {
+			t.Fatalf("call %d: %v after %d dials in %s; want one dial in all, not retried", i, err, dials.Load(), time.Since(start))
+		}
 	}
 }
