@@ -30,7 +30,10 @@ func withExchange(ctx context.Context, ex *exchange) context.Context {
 
 // doer is the HTTP client go-openai is given: it retries 429, 5xx and
 // network errors with supplychain.Retry (Retry-After honoured), and records
-// the bodies of the exchange named by the request's context.
+// the bodies of the exchange named by the request's context. An endpoint
+// that does not resolve or refuses is not retried: Retry.Do remembers it
+// (supplychain.Reachability) and the next judgments within the window are
+// unavailable at once, with nothing sent.
 type doer struct {
 	hc    *http.Client
 	retry supplychain.Retry
