@@ -133,7 +133,8 @@ type fetchFunc[R any] struct {
 // new cache volume, marks it complete and records it. When the volume
 // exists but is incomplete (another store is filling it, or a fill was
 // cut short and its filler still lives), it fetches into the run's own
-// volume instead and leaves the cache volume alone.
+// volume instead and leaves the cache volume alone; an abandoned one it
+// removes, under the key's claim, and fills again.
 func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string, t Target, f fetchFunc[R]) (cachedTree[R], error) {
 	dir := s.opts.TreeCacheDir
 	key := s.treeKey(t)
@@ -199,13 +200,13 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 	if err == nil && !timedOut && fr != nil && f.cacheable(fr) {
 		now := time.Now().UTC()
 		m := treeIndex[R]{Key: key, Volume: vol, Run: r.id, At: now, Created: created.CreatedAt, Result: fr}
-		werr := stillOurs(ctx, s, vol, r.id, created.CreatedAt)
+		werr := stillOurs(ctx, s, vol, r.id)
 		if errors.Is(werr, errNotOurs) {
 			// Removed and made again by another store while this run
-			// filled it (the claim should prevent it): neither mark it nor
-			// use it.
-			s.opts.Logger.Warn("the cached tree changed while this run filled it", "volume", vol, "err", werr)
-			return uncached("the cached tree changed while this run filled it")
+			// filled it (the claim should prevent it): two fills may have
+			// mixed, so neither mark it nor use it. The run's fetch step
+			// has run already and cannot run again in this run.
+			return cachedTree[R]{}, fmt.Errorf("tree cache: %w", werr)
 		}
 		if werr == nil {
 			werr = writeTreeMarker(ctx, s, r, vol, m)
@@ -215,6 +216,11 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 			// staleTreeAge); the tree itself is whole.
 			s.opts.Logger.Warn("could not mark the cached tree complete", "volume", vol, "err", werr)
 			return cachedTree[R]{fr: fr, volume: vol}, nil
+		}
+		// The engine's CreatedAt of a local volume is its directory's
+		// modification time, which the fill moved: record it as it is now.
+		if v, err := s.cli.VolumeInspect(ctx, vol); err == nil {
+			m.Created = v.CreatedAt
 		}
 		s.writeTreeIndex(idxPath, m)
 		return cachedTree[R]{fr: fr, volume: vol, info: &evidence.TreeCache{Key: key, Hit: false, FetchedBy: r.id, FetchedAt: now}}, nil
@@ -226,8 +232,10 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 }
 
 // knownTree reports whether a local index entry still describes v: the
-// same key, a result, and the same volume (its creation time and filler;
-// a volume removed and made again, perhaps being filled now, differs).
+// same key, a result, and the same volume: the same filler (a volume
+// removed and made again, perhaps being filled now, has another) and the
+// same CreatedAt (for a local volume, its directory's modification time,
+// which moves when it is written).
 func knownTree[R any](idx treeIndex[R], key string, v volume.Volume) bool {
 	return idx.Key == key && idx.Result != nil && idx.Created != "" && idx.Created == v.CreatedAt &&
 		idx.Run != "" && idx.Run == v.Labels[labelTreeFiller] && v.Labels[LabelTreeKey] == key
@@ -241,8 +249,10 @@ func completeMarker[R any](m treeIndex[R], ok bool, key string) bool {
 
 // abandonedTree reports whether the incomplete tree volume v may be
 // removed and filled again: its filler's process is gone (alive judges
-// the owner label, as the reaper does), or v is older than staleTreeAge.
-// Otherwise why says who may still be filling it.
+// the owner label, as the reaper does), or v is older than staleTreeAge
+// (by its CreatedAt, which for a local volume moves when its top is
+// written, so a fill under way looks younger, never older). Otherwise why
+// says who may still be filling it.
 func abandonedTree(v volume.Volume, now time.Time, alive func(string) bool) (bool, string) {
 	owner := v.Labels[LabelOwner]
 	if created, err := time.Parse(time.RFC3339Nano, v.CreatedAt); err == nil && now.Sub(created) > staleTreeAge {
@@ -269,7 +279,8 @@ func (s *Sandbox) removeAbandonedTree(ctx context.Context, r *run, key string, v
 	}
 	defer release()
 	// Under the claim nobody else removes it; check that it is still the
-	// volume judged abandoned, not one made again since.
+	// volume judged abandoned, not one made again (another filler) nor
+	// written (another CreatedAt) since.
 	w, err := s.cli.VolumeInspect(ctx, v.Name)
 	if client.IsErrNotFound(err) {
 		return "", nil
@@ -327,13 +338,14 @@ func claimTree(ctx context.Context, s *Sandbox, r *run, key string) (release fun
 var errNotOurs = errors.New("the cached tree volume is not the one this run created")
 
 // stillOurs checks, before the marker is written, that vol is still the
-// volume this run created to fill.
-func stillOurs(ctx context.Context, s *Sandbox, vol, runID, createdAt string) error {
+// volume this run created to fill: its filler label names this run (the
+// engine's CreatedAt is no identity: it moves when the volume is written).
+func stillOurs(ctx context.Context, s *Sandbox, vol, runID string) error {
 	v, err := s.cli.VolumeInspect(ctx, vol)
 	if err != nil {
 		return err
 	}
-	if v.Labels[labelTreeFiller] != runID || v.CreatedAt != createdAt {
+	if v.Labels[labelTreeFiller] != runID {
 		return fmt.Errorf("%w: %s was made again by %q", errNotOurs, vol, v.Labels[labelTreeFiller])
 	}
 	return nil

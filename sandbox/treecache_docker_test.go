@@ -5,6 +5,8 @@ package sandbox_test
 import (
 	"context"
 	"os"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // inVolume runs script as the sandbox user in a container that mounts vol
@@ -104,4 +107,137 @@ func mustHost(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// memoryTarget is a small real npm package, resolved on the registry, and
+// its cached tree volume, removed before the test (another test or store
+// on this engine may have cached it) and after it.
+func memoryTarget(t *testing.T) (sandbox.Target, string) {
+	t.Helper()
+	v, err := supplychain.NewNPM(nil, "").Resolve(context.Background(), "@modelcontextprotocol/server-memory", "2026.8.31")
+	if err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	target := sandbox.Target{Name: v.Name, Version: v.Version, Integrity: v.Integrity}
+	vol := "verifymcp-tree-" + realStore(t, t.TempDir()).TreeKey(target)
+	_ = engine.VolumeRemove(context.Background(), vol, true)
+	t.Cleanup(func() { _ = engine.VolumeRemove(context.Background(), vol, true) })
+	return target, vol
+}
+
+// realStore is a sandbox whose tree-cache index is dir: one data
+// directory.
+func realStore(t *testing.T, dir string) *sandbox.Sandbox {
+	return newSandbox(t, func(o *sandbox.Options) { o.Memory = 512 << 20; o.HandshakeTimeout = 30e9; o.TreeCacheDir = dir })
+}
+
+// scanStore scans target from a store whose index is dir and checks that
+// the run left nothing on the engine.
+func scanStore(t *testing.T, dir string, target sandbox.Target) *sandbox.Result {
+	t.Helper()
+	id := runID(t)
+	start := time.Now()
+	res, err := realStore(t, dir).Scan(context.Background(), id, target)
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	assertClean(t, id)
+	t.Logf("run %s: outcome %s, tree cache %+v, fetch %d ms, scan %s", id, res.Outcome, res.Install.TreeCache, res.Install.FetchMS, time.Since(start).Round(time.Millisecond))
+	return res
+}
+
+// TestTreeCacheRealPackageSharedByStores: a real package fetched by one
+// data directory is a hit for a fresh, empty one, with the same lockfile;
+// the volume carries the marker.
+func TestTreeCacheRealPackageSharedByStores(t *testing.T) {
+	target, vol := memoryTarget(t)
+	first := scanStore(t, t.TempDir(), target)
+	if first.Outcome != evidence.OutcomeOK || first.Install.TreeCache == nil || first.Install.TreeCache.Hit {
+		t.Fatalf("store A: outcome %s, tree cache %+v; want ok and a miss", first.Outcome, first.Install.TreeCache)
+	}
+	inVolume(t, vol, "test -s /work/tree/"+sandbox.TreeMarker)
+	second := scanStore(t, t.TempDir(), target)
+	if tc := second.Install.TreeCache; second.Outcome != evidence.OutcomeOK || tc == nil || !tc.Hit || tc.Key != first.Install.TreeCache.Key || tc.FetchedBy != first.Install.TreeCache.FetchedBy {
+		t.Fatalf("store B: outcome %s, tree cache %+v; want a hit on store A's tree %+v", second.Outcome, tc, first.Install.TreeCache)
+	}
+	if second.Install.LockfileSHA256 == "" || second.Install.LockfileSHA256 != first.Install.LockfileSHA256 {
+		t.Errorf("lockfile: store B %q, store A %q; want the same", second.Install.LockfileSHA256, first.Install.LockfileSHA256)
+	}
+}
+
+// TestTreeCacheHalfFilledNeverMounted: a volume of the key with junk and
+// no marker (a fetch killed mid-way, or one being filled by a live
+// process) is neither a hit nor mounted nor removed: the scan fetches on
+// its own and ends ok, and the volume is as it was.
+func TestTreeCacheHalfFilledNeverMounted(t *testing.T) {
+	target, vol := memoryTarget(t)
+	key := realStore(t, t.TempDir()).TreeKey(target)
+	ctx := context.Background()
+	made, err := engine.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: map[string]string{
+		sandbox.LabelCache: "tree", sandbox.LabelTreeKey: key,
+		sandbox.LabelOwner: mustHost(t) + "/" + strconv.Itoa(os.Getpid()), sandbox.LabelRun + ".filler": "killed-mid-fetch"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inVolume(t, vol, "mkdir -p /work/tree/node_modules/half && echo half > /work/tree/node_modules/half/index.js && echo '{}' > /work/tree/package.json")
+
+	res := scanStore(t, t.TempDir(), target)
+	if res.Outcome != evidence.OutcomeOK || res.Install.TreeCache != nil {
+		t.Fatalf("outcome %s, tree cache %+v; want ok and not from the cache", res.Outcome, res.Install.TreeCache)
+	}
+	if res.Install.LockfileSHA256 == "" {
+		t.Error("the scan's own fetch gave no lockfile")
+	}
+	v, err := engine.VolumeInspect(ctx, vol)
+	if err != nil || v.CreatedAt != made.CreatedAt || v.Labels[sandbox.LabelRun+".filler"] != "killed-mid-fetch" {
+		t.Fatalf("the half-filled volume was removed or made again: %v, %+v", err, v)
+	}
+	inVolume(t, vol, "test -s /work/tree/node_modules/half/index.js && test ! -e /work/tree/"+sandbox.TreeMarker+" && test ! -e /work/tree/package-lock.json")
+}
+
+// TestTreeCacheConcurrentFillers: two fresh stores scan an uncached
+// package at once; exactly one fills the cache volume, the other fetches
+// on its own, both end ok, and a third store hits the filler's tree.
+func TestTreeCacheConcurrentFillers(t *testing.T) {
+	target, _ := memoryTarget(t)
+	var wg sync.WaitGroup
+	ids := []string{runID(t), runID(t)}
+	results := make([]*sandbox.Result, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		s := realStore(t, t.TempDir())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = s.Scan(context.Background(), ids[i], target)
+		}()
+	}
+	wg.Wait()
+	var filler *evidence.TreeCache
+	for i, res := range results {
+		if errs[i] != nil {
+			t.Fatalf("scan %d: %v", i, errs[i])
+		}
+		assertClean(t, ids[i])
+		t.Logf("scan %d: outcome %s, tree cache %+v, fetch %d ms", i, res.Outcome, res.Install.TreeCache, res.Install.FetchMS)
+		if res.Outcome != evidence.OutcomeOK {
+			t.Errorf("scan %d: outcome %s", i, res.Outcome)
+		}
+		if tc := res.Install.TreeCache; tc != nil {
+			if tc.Hit || filler != nil {
+				t.Errorf("scan %d: tree cache %+v; want one filler and one that fetched on its own (first %+v)", i, tc, filler)
+			}
+			filler = tc
+		}
+	}
+	if filler == nil {
+		t.Fatal("neither scan filled the cache volume")
+	}
+	if results[0].Install.LockfileSHA256 != results[1].Install.LockfileSHA256 {
+		t.Errorf("lockfiles differ: %s, %s", results[0].Install.LockfileSHA256, results[1].Install.LockfileSHA256)
+	}
+	third := scanStore(t, t.TempDir(), target)
+	if tc := third.Install.TreeCache; tc == nil || !tc.Hit || tc.FetchedBy != filler.FetchedBy {
+		t.Errorf("third store: tree cache %+v; want a hit on %s", tc, filler.FetchedBy)
+	}
 }
