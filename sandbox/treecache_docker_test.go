@@ -173,13 +173,18 @@ func TestTreeCacheHalfFilledNeverMounted(t *testing.T) {
 	target, vol := memoryTarget(t)
 	key := realStore(t, t.TempDir()).TreeKey(target)
 	ctx := context.Background()
-	made, err := engine.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: map[string]string{
+	if _, err := engine.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: map[string]string{
 		sandbox.LabelCache: "tree", sandbox.LabelTreeKey: key,
-		sandbox.LabelOwner: mustHost(t) + "/" + strconv.Itoa(os.Getpid()), sandbox.LabelRun + ".filler": "killed-mid-fetch"}})
-	if err != nil {
+		sandbox.LabelOwner: mustHost(t) + "/" + strconv.Itoa(os.Getpid()), sandbox.LabelRun + ".filler": "killed-mid-fetch"}}); err != nil {
 		t.Fatal(err)
 	}
 	inVolume(t, vol, "mkdir -p /work/tree/node_modules/half && echo half > /work/tree/node_modules/half/index.js && echo '{}' > /work/tree/package.json")
+	// CreatedAt of a local volume moves when it is written: take it after
+	// the junk, to see that nothing wrote to it nor made it again.
+	made, err := engine.VolumeInspect(ctx, vol)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	res := scanStore(t, t.TempDir(), target)
 	if res.Outcome != evidence.OutcomeOK || res.Install.TreeCache != nil {
