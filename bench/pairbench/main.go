@@ -12,6 +12,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -71,7 +72,8 @@ func main() {
 		cmd.Stderr = &stderr
 		// Exit 1 is a gate failing on a finding: still a complete scan.
 		if err := cmd.Run(); err != nil {
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 				fmt.Fprintf(os.Stderr, "scan %s: %v\n%s", s.pkg, err, stderr.String())
 				os.Exit(1)
 			}
