@@ -315,7 +315,11 @@ func TestEnvironmentFaultIsNotAVerdict(t *testing.T) {
 	data := t.TempDir()
 	const fix = "pass --ca-bundle (or VERIFYMCP_CA_BUNDLE) with the proxy's CA"
 
-	res := runCLI(t, "scan", "--data-dir", data, "--skip", skipThirdParties, "--format", "json", memoryServer)
+	// A release no other test scans: the tree cache is the engine's, so a
+	// tree another test cached would be mounted without any fetch (and
+	// rightly so), and there would be no fault to see.
+	const target = "npm:@modelcontextprotocol/server-memory@2026.7.4"
+	res := runCLI(t, "scan", "--data-dir", data, "--skip", skipThirdParties, "--format", "json", target)
 	if res.code != cli.ExitRegistry {
 		t.Fatalf("scan without the CA bundle: exit %d, want %d\n%s", res.code, cli.ExitRegistry, res.stderr)
 	}
@@ -332,7 +336,7 @@ func TestEnvironmentFaultIsNotAVerdict(t *testing.T) {
 	noLeftovers(t, os.Getpid())
 
 	list := filepath.Join(t.TempDir(), "servers.txt")
-	if err := os.WriteFile(list, []byte("# servers to vet\n"+memoryServer+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(list, []byte("# servers to vet\n"+target+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	batch := func(extra ...string) (result, batchSummaryJSON) {
