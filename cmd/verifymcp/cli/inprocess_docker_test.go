@@ -319,7 +319,15 @@ func TestEnvironmentFaultIsNotAVerdict(t *testing.T) {
 	// tree another test cached would be mounted without any fetch (and
 	// rightly so), and there would be no fault to see.
 	const target = "npm:@modelcontextprotocol/server-memory@2026.7.4"
+	// The tree this test fills is removed when it ends, so that the next
+	// run on the engine fetches again; one left by a run that died is
+	// removed here, and the scan made again in a fresh data directory.
+	t.Cleanup(func() { removeCachedTrees(t, data) })
 	res := runCLI(t, "scan", "--data-dir", data, "--skip", skipThirdParties, "--format", "json", target)
+	if res.code == cli.ExitOK && removeCachedTrees(t, data) > 0 {
+		data = t.TempDir()
+		res = runCLI(t, "scan", "--data-dir", data, "--skip", skipThirdParties, "--format", "json", target)
+	}
 	if res.code != cli.ExitRegistry {
 		t.Fatalf("scan without the CA bundle: exit %d, want %d\n%s", res.code, cli.ExitRegistry, res.stderr)
 	}
@@ -486,4 +494,37 @@ func TestBatchSARIFAndGate(t *testing.T) {
 		t.Errorf("--fail-on low: exit %d, want 1 with the findings listed\n%s", res.code, res.stderr)
 	}
 	noLeftovers(t, os.Getpid())
+}
+
+// removeCachedTrees removes the cached tree volumes the bundles stored in
+// data name, and returns how many it removed.
+func removeCachedTrees(t *testing.T, data string) int {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(data, "bundles", "*.json"))
+	ec, err := sandbox.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	n := 0
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var b struct {
+			Install *struct {
+				TreeCache *struct {
+					Key string `json:"key"`
+				} `json:"tree_cache"`
+			} `json:"install"`
+		}
+		if json.Unmarshal(raw, &b) != nil || b.Install == nil || b.Install.TreeCache == nil || b.Install.TreeCache.Key == "" {
+			continue
+		}
+		if ec.VolumeRemove(context.Background(), "verifymcp-tree-"+b.Install.TreeCache.Key, true) == nil {
+			n++
+		}
+	}
+	return n
 }
