@@ -16,7 +16,8 @@
 //   discover:     "answer" answers server/discover with a result (default:
 //                 method not found)
 //   initialize:   "reject" answers initialize with an error
-//   onStart:      JavaScript run at start-up (behaviour fixtures)
+//   onStart:      JavaScript run at start-up (behaviour fixtures); it and
+//                 onInitialized may list more tools in globalThis.fixtureTools
 //   onInitialized: JavaScript run once the client sent notifications/initialized
 //   onStdinEnd:   JavaScript run when stdin ends, given a done() callback
 //                 that exits (a telemetry flush at shutdown); default: exit
@@ -83,9 +84,11 @@ function handle(msg) {
       });
     case 'tools/list': {
       const start = msg.params && msg.params.cursor ? Number(msg.params.cursor) : 0;
-      const page = tools.slice(start, start + pageSize);
+      // onStart or onInitialized code may add tools to globalThis.fixtureTools.
+      const all = tools.concat(globalThis.fixtureTools || []);
+      const page = all.slice(start, start + pageSize);
       const res = { tools: page };
-      if (start + pageSize < tools.length) res.nextCursor = String(start + pageSize);
+      if (start + pageSize < all.length) res.nextCursor = String(start + pageSize);
       return reply(msg.id, res);
     }
     case 'prompts/list':

@@ -19,6 +19,7 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/store/queue"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -313,6 +314,16 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 				discard()
 			}
 		}()
+		if sb, ok := p.Scanner.(*sandbox.Sandbox); ok && len(todo) > 1 {
+			// The first scan's observer is starting already; the next
+			// ones start while earlier scans run, one per worker.
+			bs.Ahead = sb.NewPool(hard, f.concurrency, len(todo)-1, func() string { return pipeline.NewRunID(time.Now()) })
+			defer func() {
+				if err := bs.Ahead.Close(context.WithoutCancel(hard)); err != nil {
+					g.log.Warn("could not remove the observers started ahead", "err", err)
+				}
+			}()
+		}
 		scanning.Store(true)
 		bs.ScanAll(hard, drain, stopNew, f.concurrency, todo, prog)
 	}
