@@ -11,14 +11,16 @@
 #     A WORK directory that already holds a warm-up is reused.
 #
 # Prints, per concurrency: wall time, packages/hour, outcomes, host CPU
-# busy share, tree-cache hits, and per-phase medians read from the batch's
-# JSON summary. LIST, BIN, WORK and EXTRA (more batch flags) override.
+# busy share, tree-cache hits, verifymcp's peak RSS (GNU time) and
+# per-phase medians read from the batch's JSON summary. LIST, BIN, WORK
+# and EXTRA (more batch flags) override.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 export VERIFYMCP_CA_BUNDLE="${VERIFYMCP_CA_BUNDLE-/etc/ssl/certs/ca-certificates.crt}"
 LIST="${LIST:-bench/batch-servers.txt}"
 WORK="${WORK:-$(mktemp -d /tmp/verifymcp-batchbench.XXXXXX)}"
+mkdir -p "$WORK"
 BIN="${BIN:-$WORK/verifymcp}"
 EXTRA="${EXTRA:-}"
 command -v jq >/dev/null || { echo "bench/batch.sh needs jq" >&2; exit 2; }
@@ -54,13 +56,14 @@ run_batch() { # run_batch NAME DATA-DIR CONCURRENCY
 	read -r b0 t0 < <(cpu_busy)
 	start=$(date +%s.%N)
 	# shellcheck disable=SC2086
-	"$BIN" -q batch --data-dir "$data" --concurrency "$c" --format json -o "$WORK/$name.json" $EXTRA "$LIST" 2>"$WORK/$name.log" || code=$?
+	/usr/bin/time -f '%M' -o "$WORK/$name.rss" "$BIN" -q batch --data-dir "$data" --concurrency "$c" --format json -o "$WORK/$name.json" $EXTRA "$LIST" 2>"$WORK/$name.log" || code=$?
 	end=$(date +%s.%N)
 	read -r b1 t1 < <(cpu_busy)
 	wall=$(echo "$end - $start" | bc -l | xargs printf '%.1f')
 	cpu=$(echo "100 * ($b1 - $b0) / ($t1 - $t0)" | bc -l | xargs printf '%.0f')
 	[ "$code" = 0 ] || echo "$name: batch exited $code (see $WORK/$name.log)"
 	report "$name" "$data" "$WORK/$name.json" "$wall" "$cpu"
+	echo "  verifymcp peak RSS: $(($(tail -1 "$WORK/$name.rss") / 1024)) MiB (target at concurrency 4: under 150 MB)"
 }
 
 echo

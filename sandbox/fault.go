@@ -2,9 +2,10 @@ package sandbox
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
+
+	"github.com/verifymcp/verifymcp/internal/hostport"
 )
 
 // The fetch step is the only step with egress, so it is where the
@@ -143,7 +144,7 @@ func classifyFetch(fr *fetchResult, registry string, caGiven bool) *EnvironmentE
 	e := fr.NPMError
 	host := regHost
 	if u := failingURL(e.Summary); u != nil {
-		if h := urlHostPort(u); !strings.EqualFold(h, regHost) {
+		if h := hostport.Of(u); !strings.EqualFold(h, regHost) {
 			// A dependency from another host: the sandbox refuses it by
 			// design, so it is the package's property, not a fault.
 			return nil
@@ -249,7 +250,7 @@ func fetchFailure(fr *fetchResult, registry string) string {
 		return "npm install failed"
 	}
 	if u := failingURL(e.Summary); u != nil {
-		if h := urlHostPort(u); !strings.EqualFold(h, regHost) {
+		if h := hostport.Of(u); !strings.EqualFold(h, regHost) {
 			return fmt.Sprintf("npm install failed (%s): a dependency is fetched from %s (%s); the sandbox fetches only from the registry (%s)",
 				e.Code, h, u.Redacted(), regHost)
 		}
@@ -277,17 +278,6 @@ func failingURL(summary string) *url.URL {
 		}
 	}
 	return nil
-}
-
-func urlHostPort(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }
 
 func oneLineText(s string) string {

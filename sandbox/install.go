@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"path"
 	"sort"
@@ -23,6 +22,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/hostport"
 )
 
 // NPMCacheVolume is the npm cache shared by fetch steps. Only the fetch step
@@ -308,14 +308,7 @@ func registryHostPort(registry string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	return net.JoinHostPort(u.Hostname(), port), nil
+	return hostport.Of(u), nil
 }
 
 // fetch runs the fetch step into tree. An environment fault (see

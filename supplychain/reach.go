@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/verifymcp/verifymcp/internal/hostport"
 )
 
 // UnreachableWindow is how long an endpoint found unreachable (its name
@@ -103,14 +105,7 @@ func (e *UnreachableError) Unwrap() error { return ErrUnavailable }
 // endpointOf is scheme://host:port of u, the key of a mark: never a path,
 // a query or a credential.
 func endpointOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	return u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port)
+	return u.Scheme + "://" + hostport.Of(u)
 }
 
 // check returns the remembered failure of u's endpoint, if any within the

@@ -15,10 +15,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/verifymcp/verifymcp/bench/internal/benchutil"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -41,20 +41,20 @@ func main() {
 	pairs := flag.Int("pairs", 5, "alternating pairs (scan, Inspector listing) per server")
 	flag.Parse()
 	abs, err := filepath.Abs(*bin)
-	check(err)
+	benchutil.Check(err)
 	data, err := os.MkdirTemp("", "pairbench-data")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(data)
 	base, err := os.MkdirTemp("", "pairbench-inspector")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(base)
 
 	pkgs := []string{inspector}
 	for _, s := range servers {
 		pkgs = append(pkgs, s.pkg+"@"+s.version)
 	}
-	run(base, "npm", "init", "-y")
-	run(base, "npm", append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund"}, pkgs...)...)
+	benchutil.Run(base, "npm", "init", "-y")
+	benchutil.Run(base, "npm", append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund"}, pkgs...)...)
 	cli := filepath.Join(base, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	if _, err := os.Stat(cli); err != nil {
 		cli = filepath.Join(base, "node_modules", ".bin", "mcp-inspector")
@@ -88,9 +88,9 @@ func main() {
 		args = append(args, "--method", "tools/list")
 		start := time.Now()
 		if npx {
-			run(base, "npx", append([]string{"-y", "@modelcontextprotocol/inspector"}, args...)...)
+			benchutil.Run(base, "npx", append([]string{"-y", "@modelcontextprotocol/inspector"}, args...)...)
 		} else {
-			run(base, "node", append([]string{cli}, args...)...)
+			benchutil.Run(base, "node", append([]string{cli}, args...)...)
 		}
 		return time.Since(start)
 	}
@@ -107,9 +107,9 @@ func main() {
 			in = append(in, list(s, true))
 			nd = append(nd, list(s, false))
 		}
-		ms, mi, mn := median(sc), median(in), median(nd)
+		ms, mi, mn := benchutil.Median(sc), benchutil.Median(in), benchutil.Median(nd)
 		fmt.Printf("%-50s %6.2fs %10.2fs %6.2fx %11.2fs %6.2fx\n", s.pkg+"@"+s.version, ms.Seconds(), mi.Seconds(), ms.Seconds()/mi.Seconds(), mn.Seconds(), ms.Seconds()/mn.Seconds())
-		rows = append(rows, fmt.Sprintf("  %s: scans %s; npx %s; node %s", s.pkg, durs(sc), durs(in), durs(nd)))
+		rows = append(rows, fmt.Sprintf("  %s: scans %s; npx %s; node %s", s.pkg, benchutil.Durs(sc), benchutil.Durs(in), benchutil.Durs(nd)))
 	}
 	fmt.Println("target: scan at most 1.0x the npx Inspector listing, measured in alternating pairs")
 	fmt.Println(strings.Join(rows, "\n"))
@@ -121,41 +121,11 @@ func main() {
 	for range *pairs {
 		warm = append(warm, scan(data, s))
 		dir, err := os.MkdirTemp("", "pairbench-second")
-		check(err)
+		benchutil.Check(err)
 		fresh = append(fresh, scan(dir, s))
 		os.RemoveAll(dir)
 	}
-	mw, mf := median(warm), median(fresh)
+	mw, mf := benchutil.Median(warm), benchutil.Median(fresh)
 	fmt.Printf("\nsecond data directory, %s already cached by another: %.2fs against %.2fs warm, %.2fx (target: at most 1.2x); fresh %s, warm %s\n",
-		s.pkg, mf.Seconds(), mw.Seconds(), mf.Seconds()/mw.Seconds(), durs(fresh), durs(warm))
-}
-
-func median(d []time.Duration) time.Duration {
-	c := append([]time.Duration(nil), d...)
-	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	return c[len(c)/2]
-}
-
-func durs(d []time.Duration) string {
-	var out []string
-	for _, x := range d {
-		out = append(out, fmt.Sprintf("%.2f", x.Seconds()))
-	}
-	return strings.Join(out, " ")
-}
-
-func run(dir, name string, args ...string) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		os.Exit(1)
-	}
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+		s.pkg, mf.Seconds(), mw.Seconds(), mf.Seconds()/mw.Seconds(), benchutil.Durs(fresh), benchutil.Durs(warm))
 }

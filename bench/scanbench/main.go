@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/verifymcp/verifymcp/bench/internal/benchutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,9 +76,9 @@ func main() {
 	flag.Parse()
 
 	abs, err := filepath.Abs(*bin)
-	check(err)
+	benchutil.Check(err)
 	data, err := os.MkdirTemp("", "scanbench-data")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(data)
 	target := "npm:" + *pkg + "@" + *version
 
@@ -119,16 +120,16 @@ func main() {
 	// The baseline: the package installed on the host, listed by the
 	// inspector CLI, unsandboxed.
 	base, err := os.MkdirTemp("", "scanbench-baseline")
-	check(err)
+	benchutil.Check(err)
 	defer os.RemoveAll(base)
-	run(base, "npm", "init", "-y")
-	run(base, "npm", "install", "--no-audit", "--no-fund", *pkg+"@"+*version, "@modelcontextprotocol/inspector")
+	benchutil.Run(base, "npm", "init", "-y")
+	benchutil.Run(base, "npm", "install", "--no-audit", "--no-fund", *pkg+"@"+*version, "@modelcontextprotocol/inspector")
 	entryPath := filepath.Join(base, "node_modules", *pkg, *entry)
-	run(base, "npx", "-y", "@modelcontextprotocol/inspector", "--cli", "node", entryPath, "--method", "tools/list") // warm npx
+	benchutil.Run(base, "npx", "-y", "@modelcontextprotocol/inspector", "--cli", "node", entryPath, "--method", "tools/list") // warm npx
 	var baseline []time.Duration
 	for i := 0; i < *runs; i++ {
 		start := time.Now()
-		run(base, "npx", "-y", "@modelcontextprotocol/inspector", "--cli", "node", entryPath, "--method", "tools/list")
+		benchutil.Run(base, "npx", "-y", "@modelcontextprotocol/inspector", "--cli", "node", entryPath, "--method", "tools/list")
 		baseline = append(baseline, time.Since(start))
 	}
 
@@ -143,18 +144,18 @@ func main() {
 	show("warm", warm)
 	show("w-idle0", noIdle)
 	show("w-bare", bare)
-	wm := median(walls(warm))
-	bm := median(baseline)
-	nb := median(walls(bare))
-	ni := median(walls(noIdle))
+	wm := benchutil.Median(walls(warm))
+	bm := benchutil.Median(baseline)
+	nb := benchutil.Median(walls(bare))
+	ni := benchutil.Median(walls(noIdle))
 	fmt.Println()
-	fmt.Printf("cold scan (median):                             %.2fs\n", median(walls(cold)).Seconds())
+	fmt.Printf("cold scan (median):                             %.2fs\n", benchutil.Median(walls(cold)).Seconds())
 	fmt.Printf("warm scan, behaviour watched, --idle 2s:        %.2fs\n", wm.Seconds())
 	fmt.Printf("warm scan, behaviour watched, --idle 0:         %.2fs\n", ni.Seconds())
 	fmt.Printf("warm scan, --no-behavior:                       %.2fs\n", nb.Seconds())
 	fmt.Printf("behaviour capture cost (idle 0 - no-behavior):  %.0fms\n", float64((ni - nb).Milliseconds()))
 	fmt.Printf("sink resident memory (max over warm scans):     %.1f MiB (target: under 30 MB)\n", float64(maxRSS(warm))/(1<<20))
-	fmt.Printf("unsandboxed inspector tools/list:               %.2fs (median of %s)\n", bm.Seconds(), durs(baseline))
+	fmt.Printf("unsandboxed inspector tools/list:               %.2fs (median of %s)\n", bm.Seconds(), benchutil.Durs(baseline))
 	fmt.Printf("warm scan / baseline:                           %.2fx with behaviour, %.2fx without (target: at most 2x)\n", wm.Seconds()/bm.Seconds(), nb.Seconds()/bm.Seconds())
 }
 
@@ -167,16 +168,16 @@ func hitStr(b bool) string {
 
 func lastBundle(data string, wall time.Duration) sample {
 	files, err := filepath.Glob(filepath.Join(data, "bundles", "*.json"))
-	check(err)
+	benchutil.Check(err)
 	sort.Slice(files, func(i, j int) bool {
 		a, _ := os.Stat(files[i])
 		b, _ := os.Stat(files[j])
 		return a.ModTime().Before(b.ModTime())
 	})
 	raw, err := os.ReadFile(files[len(files)-1])
-	check(err)
+	benchutil.Check(err)
 	var b bundle
-	check(json.Unmarshal(raw, &b))
+	benchutil.Check(json.Unmarshal(raw, &b))
 	s := sample{wall: wall, resolve: b.Signals["registry"].DurationMS, fetch: b.Install.FetchMS, scripts: b.Install.ScriptsMS,
 		start: b.Session.StartMS, hs: b.Session.HandshakeMS, list: b.Session.ListMS, outcome: b.Sandbox.Outcome}
 	if b.Install.TreeCache != nil {
@@ -191,37 +192,4 @@ func walls(ss []sample) []time.Duration {
 		out = append(out, s.wall)
 	}
 	return out
-}
-
-func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	c := append([]time.Duration(nil), d...)
-	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	return c[len(c)/2]
-}
-
-func durs(d []time.Duration) string {
-	var s []string
-	for _, x := range d {
-		s = append(s, fmt.Sprintf("%.2fs", x.Seconds()))
-	}
-	return strings.Join(s, " ")
-}
-
-func run(dir string, name string, args ...string) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		os.Exit(1)
-	}
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 }
