@@ -176,24 +176,46 @@ func EnsureHelperImage(ctx context.Context, cli client.APIClient, path string) (
 
 // Helper is the static binary the helper image is built from, and the
 // image's tag. Loading it touches no engine, so a command can do it while
-// its target still resolves and build the image only once it did.
+// its target still resolves and build the image only once it did. The
+// binary (tens of megabytes: the program itself) is read again only when
+// the image has to be built, and is not kept in memory.
 type Helper struct {
 	// Ref is the helper image's tag, named by the binary's digest.
-	Ref  string
-	data []byte
+	Ref    string
+	path   string
+	sha256 string
 }
 
-// LoadHelper reads the binary at path and checks that it is static.
+// LoadHelper hashes the binary at path and checks that it is static.
 func LoadHelper(path string) (*Helper, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read helper binary: %w", err)
 	}
-	if err := checkStatic(data); err != nil {
+	defer f.Close()
+	if err := checkStatic(f); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	return &Helper{Ref: helperImageRef(hex.EncodeToString(sum[:])), data: data}, nil
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, fmt.Errorf("read helper binary: %w", err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	return &Helper{Ref: helperImageRef(sum), path: path, sha256: sum}, nil
+}
+
+// read returns the binary, checked to be the one LoadHelper hashed (a
+// binary replaced since, by an upgrade, would build an image under
+// another's tag).
+func (h *Helper) read() ([]byte, error) {
+	data, err := os.ReadFile(h.path)
+	if err != nil {
+		return nil, fmt.Errorf("read helper binary: %w", err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != h.sha256 {
+		return nil, fmt.Errorf("helper binary %s changed since this command started; run it again", h.path)
+	}
+	return data, nil
 }
 
 // Present reports whether the helper image exists; it only inspects.
@@ -211,6 +233,10 @@ func (h *Helper) Ensure(ctx context.Context, cli client.APIClient) error {
 	if ok, err := h.Present(ctx, cli); err != nil || ok {
 		return err
 	}
+	data, err := h.read()
+	if err != nil {
+		return err
+	}
 	dockerfile := "FROM scratch\nCOPY verifymcp /verifymcp\nUSER 65534:65534\nENTRYPOINT [\"/verifymcp\"]\nLABEL verifymcp.image=helper\n"
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -218,7 +244,7 @@ func (h *Helper) Ensure(ctx context.Context, cli client.APIClient) error {
 		name string
 		mode int64
 		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"verifymcp", 0o755, h.data}} {
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"verifymcp", 0o755, data}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
 			return err
 		}
@@ -267,8 +293,8 @@ func drainBuild(r io.Reader) error {
 	}
 }
 
-func checkStatic(data []byte) error {
-	f, err := elf.NewFile(bytes.NewReader(data))
+func checkStatic(r io.ReaderAt) error {
+	f, err := elf.NewFile(r)
 	if err != nil {
 		return fmt.Errorf("helper binary is not an ELF executable: %w", err)
 	}

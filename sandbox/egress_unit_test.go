@@ -314,7 +314,7 @@ func TestEgressProxyAllowedButDown(t *testing.T) {
 
 func TestCheckStatic(t *testing.T) {
 	t.Run("not an ELF file", func(t *testing.T) {
-		err := checkStatic([]byte("#!/bin/sh\necho hi\n"))
+		err := checkStatic(strings.NewReader("#!/bin/sh\necho hi\n"))
 		if err == nil || errors.Is(err, ErrHelperNotStatic) {
 			t.Errorf("checkStatic(shell script) = %v, want a not-ELF error", err)
 		}
@@ -324,7 +324,7 @@ func TestCheckStatic(t *testing.T) {
 		if err != nil {
 			t.Skipf("no /bin/ls to test with: %v", err)
 		}
-		if err := checkStatic(data); !errors.Is(err, ErrHelperNotStatic) {
+		if err := checkStatic(bytes.NewReader(data)); !errors.Is(err, ErrHelperNotStatic) {
 			t.Errorf("checkStatic(/bin/ls) = %v, want ErrHelperNotStatic", err)
 		}
 	})
@@ -353,7 +353,7 @@ func TestCheckStatic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkStatic(data); err != nil {
+		if err := checkStatic(bytes.NewReader(data)); err != nil {
 			t.Errorf("checkStatic(CGO_ENABLED=0 binary) = %v, want nil", err)
 		}
 	})

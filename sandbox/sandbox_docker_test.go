@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		treeCache = filepath.Join(dir, "trees")
-		defer sandbox.PruneTreeCache(context.Background(), cli, treeCache)
+		defer sandbox.PruneOwnTrees(context.Background(), cli, treeCache)
 		bin := os.Getenv("VERIFYMCP_TEST_HELPER_BIN")
 		if bin == "" {
 			bin = filepath.Join(dir, "verifymcp")

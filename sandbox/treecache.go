@@ -427,6 +427,11 @@ func writeTreeMarker[R any](ctx context.Context, s *Sandbox, r *run, vol string,
 // PruneTreeCache removes every cached tree volume not in use, and the index
 // entries of removed volumes.
 func PruneTreeCache(ctx context.Context, cli client.APIClient, dir string) (int, error) {
+	return pruneTrees(ctx, cli, dir, func(*volume.Volume) bool { return true })
+}
+
+// pruneTrees removes the cached tree volumes not in use that pick picks.
+func pruneTrees(ctx context.Context, cli client.APIClient, dir string, pick func(*volume.Volume) bool) (int, error) {
 	vs, err := cli.VolumeList(ctx, volume.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("list volumes: %w", err)
@@ -434,7 +439,7 @@ func PruneTreeCache(ctx context.Context, cli client.APIClient, dir string) (int,
 	n := 0
 	var errs []error
 	for _, v := range vs.Volumes {
-		if v.Labels[LabelCache] != "tree" {
+		if v.Labels[LabelCache] != "tree" || !pick(v) {
 			continue
 		}
 		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil {
