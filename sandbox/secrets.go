@@ -74,27 +74,36 @@ func newMasker(known []Secret, set *canary.Set) *masker {
 		}
 	}
 	sort.SliceStable(m.known, func(i, j int) bool { return len(m.known[i].Value) > len(m.known[j].Value) })
-	if cfg, err := shapeRules(); err == nil {
-		m.shapes = detect.NewDetector(cfg)
+	if d, err := shapeDetector(); err == nil {
+		m.shapes = d
 	}
 	return m
 }
 
-// shapeRules loads gitleaks' default rule set once. gitleaks logs to
-// stderr through a global logger; stderr is the operator's, so it is
+// shapeDetector builds one gitleaks detector over its default rule set,
+// shared by every scan of the process: its keyword trie alone is about
+// 10 MB, once per process rather than once per scan in flight. Sharing is
+// safe: DetectString reads the rules and the trie, keeps what it finds to
+// itself (only DetectSource and DetectFiles collect findings in the
+// detector) and changes nothing but an atomic byte count. gitleaks logs
+// to stderr through a global logger; stderr is the operator's, so it is
 // silenced.
-var shapeRules = sync.OnceValues(func() (config.Config, error) {
+var shapeDetector = sync.OnceValues(func() (*detect.Detector, error) {
 	logging.Logger = zerolog.Nop()
 	v := viper.New()
 	v.SetConfigType("toml")
 	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
-		return config.Config{}, fmt.Errorf("secret rules: %w", err)
+		return nil, fmt.Errorf("secret rules: %w", err)
 	}
 	var vc config.ViperConfig
 	if err := v.Unmarshal(&vc); err != nil {
-		return config.Config{}, fmt.Errorf("secret rules: %w", err)
+		return nil, fmt.Errorf("secret rules: %w", err)
 	}
-	return vc.Translate()
+	cfg, err := vc.Translate()
+	if err != nil {
+		return nil, fmt.Errorf("secret rules: %w", err)
+	}
+	return detect.NewDetector(cfg), nil
 })
 
 func (m *masker) count(marker, where string) {
