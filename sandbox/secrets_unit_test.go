@@ -89,8 +89,10 @@ func TestMaskShapes(t *testing.T) {
 		{"aws secret by name starting with a slash", "aws_secret_access_key = /4+BC+FplO9ZghF8L2dFRh6ni3doRb7qAd9keDsJ", "/4+BC+FplO9ZghF8L2dFRh6ni3doRb7qAd9keDsJ", "aws_secret_access_key = "},
 		{"an api key holding a stop word", `config {"apiKey":"JSYEStweVBsVlodQhGmToacBnyIfaqwx"}`, "JSYEStweVBsVlodQhGmToacBnyIfaqwx", `config {"apiKey":"`},
 	}
+	// In parallel: every scan's masker shares one detector.
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got := newMasker(nil, nil).text(tc.in, "session")
 			if !strings.Contains(got, "[secret:shape:") || !strings.HasPrefix(got, tc.keep) || (tc.secret != "" && strings.Contains(got, tc.secret)) {
 				t.Errorf("text(%q) = %q, want the secret masked and %q kept", tc.in, got, tc.keep)
