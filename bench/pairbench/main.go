@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -143,18 +142,7 @@ func main() {
 
 // idleOf returns the idle watch of the newest bundle stored under dir.
 func idleOf(dir string) time.Duration {
-	files, err := filepath.Glob(filepath.Join(dir, "bundles", "*.json"))
-	benchutil.Check(err)
-	if len(files) == 0 {
-		benchutil.Check(fmt.Errorf("no bundle stored under %s", dir))
-	}
-	newest := slices.MaxFunc(files, func(a, b string) int {
-		sa, _ := os.Stat(a)
-		sb, _ := os.Stat(b)
-		return sa.ModTime().Compare(sb.ModTime())
-	})
-	raw, err := os.ReadFile(newest)
-	benchutil.Check(err)
+	raw := benchutil.NewestBundle(dir)
 	var b struct {
 		Behavior *struct {
 			Watches []struct {

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -167,15 +166,7 @@ func hitStr(b bool) string {
 }
 
 func lastBundle(data string, wall time.Duration) sample {
-	files, err := filepath.Glob(filepath.Join(data, "bundles", "*.json"))
-	benchutil.Check(err)
-	sort.Slice(files, func(i, j int) bool {
-		a, _ := os.Stat(files[i])
-		b, _ := os.Stat(files[j])
-		return a.ModTime().Before(b.ModTime())
-	})
-	raw, err := os.ReadFile(files[len(files)-1])
-	benchutil.Check(err)
+	raw := benchutil.NewestBundle(data)
 	var b bundle
 	benchutil.Check(json.Unmarshal(raw, &b))
 	s := sample{wall: wall, resolve: b.Signals["registry"].DurationMS, fetch: b.Install.FetchMS, scripts: b.Install.ScriptsMS,

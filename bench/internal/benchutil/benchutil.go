@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -46,4 +47,22 @@ func Check(err error) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// NewestBundle returns the bundle file last written under the data
+// directory dir: the one of the scan that just ran.
+func NewestBundle(dir string) []byte {
+	files, err := filepath.Glob(filepath.Join(dir, "bundles", "*.json"))
+	Check(err)
+	if len(files) == 0 {
+		Check(fmt.Errorf("no bundle stored under %s", dir))
+	}
+	newest := slices.MaxFunc(files, func(a, b string) int {
+		sa, _ := os.Stat(a)
+		sb, _ := os.Stat(b)
+		return sa.ModTime().Compare(sb.ModTime())
+	})
+	raw, err := os.ReadFile(newest)
+	Check(err)
+	return raw
 }
