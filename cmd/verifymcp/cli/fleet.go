@@ -19,7 +19,6 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
-	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/store/queue"
 )
@@ -229,15 +228,8 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 			discard()
 		}
 	}()
-	if sb, ok := p.Scanner.(*sandbox.Sandbox); ok {
-		// Each job finds its observer started (see sandbox.Pool).
-		bs.Ahead = sb.NewPool(hard, f.concurrency, -1, func() string { return pipeline.NewRunID(time.Now()) })
-		defer func() {
-			if err := bs.Ahead.Close(context.WithoutCancel(hard)); err != nil {
-				g.log.Warn("could not remove the observers started ahead", "err", err)
-			}
-		}()
-	}
+	// Each job finds its observer started.
+	defer g.startAhead(hard, p, bs, f.concurrency, -1)()
 
 	w := &batch.Worker{Scans: bs, Store: st, ToolVersion: Version, RubricVersion: rb.Version, Logger: g.log,
 		Saver: func(tx pgx.Tx) pipeline.Saver { return pipeline.StoreSaver{Store: txStore{st, tx}} }}
