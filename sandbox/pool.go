@@ -69,7 +69,7 @@ func (p *Pool) startLocked() bool {
 func (p *Pool) Take() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.ready) == 0 || !p.s.opts.Behavior {
+	if len(p.ready) == 0 {
 		return p.newID()
 	}
 	id := p.ready[0]
