@@ -232,7 +232,13 @@ type CaseResult struct {
 	FN []Missed `json:"fn"`
 	// OutOfScope are emitted codes outside the scope: shown, counted in
 	// nothing.
-	OutOfScope []Match                `json:"out_of_scope"`
+	OutOfScope []Match `json:"out_of_scope"`
+	// Unverified are the signals that produce codes within the scope and
+	// were not observed during the scan (unavailable, error, not assessed
+	// or not recorded): what they would have found is unknown, so a case
+	// with no FP and no FN is not clean in that part of its scope. They are
+	// signal states, never findings, and count in nothing.
+	Unverified []NamedSignal          `json:"unverified"`
 	Counts     Counts                 `json:"counts"`
 	Signals    map[string]SignalState `json:"signals"`
 }
@@ -271,7 +277,8 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *r
 		RunID:          o.RunID, ScannedAt: o.Date, ScanToolVersion: o.ToolVersion,
 		Refused: []string{},
 		TP:      []Match{}, FP: []Match{}, FN: []Missed{}, OutOfScope: []Match{},
-		Signals: map[string]SignalState{},
+		Unverified: []NamedSignal{},
+		Signals:    map[string]SignalState{},
 	}
 	if len(c.Refused) > 0 {
 		for _, err := range c.Refused {
@@ -351,7 +358,41 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *r
 		}
 	}
 	r.Counts.TP, r.Counts.FP = len(r.TP), len(r.FP)
+	r.Unverified = unverifiedScope(c, o, cat)
 	return r
+}
+
+// unverifiedScope lists the signals that produce a code within c's scope
+// (by the catalog of cat, or by the scope's prefixes without one) and were
+// not observed during the scan, by name.
+func unverifiedScope(c Case, o Observed, cat *rubric.Rubric) []NamedSignal {
+	producers := map[string]bool{}
+	if cat != nil {
+		for _, def := range cat.Codes {
+			if c.InScope(def.Code) {
+				if name := ProducingSignal(cat, def.Code); name != "" {
+					producers[name] = true
+				}
+			}
+		}
+	}
+	for _, entry := range c.Scope {
+		if name := prefixSignal(entry); name != "" {
+			producers[name] = true
+		}
+	}
+	out := []NamedSignal{}
+	for _, name := range sortedKeys(producers) {
+		s, ok := o.Signals[name]
+		state := s.State
+		if !ok {
+			state = evidence.StateError
+		}
+		if state != evidence.StateObserved {
+			out = append(out, NamedSignal{Name: name, State: state})
+		}
+	}
+	return out
 }
 
 // checkObserved says why o cannot be compared for c and target, or "".

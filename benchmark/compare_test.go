@@ -496,3 +496,33 @@ func TestCompareMeasurement(t *testing.T) {
 		t.Errorf("table lacks %q:\n%s", want, buf.String())
 	}
 }
+
+// TestCompareUnverifiedScope: a signal that produces codes within the
+// scope and did not answer leaves that part of the scope unverified, not
+// clean. The case has no FP and no FN either way; only Unverified tells
+// them apart.
+func TestCompareUnverifiedScope(t *testing.T) {
+	c := testCase(func(c *benchmark.Case) {
+		c.Scope, c.Expected = []string{"pkg.supply.socket.", "pkg.session."}, []string{}
+	})
+	states := map[string]evidence.State{evidence.SignalSession: evidence.StateObserved, evidence.SignalSocket: evidence.StateUnavailable}
+	cat := rubric.Current()
+	got := benchmark.Compare(c, target, observed(states), inForce, cat)
+	want := []benchmark.NamedSignal{{Name: evidence.SignalSocket, State: evidence.StateUnavailable}}
+	if diff := cmp.Diff(want, got.Unverified); diff != "" {
+		t.Errorf("Unverified (-want +got):\n%s", diff)
+	}
+	if got.Counts != (benchmark.Counts{}) {
+		t.Errorf("Counts = %+v, want none: an unverified signal is counted in nothing", got.Counts)
+	}
+	states[evidence.SignalSocket] = evidence.StateObserved
+	if got := benchmark.Compare(c, target, observed(states), inForce, cat); len(got.Unverified) != 0 {
+		t.Errorf("Unverified = %v with every in-scope signal observed, want none", got.Unverified)
+	}
+	delete(states, evidence.SignalSocket)
+	got = benchmark.Compare(c, target, observed(states), inForce, nil)
+	want = []benchmark.NamedSignal{{Name: evidence.SignalSocket, State: evidence.StateError}}
+	if diff := cmp.Diff(want, got.Unverified); diff != "" {
+		t.Errorf("a signal the scan did not record (-want +got):\n%s", diff)
+	}
+}

@@ -380,9 +380,22 @@ func WriteTable(w io.Writer, rep Report) error {
 		list(ew, "TP", matches(r.TP))
 		list(ew, "FP", matches(r.FP))
 		list(ew, "FN", missed(r.FN))
+		if len(r.Unverified) > 0 {
+			list(ew, "unverified", unverified(r.Unverified))
+		}
 		list(ew, "out of scope", matches(r.OutOfScope))
 	}
 	return ew.err
+}
+
+// unverified names the in-scope signals that were not observed, each with
+// its state: what they would have found is unknown, not clean.
+func unverified(ns []NamedSignal) []string {
+	parts := make([]string, 0, len(ns))
+	for _, n := range ns {
+		parts = append(parts, n.Name+" ("+string(n.State)+")")
+	}
+	return []string{strings.Join(parts, ", ") + ": not observed, so that part of the scope is unverified, not clean"}
 }
 
 func stringStates(m map[evidence.State]int) map[string]int {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,8 +174,11 @@ const (
 // severity and the ignore file.
 type Policy struct {
 	FailOn rubric.Severity
-	// Unverified makes an unverified marker (a finding that a signal could
-	// not be checked, *.unverified) trip the gate too.
+	// Unverified makes a third-party signal that did not answer
+	// (unavailable or error) trip the gate too, as "signal NAME STATE",
+	// and, in a report scored under a rubric before v11, an unverified
+	// marker (*.unverified). A signal that did not answer is never a
+	// finding; this is the operator's choice to treat it as a failure.
 	Unverified bool
 	Ignore     *IgnoreFile
 	// Now dates the ignore entries' expiry (the run date is not used: an
@@ -240,6 +245,14 @@ func (p Policy) Apply(rep *Report) {
 		}
 		if rubric.Severity(f.Severity).Rank() >= p.FailOn.Rank() {
 			s.Gate.Tripped = append(s.Gate.Tripped, strings.TrimSpace(f.Code+" "+f.Subject))
+		}
+	}
+	if p.FailOn != "" && p.Unverified {
+		for _, name := range slices.Sorted(maps.Keys(rep.Signals)) {
+			sig := rep.Signals[name]
+			if sig.ThirdParty && (sig.State == string(evidence.StateUnavailable) || sig.State == string(evidence.StateError)) {
+				s.Gate.Tripped = append(s.Gate.Tripped, "signal "+name+" "+sig.State)
+			}
 		}
 	}
 	if p.FailOn != "" {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,30 @@ func TestGate(t *testing.T) {
 	Policy{FailOn: "medium", Unverified: true}.Apply(&rep)
 	if !strings.Contains(strings.Join(rep.Summary.Gate.Tripped, "|"), "pkg.supply.socket.unverified") {
 		t.Errorf("--fail-on-unverified: tripped %q lacks the socket marker", rep.Summary.Gate.Tripped)
+	}
+	if !slices.Contains(rep.Summary.Gate.Tripped, "signal socket error") {
+		t.Errorf("--fail-on-unverified: tripped %q lacks the socket signal (error)", rep.Summary.Gate.Tripped)
+	}
+	// From rubric v11 no unverified marker is a finding: the signal
+	// states alone trip --fail-on-unverified, and nothing else does.
+	b11 := loadBundle(t, "hostile")
+	r11, err := rubric.Load("11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = Build(b11, r11, rubric.Evaluate(b11, r11))
+	for _, f := range rep.Findings {
+		if IsUnverified(f.Code) {
+			t.Errorf("rubric v11 report lists the unverified marker %s among its findings", f.Code)
+		}
+	}
+	Policy{FailOn: "critical"}.Apply(&rep)
+	if rep.Summary.Gate.Result != GatePassed {
+		t.Errorf("rubric v11 --fail-on critical: gate %+v, want passed", rep.Summary.Gate)
+	}
+	Policy{FailOn: "critical", Unverified: true}.Apply(&rep)
+	if rep.Summary.Gate.Result != GateFailed || !slices.Contains(rep.Summary.Gate.Tripped, "signal socket error") {
+		t.Errorf("rubric v11 --fail-on-unverified: gate %+v, want failed on the socket signal", rep.Summary.Gate)
 	}
 	rep = build(t, loadBundle(t, "hostile"))
 	Policy{FailOn: "high", Ignore: ig, Now: now}.Apply(&rep)

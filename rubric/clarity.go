@@ -160,22 +160,22 @@ func scoreCapabilityClarity(p *probe, g verdict) verdict {
 	sig, recorded := p.b.Signals[evidence.SignalJudge]
 	switch {
 	case !recorded:
-		p.emit(CodeJudgeUnverified, p.targetSubject(), "the LLM judge's signal is not recorded in the bundle"+unknown,
+		p.unverified(CodeJudgeUnverified, p.targetSubject(), "the LLM judge's signal is not recorded in the bundle"+unknown,
 			"signal judge is not recorded in the bundle")
 		return g
 	case sig.State == evidence.StateObserved:
 	case sig.State == evidence.StateNotAssessed:
 		return g
 	case sig.State == evidence.StateUnavailable:
-		p.emit(CodeJudgeUnverified, p.targetSubject(), "the LLM judge was not consulted (unavailable)"+unknown,
+		p.unverified(CodeJudgeUnverified, p.targetSubject(), "the LLM judge was not consulted (unavailable)"+unknown,
 			p.signalEvidence(evidence.SignalJudge, sig))
 		return g
 	case sig.State == evidence.StateError:
-		p.emit(CodeJudgeUnverified, p.targetSubject(), "the LLM judge gave no usable answer (error)"+unknown,
+		p.unverified(CodeJudgeUnverified, p.targetSubject(), "the LLM judge gave no usable answer (error)"+unknown,
 			p.signalEvidence(evidence.SignalJudge, sig))
 		return g
 	default:
-		p.emit(CodeJudgeUnverified, p.targetSubject(), "the LLM judge's signal has an unknown state"+unknown,
+		p.unverified(CodeJudgeUnverified, p.targetSubject(), "the LLM judge's signal has an unknown state"+unknown,
 			p.signalEvidence(evidence.SignalJudge, sig))
 		return g
 	}
@@ -185,7 +185,7 @@ func scoreCapabilityClarity(p *probe, g verdict) verdict {
 	// unverified gives the zero point for verdicts this rubric cannot
 	// score; the reason says why, the evidence quotes what differs.
 	unverified := func(why, ev string) verdict {
-		p.emit(CodeJudgeUnverified, p.targetSubject(),
+		p.unverified(CodeJudgeUnverified, p.targetSubject(),
 			"the LLM judge's verdicts cannot be scored under this rubric: what it would say of the tool surface is unknown, not absent",
 			p.clip(ev))
 		return zeroPoint(why)

@@ -159,7 +159,7 @@ func (p *probe) dnssecFindings(in dnssecInput) []dnssecDeduction {
 	switch in.sig.State {
 	case evidence.StateObserved, evidence.StateNotAssessed:
 	default:
-		p.emit(CodeDNSSECUnverified, p.targetSubject(),
+		p.unverified(CodeDNSSECUnverified, p.targetSubject(),
 			"DNSSEC was not validated: whether the package's domains are signed, bogus or even exist is unknown, not absent",
 			p.signalEvidence(evidence.SignalDNSSEC, in.sig))
 	}

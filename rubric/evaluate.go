@@ -367,12 +367,17 @@ type scorer struct {
 	// since maps a code to the first rubric version whose probe emits it,
 	// so that the catalog of an older version need not hold it.
 	since map[string]string
+	// until maps a code to the first rubric version whose probe no longer
+	// emits it, so that the catalog of that version and later ones need
+	// not hold it (the unverified markers, which are signal states, not
+	// findings, from rubric v11).
+	until map[string]string
 }
 
 // emitsFor returns the codes the probe can emit under dimension d of the
 // given rubric version.
 func (sc scorer) emitsFor(d Dimension, version string) map[string]Kind {
-	if len(sc.withSignal) == 0 && len(sc.since) == 0 {
+	if len(sc.withSignal) == 0 && len(sc.since) == 0 && len(sc.until) == 0 {
 		return sc.emits
 	}
 	out := make(map[string]Kind, len(sc.emits))
@@ -381,6 +386,9 @@ func (sc scorer) emitsFor(d Dimension, version string) map[string]Kind {
 			continue
 		}
 		if v, ok := sc.since[code]; ok && compareVersions(version, v) < 0 {
+			continue
+		}
+		if v, ok := sc.until[code]; ok && compareVersions(version, v) >= 0 {
 			continue
 		}
 		out[code] = kind
@@ -413,6 +421,24 @@ func (p *probe) emit(code, subject, message, ev string) {
 		Code: code, Kind: def.Kind, Severity: def.Severity, Dimension: def.Dimension,
 		Subject: subject, Message: message, Evidence: ev,
 	})
+}
+
+// unverifiedUntil is the first rubric version that lists no unverified
+// marker among the findings.
+const unverifiedUntil = "11"
+
+// unverified emits an unverified marker (a signal that was not consulted,
+// an integrity that could not be checked), as rubrics before v11 did.
+// From v11 it emits nothing: that a signal did not answer is a fact about
+// the run, shown with the signal states and in the dimension's reason,
+// never a claim about the package, so it is not listed, gated or counted
+// as a finding.
+// A rubric that emits it catalogues it; from v11 none does.
+func (p *probe) unverified(code, subject, message, ev string) {
+	if _, ok := p.r.Code(code); !ok {
+		return
+	}
+	p.emit(code, subject, message, ev)
 }
 
 // emitGraded emits a finding of a graded code with the severity the

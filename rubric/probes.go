@@ -57,6 +57,7 @@ var scorers = map[string]scorer{
 			CodeInstallOOM: KindFinding,
 		},
 		since: map[string]string{CodeInstallOOM: "6"},
+		until: map[string]string{CodeIntegrityUnverified: unverifiedUntil},
 		score: scoreInstallability,
 	},
 	"install_scripts": {
@@ -134,6 +135,7 @@ var scorers = map[string]scorer{
 	// so that each observed signal's findings are reported.
 	DimensionVulnerability: {
 		emits:   map[string]Kind{CodeOSVVulnerable: KindFinding, CodeOSVUnverified: KindFinding},
+		until:   map[string]string{CodeOSVUnverified: unverifiedUntil},
 		graded:  map[string]bool{CodeOSVVulnerable: true},
 		needs:   []string{evidence.SignalOSV},
 		observe: scoreVulnerability,
@@ -143,6 +145,7 @@ var scorers = map[string]scorer{
 			CodeOSVMalware: KindFinding, CodeSocketMalware: KindFinding, CodeSocketAlert: KindFinding,
 			CodeSocketUnverified: KindFinding,
 		},
+		until:   map[string]string{CodeSocketUnverified: unverifiedUntil},
 		graded:  map[string]bool{CodeSocketAlert: true},
 		needs:   []string{evidence.SignalSocket, evidence.SignalOSV},
 		observe: scoreMalware,
@@ -158,6 +161,7 @@ var scorers = map[string]scorer{
 			CodeDNSSECIndeterminate: KindFinding, CodeDNSSECUnverified: KindFinding,
 		},
 		graded: map[string]bool{CodeDNSSECNXDomain: true},
+		until:  map[string]string{CodeDNSSECUnverified: unverifiedUntil},
 		// The DNSSEC codes are emitted only where the dimension names
 		// the dnssec signal (rubric v4 on); the probe then also reads it.
 		withSignal: map[string]string{
@@ -191,6 +195,7 @@ var scorers = map[string]scorer{
 			CodeJudgeShadowing: KindFinding, CodeJudgeCredentialRequest: KindFinding, CodeJudgeSensitiveAccess: KindFinding,
 			CodeJudgeMismatch: KindFinding, CodeJudgeUnverified: KindFinding,
 		},
+		until: map[string]string{CodeJudgeUnverified: unverifiedUntil},
 		// It runs whatever the gate decided, to report a judge that was
 		// not consulted.
 		needs:   []string{evidence.SignalJudge},
@@ -243,7 +248,7 @@ func scoreInstallability(p *probe) verdict {
 		case mismatch:
 			return scored(0, "installed, but the tarball's integrity does not match the registry")
 		default:
-			p.emit(CodeIntegrityUnverified, p.b.Target.Name,
+			p.unverified(CodeIntegrityUnverified, p.b.Target.Name,
 				"the install succeeded but the "+file+"'s integrity was not verified",
 				p.clip(fmt.Sprintf("expected %s; computed %s; lockfile %s", orNone(ig.Expected), orNone(ig.Computed), orNone(ig.Lockfile))))
 			return scored(0, "installed, but integrity was not verified")

@@ -417,11 +417,11 @@ func scoreVulnerability(p *probe, gate verdict) verdict {
 	switch sig.State {
 	case evidence.StateObserved, evidence.StateNotAssessed:
 	case evidence.StateUnavailable, evidence.StateError:
-		p.emit(CodeOSVUnverified, p.targetSubject(),
+		p.unverified(CodeOSVUnverified, p.targetSubject(),
 			"OSV was not consulted ("+string(sig.State)+"): known vulnerabilities in the installed tree are unknown, not absent",
 			p.signalEvidence(evidence.SignalOSV, sig))
 	default:
-		p.emit(CodeOSVUnverified, p.targetSubject(),
+		p.unverified(CodeOSVUnverified, p.targetSubject(),
 			"the OSV signal has an unknown state: known vulnerabilities in the installed tree are unknown, not absent",
 			p.signalEvidence(evidence.SignalOSV, sig))
 	}
@@ -527,7 +527,7 @@ func advisoryEvidence(v evidence.Vulnerability, basis string) string {
 func scoreMalware(p *probe, gate verdict) verdict {
 	sockSig, sockOK := p.observed(evidence.SignalSocket)
 	if !sockOK {
-		p.emit(CodeSocketUnverified, p.targetSubject(),
+		p.unverified(CodeSocketUnverified, p.targetSubject(),
 			"Socket was not consulted ("+string(sockSig.State)+"): whether Socket flags this package as malware is unverified, which is not a clean verdict",
 			p.signalEvidence(evidence.SignalSocket, sockSig))
 	}
