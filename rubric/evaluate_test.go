@@ -583,10 +583,10 @@ func TestActionSafety(t *testing.T) {
 		{
 			name: "contradiction_in_camel_case_and_title",
 			modify: withTools(
-				readOnly("runQuery", ""), readOnly("notes", "Send Email"), readOnly("runtime", "Runtime info"),
+				readOnly("dropTable", ""), readOnly("notes", "Send Email"), readOnly("runtime", "Runtime info"),
 			),
 			want: outcome{State: StateScored, Score: 20, Findings: []string{
-				"pkg.contract.annotation.contradiction notes", "pkg.contract.annotation.contradiction runQuery",
+				"pkg.contract.annotation.contradiction dropTable", "pkg.contract.annotation.contradiction notes",
 			}},
 		},
 		{

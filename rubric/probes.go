@@ -794,6 +794,10 @@ func scoreActionSafety(p *probe) verdict {
 	}
 	ap := p.p.ActionSafety
 	absent, contradictions := 0, 0
+	skip := 0
+	if p.r.action != nil {
+		skip = p.r.action.sharedPrefix(tools)
+	}
 	for _, t := range tools {
 		a := t.Annotations
 		if a == nil {
@@ -803,7 +807,14 @@ func scoreActionSafety(p *probe) verdict {
 				"annotations: none")
 		}
 		if t.ReadOnly() {
-			if verb, field, text := p.writeVerb(t); verb != "" {
+			if p.r.action != nil {
+				if verb, field, text := p.r.action.contradiction(t, skip); verb != "" {
+					contradictions++
+					p.emit(CodeAnnotationContradiction, t.Name,
+						fmt.Sprintf("tool %q claims readOnlyHint true, but its %s puts it to %q, which changes its environment, and its description does not say it writes nothing", t.Name, field, verb),
+						p.clip(fmt.Sprintf("%s %q; readOnlyHint: true", field, text)))
+				}
+			} else if verb, field, text := p.writeVerb(t); verb != "" {
 				contradictions++
 				p.emit(CodeAnnotationContradiction, t.Name,
 					fmt.Sprintf("tool %q claims readOnlyHint true, but its %s says %q", t.Name, field, verb),

@@ -93,6 +93,7 @@ type Rubric struct {
 
 	byCode map[string]CodeDef
 	verbs  map[string]bool // Params.ActionSafety.WriteVerbs as a set
+	action *actionReader   // the v11 reading of a tool's action; nil before
 }
 
 // Dimension is one weighted part of the composite score.
@@ -190,6 +191,16 @@ type ActionSafetyParams struct {
 	ContradictionPenalty float64  `yaml:"contradiction_penalty"`
 	AbsentSharePenalty   float64  `yaml:"absent_share_penalty"`
 	WriteVerbs           []string `yaml:"write_verbs"`
+	// ReadVerbs, from rubric v11, are the verbs of a tool that reads or
+	// computes without changing anything. When set, a read-only claim is
+	// contradicted only by the tool's own action (the verb its name,
+	// title or first sentence starts with; see action.go), never by a
+	// write verb anywhere in its name.
+	ReadVerbs []string `yaml:"read_verbs"`
+	// Denials, from rubric v11, are phrases (regular expressions, matched
+	// without case) by which a tool's description says it changes nothing
+	// ("Nothing is written"); such a tool's own text answers the verb.
+	Denials []string `yaml:"denials"`
 }
 
 // BehaviorParams parameterise the behaviour dimensions (rubric v2 on).
@@ -352,6 +363,7 @@ func parse(data []byte) (*Rubric, error) {
 	for _, v := range r.Params.ActionSafety.WriteVerbs {
 		r.verbs[v] = true
 	}
+	r.action = newActionReader(r.Params.ActionSafety)
 	sort.Slice(r.Codes, func(i, j int) bool { return r.Codes[i].Code < r.Codes[j].Code })
 	return r, nil
 }
@@ -594,6 +606,22 @@ func (p Parameters) validate() []error {
 		if toks := tokens(v); len(toks) != 1 || toks[0] != v {
 			add("action_safety.write_verbs: %q is not one lower-case token", v)
 		}
+	}
+	for _, v := range p.ActionSafety.ReadVerbs {
+		if toks := tokens(v); len(toks) != 1 || toks[0] != v {
+			add("action_safety.read_verbs: %q is not one lower-case token", v)
+		}
+		if slices.Contains(p.ActionSafety.WriteVerbs, v) {
+			add("action_safety.read_verbs: %q is also a write verb", v)
+		}
+	}
+	for _, d := range p.ActionSafety.Denials {
+		if _, err := regexp.Compile("(?i)" + d); err != nil {
+			add("action_safety.denials: %q: %v", d, err)
+		}
+	}
+	if len(p.ActionSafety.Denials) > 0 && len(p.ActionSafety.ReadVerbs) == 0 {
+		add("action_safety.denials: set without read_verbs")
 	}
 	return errs
 }
