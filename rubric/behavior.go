@@ -202,11 +202,19 @@ type netGroup struct {
 	detail  []string // SNI and HTTP request lines
 	count   int
 	bytes   int64
+	// stages counts the run-phase events by stage (rubric v11 names them).
+	stages map[string]int
 }
 
 func (g *netGroup) add(e evidence.NetEvent) {
 	g.count++
 	g.bytes += e.Bytes
+	if st := netStage(e); st != "" && e.Phase == evidence.PhaseRun {
+		if g.stages == nil {
+			g.stages = map[string]int{}
+		}
+		g.stages[st]++
+	}
 	addUnique(&g.kinds, e.Kind)
 	addUnique(&g.types, e.DNSType)
 	addUnique(&g.ips, e.DstIP)
@@ -311,6 +319,7 @@ func scoreEgress(p *probe) verdict {
 	if v != nil {
 		return *v
 	}
+	v11 := p.atLeast(beaconFrom)
 	var lookups, attempts, literals groups
 	var beacon []evidence.NetEvent
 	for _, e := range beh.Network {
@@ -336,8 +345,15 @@ func scoreEgress(p *probe) verdict {
 		if g.count > 1 {
 			ev += fmt.Sprintf("; %d queries", g.count)
 		}
-		p.emit(CodeDNSLookup, behaviorSubject(k.phase, k.pkg),
-			fmt.Sprintf("%s looked up %q %s", p.actor(k.phase, k.pkg), g.display, p.during(k.phase)), p.clip(ev))
+		msg := fmt.Sprintf("%s looked up %q %s", p.actor(k.phase, k.pkg), g.display, p.during(k.phase))
+		if v11 {
+			m, e := stagePhrase(g.stages)
+			msg += m
+			if e != "" {
+				ev += "; " + e
+			}
+		}
+		p.emit(CodeDNSLookup, behaviorSubject(k.phase, k.pkg), msg, p.clip(ev))
 	}
 	for _, g := range attempts.list {
 		k := g.key
@@ -348,9 +364,15 @@ func scoreEgress(p *probe) verdict {
 		}
 		parts = append(parts, sortedCopy(g.detail)...)
 		parts = append(parts, plural(g.count, "attempt"), fmt.Sprintf("%d bytes sent", g.bytes))
-		p.emit(CodeEgressAttempt, behaviorSubject(k.phase, k.pkg),
-			fmt.Sprintf("%s attempted a %s connection to %s %s", p.actor(k.phase, k.pkg), orUnknown(kinds), k.what, p.during(k.phase)),
-			p.clip(strings.Join(parts, "; ")))
+		msg := fmt.Sprintf("%s attempted a %s connection to %s %s", p.actor(k.phase, k.pkg), orUnknown(kinds), k.what, p.during(k.phase))
+		if v11 {
+			m, e := stagePhrase(g.stages)
+			msg += m
+			if e != "" {
+				parts = append(parts, e)
+			}
+		}
+		p.emit(CodeEgressAttempt, behaviorSubject(k.phase, k.pkg), msg, p.clip(strings.Join(parts, "; ")))
 	}
 	for _, g := range literals.list {
 		k := g.key
@@ -358,7 +380,13 @@ func scoreEgress(p *probe) verdict {
 			fmt.Sprintf("%s connected to %s, an address no DNS answer gave out, %s", p.actor(k.phase, k.pkg), k.what, p.during(k.phase)),
 			p.clip(fmt.Sprintf("%s %s; %s", strings.Join(sortedCopy(g.kinds), "/"), k.what, plural(g.count, "attempt"))))
 	}
-	if len(beacon) > 0 {
+	// From rubric v11 a beacon is repeated contact with one destination
+	// while idle (behavior_beacon.go); before, any event after the listing.
+	beacons := len(beacon)
+	switch {
+	case v11:
+		beacons = p.emitBeacons(beh)
+	case beacons > 0:
 		p.emitBeacon(beacon)
 	}
 
@@ -368,12 +396,15 @@ func scoreEgress(p *probe) verdict {
 	}
 	eg := p.p.Behavior.Egress
 	switch {
-	case len(literals.list) > 0 || len(beacon) > 0:
+	case len(literals.list) > 0 || beacons > 0:
 		var why []string
 		if len(literals.list) > 0 {
 			why = append(why, plural(len(literals.list), "literal-IP destination"))
 		}
-		if len(beacon) > 0 {
+		switch {
+		case v11 && beacons > 0:
+			why = append(why, "repeated contact while idle with "+plural(beacons, "destination"))
+		case beacons > 0:
 			why = append(why, "network activity after the MCP listing ended")
 		}
 		return scored(0, strings.Join(why, "; ")+"; "+watched)

@@ -123,15 +123,6 @@ func TestEgressResilience(t *testing.T) {
 			}},
 		},
 		{
-			name: "beacon_after_listing",
-			modify: watched(func(b *evidence.Behavior) {
-				e := dns("run", "", "c2.example.net", "A")
-				e.AfterHandshake, e.Time = true, t0.Add(5*time.Second)
-				b.Network = append(b.Network, e)
-			}),
-			want: outcome{State: StateScored, Score: 0, Findings: []string{"pkg.behavior.beacon run", "pkg.behavior.dns.lookup run"}},
-		},
-		{
 			name: "sink_died_findings_still_fire",
 			modify: watched(func(b *evidence.Behavior) {
 				b.Watches[1].Sink = "died before the end of the scan"
