@@ -610,6 +610,10 @@ type nameAnswer struct {
 	exists Existence
 	proof  Proof
 	cname  string // the CNAME target, when the name is an alias
+	// rrs is the RRset of the type asked for when the name has one
+	// (authenticated, or below an unsigned delegation); judge asks for A,
+	// judgeType for any type.
+	rrs []dns.RR
 }
 
 func (a *nameAnswer) fail(s Status, err error) {
@@ -630,6 +634,11 @@ func (v *Validator) answer(ctx context.Context, anchor *zoneState, name string) 
 }
 
 func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (*nameAnswer, time.Duration) {
+	return v.judgeType(ctx, anchor, name, dns.TypeA)
+}
+
+// judgeType judges one name as judge does, asking for its qtype RRset.
+func (v *Validator) judgeType(ctx context.Context, anchor *zoneState, name string, qtype uint16) (*nameAnswer, time.Duration) {
 	a := &nameAnswer{chain: []ZoneStep{anchor.step}, exists: ExistsUnknown}
 	now := v.cfg.Now()
 	ttl := anchor.expires.Sub(now)
@@ -687,13 +696,13 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 		}
 	}
 
-	msg, err := v.client.query(ctx, name, dns.TypeA)
+	msg, err := v.client.query(ctx, name, qtype)
 	if err != nil {
 		a.fail(StatusIndeterminate, err)
 		return a, 0
 	}
 	if msg.Rcode != dns.RcodeSuccess && msg.Rcode != dns.RcodeNameError {
-		a.fail(StatusIndeterminate, fmt.Errorf("%w: A %s answered %s", ErrResolver, name, dns.RcodeToString[msg.Rcode]))
+		a.fail(StatusIndeterminate, fmt.Errorf("%w: %s %s answered %s", ErrResolver, dns.TypeToString[qtype], name, dns.RcodeToString[msg.Rcode]))
 		return a, 0
 	}
 	answers := collect(msg.Answer)
@@ -704,7 +713,7 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 	if dn := dnameFor(answers, zone, name); dn != nil {
 		return v.judgeDNAME(msg, answers, dn, cur, insecure, a, name, ttl)
 	}
-	set := findSet(answers, name, dns.TypeA)
+	set := findSet(answers, name, qtype)
 	if cn := findSet(answers, name, dns.TypeCNAME); set == nil && cn != nil {
 		set = cn
 		a.cname = dns.CanonicalName(cn.rrs[0].(*dns.CNAME).Target)
@@ -712,6 +721,9 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 
 	if insecure {
 		a.status = StatusInsecure
+		if set != nil && a.cname == "" {
+			a.rrs = set.rrs
+		}
 		switch {
 		case set != nil || msg.Rcode == dns.RcodeSuccess:
 			a.exists = ExistsYes
@@ -735,6 +747,9 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 		if ins {
 			a.status = StatusInsecure
 		}
+		if a.cname == "" {
+			a.rrs = set.rrs
+		}
 		return a, ttl
 	}
 
@@ -756,9 +771,9 @@ func (v *Validator) judge(ctx context.Context, anchor *zoneState, name string) (
 		}
 		return a, ttl
 	}
-	dn, err := p.proveNoData(name, dns.TypeA)
+	dn, err := p.proveNoData(name, qtype)
 	if err != nil {
-		a.fail(StatusBogus, bogus(BogusMissingDenial, "no A for %s: %v", name, err))
+		a.fail(StatusBogus, bogus(BogusMissingDenial, "no %s for %s: %v", dns.TypeToString[qtype], name, err))
 		return a, ttl
 	}
 	a.status, a.exists = StatusSecure, ExistsYes

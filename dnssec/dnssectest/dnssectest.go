@@ -136,6 +136,11 @@ type Options struct {
 	// TruncateUDP answers every UDP query with an empty, truncated
 	// response, so clients must retry over TCP.
 	TruncateUDP bool
+	// Records adds zone-file text to zones before they are signed, keyed
+	// by zone name without the trailing dot ("secure.vmcp"); relative
+	// names are relative to the zone. A TXT record at an apex, for
+	// example. A zone not in the hierarchy panics.
+	Records map[string]string
 }
 
 // Filter makes the resolver misbehave for every question, as a filtering
@@ -194,7 +199,7 @@ func New(opts Options) *Hierarchy {
 		now = time.Now()
 	}
 	h := &Hierarchy{truncate: opts.TruncateUDP}
-	h.build(now)
+	h.build(now, opts.Records)
 	h.listen()
 	return h
 }
@@ -342,7 +347,7 @@ var soaNS = fmt.Sprintf("@ SOA ns1.vmcp. hostmaster.vmcp. 1 7200 3600 1209600 %d
 
 // build creates every zone, children before parents so that each parent
 // can publish its children's DS records.
-func (h *Hierarchy) build(now time.Time) {
+func (h *Hierarchy) build(now time.Time, records map[string]string) {
 	normalFrom, normalTo := now.Add(-time.Hour), now.Add(30*24*time.Hour)
 	type child struct {
 		z  *zone
@@ -404,6 +409,18 @@ dn DNAME secure.vmcp.
 	}
 	revoked, revokedWas := revokedLeaf("revoked.vmcp.")
 	revokedDS, _ := revokedLeaf("revokedds.vmcp.")
+	for name, text := range records {
+		found := false
+		for _, z := range []*zone{secure, rsa, ed, moved, tampered, expired, future, wrongkey, nosig, unsigned, revoked, revokedDS} {
+			if z.name == dns.CanonicalName(name) {
+				z.addText(text)
+				found = true
+			}
+		}
+		if !found {
+			panic(fmt.Sprintf("dnssectest: Records: no leaf zone %q", name))
+		}
+	}
 
 	for _, z := range []*zone{secure, rsa, ed, moved, tampered, wrongkey, nosig, unsigned, revoked, revokedDS} {
 		z.chain()
