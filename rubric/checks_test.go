@@ -108,8 +108,9 @@ func TestContractChecksPin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		pin, _ := mustLoad(t, "7").ContractChecks()
 		unpinned := strings.Replace(string(data), "    checks_version: \"2\"\n", "", 1)
-		unpinned = strings.Replace(unpinned, "    checks_digest: \""+checks.Digest()+"\"\n", "", 1)
+		unpinned = strings.Replace(unpinned, "    checks_digest: \""+pin.Digest+"\"\n", "", 1)
 		if _, err := parse([]byte(unpinned)); err == nil || !strings.Contains(err.Error(), "checks_version and checks_digest: missing") {
 			t.Errorf("parse(v7 without a checks pin) = %v, want the pin required", err)
 		}

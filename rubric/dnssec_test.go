@@ -357,11 +357,21 @@ func TestDNSSECFindings(t *testing.T) {
 		t.Errorf("provenance (-want +got):\n%s", d)
 	}
 
-	// Unavailable: one unverified finding quoting the signal.
+	// Unavailable: under rubric v10, one unverified finding quoting the
+	// signal; from v11 none (TestUnverifiedIsNotAFinding), and the same
+	// zero point.
 	b = supplyBundle()
 	b.Signals[evidence.SignalDNSSEC] = evidence.Signal{State: evidence.StateUnavailable, ThirdParty: true,
 		Reason: "resolver 10.0.0.53:53 strips DNSSEC data: no RRSIG in the answer for . DNSKEY"}
-	res = Evaluate(b, r)
+	for _, f := range Evaluate(b, r).Findings {
+		if f.Code == CodeDNSSECUnverified {
+			t.Errorf("rubric v%s lists %s among the findings", r.Version, f.Code)
+		}
+	}
+	if d := diff(dim(Evaluate(b, mustLoad(t, "10")), DimensionProvenance).Reason, dim(Evaluate(b, r), DimensionProvenance).Reason); d != "" {
+		t.Errorf("provenance reason, v10 against v%s (-v10 +got):\n%s", r.Version, d)
+	}
+	res = Evaluate(b, mustLoad(t, "10"))
 	got = nil
 	for _, f := range res.Findings {
 		if strings.HasPrefix(f.Code, "pkg.dnssec.") {

@@ -635,7 +635,7 @@ func TestContradictionEvidence(t *testing.T) {
 	res := Evaluate(b, Current())
 	want := Finding{
 		Code: CodeAnnotationContradiction, Kind: KindFinding, Severity: SeverityHigh, Dimension: "action_safety", Subject: "notes",
-		Message:  `tool "notes" claims readOnlyHint true, but its title says "send"`,
+		Message:  `tool "notes" claims readOnlyHint true, but its title puts it to "send", which changes its environment, and its description does not say it writes nothing`,
 		Evidence: `title "Send Email"; readOnlyHint: true`,
 	}
 	var got Finding

@@ -26,6 +26,7 @@ var integrityCodes = []string{
 	checks.CodeInjectionOverride, checks.CodeInjectionConceal, checks.CodeInjectionSecret, checks.CodeInjectionExfil,
 	checks.CodeInjectionToolOrder, checks.CodeInjectionTag, checks.CodeShadowing,
 	checks.CodeParamCredential, checks.CodeCapabilityEnv, checks.CodeCapabilityPath,
+	checks.CodeCapabilityConfig,
 }
 
 func integrityEmits() map[string]Kind {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/judge/checks"
 )
 
 // Reason codes emitted by the probes of rubric v1 (and kept by v2).
@@ -187,6 +188,7 @@ var scorers = map[string]scorer{
 	DimensionPromptIntegrity: {
 		// Not contractOnly: the findings may be those the bundle stored.
 		emits: integrityEmits(),
+		since: map[string]string{checks.CodeCapabilityConfig: "11"},
 		score: scorePromptIntegrity,
 	},
 	DimensionCapabilityClarity: {

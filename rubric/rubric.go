@@ -28,7 +28,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "10"
+const CurrentVersion = "11"
 
 //go:embed versions/*.yaml
 var files embed.FS

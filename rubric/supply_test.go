@@ -380,7 +380,9 @@ func TestNoSocketKey(t *testing.T) {
 	b := supplyBundle()
 	b.Signals[evidence.SignalSocket] = evidence.Signal{State: evidence.StateUnavailable, Reason: "no Socket API key configured", ThirdParty: true}
 	b.Supply.Socket = nil
-	r := Current()
+	// The unverified marker of rubrics before v11 (from v11 it is not a
+	// finding: TestUnverifiedIsNotAFinding).
+	r := mustLoad(t, "10")
 	malware, _ := r.Dimension(DimensionMalware)
 	res := Evaluate(b, r)
 	got := dim(res, DimensionMalware)
@@ -400,7 +402,7 @@ func TestNoSocketKey(t *testing.T) {
 		t.Errorf("socket.unverified findings = %+v, want one, medium, quoting the signal", unverified)
 	}
 	// The observed signal must not produce the finding.
-	for _, f := range Evaluate(supplyBundle(), Current()).Findings {
+	for _, f := range Evaluate(supplyBundle(), r).Findings {
 		if f.Code == CodeSocketUnverified {
 			t.Errorf("socket.unverified fired with the socket signal observed: %+v", f)
 		}
@@ -776,7 +778,10 @@ func TestSupplyFixture(t *testing.T) {
 // dimension is at its zero point, the unverified codes fire, and nothing
 // is credited.
 func TestUnavailableFixture(t *testing.T) {
-	res := Evaluate(loadBundle(t, "unavailable.bundle.json"), Current())
+	// Rubric v10, the last that lists unverified markers among the
+	// findings (TestUnverifiedIsNotAFinding covers v11).
+	r := mustLoad(t, "10")
+	res := Evaluate(loadBundle(t, "unavailable.bundle.json"), r)
 	for _, id := range []string{DimensionVulnerability, DimensionMalware, DimensionProvenance, DimensionMaintenance} {
 		d := dim(res, id)
 		if d.State != StateZeroPoint || d.Score != 0 || !strings.Contains(d.Reason, "is unavailable") {
@@ -798,7 +803,7 @@ func TestUnavailableFixture(t *testing.T) {
 	}
 	// The composite counts the four zero points: the twelve other
 	// dimensions as in the everything fixture, over 70 + 30.
-	everything := Evaluate(loadBundle(t, "everything.bundle.json"), Current())
+	everything := Evaluate(loadBundle(t, "everything.bundle.json"), r)
 	if d := diff(everything.Dimensions[:12], res.Dimensions[:12]); d != "" {
 		t.Errorf("the non-supply dimensions differ from the everything fixture (-want +got):\n%s", d)
 	}

@@ -83,6 +83,48 @@ var aboutWords = map[string]bool{
 	"field": true, "hint": true, "format": true, "scope": true, "scopes": true, "header": true, "location": true,
 	"hash": true, "is": true, "has": true, "set": true, "exists": true, "required": true, "enabled": true,
 	"rotation": true, "version": true, "description": true, "prefix": true,
+	"uuid": true, "guid": true, "identifier": true, "handle": true, "entry": true,
+}
+
+// issuedQualifiers make "...token" a value this server issued to the model
+// (a one-use confirmation, an approval, a nonce) rather than a secret the
+// user supplies from outside.
+var issuedQualifiers = map[string]bool{
+	"approval": true, "approve": true, "confirmation": true, "confirm": true, "nonce": true, "challenge": true,
+	"preview": true, "undo": true, "commit": true, "plan": true, "operation": true, "job": true, "task": true,
+}
+
+var (
+	// reIssued: the description says the value comes from this server: a
+	// previous call, a preview, a response, another of its tools.
+	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b`)
+	// reNotTheSecret: the description says the parameter is not the
+	// secret itself ("never the password itself", "not the secret value").
+	reNotTheSecret = regexp.MustCompile(`(?i)\b(?:never|not)\s+(?:the|a|an|your)\s+(?:actual\s+|raw\s+)?(?:password|passphrase|secret|token|key|credential|api\s+key)s?(?:\s+(?:itself|value|values))?\b`)
+)
+
+// issuedToken reports whether a token-named parameter holds a value the
+// server issued to the model, by its name or its own description.
+func issuedToken(p param) bool {
+	ws := words(p.name)
+	if len(ws) == 0 || ws[len(ws)-1] != "token" {
+		// approval_password is the user's password, however named.
+		return false
+	}
+	for _, w := range ws {
+		if issuedQualifiers[w] {
+			return true
+		}
+	}
+	return reIssued.MatchString(p.desc + " " + p.title)
+}
+
+// notACredential reports whether a parameter's own text says it is not a
+// secret the user supplies: the name or identifier of one, a value the
+// server issued, or expressly not the secret itself.
+func notACredential(p param) bool {
+	text := p.desc + " " + p.title
+	return reAboutDesc.MatchString(p.desc) || issuedToken(p) || reNotTheSecret.MatchString(text)
 }
 
 // tokenQualifiers make "...token" something other than a credential.
@@ -148,9 +190,35 @@ func nonSecretType(types []string) bool {
 	return true
 }
 
-func checkCredentialParams(out *findings, kind, subject string, ps []param) {
+// exempt is the server-wide set of parameter names (with their type)
+// whose own text, on any tool, says they are not a credential: the same
+// parameter is judged the same on every tool of a server, whatever the
+// incidental wording of each description.
+type exempt map[string]bool
+
+func paramKey(p param) string { return strings.ToLower(p.name) + "\x00" + strings.Join(p.types, ",") }
+
+func exemptions(tools []toolInfo, prompts [][]param) exempt {
+	ex := exempt{}
+	note := func(ps []param) {
+		for _, p := range ps {
+			if notACredential(p) {
+				ex[paramKey(p)] = true
+			}
+		}
+	}
+	for _, ti := range tools {
+		note(ti.params)
+	}
+	for _, ps := range prompts {
+		note(ps)
+	}
+	return ex
+}
+
+func checkCredentialParams(out *findings, kind, subject string, ps []param, ex exempt) {
 	for _, p := range ps {
-		if nonSecretType(p.types) {
+		if nonSecretType(p.types) || ex[paramKey(p)] {
 			continue
 		}
 		nameField := p.field
@@ -274,12 +342,34 @@ var (
 // files or directories they are paths.
 var endpointWords = map[string]bool{"source": true, "src": true, "destination": true, "dest": true, "target": true, "from": true, "to": true}
 
+// transferWords name a tool that moves a file between the host and
+// elsewhere: its input or output is a host path when its text says the
+// file is local.
+var transferWords = map[string]bool{"upload": true, "download": true, "attach": true, "import": true, "export": true, "save": true}
+
+// outputWords, in a tool named for a transfer, name where its result goes
+// or what it reads.
+var outputWords = map[string]bool{"output": true, "out": true, "save": true, "input": true, "local": true, "destination": true,
+	"dest": true, "source": true, "src": true, "target": true}
+
 var (
 	// reFileWords: a description that speaks of things on a filesystem.
 	reFileWords = regexp.MustCompile(`(?i)\b(?:files?|director(?:y|ies)|folders?|dirs?|disk|file\s*system|local|absolute|relative|working\s+directory)\b`)
 	// reNotHostPath: text that places a path-named parameter elsewhere.
 	reNotHostPath = regexp.MustCompile(`(?i)\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
 	reRelative    = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project|workspace|root|repo|repository)`)
+	// reProductFolder: a folder of a product, not of the host's file
+	// system (a dashboard folder, a mail folder, a drive folder).
+	reProductFolder = regexp.MustCompile(`(?i)\b(?:dashboard|mail|e-?mail|inbox|mailbox|message|bookmark|note|album|photo|playlist|board|channel|drive|cloud|team|organi[sz]ation|org|library|collection|feed|label|category|grafana|outlook|gmail|imap|onedrive|sharepoint|confluence|notion|jira)s?\s+folders?\b|\bfolders?\s+(?:in|of|within|inside|on)\s+(?:the\s+|a\s+|your\s+)?(?:\w+\s+){0,2}?(?:dashboard|mailbox|inbox|account|grafana|outlook|gmail|drive|organi[sz]ation|site|library)s?\b|\bfolder\s+(?:uid|id|name|title)\b`)
+	// reHostFileWords: a description that puts a path on a file system,
+	// other than by the word folder, which products use too.
+	reHostFileWords = regexp.MustCompile(`(?i)\b(?:files?|director(?:y|ies)|dirs?|disk|file\s*system|local|absolute|relative|working\s+directory|on\s+(?:the|this|your)\s+(?:machine|computer|host|server))\b|\b(?:full|absolute)\s+path\b`)
+	// reLocal: the parameter's own text says the file is on the host.
+	// reOtherMachine: the text puts the path on another machine the tool
+	// manages (a registered server, a VM, a node), not the MCP server's.
+	reOtherMachine = regexp.MustCompile(`(?i)\bon\s+the\s+(?:registered\s+|remote\s+|target\s+|managed\s+)?(?:server|vm|virtual\s+machine|node|instance|device)\b`)
+	reMCPHost      = regexp.MustCompile(`(?i)\bmcp\s+server\b|\bmachine\s+running\b`)
+	reLocal = regexp.MustCompile(`(?i)\blocal\s+(?:file|path|director(?:y|ies)|folder|disk|file\s*system)|\b(?:on|to|from)\s+(?:the\s+)?(?:local\s+)?(?:disk|file\s*system)\b|\bon\s+(?:the|this|your)\s+(?:machine|computer|host)\b|\babsolute\s+paths?\b`)
 	reCombinator  = regexp.MustCompile(`^(?:(?:anyOf|oneOf|allOf)/\d+/)*properties/[^/]+$`)
 )
 
@@ -322,17 +412,58 @@ func hostPath(t contract.Tool, p param) bool {
 			}
 		}
 	}
+	// In a tool that uploads, downloads, imports, exports or saves, an
+	// input or output its own text calls a local file is a host path,
+	// however it is named (save_to, output, source).
+	if !named && localText(text) && transferTool(t) {
+		for _, w := range ws {
+			if outputWords[w] || endpointWords[w] {
+				named = true
+			}
+		}
+	}
 	if lower := strings.ToLower(text); !named && !strings.Contains(lower, "path") {
 		// Neither the name nor the text says path.
 		return false
 	}
-	if reNotHostPath.MatchString(text) {
+	if reNotHostPath.MatchString(text) || reProductFolder.MatchString(text) {
 		return false
 	}
 	if rePathDesc.MatchString(text) {
 		return true
 	}
+	if named && folderOnly(ws) {
+		// "folder" alone is a product's as often as the host's: the text
+		// must put it on a file system.
+		return reHostFileWords.MatchString(text)
+	}
 	return named && (text == "" || reFileWords.MatchString(text))
+}
+
+// localText reports whether a parameter's text puts its path on the MCP
+// server's own host: "local", "on disk", "on the machine running the MCP
+// server"; not "the local folder path on the server", a server the tool
+// manages.
+func localText(text string) bool {
+	return reLocal.MatchString(text) && (!reOtherMachine.MatchString(text) || reMCPHost.MatchString(text))
+}
+
+// transferTool reports whether a tool is named for moving files between
+// the host and elsewhere.
+func transferTool(t contract.Tool) bool {
+	for _, w := range words(t.Name) {
+		if transferWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// folderOnly reports whether a path-named parameter is named only as a
+// folder (folder, folders, folder_path's path excepted).
+func folderOnly(ws []string) bool {
+	last := ws[len(ws)-1]
+	return last == "folder" || last == "folders" || len(ws) >= 2 && (last == "path" || last == "paths") && strings.HasPrefix(ws[len(ws)-2], "folder")
 }
 
 // containsAny reports whether s holds one of the words.
@@ -365,12 +496,23 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 		p  param
 	}
 	var hits []hit
+	// A parameter whose text places it elsewhere on one tool (a field in
+	// dot notation, a dashboard folder) is the same parameter on every
+	// tool of the server that has it, whatever each description's wording.
+	elsewhere := exempt{}
+	for _, ti := range tools {
+		for _, p := range ti.params {
+			if text := p.desc + " " + p.title; topLevel(p.field) && (reNotHostPath.MatchString(text) || reProductFolder.MatchString(text)) {
+				elsewhere[paramKey(p)] = true
+			}
+		}
+	}
 	for i := range tools {
 		ti := &tools[i]
 		var found *param
 		remote := false
 		for j, p := range ti.params {
-			if !topLevel(p.field) {
+			if !topLevel(p.field) || elsewhere[paramKey(p)] {
 				continue
 			}
 			for _, w := range words(p.name) {
@@ -385,7 +527,13 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 				found = &ti.params[j]
 			}
 		}
-		if found == nil || remote || reRemoteDesc.MatchString(ti.tool.Description+" "+ti.tool.Title) {
+		if found == nil {
+			continue
+		}
+		// A tool on a remote store (a bucket, a drive, a repository) takes
+		// paths in that store, unless the path's own text puts it on the
+		// host (an upload's local file, a download's save path).
+		if (remote || reRemoteDesc.MatchString(ti.tool.Description+" "+ti.tool.Title)) && !localText(found.desc+" "+found.title) {
 			continue
 		}
 		hits = append(hits, hit{ti, *found})
@@ -422,5 +570,71 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 			f.Field, f.Evidence = p.field+"/description", evidence(p.desc, 0, len(p.desc))
 		}
 		out.add(f)
+	}
+}
+
+// The server's own configuration.
+//
+// A resource or tool that hands the model the server's own configuration
+// gives it what the operator configured the server with: options the
+// operator chose, and, where the server takes them as configuration,
+// connection strings and keys. It is reported when the surface says so:
+// a resource under the config: scheme, or a resource or tool whose text
+// says it returns the server's configuration ("Server configuration,
+// supplied by the user either as environment variables or as startup
+// arguments"; "Get the complete server configuration as JSON"), and a
+// tool named for nothing but getting its configuration (get_config).
+// Not the configuration of something the server manages (a PostgreSQL
+// server, a Supabase project, an App Service), which is its data.
+var (
+	reOwnConfig = regexp.MustCompile(`(?i)\b(?:the\s+)?(?:complete\s+|current\s+|full\s+|active\s+|effective\s+|running\s+)?(?:mcp\s+)?server'?s?\s+(?:own\s+)?(?:configuration|config|settings)\b|\b(?:its|this\s+(?:mcp\s+)?server'?s)\s+(?:own\s+)?(?:current\s+)?(?:configuration|config|settings)\b|\b(?:configuration|config|settings)\s+of\s+(?:this|the)\s+mcp\s+server\b`)
+	reOtherConfig = regexp.MustCompile(`(?i)\b(?:of|for)\s+(?:a|an|the|this|that|each|your)\s+(?:[\w-]+\s+){0,3}?(?:server|instance|database|project|app|application|service|cluster|site|store|vault|account|resource|deployment|repository|workspace)\b|\b(?:sql|mysql|postgres(?:ql)?|mongo(?:db)?|redis|flexible|database|db|web|app|application|api|game|minecraft|media|build|proxy|dns|mail|smtp|ftp|ssh|file|git|lsp|language)\s+server'?s?\s+(?:configuration|config|settings)\b`)
+	configWords   = map[string]bool{"config": true, "configuration": true, "settings": true, "conf": true}
+	getWords      = map[string]bool{"get": true, "read": true, "show": true, "dump": true, "view": true, "print": true, "fetch": true, "current": true}
+)
+
+// ownConfigName reports whether a tool is named for nothing but getting
+// its configuration: get_config, getConfig, show-settings.
+func ownConfigName(name string) bool {
+	ws := words(name)
+	return len(ws) == 2 && getWords[ws[0]] && configWords[ws[1]] || len(ws) == 1 && configWords[ws[0]]
+}
+
+func ownConfigText(text string) (int, int, bool) {
+	m := reOwnConfig.FindStringIndex(text)
+	if m == nil || reOtherConfig.MatchString(text) {
+		return 0, 0, false
+	}
+	return m[0], m[1], true
+}
+
+func checkConfiguration(out *findings, c *contract.Contract, tools []toolInfo) {
+	report := func(kind, subject, field, text string, start, end int, what string) {
+		out.add(Finding{Code: CodeCapabilityConfig, Kind: kind, Subject: subject, Field: field,
+			Evidence: evidence(text, start, end),
+			Message: fmt.Sprintf("%s returns the server's own configuration, which holds what the operator started it with; "+
+				"whether credentials in it are redacted is not visible in the contract.", what)})
+	}
+	for _, r := range c.Resources {
+		what := fmt.Sprintf("Resource %q", r.URI)
+		if s, e, ok := ownConfigText(r.Description); ok {
+			report(KindResource, r.URI, "description", r.Description, s, e, what)
+			continue
+		}
+		if scheme, _, ok := strings.Cut(r.URI, "://"); ok && strings.EqualFold(scheme, "config") && !reOtherConfig.MatchString(r.Description) {
+			report(KindResource, r.URI, "uri", r.URI, 0, len(r.URI), what)
+		}
+	}
+	for _, ti := range tools {
+		t := ti.tool
+		what := fmt.Sprintf("Tool %q", t.Name)
+		if !ownConfigName(t.Name) {
+			continue
+		}
+		if s, e, ok := ownConfigText(t.Description); ok {
+			report(KindTool, t.Name, "description", t.Description, s, e, what)
+		} else if strings.TrimSpace(t.Description) == "" {
+			report(KindTool, t.Name, "name", t.Name, 0, len(t.Name), what)
+		}
 	}
 }

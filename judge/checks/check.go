@@ -43,6 +43,7 @@ const (
 	CodeParamCredential    = "pkg.contract.param.credential"
 	CodeCapabilityEnv      = "pkg.contract.capability.environment"
 	CodeCapabilityPath     = "pkg.contract.capability.arbitrary_path"
+	CodeCapabilityConfig   = "pkg.contract.capability.configuration"
 )
 
 // CodeInfo describes one reason code of the contract checks.
@@ -60,7 +61,7 @@ func CheckCodes() []CodeInfo {
 		{CodeUnicodeBidi, SeverityHigh, "bidirectional overrides, embeddings or isolates that make text display differently from what the model reads"},
 		{CodeUnicodeTag, SeverityCritical, "Unicode tag characters (U+E0000 block) smuggling invisible ASCII text"},
 		{CodeUnicodeVariation, SeverityHigh, "variation selectors used as an invisible payload (runs, or on characters that have no variants)"},
-		{CodeHiddenEncoded, SeverityHigh, "a long base64 or hex blob that decodes to readable text"},
+		{CodeHiddenEncoded, SeverityMedium, "a long base64 or hex blob that decodes to readable text"},
 		{CodeHiddenMarkup, SeverityMedium, "text hidden by markup: an HTML comment, a Markdown comment, or an element styled invisible"},
 		{CodeHiddenWhitespace, SeverityMedium, "a long run of blank space that pushes further text out of a reviewer's view"},
 		{CodeInjectionOverride, SeverityHigh, "tells the model to ignore or replace its previous instructions"},
@@ -73,6 +74,7 @@ func CheckCodes() []CodeInfo {
 		{CodeParamCredential, SeverityMedium, "an input parameter or prompt argument asks for a password, key, token or other secret"},
 		{CodeCapabilityEnv, SeverityHigh, "the tool hands back the process environment, where an agent's credentials live"},
 		{CodeCapabilityPath, SeverityMedium, "the tool accesses a caller-chosen local path and no confinement is stated anywhere on the surface"},
+		{CodeCapabilityConfig, SeverityMedium, "a resource or tool returns the server's own configuration, which holds what the operator started it with"},
 	}
 }
 
@@ -163,14 +165,20 @@ func Check(c *contract.Contract) []Finding {
 			checkShadowing(out, u, own)
 		}
 	}
+	var prompts [][]param
+	for _, p := range c.Prompts {
+		prompts = append(prompts, promptParams(p))
+	}
+	ex := exemptions(tools, prompts)
 	for _, ti := range tools {
-		checkCredentialParams(out, KindTool, ti.tool.Name, ti.params)
+		checkCredentialParams(out, KindTool, ti.tool.Name, ti.params, ex)
 		checkEnvironment(out, ti)
 	}
-	for _, p := range c.Prompts {
-		checkCredentialParams(out, KindPrompt, p.Name, promptParams(p))
+	for i, p := range c.Prompts {
+		checkCredentialParams(out, KindPrompt, p.Name, prompts[i], ex)
 	}
 	checkArbitraryPath(out, c, tools)
+	checkConfiguration(out, c, tools)
 	// Contract order: by subject, in the order the units were listed;
 	// within a subject, in the order the checks ran.
 	order := map[string]int{}

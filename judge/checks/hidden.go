@@ -527,28 +527,62 @@ func checkMarkup(out *findings, u unit) {
 		return
 	}
 	type rule struct {
-		re   *regexp.Regexp
-		what string
-		body int // submatch holding the hidden text
+		re      *regexp.Regexp
+		what    string
+		body    int  // submatch holding the hidden text
+		comment bool // a comment, which may be syntax rather than a message
 	}
 	for _, r := range []rule{
-		{reHTMLComment, "An HTML comment hides text from a rendered view", 1},
-		{reMDComment, "A Markdown comment hides text from a rendered view", 1},
-		{reHiddenStyle, "An element styled invisible hides text from a rendered view", 2},
-		{reHiddenAttr, "An element marked hidden hides text from a rendered view", 2},
+		{reHTMLComment, "An HTML comment hides text from a rendered view", 1, true},
+		{reMDComment, "A Markdown comment hides text from a rendered view", 1, true},
+		{reHiddenStyle, "An element styled invisible hides text from a rendered view", 2, false},
+		{reHiddenAttr, "An element marked hidden hides text from a rendered view", 2, false},
 	} {
-		m := r.re.FindStringSubmatchIndex(u.text)
+		var m []int
+		body := ""
+		for _, c := range r.re.FindAllStringSubmatchIndex(u.text, -1) {
+			b := ""
+			if c[2*r.body] >= 0 {
+				b = strings.TrimSpace(u.text[c[2*r.body]:c[2*r.body+1]])
+			}
+			// A comment hides text when it holds a message; one that is
+			// syntax (a block editor's <!-- wp:paragraph -->, a
+			// <!-- more --> marker) or is quoted as code documents markup.
+			if r.comment && (!proseComment(b) || inCode(u.text, c[0], c[1])) {
+				continue
+			}
+			m, body = c, b
+			break
+		}
 		if m == nil {
 			continue
-		}
-		body := ""
-		if m[2*r.body] >= 0 {
-			body = strings.TrimSpace(u.text[m[2*r.body]:m[2*r.body+1]])
 		}
 		out.add(Finding{Code: CodeHiddenMarkup, Kind: u.kind, Subject: u.subject, Field: u.field,
 			Evidence: evidence(u.text, m[0], m[1]), Decoded: clip(body),
 			Message: fmt.Sprintf("%s: %q.", r.what, clipPlain(body, 80))})
 	}
+}
+
+var (
+	reJSONObject = regexp.MustCompile(`\{[^{}]*\}`)
+	reProseWord  = regexp.MustCompile(`^[\p{L}][\p{L}'’-]*\p{L}[.,;!?]*$`)
+)
+
+// proseComment reports whether a comment's body reads as a message: three
+// words or more once the syntax a markup format puts in comments is taken
+// out (JSON attributes, "name:name" and "/name:name" delimiters, paths).
+func proseComment(body string) bool {
+	body = reJSONObject.ReplaceAllString(body, " ")
+	n := 0
+	for _, f := range strings.Fields(body) {
+		if strings.ContainsAny(f, ":/=<>{}[]()#@") {
+			continue
+		}
+		if reProseWord.MatchString(f) {
+			n++
+		}
+	}
+	return n >= 3
 }
 
 var reWhitespace = regexp.MustCompile(`(?:[ \t\x{00A0}\x{3000}]{40,}|(?:\r?\n[ \t]*){10,})(\S)`)

@@ -405,9 +405,18 @@ var injectionDetectors = []detector{
 		re:     regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|running|executing|responding\s+to|answering|replying\s+to)\s+(?:any|every|all|each)\s+(?:other\s+)?(?:tools?|functions?|requests?|questions?|messages?|users?|prompts?)\b|\b(?:always|must)\s+(?:call|use|invoke|run|execute)\s+this\s+(?:tool|function)\s+(?:first\s+)?(?:before|prior\s+to)\s+(?:any|every|all|other)\b|\balways\s+(?:call|use|invoke|run|execute)\s+this\s+(?:tool|function)\s+first\b|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first\s+)?(?:before|instead\s+of)\s+(?:any|every|all|other)\b|\binstead\s+of\s+(?:any|every|all)\s+other\s+(?:tools?|functions?)\b|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:on|for|after|with)\s+every\s+(?:request|message|turn|response|query|prompt|tool\s+call)\b`),
 		accept: func(d *doc, m []int) bool { return !d.negated(m[0]) }},
 	{code: CodeInjectionTag, any: []string{"<", "[inst", "[system", "[/inst", "[/system"}, msg: "uses pseudo-authoritative markup aimed at the model",
-		re: regexp.MustCompile(`(?i)</?\s*(?:important|system|sys|instructions?|admin|administrator|critical|secret|hidden|override|priority)\s*>|<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?(?:INST|SYSTEM)\]|<<\s*/?SYS\s*>>`),
-		// "--secret <secret>" is a command line's placeholder.
-		accept: func(d *doc, m []int) bool { return !reFlagBefore.MatchString(d.text[max(0, m[0]-64):m[0]]) }},
+		// Chat-template tokens are matched as the templates write them,
+		// in capitals: "[inst : Monad m]" is a theorem prover's instance
+		// binder, not Llama's [INST].
+		re: regexp.MustCompile(`(?i:</?\s*(?:important|system|sys|instructions?|admin|administrator|critical|secret|hidden|override|priority)\s*>)|<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?(?:INST|SYSTEM)\]|<<\s*/?SYS\s*>>`),
+		accept: func(d *doc, m []int) bool {
+			// "--secret <secret>" is a command line's placeholder.
+			if reFlagBefore.MatchString(d.text[max(0, m[0]-64):m[0]]) {
+				return false
+			}
+			// A chat-template token quoted as code documents the format.
+			return d.text[m[0]] == '<' && d.text[m[0]+1] != '|' && d.text[m[0]+1] != '<' || !inCode(d.text, m[0], m[1])
+		}},
 }
 
 // References to tools and servers, for shadowing.

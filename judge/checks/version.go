@@ -25,12 +25,18 @@ import (
 // the real-surface corpus). Version 2: shadowing names only another
 // server's tools and servers, arbitrary_path only top-level host paths
 // with server-wide confinement, concealment without statements of fact,
-// environment despite a scope word.
-const Version = "2"
+// environment despite a scope word. Version 3 (issue 33): chat-template
+// tokens in capitals and not quoted as code; comments that hold a message;
+// no credential in a value the server issued or in a parameter its own
+// text says is not the secret; product folders are not host paths, and an
+// upload's or download's local file is one however named; the same
+// parameter judged alike on every tool of a server; the server's own
+// configuration (capability.configuration); hidden.encoded medium.
+const Version = "3"
 
 // sources are this package's code, for Digest.
 //
-//go:embed capability.go check.go hidden.go injection.go version.go
+//go:embed capability.go check.go code.go hidden.go injection.go version.go
 var sources embed.FS
 
 var digest = sync.OnceValue(func() string {
