@@ -369,8 +369,8 @@ var (
 	// manages (a registered server, a VM, a node), not the MCP server's.
 	reOtherMachine = regexp.MustCompile(`(?i)\bon\s+the\s+(?:registered\s+|remote\s+|target\s+|managed\s+)?(?:server|vm|virtual\s+machine|node|instance|device)\b`)
 	reMCPHost      = regexp.MustCompile(`(?i)\bmcp\s+server\b|\bmachine\s+running\b`)
-	reLocal = regexp.MustCompile(`(?i)\blocal\s+(?:file|path|director(?:y|ies)|folder|disk|file\s*system)|\b(?:on|to|from)\s+(?:the\s+)?(?:local\s+)?(?:disk|file\s*system)\b|\bon\s+(?:the|this|your)\s+(?:machine|computer|host)\b|\babsolute\s+paths?\b`)
-	reCombinator  = regexp.MustCompile(`^(?:(?:anyOf|oneOf|allOf)/\d+/)*properties/[^/]+$`)
+	reLocal        = regexp.MustCompile(`(?i)\blocal\s+(?:file|path|director(?:y|ies)|folder|disk|file\s*system)|\b(?:on|to|from)\s+(?:the\s+)?(?:local\s+)?(?:disk|file\s*system)\b|\bon\s+(?:the|this|your)\s+(?:machine|computer|host)\b|\babsolute\s+paths?\b`)
+	reCombinator   = regexp.MustCompile(`^(?:(?:anyOf|oneOf|allOf)/\d+/)*properties/[^/]+$`)
 )
 
 // topLevel reports whether a parameter's field is an argument of the tool
@@ -587,7 +587,7 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 // Not the configuration of something the server manages (a PostgreSQL
 // server, a Supabase project, an App Service), which is its data.
 var (
-	reOwnConfig = regexp.MustCompile(`(?i)\b(?:the\s+)?(?:complete\s+|current\s+|full\s+|active\s+|effective\s+|running\s+)?(?:mcp\s+)?server'?s?\s+(?:own\s+)?(?:configuration|config|settings)\b|\b(?:its|this\s+(?:mcp\s+)?server'?s)\s+(?:own\s+)?(?:current\s+)?(?:configuration|config|settings)\b|\b(?:configuration|config|settings)\s+of\s+(?:this|the)\s+mcp\s+server\b`)
+	reOwnConfig   = regexp.MustCompile(`(?i)\b(?:the\s+)?(?:complete\s+|current\s+|full\s+|active\s+|effective\s+|running\s+)?(?:mcp\s+)?server'?s?\s+(?:own\s+)?(?:configuration|config|settings)\b|\b(?:its|this\s+(?:mcp\s+)?server'?s)\s+(?:own\s+)?(?:current\s+)?(?:configuration|config|settings)\b|\b(?:configuration|config|settings)\s+of\s+(?:this|the)\s+mcp\s+server\b`)
 	reOtherConfig = regexp.MustCompile(`(?i)\b(?:of|for)\s+(?:a|an|the|this|that|each|your)\s+(?:[\w-]+\s+){0,3}?(?:server|instance|database|project|app|application|service|cluster|site|store|vault|account|resource|deployment|repository|workspace)\b|\b(?:sql|mysql|postgres(?:ql)?|mongo(?:db)?|redis|flexible|database|db|web|app|application|api|game|minecraft|media|build|proxy|dns|mail|smtp|ftp|ssh|file|git|lsp|language)\s+server'?s?\s+(?:configuration|config|settings)\b`)
 	configWords   = map[string]bool{"config": true, "configuration": true, "settings": true, "conf": true}
 	getWords      = map[string]bool{"get": true, "read": true, "show": true, "dump": true, "view": true, "print": true, "fetch": true, "current": true}
