@@ -844,6 +844,9 @@ type Supply struct {
 	Socket   *SocketResult `json:"socket,omitempty"`
 	GitHub   *GitHubResult `json:"github,omitempty"`
 	DNSSEC   *DNSSECResult `json:"dnssec,omitempty"`
+	// MCPRegistry is the MCP registry's answer about the mcpName (signal
+	// mcp_registry); nil in bundles recorded before it was asked.
+	MCPRegistry *MCPNameCheck `json:"mcp_registry,omitempty"`
 }
 
 // RegistryMeta is the registry's document for the exact version, reduced
@@ -872,6 +875,16 @@ type RegistryMeta struct {
 	Homepage        string      `json:"homepage,omitempty"`
 	AuthorURL       string      `json:"author_url,omitempty"`
 	License         string      `json:"license,omitempty"`
+
+	// Links are the other fields of the document that name a URL, where
+	// publishers put their repository when they declare none (npm:
+	// homepage, bugs.url; PyPI: every project_urls label in the
+	// document's order, home_page, download_url); see FindRepository.
+	// LinksRead is true when the collector read them all; metadata
+	// recorded before they were kept has neither.
+	Links     []RegistryLink `json:"links,omitempty"`
+	LinksRead bool           `json:"links_read,omitempty"`
+
 	// MCPName is the package's mcpName (the MCP registry's server name).
 	MCPName string `json:"mcp_name,omitempty"`
 	// Provenance is true when the registry holds a provenance attestation

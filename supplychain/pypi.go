@@ -1,6 +1,7 @@
 package supplychain
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/mail"
@@ -89,7 +90,52 @@ func PyPIMetadata(doc []byte, version string) (*evidence.RegistryMeta, error) {
 		meta.Homepage = metaString(info.HomePage)
 	}
 	meta.RepositoryURL, meta.Repository, meta.RepositoryError = pypiRepository(urls, meta.Homepage)
+	meta.Links, meta.LinksRead = pypiLinks(info), true
 	return meta, nil
+}
+
+// pypiLinks lists every URL of the core metadata where publishers put
+// their repository: each project_urls entry with its label as published,
+// in the document's order (PyPI serves them in the metadata's order), then
+// home_page and download_url. Passwords in them are removed.
+func pypiLinks(info *pypiInfo) []evidence.RegistryLink {
+	var out []evidence.RegistryLink
+	for _, kv := range orderedURLs(info.ProjectURLs) {
+		out = append(out, evidence.RegistryLink{Field: "project_urls." + kv[0], URL: redactUserinfo(kv[1])})
+	}
+	if h := metaString(info.HomePage); h != "" {
+		out = append(out, evidence.RegistryLink{Field: "home_page", URL: redactUserinfo(h)})
+	}
+	if d := metaString(info.DownloadURL); d != "" {
+		out = append(out, evidence.RegistryLink{Field: "download_url", URL: redactUserinfo(d)})
+	}
+	return out
+}
+
+// orderedURLs reads a JSON object of label to URL in the document's
+// order, skipping values that are not strings or are empty; anything but
+// an object gives nothing.
+func orderedURLs(raw json.RawMessage) [][2]string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var out [][2]string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		label, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return out
+		}
+		if u := metaString(v); u != "" && strings.TrimSpace(label) != "" {
+			out = append(out, [2]string{strings.TrimSpace(label), u})
+		}
+	}
+	return out
 }
 
 type pypiDoc struct {
@@ -109,6 +155,7 @@ type pypiInfo struct {
 	Maintainer        json.RawMessage `json:"maintainer"`
 	MaintainerEmail   json.RawMessage `json:"maintainer_email"`
 	HomePage          json.RawMessage `json:"home_page"`
+	DownloadURL       json.RawMessage `json:"download_url"`
 	License           json.RawMessage `json:"license"`
 	LicenseExpression json.RawMessage `json:"license_expression"`
 	Classifiers       []string        `json:"classifiers"`

@@ -65,6 +65,8 @@ func TestPyPIMetadata(t *testing.T) {
 		License:     "MIT",
 		// Not served by the JSON API; ApplyPyPIProvenance says more.
 		Unserved: []string{"provenance"},
+		// The package declares no project URL, home page or download URL.
+		LinksRead: true,
 	}
 	withHistory := base
 	withHistory.PreviousVersion, withHistory.PreviousPublishedAt = "2025.3.28", npmPublished(t, "2025-03-28T14:18:57.239104Z")

@@ -67,6 +67,7 @@ func NPMMetadata(v *Version) (*evidence.RegistryMeta, error) {
 	}
 	meta.Deprecated = npmDeprecated(m.Deprecated)
 	meta.RepositoryURL, meta.Repository, meta.RepositoryError = npmRepository(m.Repository)
+	meta.Links, meta.LinksRead = npmLinks(m), true
 	// A mirror that strips documents (no registry signatures, no
 	// maintainers) says nothing about what it left out: record it, so that
 	// no finding claims an absence the registry did not report.
@@ -90,6 +91,7 @@ type npmMeta struct {
 	Deprecated  json.RawMessage `json:"deprecated"`
 	Repository  json.RawMessage `json:"repository"`
 	Homepage    json.RawMessage `json:"homepage"`
+	Bugs        json.RawMessage `json:"bugs"`
 	Author      json.RawMessage `json:"author"`
 	License     json.RawMessage `json:"license"`
 	Licenses    json.RawMessage `json:"licenses"`
@@ -671,5 +673,31 @@ func ManifestMeta(name, version string, manifest []byte) (*evidence.RegistryMeta
 		Unserved:         []string{"provenance", "deprecation", "publish_times"},
 	}
 	meta.RepositoryURL, meta.Repository, meta.RepositoryError = npmRepository(m.Repository)
+	meta.Links, meta.LinksRead = npmLinks(m), true
 	return meta, nil
+}
+
+// npmLinks lists the manifest's other URLs where publishers put their
+// repository when the repository field names none: homepage, then
+// bugs.url (bugs is an object {url, email} or, as npm also accepts, the
+// URL itself). Passwords in them are removed.
+func npmLinks(m npmMeta) []evidence.RegistryLink {
+	var out []evidence.RegistryLink
+	if h := metaString(m.Homepage); h != "" {
+		out = append(out, evidence.RegistryLink{Field: "homepage", URL: redactUserinfo(h)})
+	}
+	bugs := metaString(m.Bugs)
+	if bugs == "" {
+		var obj struct {
+			URL json.RawMessage `json:"url"`
+		}
+		if len(m.Bugs) > 0 && json.Unmarshal(m.Bugs, &obj) == nil {
+			bugs = metaString(obj.URL)
+		}
+	}
+	if bugs != "" && (strings.Contains(bugs, "://") || !strings.Contains(bugs, "@")) {
+		// A bare address in the url's place is an email, not a link.
+		out = append(out, evidence.RegistryLink{Field: "bugs.url", URL: redactUserinfo(bugs)})
+	}
+	return out
 }

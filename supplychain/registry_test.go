@@ -264,6 +264,21 @@ func TestNPMMetadataRecorded(t *testing.T) {
 			License:       "Apache 2.0",
 		}},
 	}
+	// The bugs URL of each version that declares one (an object {url} in
+	// all of these documents but request's, whose url is http).
+	bugs := map[string]string{
+		"sigstore-sign@5.1.0":         "https://github.com/sigstore/sigstore-js/issues",
+		"request@2.88.2":              "http://github.com/request/request/issues",
+		"ci-info@4.5.0":               "https://github.com/watson/ci-info/issues",
+		"accepts@1.0.0":               "https://github.com/expressjs/accepts/issues",
+		"eventsource-parser@4.1.3":    "https://github.com/rexxars/eventsource-parser/issues",
+		"core-js@3.51.0":              "https://github.com/zloirock/core-js/issues",
+		"server-github@2025.4.8":      "https://github.com/modelcontextprotocol/servers/issues",
+		"server-everything@2025.8.18": "https://github.com/modelcontextprotocol/servers/issues",
+	}
+	for _, v := range []string{"server-everything@2026.8.31", "server-everything@2025.9.25", "server-filesystem@2.0.1", "server-filesystem@2026.1.14"} {
+		bugs[v] = "https://github.com/modelcontextprotocol/servers/issues"
+	}
 	for _, tt := range tests {
 		t.Run(tt.file+"@"+tt.version, func(t *testing.T) {
 			v := regVersion(t, regDoc(t, tt.file, nil), tt.version)
@@ -272,6 +287,14 @@ func TestNPMMetadataRecorded(t *testing.T) {
 				t.Fatalf("NPMMetadata: %v", err)
 			}
 			want := tt.want
+			// The links are the homepage and the bugs URL, in that order.
+			if want.Homepage != "" {
+				want.Links = append(want.Links, evidence.RegistryLink{Field: "homepage", URL: want.Homepage})
+			}
+			if b := bugs[tt.file+"@"+tt.version]; b != "" {
+				want.Links = append(want.Links, evidence.RegistryLink{Field: "bugs.url", URL: b})
+			}
+			want.LinksRead = true
 			want.Ecosystem = "npm"
 			want.Maintainers = []evidence.Maintainer{} // the registry here serves none
 			// The documents were recorded from a registry that strips them
