@@ -1,15 +1,13 @@
 package checks
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/contract/inspector"
 )
 
 // The real-surface corpus: the contracts of pinned, published servers, as
@@ -65,101 +63,9 @@ func loadCorpus(t testing.TB, extra []string) []corpusSurface {
 // parsers the sandbox uses on the wire; ok is false for a server that did
 // not list.
 func readRecording(path string) (corpusSurface, bool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	r, err := inspector.ReadFile(path)
+	if err != nil || !r.Listed {
 		return corpusSurface{}, false, err
 	}
-	var rec struct {
-		ID     string                       `json:"id"`
-		Target string                       `json:"target"`
-		Init   json.RawMessage              `json:"-"`
-		Wire   map[string][]json.RawMessage `json:"-"`
-		Raw    map[string]json.RawMessage   `json:"wire_results"`
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return corpusSurface{}, false, err
-	}
-	// A server that did not list has null results.
-	rec.Wire = map[string][]json.RawMessage{}
-	for k, v := range rec.Raw {
-		if k == "initialize" {
-			rec.Init = v
-			continue
-		}
-		var pages []json.RawMessage
-		if v[0] == '{' {
-			// {"errors": [...]}: the method is not supported.
-			continue
-		}
-		if err := json.Unmarshal(v, &pages); err != nil {
-			return corpusSurface{}, false, fmt.Errorf("%s: %w", k, err)
-		}
-		rec.Wire[k] = pages
-	}
-	if len(rec.Wire["tools/list"]) == 0 {
-		return corpusSurface{}, false, nil
-	}
-	c := &contract.Contract{}
-	if len(rec.Init) > 0 && string(rec.Init) != "null" {
-		var w struct {
-			ServerInfo   json.RawMessage `json:"serverInfo"`
-			Instructions string          `json:"instructions"`
-		}
-		if err := json.Unmarshal(rec.Init, &w); err != nil {
-			return corpusSurface{}, false, fmt.Errorf("initialize: %w", err)
-		}
-		if len(w.ServerInfo) > 0 {
-			if c.ServerInfo, err = contract.ParseImplementation(w.ServerInfo); err != nil {
-				return corpusSurface{}, false, err
-			}
-		}
-		c.Instructions = w.Instructions
-	}
-	each := func(method, key string, f func(json.RawMessage) error) error {
-		for _, page := range rec.Wire[method] {
-			var p map[string][]json.RawMessage
-			if err := json.Unmarshal(page, &p); err != nil {
-				return fmt.Errorf("%s: %w", method, err)
-			}
-			for _, it := range p[key] {
-				if err := f(it); err != nil {
-					return fmt.Errorf("%s: %w", method, err)
-				}
-			}
-		}
-		return nil
-	}
-	err = each("tools/list", "tools", func(r json.RawMessage) error {
-		x, err := contract.ParseTool(r)
-		c.Tools = append(c.Tools, x)
-		return err
-	})
-	if err == nil {
-		err = each("prompts/list", "prompts", func(r json.RawMessage) error {
-			x, err := contract.ParsePrompt(r)
-			c.Prompts = append(c.Prompts, x)
-			return err
-		})
-	}
-	if err == nil {
-		err = each("resources/list", "resources", func(r json.RawMessage) error {
-			x, err := contract.ParseResource(r)
-			c.Resources = append(c.Resources, x)
-			return err
-		})
-	}
-	if err == nil {
-		err = each("resources/templates/list", "resourceTemplates", func(r json.RawMessage) error {
-			x, err := contract.ParseTemplate(r)
-			c.Templates = append(c.Templates, x)
-			return err
-		})
-	}
-	if err != nil {
-		return corpusSurface{}, false, err
-	}
-	if err := contract.Normalize(c); err != nil {
-		return corpusSurface{}, false, err
-	}
-	return corpusSurface{ID: rec.ID, Target: rec.Target, C: c}, true, nil
+	return corpusSurface{ID: r.ID, Target: r.Target, C: r.Contract}, true, nil
 }

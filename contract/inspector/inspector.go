@@ -1,0 +1,147 @@
+// Package inspector reads the project's MCP Inspector recordings
+// (bench/inspector/record.sh; the fields are described in
+// bench/inspector/README.md) into contracts, with the parsers the sandbox
+// uses on the wire, so that a listing recorded outside the sandbox can be
+// checked and compared like one captured in it.
+package inspector
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/verifymcp/verifymcp/contract"
+)
+
+// Recording is one server's recording.
+type Recording struct {
+	ID     string
+	Target string
+	// Ecosystem is "npm" or "pypi" ("npm" for recordings made before the
+	// recorder read PyPI).
+	Ecosystem string
+	// Listed is false for a server that did not answer tools/list; then
+	// Contract is nil.
+	Listed   bool
+	Contract *contract.Contract
+	// ProtocolVersion is what the server answered initialize with.
+	ProtocolVersion string
+}
+
+// ReadFile reads one recording.
+func ReadFile(path string) (Recording, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Recording{}, err
+	}
+	r, err := Parse(b)
+	if err != nil {
+		return Recording{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Parse reads a recording from its JSON: the contract is built from what
+// the server wrote on the wire (wire_results), every page of every list.
+func Parse(b []byte) (Recording, error) {
+	var rec struct {
+		ID        string                     `json:"id"`
+		Target    string                     `json:"target"`
+		Ecosystem string                     `json:"ecosystem"`
+		Raw       map[string]json.RawMessage `json:"wire_results"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Recording{}, err
+	}
+	out := Recording{ID: rec.ID, Target: rec.Target, Ecosystem: rec.Ecosystem}
+	if out.Ecosystem == "" {
+		out.Ecosystem = "npm"
+	}
+	var init json.RawMessage
+	wire := map[string][]json.RawMessage{}
+	for k, v := range rec.Raw {
+		if k == "initialize" {
+			init = v
+			continue
+		}
+		if len(v) == 0 || v[0] != '[' {
+			// null, or {"errors": [...]}: not listed or not supported.
+			continue
+		}
+		var pages []json.RawMessage
+		if err := json.Unmarshal(v, &pages); err != nil {
+			return Recording{}, fmt.Errorf("%s: %w", k, err)
+		}
+		wire[k] = pages
+	}
+	if len(wire["tools/list"]) == 0 {
+		return out, nil
+	}
+	c := &contract.Contract{}
+	if len(init) > 0 && string(init) != "null" {
+		var w struct {
+			ServerInfo      json.RawMessage `json:"serverInfo"`
+			Instructions    string          `json:"instructions"`
+			ProtocolVersion string          `json:"protocolVersion"`
+		}
+		if err := json.Unmarshal(init, &w); err != nil {
+			return Recording{}, fmt.Errorf("initialize: %w", err)
+		}
+		if len(w.ServerInfo) > 0 {
+			var err error
+			if c.ServerInfo, err = contract.ParseImplementation(w.ServerInfo); err != nil {
+				return Recording{}, err
+			}
+		}
+		c.Instructions = w.Instructions
+		out.ProtocolVersion = w.ProtocolVersion
+	}
+	each := func(method, key string, f func(json.RawMessage) error) error {
+		for _, page := range wire[method] {
+			var p map[string][]json.RawMessage
+			if err := json.Unmarshal(page, &p); err != nil {
+				return fmt.Errorf("%s: %w", method, err)
+			}
+			for _, it := range p[key] {
+				if err := f(it); err != nil {
+					return fmt.Errorf("%s: %w", method, err)
+				}
+			}
+		}
+		return nil
+	}
+	err := each("tools/list", "tools", func(r json.RawMessage) error {
+		x, err := contract.ParseTool(r)
+		c.Tools = append(c.Tools, x)
+		return err
+	})
+	if err == nil {
+		err = each("prompts/list", "prompts", func(r json.RawMessage) error {
+			x, err := contract.ParsePrompt(r)
+			c.Prompts = append(c.Prompts, x)
+			return err
+		})
+	}
+	if err == nil {
+		err = each("resources/list", "resources", func(r json.RawMessage) error {
+			x, err := contract.ParseResource(r)
+			c.Resources = append(c.Resources, x)
+			return err
+		})
+	}
+	if err == nil {
+		err = each("resources/templates/list", "resourceTemplates", func(r json.RawMessage) error {
+			x, err := contract.ParseTemplate(r)
+			c.Templates = append(c.Templates, x)
+			return err
+		})
+	}
+	if err != nil {
+		return Recording{}, err
+	}
+	if err := contract.Normalize(c); err != nil {
+		return Recording{}, err
+	}
+	out.Listed, out.Contract = true, c
+	return out, nil
+}
