@@ -225,6 +225,74 @@ func (r *MCPRegistry) Server(ctx context.Context, name, version string) (*Regist
 	return s, nil
 }
 
+// Versions returns every version of the server called name the registry
+// lists, deleted ones included (each with its Status), in the registry's
+// order (newest first): GET /v0.1/servers/{name}/versions. all is false
+// when the registry does not serve that list (a registry older than the
+// list, or a partial mirror) and only the latest version could be read,
+// or when the list says it continues on another page. A server the
+// registry does not know is ErrServerNotFound; a registry that does not
+// answer, ErrRegistryUnreachable.
+func (r *MCPRegistry) Versions(ctx context.Context, name string) (servers []*RegistryServer, all bool, err error) {
+	if err := ValidMCPServerName(name); err != nil {
+		return nil, false, err
+	}
+	what := name + " (all versions)"
+	rel := "/servers/" + url.PathEscape(name) + "/versions?include_deleted=true"
+	body, err := r.get(ctx, "/v0.1"+rel, what)
+	if errors.Is(err, errRouteNotFound) {
+		body, err = r.get(ctx, "/v0"+rel, what)
+	}
+	if errors.Is(err, errRouteNotFound) {
+		// No list: the latest version is what can be read.
+		latest := "/servers/" + url.PathEscape(name) + "/versions/latest?include_deleted=true"
+		body, err = r.get(ctx, "/v0.1"+latest, name)
+		if errors.Is(err, errRouteNotFound) {
+			body, err = r.get(ctx, "/v0"+latest, name)
+		}
+		if errors.Is(err, errRouteNotFound) {
+			err = fmt.Errorf("%w: %s is not in the MCP registry at %s", ErrServerNotFound, name, r.base)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		s, err := decodeServerResponse(body)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %s: the answer for %s is not a registry server response: %v", ErrRegistryUnreachable, r.base, name, err)
+		}
+		if !strings.EqualFold(s.Name, name) {
+			return nil, false, fmt.Errorf("%w: %s answered for %q when asked for %q", ErrRegistryUnreachable, r.base, s.Name, name)
+		}
+		return []*RegistryServer{s}, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var list struct {
+		Servers  []mcpServerResponse `json:"servers"`
+		Metadata struct {
+			NextCursor string `json:"nextCursor"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, false, fmt.Errorf("%w: %s: the answer for %s is not a registry server list: %v", ErrRegistryUnreachable, r.base, what, err)
+	}
+	for _, resp := range list.Servers {
+		s, err := resp.decode()
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %s: an entry of the answer for %s is not a registry server response: %v", ErrRegistryUnreachable, r.base, what, err)
+		}
+		if !strings.EqualFold(s.Name, name) {
+			return nil, false, fmt.Errorf("%w: %s answered for %q when asked for %q", ErrRegistryUnreachable, r.base, s.Name, name)
+		}
+		servers = append(servers, s)
+	}
+	if len(servers) == 0 {
+		return nil, false, fmt.Errorf("%w: %s is not in the MCP registry at %s (no version listed)", ErrServerNotFound, name, r.base)
+	}
+	return servers, list.Metadata.NextCursor == "", nil
+}
+
 // errRouteNotFound is a 404 that is not the registry's own JSON error:
 // the path is not served at all (an older or partial implementation).
 var errRouteNotFound = errors.New("route not found")
@@ -358,6 +426,10 @@ func decodeServerResponse(body []byte) (*RegistryServer, error) {
 	if err := json.Unmarshal(body, &resp); err != nil {
 		return nil, err
 	}
+	return resp.decode()
+}
+
+func (resp mcpServerResponse) decode() (*RegistryServer, error) {
 	if resp.Server == nil {
 		return nil, errors.New(`no "server" object`)
 	}
