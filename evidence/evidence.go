@@ -586,6 +586,13 @@ type Shutdown struct {
 	KillWaitMS  int64 `json:"kill_wait_ms,omitempty"`
 	// GraceMS is the configured wait after closing stdin and after SIGTERM.
 	GraceMS int64 `json:"grace_ms"`
+	// ServerExitMS is how long after its stdin was closed the server's own
+	// process exited, as the tracer saw it. A process the server started
+	// may outlive it (a watchdog that reports its end): the run then ends,
+	// and the waits above are measured, when the last of them exits,
+	// within the same grace periods; ExitCode stays the server's. Absent
+	// when not traced, and in runs recorded before it existed.
+	ServerExitMS *int64 `json:"server_exit_ms,omitempty"`
 }
 
 // Validate checks the invariants every stored bundle must satisfy.

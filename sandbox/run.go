@@ -60,7 +60,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		w.hostConfig(hc, evidence.PhaseRun)
 		env[0] = "HOME=" + homeDir
 		env = append(env, w.env(t.Env)...)
-		cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
+		cmd = append([]string{"bash", "-c", runWrapper, "verifymcp-wait"}, cmd...)
 	}
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.Image,
@@ -108,7 +108,9 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	go filter.run(stdoutR, s.opts.MaxStdout)
 
 	// The run context is cancelled, with errExited as its cause, when the
-	// server process exits, so that no wait outlives the server.
+	// container's main process exits: the server, or with behaviour
+	// capture its wrapper, once the server and every process it started
+	// are gone (runWrapper). No wait outlives them.
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	waitCh, waitErrCh := r.cli.ContainerWait(ctx, id, container.WaitConditionNextExit)
@@ -213,6 +215,9 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	sdCtx, cancelSD := context.WithTimeout(context.WithoutCancel(ctx), 2*s.opts.ShutdownGrace+15*time.Second)
 	sess.Shutdown = s.shutdown(sdCtx, r, id, att, exited, exitedEarly)
 	cancelSD()
+	if w != nil {
+		w.shutdown = sess.Shutdown
+	}
 	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	exitCode := sess.Shutdown.ExitCode
@@ -296,7 +301,11 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 // all the while (the observer records until the whole scan ends): close its
 // stdin and wait for it to exit, then SIGTERM and wait, then SIGKILL. It
 // records how the server ended and how long each step waited, so that what
-// a server does on its way out (a telemetry flush) is seen.
+// a server does on its way out (a telemetry flush) is seen. With behaviour
+// capture the container ends when the server and every process it started
+// have exited (runWrapper): a watchdog the server leaves to report its end
+// gets the same grace periods, and is killed with the wrapper by the
+// SIGTERM that follows them once the server is gone.
 func (s *Sandbox) shutdown(ctx context.Context, r *run, id string, att types.HijackedResponse, exited <-chan int64, exitedBefore bool) *evidence.Shutdown {
 	sd := &evidence.Shutdown{GraceMS: s.opts.ShutdownGrace.Milliseconds()}
 	waitExit := func(d time.Duration) (*int, time.Duration, bool) {
