@@ -5,6 +5,11 @@
 //   record-lib.js tree TREE NAME             facts of the installed tree
 //   record-lib.js assemble SPEC.json         the recorded JSON, on stdout
 //   record-lib.js compare OLD.json NEW.json  do two recordings list the same?
+//   record-lib.js pybin VENV NAME [BIN]      PyPI: the console script, by verifymcp's rule
+//   record-lib.js pytree VENV NAME           PyPI: facts of the installed venv
+//   record-lib.js pyfail INSTALL.log         PyPI: why uv could not install (one line)
+//   record-lib.js envretry RUNDIR [K=V...]   did the server answer initialize; env names its output asks for
+//   record-lib.js failed SPEC.json           the recorded JSON of a server that could not be installed or started
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -47,15 +52,34 @@ function slug(name) {
   return s.replace(/[^a-z0-9._-]+/g, '-');
 }
 
+// pep503 normalises a PyPI project name.
+function pep503(name) { return name.replace(/[-_.]+/g, '-').toLowerCase(); }
+
 function parse(file) {
   const lines = fs.readFileSync(file, 'utf8').split('\n');
+  // A PyPI id is the PEP 503 name, prefixed pypi- only when an npm line of
+  // the file has that id.
+  const npmIDs = new Set();
+  lines.forEach((text) => {
+    const words = splitWords(text.replace(/\r$/, ''));
+    const m = words.length && /^npm:((?:@[^/@]+\/)?[^@]+)@/.exec(words[0]);
+    if (m) {
+      const idm = /#\s*id:\s*([a-z0-9._-]+)\s*$/.exec(text);
+      npmIDs.add(idm ? idm[1] : slug(m[1]));
+    }
+  });
   lines.forEach((text, i) => {
     const words = splitWords(text.replace(/\r$/, ''));
     if (!words.length) return;
     const target = words[0];
+    let o;
     const m = /^npm:((?:@[^/@]+\/)?[^@]+)@(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?)$/.exec(target);
-    if (!m) throw new Error(`${file}:${i + 1}: want npm:NAME@EXACT_VERSION, got ${target}`);
-    const o = { line: i + 1, target, name: m[1], version: m[2], id: slug(m[1]), bin: '', args: [], env: [] };
+    const p = /^pypi:([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([0-9A-Za-z!+_.-]+)$/.exec(target);
+    if (m) o = { line: i + 1, target, name: m[1], version: m[2], id: slug(m[1]), bin: '', args: [], env: [], ecosystem: 'npm' };
+    else if (p) {
+      const id = npmIDs.has(pep503(p[1])) ? 'pypi-' + pep503(p[1]) : pep503(p[1]);
+      o = { line: i + 1, target, name: p[1], version: p[2], id, bin: '', args: [], env: [], ecosystem: 'pypi' };
+    } else throw new Error(`${file}:${i + 1}: want npm:NAME@EXACT_VERSION or pypi:NAME==EXACT_VERSION, got ${target}`);
     // "# id: ID" names a second recording of the same package (other arguments).
     const idm = /#\s*id:\s*([a-z0-9._-]+)\s*$/.exec(text);
     if (idm) o.id = idm[1];
@@ -99,6 +123,155 @@ function chooseBin(tree, name, override) {
   }
   if (pj.main) return { name: 'main', path: path.join(tree, 'node_modules', name, path.normalize('/' + pj.main)), rule: 'package main (no bin)', node: true };
   throw new Error(`${name} declares neither bin nor main`);
+}
+
+// sitePackages returns the venv's site-packages directory.
+function sitePackages(venv) {
+  const lib = path.join(venv, 'lib');
+  const py = fs.readdirSync(lib).filter((d) => /^python3\.\d+$/.test(d));
+  if (py.length !== 1) throw new Error(`${venv}: want one lib/python3.X, found ${py.join(', ') || 'none'}`);
+  return path.join(lib, py[0], 'site-packages');
+}
+
+// distInfos reads every installed distribution's METADATA (Name, Version):
+// files only, no Python runs (a .pth file would run package code).
+function distInfos(venv) {
+  const sp = sitePackages(venv);
+  const out = [];
+  for (const d of fs.readdirSync(sp).filter((d) => d.endsWith('.dist-info')).sort()) {
+    let meta = '';
+    try { meta = fs.readFileSync(path.join(sp, d, 'METADATA'), 'utf8'); } catch { continue; }
+    const head = meta.split(/\r?\n\r?\n/)[0];
+    const field = (k) => { const m = new RegExp(`^${k}:\\s*(.*)$`, 'mi').exec(head); return m ? m[1].trim() : ''; };
+    out.push({ dir: path.join(sp, d), name: field('Name'), version: field('Version') });
+  }
+  return out;
+}
+
+// consoleScripts parses [console_scripts] of an entry_points.txt.
+function consoleScripts(file) {
+  const out = {};
+  if (!fs.existsSync(file)) return out;
+  let section = '';
+  for (let l of fs.readFileSync(file, 'utf8').split(/\r?\n/)) {
+    l = l.trim();
+    if (!l || l.startsWith('#') || l.startsWith(';')) continue;
+    const sec = /^\[(.*)\]$/.exec(l);
+    if (sec) { section = sec[1].trim(); continue; }
+    if (section !== 'console_scripts') continue;
+    const i = l.indexOf('=');
+    if (i > 0) out[l.slice(0, i).trim()] = l.slice(i + 1).trim();
+  }
+  return out;
+}
+
+// pyBin mirrors choosePyScript in sandbox/pyinstall.go: over the console
+// scripts of the installed distribution's entry_points.txt, --bin; else the
+// script named like the project (PEP 503 names compared); else the only one;
+// else the first, in byte order, containing "mcp"; else the first.
+function pyBin(venv, name, override) {
+  const dist = distInfos(venv).find((d) => pep503(d.name) === pep503(name));
+  if (!dist) throw new Error(`${name} is not installed in ${venv}`);
+  const scripts = consoleScripts(path.join(dist.dir, 'entry_points.txt'));
+  const keys = Object.keys(scripts).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const out = (k, rule) => ({ name: k, path: path.join(venv, 'bin', k), rule, file: scripts[k] });
+  if (override) {
+    if (!(override in scripts)) throw new Error(`--bin ${override} is not a console script of ${name} (it declares: ${keys.join(', ') || 'none'})`);
+    return out(override, '--bin');
+  }
+  const named = keys.find((k) => pep503(k) === pep503(name));
+  if (named) return out(named, 'console script named like the project');
+  if (keys.length === 1) return out(keys[0], 'single console script');
+  if (keys.length > 1) {
+    const k = keys.find((k) => k.includes('mcp'));
+    if (k) return out(k, 'first console script containing "mcp"');
+    return out(keys[0], 'first console script in byte order');
+  }
+  throw new Error(`${name} declares no console script (entry_points.txt [console_scripts])`);
+}
+
+// pyTree: the distributions installed in the venv (wheels only), the MCP
+// SDKs and pydantic versions among them.
+function pyTree(venv) {
+  const dists = distInfos(venv).map((d) => ({ name: pep503(d.name), version: d.version }));
+  dists.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  const pick = (re) => dists.filter((d) => re.test(d.name)).map((d) => `${d.name}==${d.version}`);
+  return {
+    packages: dists.length,
+    installed_from: 'wheels only (uv pip install --only-binary :all:)',
+    mcp_sdks: pick(/^(mcp|fastmcp|mcp-server|fastapi-mcp|mcp-use)$/),
+    pydantic: pick(/^(pydantic|pydantic-core)$/),
+    list: dists.map((d) => `${d.name}==${d.version}`),
+  };
+}
+
+// pyFail says in one line why uv could not install the release.
+function pyFail(logFile) {
+  const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
+  const lines = log.split('\n').map((l) => l.trim()).filter(Boolean);
+  const detail = (lines.find((l) => /^(cause:|error:)/.test(l) && !/^error: No solution found/.test(l)) || lines.find((l) => /^error:/.test(l)) || lines.slice(-1)[0] || 'no output').replace(/^(cause|error):\s*/, '').slice(0, 300);
+  let reason = 'install failed';
+  if (/the current Python version \([^)]*\) does not satisfy|requires-python/i.test(log)) reason = 'needs another Python';
+  else if (/no usable wheels|building from source is disabled|--no-build|--only-binary|only-binary/i.test(log)) reason = 'needs an sdist build';
+  else if (/no wheels with a matching Python (ABI|implementation|version) tag/i.test(log)) reason = 'needs another Python';
+  else if (/no wheels with a matching platform tag/i.test(log)) reason = 'needs an sdist build';
+  return `${reason}: ${detail}`;
+}
+
+// envNames: upper-case environment variable names that a server's output
+// asks for (rule 6 of benchmark/realcorpus): NAME_LIKE_THIS words that end
+// like configuration (KEY, TOKEN, SECRET, URL, ID, HOST...), and any
+// upper-case word named as an environment variable ("environment variable
+// X", "X is not set", "set X").
+const ENV_SUFFIX = /_(API_KEY|KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|URL|URI|URLS|ID|IDS|HOST|HOSTNAME|PORT|PASSWORD|PASS|PASSWD|PWD|USER|USERNAME|LOGIN|EMAIL|ENDPOINT|DOMAIN|REGION|PROJECT|ORG|ORGANIZATION|ACCOUNT|WORKSPACE|TENANT|DSN|DATABASE|DB|BUCKET|PATH|DIR|FILE|NAME|SID|CREDENTIALS|CREDENTIAL|CLIENT|SERVER|BASE|INSTANCE|TEAM|CHANNEL|AUTH|CERT|PAT|SITE|SPACE|ZONE|SUBDOMAIN|ADDRESS|ADDR|WALLET|APP|APPID|CONFIG|PROFILE|SERVICE|SCOPE|CLUSTER|STRING|ENV)$/;
+const ENV_IGNORE = /^(ERR_|NODE_MODULE_|LD_|MODULE_NOT_FOUND$|PYTHON|UV_|NPM_|SSL_|OPENSSL_|V8_|ICU_|DEP\d|HOME$|PATH$)/;
+function envNames(lines) {
+  const names = [];
+  const add = (n) => { if (!ENV_IGNORE.test(n) && !names.includes(n)) names.push(n); };
+  for (const l of lines) {
+    for (const m of l.matchAll(/\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b/g)) if (ENV_SUFFIX.test(m[0])) add(m[0]);
+    const phrases = [
+      /(?:environment|env)[ _-]?(?:variables?|vars?)\s*[:=]?\s*[`'"(]?\s*\b([A-Z][A-Z0-9_]{2,})\b/gi,
+      /\b([A-Z][A-Z0-9_]{2,})\b[`'")]?\s+(?:environment|env)[ _-]?(?:variables?|vars?)/gi,
+      /\b([A-Z][A-Z0-9_]{2,})\b[`'")]?\s+(?:is|are|was)\s+(?:not set|required|missing|undefined|empty)/gi,
+      /(?:please set|must set|set the|missing|required:?)\s+[`'"]?\b([A-Z][A-Z0-9_]{2,})\b/gi,
+      /(?:process\.env|os\.environ|os\.getenv|getenv|environ\.get)\s*(?:\.|\[|\()\s*[`'"]?([A-Z][A-Z0-9_]{2,})\b/g,
+    ];
+    for (const re of phrases) for (const m of l.matchAll(re)) if (/^[A-Z][A-Z0-9_]*$/.test(m[1])) add(m[1]);
+  }
+  return names.slice(0, 20);
+}
+
+// envRetry reads the initialize run's tap log: did the server answer
+// initialize, how did it end, and which env names its stderr (and non-JSON
+// stdout) asks for, less those already set.
+function envRetry(runDir, set) {
+  const w = wireOf(readTap(path.join(runDir, 'tap.log')));
+  const answered = !!(w.initialize && w.initialize.error === undefined);
+  const have = new Set(set.map((kv) => kv.replace(/=.*/, '')));
+  const names = envNames([...w.stderr, ...w.nonJSON]).filter((n) => !have.has(n));
+  return { answered, server_exit: w.exit, names, stderr_head: w.stderr.slice(0, 30).map((l) => l.slice(0, 400)) };
+}
+
+// failed: the recording of a server that could not be installed or given an
+// entry point (no Inspector run).
+function failed(specFile) {
+  const spec = JSON.parse(fs.readFileSync(specFile, 'utf8'));
+  const rec = {
+    id: spec.id,
+    target: spec.target,
+    ecosystem: spec.ecosystem,
+    args: spec.args,
+    env_names: spec.env_names,
+    inspector_version: spec.inspector_version,
+    node_version: spec.node_version,
+    npm_version: spec.npm_version,
+  };
+  if (spec.ecosystem === 'pypi') { rec.python_version = spec.python_version; rec.uv_version = spec.uv_version; }
+  Object.assign(rec, { recorded_at: spec.recorded_at, install_command: spec.install_command, listable: false, not_listable: spec.not_listable });
+  if (spec.log) rec.install_log_tail = tail(fs.existsSync(spec.log) ? fs.readFileSync(spec.log, 'utf8') : '');
+  const scrub = (t) => t.split(spec.tree_dir).join('$TREE').split(spec.work).join('$SCRATCH');
+  process.stdout.write(scrub(JSON.stringify(rec, null, 2)) + '\n');
 }
 
 // tree: packages in the installed tree, the MCP SDKs and zod versions in it,
@@ -225,6 +398,7 @@ function assemble(specFile) {
   const rec = {
     id: spec.id,
     target: spec.target,
+    ecosystem: spec.ecosystem || 'npm',
     bin: spec.bin.name,
     bin_rule: spec.bin.rule,
     bin_file: spec.bin.file,
@@ -234,6 +408,7 @@ function assemble(specFile) {
     inspector_initialize_params: init.wire.initializeParams || null,
     node_version: spec.node_version,
     npm_version: spec.npm_version,
+    ...(spec.ecosystem === 'pypi' ? { python_version: spec.python_version, uv_version: spec.uv_version } : {}),
     recorded_at: spec.recorded_at,
     command: spec.command,
     network: 'a new network namespace with only lo, up (no other interface, no route out)',
@@ -309,6 +484,7 @@ function assemble(specFile) {
   rec.server_stderr_head = (init.wire.stderr || []).slice(0, 30).map((l) => l.slice(0, 400));
   rec.server_exit_after_initialize_run = init.wire.exit;
   if (!listable) rec.listable = false;
+  if (spec.env_retry) rec.env_retry = spec.env_retry;
   // Scratch paths (the tree, HOME, the working directory) say nothing about
   // the server: name them by role so two recordings compare.
   const listed = JSON.stringify([rec.initialize, ...METHODS.map((m) => rec[m])]);
@@ -349,7 +525,12 @@ try {
   else if (cmd === 'tree') process.stdout.write(JSON.stringify(treeFacts(rest[0], rest[1])) + '\n');
   else if (cmd === 'assemble') assemble(rest[0]);
   else if (cmd === 'compare') compare(rest[0], rest[1]);
-  else { process.stderr.write('usage: record-lib.js parse|bin|tree|assemble|compare ...\n'); process.exit(2); }
+  else if (cmd === 'pybin') process.stdout.write(JSON.stringify(pyBin(rest[0], rest[1], rest[2])) + '\n');
+  else if (cmd === 'pytree') process.stdout.write(JSON.stringify(pyTree(rest[0])) + '\n');
+  else if (cmd === 'pyfail') process.stdout.write(pyFail(rest[0]) + '\n');
+  else if (cmd === 'envretry') process.stdout.write(JSON.stringify(envRetry(rest[0], rest.slice(1))) + '\n');
+  else if (cmd === 'failed') failed(rest[0]);
+  else { process.stderr.write('usage: record-lib.js parse|bin|tree|assemble|compare|pybin|pytree|pyfail|envretry|failed ...\n'); process.exit(2); }
 } catch (e) {
   process.stderr.write(`record-lib.js ${cmd}: ${e.message}\n`);
   process.exit(2);
