@@ -1,0 +1,518 @@
+package main
+
+// run: rules 6 and 7. Each candidate, in rule order, is recorded by
+// bench/inspector/record.sh (one candidate per invocation, at most -workers
+// at once) until the quotas are met or the candidates run out. The outcome
+// of each goes into candidates.tsv as soon as it is known, with servers.txt
+// and split.tsv written again; a candidate that has an outcome is not
+// recorded again (the run is resumable), except "not recorded" ones.
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type runOpts struct {
+	dir, record, toolchain, logdir string
+	workers, quotaNPM, quotaPyPI   int
+	commitEvery                    int
+	commit                         bool
+	maxPer                         time.Duration
+}
+
+func cmdRun(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	var o runOpts
+	fs.StringVar(&o.dir, "dir", "benchmark/realcorpus", "the corpus directory (candidates.tsv, recordings/, trees/, servers.txt, split.tsv)")
+	fs.StringVar(&o.record, "record", "bench/inspector/record.sh", "the recorder")
+	fs.StringVar(&o.toolchain, "toolchain", "/var/tmp/verifymcp-realcorpus-toolchain", "record.sh TOOLCHAIN (kept between recordings; outside /tmp)")
+	fs.StringVar(&o.logdir, "logdir", "/tmp/realcorpus-run", "progress.log and one log per recording")
+	fs.IntVar(&o.workers, "workers", 2, "recordings at once")
+	fs.IntVar(&o.quotaNPM, "npm", 110, "npm servers wanted in the corpus (rule 7)")
+	fs.IntVar(&o.quotaPyPI, "pypi", 60, "PyPI servers wanted in the corpus (rule 7)")
+	fs.IntVar(&o.commitEvery, "commit-every", 30, "commit after this many new outcomes")
+	fs.BoolVar(&o.commit, "commit", true, "commit the recordings and files as they come (git add of these paths only)")
+	fs.DurationVar(&o.maxPer, "max-per", 90*time.Minute, "a recording that takes longer is ended (outcome: timed out)")
+	fs.Parse(args)
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("run: needs root (record.sh uses unshare)")
+	}
+	if _, err := os.Stat("go.mod"); err != nil {
+		return fmt.Errorf("run: start it at the repository root")
+	}
+	for _, d := range []string{filepath.Join(o.dir, "recordings"), filepath.Join(o.dir, "trees"), filepath.Join(o.logdir, "logs"), filepath.Join(o.logdir, "lines")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	candPath := filepath.Join(o.dir, "candidates.tsv")
+	list, err := readCandidates(candPath)
+	if err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(o.logdir, "progress.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	var logMu sync.Mutex
+	logp := func(format string, a ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(logf, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, a...))
+	}
+	quota := map[string]int{"npm": o.quotaNPM, "pypi": o.quotaPyPI}
+	inCorpus := map[string]int{}
+	for _, c := range list {
+		if c.Outcome == "in corpus" {
+			inCorpus[c.Eco]++
+		}
+	}
+	logp("start: pid %d; %d candidates; in corpus so far: npm %d/%d, pypi %d/%d; workers %d", os.Getpid(), len(list), inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"], o.workers)
+
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	inflight := map[string]int{}
+	running := map[*candidate]*exec.Cmd{}
+	total := 0
+	attempted := map[*candidate]bool{}
+	stopping := false
+	done := 0
+	var pending []*candidate // outcomes not yet committed
+
+	save := func() error {
+		if err := writeCandidates(candPath, list); err != nil {
+			return err
+		}
+		return writeCorpusFiles(o.dir, list)
+	}
+	commit := func(final bool) {
+		if !o.commit || len(pending) == 0 {
+			return
+		}
+		paths := []string{filepath.Join(o.dir, "candidates.tsv"), filepath.Join(o.dir, "servers.txt"), filepath.Join(o.dir, "split.tsv")}
+		for _, c := range pending {
+			for _, p := range []string{filepath.Join(o.dir, "recordings", c.ID+".inspector.json"), filepath.Join(o.dir, "trees", c.ID+".txt")} {
+				if _, err := os.Stat(p); err == nil {
+					paths = append(paths, p)
+				}
+			}
+		}
+		msg := fmt.Sprintf("benchmark/realcorpus: %d more candidates recorded (rule 6); in the corpus: npm %d, PyPI %d", len(pending), inCorpus["npm"], inCorpus["pypi"])
+		if final {
+			msg += "; the run's last commit"
+		}
+		if err := gitCommit(paths, msg); err != nil {
+			logp("commit failed (kept for the next one): %v", err)
+			return
+		}
+		logp("committed: %s", msg)
+		pending = nil
+	}
+	quotaMet := func(eco string) bool { return inCorpus[eco]+inflight[eco] >= quota[eco] }
+	pick := func() *candidate {
+		for _, c := range list {
+			if attempted[c] || (c.Outcome != "" && !strings.HasPrefix(c.Outcome, "not recorded")) {
+				continue
+			}
+			if quotaMet(c.Eco) {
+				continue
+			}
+			return c
+		}
+		return nil
+	}
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sigs
+		mu.Lock()
+		stopping = true
+		logp("signal %v: ending the recordings in flight (their candidates stay without an outcome)", s)
+		for _, cmd := range running {
+			if cmd.Process != nil {
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			}
+		}
+		cond.Broadcast()
+		mu.Unlock()
+	}()
+
+	mu.Lock()
+	for !stopping {
+		if total >= o.workers {
+			cond.Wait()
+			continue
+		}
+		c := pick()
+		if c == nil {
+			if total == 0 {
+				break
+			}
+			cond.Wait()
+			continue
+		}
+		attempted[c] = true
+		inflight[c.Eco]++
+		total++
+		logp("record start %s (id %s, rank %s)", targetOf(c), c.ID, rankOf(list, c))
+		cmd := recordCmd(o, c)
+		running[c] = cmd
+		go func(c *candidate, cmd *exec.Cmd) {
+			start := time.Now()
+			outcome := recordOne(o, c, cmd)
+			mu.Lock()
+			defer mu.Unlock()
+			delete(running, c)
+			inflight[c.Eco]--
+			total--
+			defer cond.Broadcast()
+			if stopping {
+				return
+			}
+			if outcome == "" {
+				logp("record %s:%s: the recorder failed; no outcome (see %s)", c.Eco, c.Name, logPath(o, c))
+				return
+			}
+			c.Outcome = outcome
+			if outcome == "in corpus" {
+				inCorpus[c.Eco]++
+			}
+			done++
+			pending = append(pending, c)
+			if err := save(); err != nil {
+				logp("writing the files: %v", err)
+			}
+			logp("record done %s -> %s (%.0fs); in corpus: npm %d/%d, pypi %d/%d", targetOf(c), outcome, time.Since(start).Seconds(), inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"])
+			if len(pending) >= o.commitEvery {
+				commit(false)
+			}
+		}(c, cmd)
+	}
+	for total > 0 {
+		cond.Wait()
+	}
+	if !stopping {
+		// What was not recorded: its ecosystem's quota was met first.
+		for _, c := range list {
+			if c.Outcome == "" {
+				c.Outcome = "not recorded (quota met)"
+				if attempted[c] {
+					c.Outcome = "not recorded: the recorder failed (see its log)"
+				}
+				pending = append(pending, c)
+			}
+		}
+	}
+	if err := save(); err != nil {
+		mu.Unlock()
+		return err
+	}
+	commit(true)
+	mu.Unlock()
+	logp("end%s: in corpus npm %d/%d, pypi %d/%d", map[bool]string{true: " (interrupted)", false: ""}[stopping], inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"])
+	return nil
+}
+
+func rankOf(list []*candidate, c *candidate) string {
+	for i, x := range list {
+		if x == c {
+			return fmt.Sprint(i + 1)
+		}
+	}
+	return "?"
+}
+
+func logPath(o runOpts, c *candidate) string {
+	return filepath.Join(o.logdir, "logs", c.ID+".log")
+}
+
+// targetOf is the candidate's pinned target in verifymcp's batch-list form.
+func targetOf(c *candidate) string {
+	if c.Eco == "pypi" {
+		return "pypi:" + c.Name + "==" + c.Version
+	}
+	return "npm:" + c.Name + "@" + c.Version
+}
+
+func recordCmd(o runOpts, c *candidate) *exec.Cmd {
+	lines := filepath.Join(o.logdir, "lines", c.ID+".txt")
+	os.WriteFile(lines, []byte(targetOf(c)+"  # id: "+c.ID+"\n"), 0o644)
+	cmd := exec.Command("bash", o.record, c.ID)
+	cmd.Env = append(os.Environ(),
+		"SERVERS="+lines,
+		"OUT="+filepath.Join(o.dir, "recordings"),
+		"TREES="+filepath.Join(o.dir, "trees"),
+		"TOOLCHAIN="+o.toolchain,
+		"RETRY_ENV=1",
+	)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// recordOne runs the recorder for one candidate and returns its outcome
+// ("" when the recorder itself failed).
+func recordOne(o runOpts, c *candidate, cmd *exec.Cmd) string {
+	rec := filepath.Join(o.dir, "recordings", c.ID+".inspector.json")
+	os.Remove(rec)
+	os.Remove(filepath.Join(o.dir, "trees", c.ID+".txt"))
+	lf, err := os.Create(logPath(o, c))
+	if err != nil {
+		return ""
+	}
+	defer lf.Close()
+	cmd.Stdout, cmd.Stderr = lf, lf
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(lf, "start:", err)
+		return ""
+	}
+	timedOut := false
+	timer := time.AfterFunc(o.maxPer, func() {
+		timedOut = true
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		time.AfterFunc(30*time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	})
+	err = cmd.Wait()
+	timer.Stop()
+	fmt.Fprintf(lf, "record.sh: %v\n", err)
+	if timedOut {
+		os.Remove(rec)
+		return fmt.Sprintf("timed out: the recording took over %s", o.maxPer)
+	}
+	if b, err := os.ReadFile(rec); err == nil {
+		return classify(b)
+	}
+	log, _ := os.ReadFile(logPath(o, c))
+	return classifyLog(string(log))
+}
+
+var (
+	configRE = regexp.MustCompile(`(?i)usage:|\brequired\b|\bmissing\b|not (been )?set|not configured|not provided|must (be )?(set|provide|specify|supply|configure)|please (set|provide|specify|configure)|api[ _-]?key|access[ _-]?token|credentials?|environment variable|the following arguments|no such option|unrecognized arguments`)
+	detailRE = regexp.MustCompile(`(?i)error|exception|required|missing|not set|must|usage|invalid|cannot|can't|failed|denied|refused|not found`)
+)
+
+func oneLine(s string, n int) string {
+	s = clean(strings.Join(strings.Fields(s), " "))
+	if len([]rune(s)) > n {
+		s = string([]rune(s)[:n]) + "…"
+	}
+	return s
+}
+
+// detail picks the line of a server's stderr that says most: the last that
+// names an error, else the last.
+func detail(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if detailRE.MatchString(lines[i]) && strings.TrimSpace(lines[i]) != "" {
+			return oneLine(lines[i], 160)
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			return oneLine(lines[i], 160)
+		}
+	}
+	return "no output on stderr"
+}
+
+// classify reads a recording and says why the candidate is in the corpus or
+// not (rule 6: tools/list answered).
+func classify(b []byte) string {
+	var r struct {
+		Listable       *bool           `json:"listable"`
+		NotListable    string          `json:"not_listable"`
+		InstallCommand string          `json:"install_command"`
+		Summary        map[string]any  `json:"summary"`
+		ToolsList      json.RawMessage `json:"tools/list"`
+		StderrHead     []string        `json:"server_stderr_head"`
+		NonJSON        []string        `json:"server_non_json_stdout"`
+		Exit           *struct {
+			Code   *int
+			Signal *string
+		} `json:"server_exit_after_initialize_run"`
+		Retry *struct {
+			Names []string `json:"env_names_added"`
+		} `json:"env_retry"`
+		Initialize json.RawMessage    `json:"initialize"`
+		Seconds    map[string]float64 `json:"inspector_seconds"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return ""
+	}
+	if r.InstallCommand != "" {
+		return oneLine(r.NotListable, 220)
+	}
+	if r.Listable != nil && !*r.Listable {
+		out := append(append([]string{}, r.StderrHead...), r.NonJSON...)
+		d := detail(out)
+		switch {
+		case r.Exit == nil:
+			return "timed out: no answer to initialize and the server did not exit: " + d
+		case r.Seconds["initialize"] >= 110:
+			return fmt.Sprintf("timed out: no answer to initialize within the Inspector's connect timeout (%.0f s): %s", r.Seconds["initialize"], d)
+		case r.Retry != nil:
+			return fmt.Sprintf("needs configuration: exited without answering initialize, also with %s set to placeholder: %s", strings.Join(r.Retry.Names, ", "), d)
+		case configRE.MatchString(strings.Join(out, "\n")):
+			return "needs configuration: exited without answering initialize: " + d
+		default:
+			how := "exited"
+			if r.Exit.Code != nil {
+				how = fmt.Sprintf("exited with code %d", *r.Exit.Code)
+			} else if r.Exit.Signal != nil {
+				how = "killed by " + *r.Exit.Signal
+			}
+			return "crashed: " + how + " without answering initialize: " + d
+		}
+	}
+	switch v := r.Summary["tools/list"].(type) {
+	case float64:
+		return "in corpus"
+	case string:
+		var t map[string]any
+		json.Unmarshal(r.ToolsList, &t)
+		if v == "unsupported" {
+			if u, _ := t["unsupported"].(string); strings.Contains(u, "no tools capability") {
+				return "no tools capability (tools/list not answered)"
+			}
+			return "tools/list unsupported (-32601)"
+		}
+		e, _ := json.Marshal(t["error"])
+		return "tools/list failed: " + oneLine(string(e), 160)
+	}
+	return ""
+}
+
+// classifyLog: no recording was written (npm install failure, no entry
+// point): the recorder's log says why.
+func classifyLog(log string) string {
+	lines := strings.Split(log, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, ": install failed:") {
+			var errs []string
+			for _, x := range lines[i+1:] {
+				if strings.HasPrefix(x, "npm error") && !strings.Contains(x, "A complete log") && !strings.Contains(x, "/.npm/_logs/") {
+					errs = append(errs, strings.TrimSpace(strings.TrimPrefix(x, "npm error")))
+				}
+			}
+			if len(errs) > 3 {
+				errs = errs[:3]
+			}
+			return "install failed: " + oneLine(strings.Join(errs, "; "), 200)
+		}
+		if strings.Contains(l, "record-lib.js bin:") {
+			return "no entry point: " + oneLine(strings.TrimPrefix(l[strings.Index(l, "record-lib.js bin:"):], "record-lib.js bin: "), 200)
+		}
+	}
+	return ""
+}
+
+// writeCorpusFiles writes servers.txt (the corpus in verifymcp's batch-list
+// format, as recorded: placeholders only) and split.tsv (rule 8) from the
+// candidates in the corpus, in rule order.
+func writeCorpusFiles(dir string, list []*candidate) error {
+	var sb strings.Builder
+	sb.WriteString(`# The real-surface corpus (benchmark/realcorpus/README.md): the candidates of
+# candidates.tsv whose tools/list answered when bench/inspector/record.sh
+# recorded them, in rule order, in verifymcp's batch-list format. No
+# arguments; --env only where rule 6's one retry set names the server's
+# output asked for, each to the value "placeholder" (never a credential).
+# Each line's comment: id, ecosystem, side (rule 8). Written by
+# "go run ./bench/realcorpus run"; recordings in recordings/ID.inspector.json.
+`)
+	var split [][]string
+	npmIDs := map[string]bool{}
+	for _, c := range list {
+		if c.Outcome == "in corpus" && c.Eco == "npm" {
+			npmIDs[npmSlug(c.Name)] = true
+		}
+	}
+	for _, c := range list {
+		if c.Outcome != "in corpus" {
+			continue
+		}
+		line := targetOf(c)
+		if envs, err := envNamesOf(filepath.Join(dir, "recordings", c.ID+".inspector.json")); err == nil {
+			for _, e := range envs {
+				line += " --env " + e + "=placeholder"
+			}
+		}
+		derived := npmSlug(c.Name)
+		if c.Eco == "pypi" {
+			derived = c.Name
+			if npmIDs[derived] {
+				derived = "pypi-" + derived
+			}
+		}
+		if derived != c.ID {
+			line += "  # id: " + c.ID
+		}
+		fmt.Fprintf(&sb, "\n# %s: %s, %s\n%s\n", c.ID, c.Eco, c.Side, line)
+		_, b := splitOf(c.Eco, c.Name)
+		split = append(split, []string{c.Eco, c.Name, c.Version, c.ID, c.Side, "", fmt.Sprintf("rule 8: first byte of sha256(verifymcp-split-v1:%s:%s) is %d, %d mod 3 = %d", c.Eco, c.Name, b, b, b%3)})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "servers.txt.tmp"), []byte(sb.String()), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(dir, "servers.txt.tmp"), filepath.Join(dir, "servers.txt")); err != nil {
+		return err
+	}
+	return writeTSV(filepath.Join(dir, "split.tsv"), []string{"ecosystem", "name", "version", "id", "side", "moved_date", "reason"}, len(split), func(i int) []string { return split[i] })
+}
+
+func envNamesOf(rec string) ([]string, error) {
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		EnvNames []string `json:"env_names"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	sort.Strings(r.EnvNames)
+	return r.EnvNames, nil
+}
+
+// gitCommit commits these paths only (other people's staged work is left
+// alone), trying again while another commit holds the index.
+func gitCommit(paths []string, msg string) error {
+	var last error
+	for i := 0; i < 20; i++ {
+		if i > 0 {
+			time.Sleep(time.Duration(3+i) * time.Second)
+		}
+		add := exec.Command("git", append([]string{"add", "--"}, paths...)...)
+		var out bytes.Buffer
+		add.Stdout, add.Stderr = &out, &out
+		if err := add.Run(); err != nil {
+			last = fmt.Errorf("git add: %v: %s", err, strings.TrimSpace(out.String()))
+			continue
+		}
+		out.Reset()
+		ci := exec.Command("git", append([]string{"commit", "-q", "-m", msg, "--"}, paths...)...)
+		ci.Stdout, ci.Stderr = &out, &out
+		if err := ci.Run(); err != nil {
+			if strings.Contains(out.String(), "nothing to commit") || strings.Contains(out.String(), "no changes added") {
+				return nil
+			}
+			last = fmt.Errorf("git commit: %v: %s", err, strings.TrimSpace(out.String()))
+			continue
+		}
+		return nil
+	}
+	return last
+}
