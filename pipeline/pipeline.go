@@ -291,6 +291,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	}
 	github := p.githubRepo(ctx, meta)
 	domains := p.dnssecDomains(ctx, rt, meta)
+	mcpName := p.mcpNameCheck(ctx, rt, meta)
 
 	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
@@ -383,6 +384,14 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 			b.Supply = &evidence.Supply{}
 		}
 		b.Supply.DNSSEC = dv
+	}
+	mn, mnSig := mcpName()
+	b.Signals[evidence.SignalMCPRegistry] = mnSig
+	if mn != nil {
+		if b.Supply == nil {
+			b.Supply = &evidence.Supply{}
+		}
+		b.Supply.MCPRegistry = mn
 	}
 	j := <-judgeC
 	b.Judge, b.Signals[evidence.SignalJudge] = j.r, j.sig

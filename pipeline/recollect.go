@@ -22,14 +22,16 @@ var Recollectable = map[string]string{
 	evidence.SignalGitHub: "the stored registry metadata",
 	evidence.SignalOSV:    "the stored lockfile",
 	evidence.SignalSocket: "the stored lockfile",
+	// The mcpName the stored registry metadata declares.
+	evidence.SignalMCPRegistry: "the stored registry metadata",
 }
 
 // Recollect makes a new run from a stored one: the same evidence, its run
 // date and tool included, with only signals collected again, from what the
 // stored run holds (the contract for the judge, the registry metadata for
-// DNSSEC and GitHub, the lockfile for OSV and Socket; lockfile may be nil
-// when neither is asked for). Run.Recollected names the stored run, the
-// signals and when. The stored run is not changed: evidence is immutable.
+// DNSSEC, GitHub and the MCP registry, the lockfile for OSV and Socket;
+// lockfile may be nil when neither is asked for). Run.Recollected names
+// the stored run, the signals and when. The stored run is not changed: evidence is immutable.
 // Signals outside Recollectable are an error. Recollecting from a derived
 // run derives from the same original run, the signals adding up.
 func (p *Pipeline) Recollect(ctx context.Context, stored *evidence.Bundle, signals []string, lockfile []byte, runID string) (*Scanned, error) {
@@ -80,6 +82,12 @@ func (p *Pipeline) Recollect(ctx context.Context, stored *evidence.Bundle, signa
 		dv, sig := p.dnssecDomains(ctx, rt, meta)()
 		b.Signals[evidence.SignalDNSSEC] = sig
 		supply().DNSSEC = dv
+	}
+	if want(evidence.SignalMCPRegistry) {
+		rt := &Resolved{Name: b.Target.Name, Version: b.Target.Version}
+		mn, sig := p.mcpNameCheck(ctx, rt, meta)()
+		b.Signals[evidence.SignalMCPRegistry] = sig
+		supply().MCPRegistry = mn
 	}
 	if want(evidence.SignalOSV) || want(evidence.SignalSocket) {
 		p.treeScansOf(ctx, b, lockfile, want(evidence.SignalOSV), want(evidence.SignalSocket))

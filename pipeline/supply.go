@@ -45,6 +45,9 @@ type Supply struct {
 	// GitHubHost is the host whose repositories GitHub answers for
 	// (github.com, or a GitHub Enterprise host).
 	GitHubHost string
+	// WellKnown fetches the HTTPS key document of an mcpName's domain for
+	// the mcp_registry signal (nil: that key record is unavailable).
+	WellKnown *supplychain.WellKnown
 	// Skip names signals the operator turned off (not assessed).
 	Skip map[string]bool
 	// Timeout bounds each collector (30 s).
@@ -95,9 +98,19 @@ func skipped(name string) evidence.Signal {
 }
 
 // githubRepo starts the GitHub lookup of the repository the metadata names
-// (it needs nothing from the sandbox, so it runs alongside it).
+// (it needs nothing from the sandbox, so it runs alongside it): the one
+// its repository field declares, else the one a link names where
+// publishers put it (homepage, bugs URL, project URLs; see
+// evidence.RegistryMeta.FindRepository).
 func (p *Pipeline) githubRepo(ctx context.Context, meta *evidence.RegistryMeta) func() (*evidence.GitHubResult, evidence.Signal) {
 	sp := p.Supply
+	var repo *evidence.Repository
+	if meta != nil {
+		repo = meta.Repository
+		if f, ok := meta.FindRepository(); repo == nil && ok {
+			repo = &f.Repository
+		}
+	}
 	switch {
 	case sp.Skip["github"]:
 		return func() (*evidence.GitHubResult, evidence.Signal) { return nil, skipped("github") }
@@ -109,13 +122,13 @@ func (p *Pipeline) githubRepo(ctx context.Context, meta *evidence.RegistryMeta) 
 		return func() (*evidence.GitHubResult, evidence.Signal) {
 			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "no registry metadata to take a repository from", ThirdParty: true}
 		}
-	case meta.Repository == nil:
+	case repo == nil:
 		return func() (*evidence.GitHubResult, evidence.Signal) {
 			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "the package declares no parseable repository", ThirdParty: true}
 		}
-	case !strings.EqualFold(meta.Repository.Host, githubHost(sp.GitHubHost)):
+	case !strings.EqualFold(repo.Host, githubHost(sp.GitHubHost)):
 		return func() (*evidence.GitHubResult, evidence.Signal) {
-			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "the repository is not on " + githubHost(sp.GitHubHost) + " (" + meta.Repository.Host + ")", ThirdParty: true}
+			return nil, evidence.Signal{State: evidence.StateNotAssessed, Reason: "the repository is not on " + githubHost(sp.GitHubHost) + " (" + repo.Host + ")", ThirdParty: true}
 		}
 	}
 	var res *evidence.GitHubResult
@@ -125,7 +138,7 @@ func (p *Pipeline) githubRepo(ctx context.Context, meta *evidence.RegistryMeta) 
 	go func() {
 		defer wg.Done()
 		res, sig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.GitHubResult, supplychain.Fetch, error) {
-			return sp.GitHub.Repo(ctx, meta.Repository.Owner, meta.Repository.Name)
+			return sp.GitHub.Repo(ctx, repo.Owner, repo.Name)
 		})
 	}()
 	return func() (*evidence.GitHubResult, evidence.Signal) {

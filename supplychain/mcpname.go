@@ -206,7 +206,11 @@ func (c *MCPNameChecker) dnsKey(ctx context.Context, name string) evidence.MCPKe
 		return k
 	}
 	a, err := c.DNS.LookupTXT(ctx, name)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotApplicable):
+		k.State, k.Reason = evidence.StateNotAssessed, err.Error()
+		return k
+	case err != nil:
 		k.State, k.Reason = evidence.StateUnavailable, "dns: "+err.Error()
 		return k
 	}

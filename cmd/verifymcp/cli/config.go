@@ -268,6 +268,9 @@ func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBu
 		supplychain.Unreachable.UseCache(answers)
 	}
 	sp := pipeline.Supply{Skip: sc.skip, GitHubHost: sc.githubEndpoint}
+	// The HTTPS key document of an mcpName's domain, read as the MCP
+	// registry reads it (10 seconds, no redirect, no credential).
+	sp.WellKnown = supplychain.NewWellKnown(supplychain.WellKnownOptions{HTTPClient: httpClient(ca, 10*time.Second)})
 	sp.OSV = supplychain.NewOSV(supplychain.OSVOptions{
 		Endpoint: sc.osvEndpoint, OfflineDB: sc.osvOfflineDB,
 		Cache: answers, TTL: sc.cacheTTL, Refresh: sc.refresh, HTTPClient: hc,
