@@ -43,6 +43,7 @@ const usageText = `usage:
   realcorpus population -readme FILE -seed FILE [-o population.tsv]
   realcorpus select [-population FILE] [-o candidates.tsv] [-dropped dropped.tsv] [-cache DIR] [-force]
   realcorpus run [flags]   (root; see -h)
+  realcorpus outcomes [-dir DIR]   (outcomes computed again from the recordings)
 `
 
 func main() {
@@ -58,6 +59,8 @@ func main() {
 		err = cmdSelect(os.Args[2:])
 	case "run":
 		err = cmdRun(os.Args[2:])
+	case "outcomes":
+		err = cmdOutcomes(os.Args[2:])
 	default:
 		fmt.Fprint(os.Stderr, usageText)
 		os.Exit(2)

@@ -227,6 +227,40 @@ func cmdRun(args []string) error {
 	return nil
 }
 
+// cmdOutcomes computes every recorded candidate's outcome again from its
+// recording (after a change to classify); outcomes that came from the
+// recorder's log (no recording) are kept.
+func cmdOutcomes(args []string) error {
+	fs := flag.NewFlagSet("outcomes", flag.ExitOnError)
+	dir := fs.String("dir", "benchmark/realcorpus", "the corpus directory")
+	fs.Parse(args)
+	path := filepath.Join(*dir, "candidates.tsv")
+	list, err := readCandidates(path)
+	if err != nil {
+		return err
+	}
+	changed := 0
+	for _, c := range list {
+		if c.Outcome == "" || strings.HasPrefix(c.Outcome, "not recorded") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(*dir, "recordings", c.ID+".inspector.json"))
+		if err != nil {
+			continue
+		}
+		if o := classify(b); o != "" && o != c.Outcome {
+			fmt.Printf("%s:%s: %s\n    -> %s\n", c.Eco, c.Name, c.Outcome, o)
+			c.Outcome = o
+			changed++
+		}
+	}
+	fmt.Printf("%d outcomes changed\n", changed)
+	if err := writeCandidates(path, list); err != nil {
+		return err
+	}
+	return writeCorpusFiles(*dir, list)
+}
+
 func rankOf(list []*candidate, c *candidate) string {
 	for i, x := range list {
 		if x == c {
@@ -302,6 +336,11 @@ func recordOne(o runOpts, c *candidate, cmd *exec.Cmd) string {
 var (
 	configRE = regexp.MustCompile(`(?i)usage:|\brequired\b|\bmissing\b|not (been )?set|not configured|not provided|must (be )?(set|provide|specify|supply|configure)|please (set|provide|specify|configure)|api[ _-]?key|access[ _-]?token|credentials?|environment variable|the following arguments|no such option|unrecognized arguments`)
 	detailRE = regexp.MustCompile(`(?i)error|exception|required|missing|not set|must|usage|invalid|cannot|can't|failed|denied|refused|not found`)
+	// loadRE: the server's code could not even load or start against its
+	// installed dependencies (a crash, whatever configuration it has).
+	loadRE  = regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot import name|SyntaxError|ERR_MODULE_NOT_FOUND|ERR_REQUIRE_ESM|ERR_PACKAGE_PATH_NOT_EXPORTED|Cannot find (module|package)|TypeError: \S+\(\) (got an unexpected keyword|no longer accepts|missing \d+ required)`)
+	excRE   = regexp.MustCompile(`^\s*(\| )?([A-Za-z_][\w.]*(Error|Exception|Exit)|Error)\b[^(]*?:`)
+	noiseRE = regexp.MustCompile(`(?i)^\s*(\| )?(Traceback \(most recent call last\)|During handling of the above exception|The above exception was the direct cause|\+ Exception Group Traceback)`)
 )
 
 func oneLine(s string, n int) string {
@@ -316,7 +355,12 @@ func oneLine(s string, n int) string {
 // names an error, else the last.
 func detail(lines []string) string {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if detailRE.MatchString(lines[i]) && strings.TrimSpace(lines[i]) != "" {
+		if excRE.MatchString(lines[i]) && !noiseRE.MatchString(lines[i]) {
+			return oneLine(lines[i], 160)
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if detailRE.MatchString(lines[i]) && strings.TrimSpace(lines[i]) != "" && !noiseRE.MatchString(lines[i]) {
 			return oneLine(lines[i], 160)
 		}
 	}
@@ -358,15 +402,17 @@ func classify(b []byte) string {
 	if r.Listable != nil && !*r.Listable {
 		out := append(append([]string{}, r.StderrHead...), r.NonJSON...)
 		d := detail(out)
+		also := ""
+		if r.Retry != nil {
+			also = ", also with " + strings.Join(r.Retry.Names, ", ") + " set to placeholder"
+		}
 		switch {
 		case r.Exit == nil:
-			return "timed out: no answer to initialize and the server did not exit: " + d
+			return "timed out: no answer to initialize and the server did not exit" + also + ": " + d
 		case r.Seconds["initialize"] >= 110:
-			return fmt.Sprintf("timed out: no answer to initialize within the Inspector's connect timeout (%.0f s): %s", r.Seconds["initialize"], d)
-		case r.Retry != nil:
-			return fmt.Sprintf("needs configuration: exited without answering initialize, also with %s set to placeholder: %s", strings.Join(r.Retry.Names, ", "), d)
-		case configRE.MatchString(strings.Join(out, "\n")):
-			return "needs configuration: exited without answering initialize: " + d
+			return fmt.Sprintf("timed out: no answer to initialize within the Inspector's connect timeout (%.0f s)%s: %s", r.Seconds["initialize"], also, d)
+		case !loadRE.MatchString(strings.Join(out, "\n")) && (r.Retry != nil || configRE.MatchString(strings.Join(out, "\n"))):
+			return "needs configuration: exited without answering initialize" + also + ": " + d
 		default:
 			how := "exited"
 			if r.Exit.Code != nil {
@@ -374,7 +420,7 @@ func classify(b []byte) string {
 			} else if r.Exit.Signal != nil {
 				how = "killed by " + *r.Exit.Signal
 			}
-			return "crashed: " + how + " without answering initialize: " + d
+			return "crashed: " + how + " without answering initialize" + also + ": " + d
 		}
 	}
 	switch v := r.Summary["tools/list"].(type) {
