@@ -126,9 +126,12 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 	// their signals are listed together, so one gate serves a run of them.
 	var lastSignals []string
 	var lastGate verdict
+	// From rubric v11, what the sandbox could not do is not assessed
+	// (limits.go).
+	lim := scannerLimit(b, r)
 	for i, d := range r.Dimensions {
 		if i == 0 || !slices.Equal(lastSignals, d.Signals) {
-			lastSignals, lastGate = d.Signals, gate(b, d)
+			lastSignals, lastGate = d.Signals, limitGate(b, lim, d.Signals, gate(b, d))
 		}
 		v := lastGate
 		switch sc, ok := scorers[d.ID]; {
@@ -149,6 +152,7 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 			p.dimension, p.signals = d.ID, d.Signals
 			v = sc.score(p)
 		}
+		v = limitVerdict(lastGate, v)
 		ds := DimensionScore{ID: d.ID, Weight: d.Weight, State: v.state, Reason: v.reason}
 		switch v.state {
 		case StateScored:
@@ -324,6 +328,9 @@ type verdict struct {
 	// written zero point, which justifies another case (see
 	// observeDrift).
 	noCredit bool
+	// limited marks a gate that dropped the dimension for a scanner
+	// limit (see limitGate).
+	limited bool
 }
 
 func scored(score float64, reason string) verdict {

@@ -256,12 +256,21 @@ func scoreInstallability(p *probe) verdict {
 			return scored(0, "installed, but integrity was not verified")
 		}
 	case installFailed:
-		p.emit(CodeInstallFailed, p.b.Target.Name,
-			fmt.Sprintf("the install failed at the %s step", orUnknown(in.FailedStep)), p.installEvidence(in))
+		msg := fmt.Sprintf("the install failed at the %s step", orUnknown(in.FailedStep))
+		if p.atLeast(limitsSince) && in.Error != "" {
+			// From v11 what remains after the sandbox's limits is the
+			// package's own failure: say which.
+			msg += ": " + p.clip(firstLine(in.Error))
+		}
+		p.emit(CodeInstallFailed, p.b.Target.Name, msg, p.installEvidence(in))
 		return scored(0, fmt.Sprintf("install failed at the %s step", orUnknown(in.FailedStep)))
 	case installTimeout:
-		p.emit(CodeInstallTimeout, p.b.Target.Name,
-			fmt.Sprintf("the install timed out at the %s step", orUnknown(in.FailedStep)), p.installEvidence(in))
+		msg := fmt.Sprintf("the install timed out at the %s step", orUnknown(in.FailedStep))
+		if ms := p.b.Sandbox.Limits.InstallTimeoutMS; p.atLeast(limitsSince) && ms > 0 {
+			msg = fmt.Sprintf("the install did not finish within the sandbox's limit of %s, at the %s step (scripts run with no network); "+
+				"what it was waiting for is not known", seconds(ms), orUnknown(in.FailedStep))
+		}
+		p.emit(CodeInstallTimeout, p.b.Target.Name, msg, p.installEvidence(in))
 		return scored(0, fmt.Sprintf("install timed out at the %s step", orUnknown(in.FailedStep)))
 	case evidence.InstallOOM:
 		if !p.atLeast("6") {
@@ -457,10 +466,20 @@ func scoreSession(p *probe) verdict {
 	switch s.Outcome {
 	case evidence.OutcomeStartCrashed:
 		code, what = CodeSessionStartCrashed, "the server exited before the handshake completed"
+		if p.atLeast(limitsSince) {
+			what = "the server exited" + exitText(s) + " before the handshake completed, and its output shows no configuration, network or memory the sandbox withheld"
+		}
 	case evidence.OutcomeHandshakeTimeout:
 		code, what = CodeSessionHandshakeTimeout, "the server did not complete the handshake in time"
+		if l := p.b.Sandbox.Limits; p.atLeast(limitsSince) && l.HandshakeTimeoutMS > 0 {
+			what = fmt.Sprintf("the server did not complete the handshake within the sandbox's limit of %s, with %s and no network; its output does not say why",
+				seconds(l.HandshakeTimeoutMS), cpusText(l.NanoCPUs))
+		}
 	case evidence.OutcomeProtocolError:
 		code, what = CodeSessionProtocolError, "the server broke the MCP protocol during the handshake"
+		if p.atLeast(limitsSince) && s.Error != "" {
+			what += ": " + p.clip(firstLine(s.Error))
+		}
 	case evidence.OutcomeOOM:
 		code, what = CodeSessionOOM, "the server was killed for exceeding the memory limit"
 	default:
