@@ -398,6 +398,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	if err := p.drift(ctx, b); err != nil {
 		return nil, err
 	}
+	applyLimits(b)
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("assemble bundle: %w", err)
 	}
