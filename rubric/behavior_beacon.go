@@ -32,10 +32,12 @@ const (
 
 // stageAfterListing is the stage of a run-phase event after the listing in
 // a bundle recorded before stages were (evidence.NetEvent.Stage empty):
-// idle or shutdown, which the evidence cannot tell apart. The stop
-// sequence of those runs waited 200 ms before it killed the server, so
-// no repeated contact fits in their shutdown, and such events count
-// toward a beacon as idle ones do.
+// idle or shutdown, which the evidence cannot tell apart. When the bundle
+// records no shutdown sequence either (session.shutdown), its run waited
+// 200 ms after closing stdin before it killed the server, so no repeated
+// contact fits in its shutdown, and such events count toward a beacon as
+// idle ones do; when it does (the few runs recorded between the two), its
+// shutdown lasted up to twice the grace, and they count toward none.
 const stageAfterListing = "after_listing"
 
 // netStage is the stage of a run-phase network event, "" when the
@@ -137,6 +139,9 @@ type beacon struct {
 // beacons returns the destinations the server contacted repeatedly while
 // idle, as rubric v11 defines a beacon, in the order first contacted.
 func (p *probe) beacons(beh *evidence.Behavior) []beacon {
+	// Events of unknown stage are idle ones only where the shutdown could
+	// not hold repeated contact (see stageAfterListing).
+	unknownIdle := p.b.Session == nil || p.b.Session.Shutdown == nil
 	byHost := map[string]*beaconCandidate{}
 	var order []*beaconCandidate
 	for _, e := range beh.Network {
@@ -144,7 +149,7 @@ func (p *probe) beacons(beh *evidence.Behavior) []beacon {
 			continue
 		}
 		st := netStage(e)
-		if st != evidence.StageIdle && st != evidence.StageShutdown && st != stageAfterListing {
+		if st != evidence.StageIdle && st != evidence.StageShutdown && (st != stageAfterListing || !unknownIdle) {
 			continue
 		}
 		h := destHost(e)

