@@ -125,6 +125,11 @@ type ProvenanceParams struct {
 	NoProvenancePenalty        float64 `yaml:"no_provenance_penalty"`
 	MCPNameAbsentPenalty       float64 `yaml:"mcpname_absent_penalty"`
 	MCPNameMismatchPenalty     float64 `yaml:"mcpname_mismatch_penalty"`
+	// MCPNameUnverifiedPenalty is the deduction for an mcpName the MCP
+	// registry neither corroborates nor contradicts, for a rubric whose
+	// provenance dimension names the mcp_registry signal (v11 on); such
+	// a rubric without it takes mcpname_absent_penalty.
+	MCPNameUnverifiedPenalty *float64 `yaml:"mcpname_unverified_penalty"`
 	// SharedHosts host anyone's code or pages, so a homepage or repository
 	// there says nothing about who owns a domain.
 	SharedHosts []string `yaml:"shared_hosts"`
@@ -201,6 +206,9 @@ func (p *SupplyParams) validate() []error {
 	penalty("provenance.no_provenance_penalty", pp.NoProvenancePenalty)
 	penalty("provenance.mcpname_absent_penalty", pp.MCPNameAbsentPenalty)
 	penalty("provenance.mcpname_mismatch_penalty", pp.MCPNameMismatchPenalty)
+	if pp.MCPNameUnverifiedPenalty != nil {
+		penalty("provenance.mcpname_unverified_penalty", *pp.MCPNameUnverifiedPenalty)
+	}
 	for _, h := range pp.SharedHosts {
 		if h == "" || h != strings.ToLower(h) || strings.ContainsAny(h, "/: \t") {
 			add("provenance.shared_hosts: %q is not a lower-case host name", h)
@@ -627,6 +635,11 @@ type repoEvidence struct {
 	// ghAsked is true when the metadata names a repository on GitHub, so
 	// GitHub had something to answer.
 	ghAsked bool
+	// repo is the repository the probe reads: the one the metadata
+	// declares or, from rubric v11, one found where publishers put it
+	// (found says where; see readsRepositoryLinks). nil when none.
+	repo  *evidence.Repository
+	found *evidence.FoundRepository
 }
 
 // repository reads the registry metadata and GitHub's answer, and decides
@@ -639,14 +652,37 @@ type repoEvidence struct {
 // no credit. Any other not_assessed signal drops the dimension.
 func (p *probe) repository(gate verdict) (e repoEvidence, decided *verdict) {
 	e.reg, _, _, e.gh = p.supply()
-	if e.reg != nil && e.reg.Repository != nil && isGitHub(e.reg.Repository.Host) {
+	if e.reg != nil {
+		e.repo = e.reg.Repository
+		if f, ok := e.reg.FindRepository(); e.repo == nil && ok && p.readsRepositoryLinks() {
+			e.found = &f
+			e.repo = &f.Repository
+		}
+	}
+	// GitHub's answer is about another repository than the one read: a
+	// run recorded by a collector that reads links (and so may ask GitHub
+	// about a repository found in one), scored by a rubric that does not
+	// read them, or finds another. That rubric sees what it saw before:
+	// GitHub not asked, because nothing on GitHub is named. Metadata
+	// recorded before links were read names no other repository GitHub
+	// could have been asked about, so its answer is read as always.
+	elsewhere := false
+	if e.reg != nil && e.reg.LinksRead && e.gh != nil &&
+		(e.repo == nil || (e.gh.Requested != "" && !strings.EqualFold(e.gh.Requested, e.repo.Owner+"/"+e.repo.Name))) {
+		e.gh, elsewhere = nil, true
+	}
+	if e.repo != nil && isGitHub(e.repo.Host) && !elsewhere {
 		e.ghAsked = true
 	}
+	githubSkipped := p.b.Signal(evidence.SignalGitHub).State == evidence.StateNotAssessed
 	switch gate.state {
 	case StateZeroPoint:
 		return e, &gate
 	case StateDropped:
-		if e.reg != nil && !e.ghAsked && p.b.Signal(evidence.SignalGitHub).State == evidence.StateNotAssessed {
+		// A repository found in the homepage of metadata recorded
+		// before links were read: GitHub was never asked about it.
+		unasked := e.found != nil && !e.reg.LinksRead
+		if e.reg != nil && (!e.ghAsked || unasked) && githubSkipped {
 			if _, ok := p.observed(evidence.SignalRegistryMeta); ok {
 				return e, nil
 			}
@@ -656,6 +692,9 @@ func (p *probe) repository(gate verdict) (e repoEvidence, decided *verdict) {
 	if e.reg == nil {
 		v := noEvidence(evidence.SignalRegistryMeta, "registry metadata")
 		return e, &v
+	}
+	if elsewhere {
+		return e, nil
 	}
 	if e.gh == nil {
 		v := noEvidence(evidence.SignalGitHub, "GitHub answer")
@@ -679,10 +718,22 @@ func (e repoEvidence) ghSubject() string {
 	if e.gh.Requested != "" {
 		return "github.com/" + e.gh.Requested
 	}
-	if e.reg != nil && e.reg.Repository != nil {
-		return repoSubject(e.reg.Repository)
+	if e.repo != nil {
+		return repoSubject(e.repo)
 	}
 	return "github.com/(unknown)"
+}
+
+// label names the repository read, and where it was found when that is
+// not the repository field.
+func (e repoEvidence) label() string {
+	if e.repo == nil {
+		return "(none)"
+	}
+	if e.found != nil {
+		return repoSubject(e.repo) + " (" + foundWhere(*e.found) + ")"
+	}
+	return repoSubject(e.repo)
 }
 
 // ghUsable reports whether GitHub found the repository and can tell its
@@ -691,13 +742,20 @@ func (e repoEvidence) ghUsable() bool { return e.gh != nil && e.gh.Exists && !e.
 
 func scoreProvenance(p *probe, gate verdict) verdict {
 	dns, gate := p.dnssecGate(gate)
+	mcp, gate := p.mcpRegistryGate(gate, dns)
 	e, decided := p.repository(gate)
 	pp := p.p.Supply.Provenance
 	d := newDeductions()
 	target := p.targetSubject()
+	mcpNote := ""
 	if reg := e.reg; reg != nil {
 		switch {
 		case reg.Repository != nil:
+		case e.found != nil:
+			// From v11 a repository found where publishers put one is
+			// declared; the reason says where it was read.
+		case p.readsRepositoryLinks() && strings.TrimSpace(reg.RepositoryURL) == "":
+			p.noRepository(reg, d)
 		case strings.TrimSpace(reg.RepositoryURL) == "":
 			p.emit(CodeRegistryNoRepository, target, target+" declares no source repository",
 				p.clip("repository: (none); homepage: "+orNone(reg.Homepage)))
@@ -723,6 +781,8 @@ func scoreProvenance(p *probe, gate verdict) verdict {
 			d.add(pp.NoProvenancePenalty, "no provenance attestation")
 		}
 		switch check := checkMCPName(reg, pp.SharedHosts); {
+		case mcp.named:
+			mcpNote = p.mcpNameFromRegistry(reg, mcp, d)
 		case reg.MCPName == "" && p.readsPyPI():
 			p.emit(CodeRegistryMCPNameAbsent, target, target+"'s PyPI description (its README) carries no mcp-name marker, so it cannot be matched to an MCP registry entry",
 				"mcp-name: (none in the description)")
@@ -765,18 +825,33 @@ func scoreProvenance(p *probe, gate verdict) verdict {
 	if dns.named && dns.sig.State == evidence.StateObserved && dns.res == nil {
 		return noEvidence(evidence.SignalDNSSEC, "DNSSEC result")
 	}
-	if e.gh == nil && e.reg.Repository != nil {
+	if mcp.named && mcp.sig.State == evidence.StateObserved && mcp.res == nil {
+		return noEvidence(evidence.SignalMCPRegistry, "MCP registry answer")
+	}
+	switch {
+	case e.gh == nil && e.found != nil && isGitHub(e.repo.Host):
+		// Found in metadata recorded before links were read: GitHub was
+		// not asked about it then.
+		d.add(pp.UncheckedRepositoryPenalty, "repository "+e.label()+" not checked: GitHub was not asked about it")
+	case e.gh == nil && e.repo != nil:
 		// Only a repository on another host gets here: GitHub had
 		// nothing to answer, and no other host is checked.
-		d.add(pp.UncheckedRepositoryPenalty, "repository on "+strings.ToLower(e.reg.Repository.Host)+" not checked")
+		d.add(pp.UncheckedRepositoryPenalty, "repository on "+strings.ToLower(e.repo.Host)+" not checked")
 	}
 	for _, dd := range dnsDeductions {
 		d.add(dd.penalty, dd.why)
 	}
 	v := d.verdict(func() string {
+		if mcp.named {
+			return "repository " + e.label() + " declared and found on GitHub; provenance attestation present; " + mcpNote
+		}
 		return "repository " + repoLabel(e.reg) + " declared and found on GitHub; provenance attestation present; mcpName " +
 			strconv.Quote(e.reg.MCPName) + " consistent"
 	})
+	if e.found != nil && len(d.notes) > 0 && e.gh != nil {
+		// Say where the repository GitHub was asked about was read.
+		v.reason += "; repository " + e.label()
+	}
 	if len(dnsDeductions) == 0 {
 		v.reason += dns.note()
 	}
@@ -968,8 +1043,10 @@ func scoreMaintenance(p *probe, gate verdict) verdict {
 			why += "not found on GitHub"
 		case e.gh != nil:
 			why += "disabled on GitHub"
-		case e.reg.Repository != nil:
-			why += "repository on " + strings.ToLower(e.reg.Repository.Host) + " not checked"
+		case e.found != nil && isGitHub(e.repo.Host):
+			why += "repository " + e.label() + " not checked: GitHub was not asked about it"
+		case e.repo != nil:
+			why += "repository on " + strings.ToLower(e.repo.Host) + " not checked"
 		default:
 			why += "no repository declared"
 		}
@@ -977,9 +1054,9 @@ func scoreMaintenance(p *probe, gate verdict) verdict {
 	}
 	return d.verdict(func() string {
 		if pypi {
-			return "not yanked; " + plural(e.reg.VersionCount, "version") + "; repository " + repoLabel(e.reg) + " active and not archived"
+			return "not yanked; " + plural(e.reg.VersionCount, "version") + "; repository " + e.label() + " active and not archived"
 		}
-		return "not deprecated; " + plural(e.reg.VersionCount, "version") + "; repository " + repoLabel(e.reg) + " active and not archived"
+		return "not deprecated; " + plural(e.reg.VersionCount, "version") + "; repository " + e.label() + " active and not archived"
 	})
 }
 

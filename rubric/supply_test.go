@@ -32,7 +32,7 @@ const day = 24 * time.Hour
 // homepage and maintainer's email domain) DNSSEC-secure.
 func supplyBundle() *evidence.Bundle {
 	b := okBundle()
-	for _, s := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC} {
+	for _, s := range []string{evidence.SignalRegistryMeta, evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC, evidence.SignalMCPRegistry} {
 		b.Signals[s] = evidence.Signal{State: evidence.StateObserved, ThirdParty: true}
 	}
 	b.Supply = &evidence.Supply{
@@ -60,6 +60,16 @@ func supplyBundle() *evidence.Bundle {
 			CheckedAt: runDate.Add(-time.Minute),
 			Domains:   []evidence.DNSDomain{secureDomain("acme.dev", "homepage", "maintainer_email")},
 		},
+		// Read from rubric v11: the MCP registry's entry of the mcpName
+		// lists this package.
+		MCPRegistry: &evidence.MCPNameCheck{
+			Name: "io.github.acme/mcp-notes", Registry: "https://registry.modelcontextprotocol.io", CheckedAt: runDate.Add(-time.Minute),
+			Found: true, AllVersions: true, VersionCount: 3, Latest: "1.2.3",
+			Packages: []evidence.MCPListedPackage{{
+				RegistryType: "npm", Identifier: "mcp-notes", ServerVersions: []string{"1.2.3", "1.2.2", "1.2.0"}, ServerVersionCount: 3,
+				PackageVersions: []string{"1.2.3", "1.2.2", "1.2.0"}, Active: true,
+			}},
+		},
 	}
 	return b
 }
@@ -67,6 +77,13 @@ func supplyBundle() *evidence.Bundle {
 // runSupplyCases runs each case on supplyBundle under every rubric
 // version that has the dimension.
 func runSupplyCases(t *testing.T, dimension string, tests []probeCase) {
+	t.Helper()
+	runSupplyCasesWhere(t, dimension, tests, func(string, string) bool { return true })
+}
+
+// runSupplyCasesWhere runs each case under the rubric versions that have
+// the dimension and for which keep(version, case name) holds.
+func runSupplyCasesWhere(t *testing.T, dimension string, tests []probeCase, keep func(version, name string) bool) {
 	t.Helper()
 	var rubrics []*Rubric
 	for _, v := range Versions() {
@@ -80,6 +97,9 @@ func runSupplyCases(t *testing.T, dimension string, tests []probeCase) {
 	}
 	for _, tt := range tests {
 		for _, r := range rubrics {
+			if !keep(r.Version, tt.name) {
+				continue
+			}
 			t.Run(tt.name+"/v"+r.Version, func(t *testing.T) {
 				b := supplyBundle()
 				if tt.modify != nil {
@@ -537,7 +557,12 @@ func TestProvenance(t *testing.T) {
 			probeCase{name: "github_" + st.state, modify: setSignal(evidence.SignalGitHub, st.state, "why"), want: outcome{State: st.want, Score: 0}},
 		)
 	}
-	runSupplyCases(t, DimensionProvenance, tests)
+	// How versions 3 to 10 read the repository and the mcpName; version
+	// 11 reads them as TestProvenanceV11 says.
+	untilV11 := map[string]bool{"no_repository": true, "repository_on_another_host": true, "mcpname_of_another_owner": true, "clamped_at_zero": true}
+	runSupplyCasesWhere(t, DimensionProvenance, tests, func(v, name string) bool {
+		return !untilV11[name] || compareVersions(v, repositoryLinksSince) < 0
+	})
 }
 
 func TestMaintenanceSignal(t *testing.T) {
