@@ -215,7 +215,7 @@ func installLimit(b *Bundle, in *Install) (Limit, bool) {
 		lim.Evidence = clipLine(m[0])
 		if m[2] == "platform" {
 			lim.Kind = LimitPlatform
-			lim.Reason = m[1] + " publishes wheels only for other platforms and no sdist, and the sandbox is " + orText(m[3], "Linux") +
+			lim.Reason = m[1] + " publishes wheels only for other platforms and no sdist, and the sandbox, Linux, needs one such as " + orText(m[3], "a manylinux wheel") +
 				": a platform the scanner does not offer"
 		} else {
 			lim.Kind = LimitInterpreter
