@@ -70,3 +70,6 @@ func linksEvidence(reg *evidence.RegistryMeta) string {
 	}
 	return "; " + strings.Join(parts, "; ")
 }
+
+// gateOf is gate, for functions whose gate verdict parameter hides it.
+var gateOf = gate

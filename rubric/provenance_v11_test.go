@@ -333,10 +333,25 @@ func TestProvenanceClassesUnderV10(t *testing.T) {
 	if want := (outcome{State: StateScored, Score: 20, Findings: []string{"pkg.supply.registry.mcpname_mismatch mcp-clickhouse@0.7.0", "pkg.supply.registry.no_repository mcp-clickhouse@0.7.0"}}); diff(want, got) != "" {
 		t.Errorf("clickhouse under v10 (-want +got):\n%s", diff(want, got))
 	}
+	// GitHub asked about the homepage's repository: answered, or not.
+	githubDown := func() *evidence.Bundle {
+		b := neonBundle(true)
+		b.Signals[evidence.SignalGitHub] = evidence.Signal{State: evidence.StateUnavailable, Reason: "api.github.com unreachable", ThirdParty: true}
+		b.Supply.GitHub = nil
+		return b
+	}
 	for _, dimension := range []string{DimensionProvenance, DimensionMaintenance} {
-		for _, v := range []string{"3", "4", "9", "10"} {
+		for _, c := range []struct {
+			v    string
+			with func() *evidence.Bundle
+		}{{"3", nil}, {"4", nil}, {"9", nil}, {"10", nil}, {"10", githubDown}, {"4", githubDown}} {
+			v := c.v
 			r := mustLoad(t, v)
-			withLinks := Evaluate(neonBundle(true), r)
+			with := c.with
+			if with == nil {
+				with = func() *evidence.Bundle { return neonBundle(true) }
+			}
+			withLinks := Evaluate(with(), r)
 			without := Evaluate(neonBundle(false), r)
 			a, b := outcomeOf(withLinks, dimension), outcomeOf(without, dimension)
 			if d := diff(b, a); d != "" || dim(withLinks, dimension).Reason != dim(without, dimension).Reason {

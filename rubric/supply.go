@@ -674,7 +674,29 @@ func (p *probe) repository(gate verdict) (e repoEvidence, decided *verdict) {
 	if e.repo != nil && isGitHub(e.repo.Host) && !elsewhere {
 		e.ghAsked = true
 	}
-	githubSkipped := p.b.Signal(evidence.SignalGitHub).State == evidence.StateNotAssessed
+	githubState := p.b.Signal(evidence.SignalGitHub).State
+	githubSkipped := githubState == evidence.StateNotAssessed
+	if e.reg != nil && e.reg.LinksRead && e.reg.Repository == nil && !p.readsRepositoryLinks() &&
+		(githubState == evidence.StateUnavailable || githubState == evidence.StateError) {
+		// GitHub failed to answer about a repository found in a link,
+		// which this rubric does not read: it scores as it did when
+		// nothing on GitHub was named and GitHub was not asked.
+		others := make([]string, 0, len(p.signals))
+		for _, s := range p.signals {
+			if s == evidence.SignalGitHub || (s == evidence.SignalDNSSEC && p.b.Signal(s).State == evidence.StateNotAssessed) {
+				continue
+			}
+			others = append(others, s)
+		}
+		if g := gateOf(p.b, Dimension{ID: p.dimension, Signals: others}); g.state != StateScored {
+			return e, &g
+		}
+		if e.reg != nil {
+			if _, ok := p.observed(evidence.SignalRegistryMeta); ok {
+				return e, nil
+			}
+		}
+	}
 	switch gate.state {
 	case StateZeroPoint:
 		return e, &gate
