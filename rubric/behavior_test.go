@@ -65,12 +65,14 @@ func richBehavior() *evidence.Behavior {
 	b := cleanBehavior()
 	lit := tcp("scripts", "evil-helper", "", "45.9.148.108", 4444)
 	lit.LiteralIP, lit.SNI = true, ""
+	// Three check-ins 5 s apart during the idle watch: a beacon under
+	// every rubric (from v11 one needs 3 regular attempts while idle).
 	beacon := tcp("run", "", "c2.example.net", "10.13.0.2", 443)
-	beacon.AfterHandshake, beacon.Time = true, t0.Add(5*time.Second)
-	beacon2 := beacon
-	beacon2.Time = t0.Add(10 * time.Second)
+	beacon.AfterHandshake, beacon.Stage, beacon.Time = true, evidence.StageIdle, t0.Add(5*time.Second)
+	beacon2, beacon3 := beacon, beacon
+	beacon2.Time, beacon3.Time = t0.Add(10*time.Second), t0.Add(15*time.Second)
 	b.Network = append(b.Network, dns("scripts", "evil-helper", "d2phbHJ4.x.example.net", "A"), lit,
-		dns("run", "", "c2.example.net", "A"), beacon, beacon2)
+		dns("run", "", "c2.example.net", "A"), beacon, beacon2, beacon3)
 	b.Exfiltration = append(b.Exfiltration, evidence.CanaryHit{
 		Canary: evidence.Canary{Kind: "aws_secret_access_key", Where: "env:AWS_SECRET_ACCESS_KEY"},
 		Phase:  "scripts", Package: "evil-helper", Channel: "dns", Encoding: "base64", Destination: "d2phbHJ4.x.example.net", Masked: "wJalrX…",
