@@ -331,7 +331,7 @@ func scoreEgress(p *probe) verdict {
 			dst := destination(e)
 			attempts.add(netKey{e.Phase, e.Package, dst}, dst, e)
 		}
-		if e.LiteralIP {
+		if e.LiteralIP && !(v11 && linkLocal(e)) {
 			dst := ipDestination(e)
 			literals.add(netKey{e.Phase, e.Package, dst}, dst, e)
 		}
@@ -702,7 +702,7 @@ func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools
 			p.emit(CodeProcessSpawn, subject,
 				fmt.Sprintf("%s started %s %s%s", p.actor(e.Phase, e.Package), displayName(names), p.during(e.Phase), times), ev)
 		}
-		if name, ok := match(names, es.Shells); ok && hasCommandFlag(args) {
+		if name, ok := match(names, es.Shells); ok && hasCommandFlag(args) && (!p.atLeast(execFrom) || shellRunsCode(args)) {
 			shells++
 			p.emit(CodeProcessShell, subject,
 				fmt.Sprintf("%s ran a shell command with %s -c %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)

@@ -210,6 +210,19 @@ func TestBeaconIsRepeatedContact(t *testing.T) {
 				return []evidence.NetEvent{e}
 			}(),
 			legacy: outcome{State: StateScored, Score: 0, Findings: []string{beacon, attempt, "pkg.behavior.egress.literal_ip run"}},
+			// The Azure metadata service's fixed link-local address is
+			// egress from v11, not a literal-IP dropper
+			// (behavior_exec.go).
+			v11: outcome{State: StateScored, Score: 40, Findings: []string{attempt}},
+		},
+		{
+			name: "literal_ip_once_elsewhere",
+			net: func() []evidence.NetEvent {
+				e := inStage(tcp("run", "", "", "203.0.113.7", 8080), evidence.StageIdle, 300)
+				e.LiteralIP, e.SNI, e.HTTPMethod, e.HTTPTarget = true, "", "POST", "/hb"
+				return []evidence.NetEvent{e}
+			}(),
+			legacy: outcome{State: StateScored, Score: 0, Findings: []string{beacon, attempt, "pkg.behavior.egress.literal_ip run"}},
 			v11:    outcome{State: StateScored, Score: 0, Findings: []string{attempt, "pkg.behavior.egress.literal_ip run"}},
 		},
 	}

@@ -333,7 +333,7 @@ func TestExecutionSafety(t *testing.T) {
 		{
 			name: "busybox_applets",
 			modify: watched(func(b *evidence.Behavior) {
-				p := proc("scripts", "sh", "-c", "id")
+				p := proc("scripts", "sh", "-c", "echo aWQ= | base64 -d | sh")
 				p.Exe, p.Package = "/bin/busybox", "evil-helper"
 				b.Processes = append(b.Processes, p)
 			}),
