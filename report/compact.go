@@ -159,7 +159,7 @@ func (c *compact) header(rep Report) {
 	}
 	switch s.Gate.Result {
 	case GateFailed:
-		c.para("  "+c.paint(ansiRed+ansiBold, "gate failed")+"  ", fmt.Sprintf("%d finding(s) at or above %s", len(s.Gate.Tripped), s.Gate.FailOn))
+		c.para("  "+c.paint(ansiRed+ansiBold, "gate failed")+"  ", s.Gate.Failed())
 	case GatePassed:
 		c.para("  gate passed  ", "no finding at or above "+s.Gate.FailOn+" in the checks that ran")
 	}

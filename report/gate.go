@@ -196,6 +196,32 @@ func ParseSeverity(s string) (rubric.Severity, error) {
 	return "", errors.New("must be critical, high, medium or low, not " + fmt.Sprintf("%q", s))
 }
 
+// signalPrefix starts a tripped entry that is a signal state, not a
+// finding (--fail-on-unverified).
+const signalPrefix = "signal "
+
+// Failed says what failed the gate: "2 finding(s) at or above high", and,
+// with --fail-on-unverified, "1 signal not observed"; a signal state is
+// never counted as a finding.
+func (g Gate) Failed() string {
+	findings, signals := 0, 0
+	for _, t := range g.Tripped {
+		if strings.HasPrefix(t, signalPrefix) {
+			signals++
+		} else {
+			findings++
+		}
+	}
+	var parts []string
+	if findings > 0 || signals == 0 {
+		parts = append(parts, fmt.Sprintf("%d finding(s) at or above %s", findings, g.FailOn))
+	}
+	if signals > 0 {
+		parts = append(parts, fmt.Sprintf("%d signal(s) not observed (--fail-on-unverified)", signals))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // IsUnverified reports whether a code is an unverified marker: it says a
 // signal could not be checked, not that something was found.
 func IsUnverified(code string) bool { return strings.HasSuffix(code, ".unverified") }
@@ -251,7 +277,7 @@ func (p Policy) Apply(rep *Report) {
 		for _, name := range slices.Sorted(maps.Keys(rep.Signals)) {
 			sig := rep.Signals[name]
 			if sig.ThirdParty && (sig.State == string(evidence.StateUnavailable) || sig.State == string(evidence.StateError)) {
-				s.Gate.Tripped = append(s.Gate.Tripped, "signal "+name+" "+sig.State)
+				s.Gate.Tripped = append(s.Gate.Tripped, signalPrefix+name+" "+sig.State)
 			}
 		}
 	}

@@ -216,11 +216,11 @@ func imageRef(s Sandbox) string {
 func gateSentence(g Gate) string {
 	switch g.Result {
 	case GateFailed:
-		return fmt.Sprintf("failed: %s at or above %s", plural(len(g.Tripped), "finding"), g.FailOn)
+		return "failed: " + g.Failed()
 	case GatePassed:
 		s := "passed: no finding at or above " + g.FailOn
 		if g.Unverified {
-			s += " (unverified markers counted)"
+			s += " and every third-party signal observed"
 		}
 		return s + ", in the checks that ran (see Signals)"
 	}

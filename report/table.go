@@ -262,7 +262,7 @@ func (t *table) gate(rep Report) {
 	t.line("")
 	switch s.Gate.Result {
 	case GateFailed:
-		t.line(fmt.Sprintf("GATE  failed: %d finding(s) at or above %s", len(s.Gate.Tripped), clean(s.Gate.FailOn)))
+		t.line("GATE  failed: " + clean(s.Gate.Failed()))
 		for _, f := range s.Gate.Tripped {
 			t.line("  " + clean(f))
 		}

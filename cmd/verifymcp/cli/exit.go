@@ -65,7 +65,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 type gateError struct{ tripped []string }
 
 func (e gateError) Error() string {
-	return fmt.Sprintf("--fail-on: %d finding(s) at or above the gate's severity: %s", len(e.tripped), strings.Join(e.tripped, ", "))
+	return fmt.Sprintf("--fail-on: %s", strings.Join(e.tripped, ", "))
 }
 
 // engineError and imageError mark infrastructure failures.
