@@ -210,7 +210,12 @@ func TestProvenanceDNSSEC(t *testing.T) {
 					r.RepositoryURL = "git+https://gitlab.com/acme/mcp-notes.git"
 					r.Repository = &evidence.Repository{Host: "gitlab.com", Owner: "acme", Name: "mcp-notes"}
 					r.MCPName = "dev.acme/notes"
-				}), func(b *evidence.Bundle) { b.Supply.GitHub, b.Supply.DNSSEC = nil, nil }),
+				}), func(b *evidence.Bundle) {
+					b.Supply.GitHub, b.Supply.DNSSEC = nil, nil
+					if b.Supply.MCPRegistry != nil {
+						b.Supply.MCPRegistry.Name = "dev.acme/notes"
+					}
+				}),
 			want: outcome{State: StateScored, Score: 75},
 		},
 		{

@@ -972,6 +972,9 @@ func TestSupplyFindingsMatchCatalog(t *testing.T) {
 	b = supplyBundle()
 	b.Supply.GitHub.FullName = "acme2/notes"
 	check(b)
+	b = supplyBundle()
+	b.Supply.MCPRegistry.Packages[0].Identifier = "notes-mcp"
+	check(b)
 	check(loadBundle(t, "dnssec.bundle.json"))
 	check(loadBundle(t, "pypi.bundle.json"))
 	b = supplyBundle()
