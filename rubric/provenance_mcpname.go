@@ -38,11 +38,6 @@ import (
 // but decides nothing: the registry reads it only when an entry is
 // published, and it does not tie this package to the namespace.
 
-func init() {
-	// The signal a rubric may name from v11 (see knownSignals).
-	knownSignals[evidence.SignalMCPRegistry] = true
-}
-
 // readsMCPRegistry reports whether the dimension being scored names the
 // mcp_registry signal, so that its probe checks the mcpName as the
 // registry does.

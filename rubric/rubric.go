@@ -329,6 +329,7 @@ var codePattern = regexp.MustCompile(`^pkg\.[a-z0-9_]+(\.[a-z0-9_]+)+$`)
 var knownSignals = map[string]bool{
 	"registry": true, "registry.metadata": true, "sandbox.install": true, "sandbox.session": true, "contract": true,
 	"osv": true, "socket": true, "github": true, "dnssec": true, "judge": true, "sandbox.behavior": true, "drift": true,
+	"mcp_registry": true, // from v11: the MCP registry's entry of the package's mcpName
 }
 
 // parse decodes and validates a rubric file. Unknown fields are errors, so a

@@ -53,7 +53,7 @@ in force) without scanning again. Every scan is saved like a scan's. --kind synt
 --kind reviewed runs the cases of one kind.
 
 Examples:
-  verifymcp cases run --kind synthetic --no-behavior --skip osv,socket,github,dnssec,judge
+  verifymcp cases run --kind synthetic --no-behavior --skip osv,socket,github,dnssec,judge,mcp_registry
   verifymcp cases run --case server-memory
   verifymcp cases run --from-store --format json -o cases.json`,
 		Args: cobra.NoArgs,

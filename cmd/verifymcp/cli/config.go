@@ -188,7 +188,7 @@ type supplyConfig struct {
 }
 
 // skippable are the signals --skip may turn off.
-var skippable = []string{"osv", "socket", "github", "dnssec", "judge"}
+var skippable = []string{"osv", "socket", "github", "dnssec", "judge", "mcp_registry"}
 
 // secrets are the operator's third-party credentials, for the sandbox to
 // mask wherever a package repeats them (they never enter a container).

@@ -187,7 +187,7 @@ func bindSignalFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.StringVar(&f.githubEndpoint, "github-endpoint", "", "GitHub API base URL, e.g. https://ghe.example.com/api/v3/ (env VERIFYMCP_GITHUB_ENDPOINT; default https://api.github.com/); the token comes from GITHUB_TOKEN only")
 	fl.BoolVar(&f.refresh, "refresh", false, "ask third parties again instead of using cached answers (the new answers are cached)")
 	fl.StringVar(&f.cacheTTL, "cache-ttl", "", "how long third-party answers are reused (env VERIFYMCP_CACHE_TTL; default 24h)")
-	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github, dnssec, judge (reported as not_assessed)")
+	fl.StringSliceVar(&f.skip, "skip", nil, "third-party signals not to assess: osv, socket, github, dnssec, judge, mcp_registry (reported as not_assessed)")
 }
 
 func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
