@@ -220,6 +220,11 @@ func (n needs) of(b *evidence.Bundle) []string {
 	for _, s := range n.signals {
 		sig, ok := b.Signals[s]
 		switch {
+		case !ok && s == evidence.SignalMCPRegistry && (b.Supply == nil || b.Supply.Registry == nil || b.Supply.Registry.MCPName == ""):
+			// The MCP registry is asked about the mcpName the registry
+			// metadata gives: with none stored (none declared, or the
+			// metadata itself to be collected again) there is nothing to
+			// ask yet, and the rubric reads the missing signal so.
 		case !ok && s == evidence.SignalDrift:
 			// A comparison with the pin of the day of the scan: it
 			// cannot be made again later, so a bundle without it keeps

@@ -397,6 +397,10 @@ func TestRecollectSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	v5 := rubric.Current()
+	v10, err := rubric.Load("10")
+	if err != nil {
+		t.Fatal(err)
+	}
 	stale := withJudge(withSupply(fx.base, fx.dnssec), fx.judge)
 	j := *stale.Judge
 	j.SpecDigest = "sha256:" + fmt.Sprintf("%064x", 1)
@@ -409,14 +413,17 @@ func TestRecollectSignals(t *testing.T) {
 		r    *rubric.Rubric
 		want []string
 	}{
-		{"complete_evidence", withJudge(withSupply(fx.base, fx.dnssec), fx.judge), v5, nil},
+		// The fixtures were recorded before the MCP registry was asked about
+		// their mcpName; rubric v11 reads that signal, v10 does not.
+		{"complete_evidence", withJudge(withSupply(fx.base, fx.dnssec), fx.judge), v5, []string{evidence.SignalMCPRegistry}},
+		{"complete_evidence_v10", withJudge(withSupply(fx.base, fx.dnssec), fx.judge), v10, nil},
 		{"no_registry_metadata", fx.base, v5, []string{evidence.SignalRegistryMeta}},
-		{"written_before_dnssec_and_judge", without(withSupply(fx.base, fx.supply), evidence.SignalDNSSEC, evidence.SignalJudge), v5, []string{evidence.SignalDNSSEC, evidence.SignalJudge}},
+		{"written_before_dnssec_and_judge", without(withSupply(fx.base, fx.supply), evidence.SignalDNSSEC, evidence.SignalJudge), v5, []string{evidence.SignalDNSSEC, evidence.SignalJudge, evidence.SignalMCPRegistry}},
 		{"rubric_v3_reads_neither", without(withSupply(fx.base, fx.supply), evidence.SignalDNSSEC, evidence.SignalJudge), v3, nil},
-		{"judge_under_another_spec", stale, v5, []string{evidence.SignalJudge}},
+		{"judge_under_another_spec", stale, v5, []string{evidence.SignalJudge, evidence.SignalMCPRegistry}},
 		{"judge_spec_irrelevant_to_v3", stale, v3, nil},
-		{"judge_unavailable_is_an_answer", notAsked, v5, nil},
-		{"sandbox_signal_missing", without(withSupply(fx.base, fx.dnssec), evidence.SignalBehavior), v5, []string{evidence.SignalBehavior}},
+		{"judge_unavailable_is_an_answer", notAsked, v10, nil},
+		{"sandbox_signal_missing", without(withSupply(fx.base, fx.dnssec), evidence.SignalBehavior), v10, []string{evidence.SignalBehavior}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
