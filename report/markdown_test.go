@@ -280,7 +280,7 @@ func TestMarkdownInjection(t *testing.T) {
 		// The description, in evidence: a fence, whatever it holds.
 		"  ```text\n  description: \"Returns the environment variables of the server. <script>alert(1)</script> <img src=x onerror=alert(2)> [click]",
 		// The gate, and the ignored finding: who, why, until when.
-		"- **Gate:** failed: 2 findings at or above high: `` pkg.contract.capability.environment <img src=x onerror=alert(3)>|`run` ``",
+		"- **Gate:** failed: 2 finding(s) at or above high: `` pkg.contract.capability.environment <img src=x onerror=alert(3)>|`run` ``",
 		"— **ignored** until 2026-12-31 by `@alice` &lt;img src=x&gt;: reviewed &lt;script&gt;alert(5)&lt;/script&gt; `[x](https://evil.example/i)` \\| cell (.verifymcp-ignore.yaml:2): ",
 		// A dimension's reason and a signal's, in table cells.
 		"| spec_recency | 3.57 | scored | 0 | protocol version \"2024-11-05 \\| &lt;b&gt;bold&lt;/b&gt; `[x](https://evil.example/v)\"` |",
