@@ -218,3 +218,37 @@ func ScanFindings(s Server, sc Scan) []Finding {
 func sortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(a, b Finding) int { return strings.Compare(a.Key(), b.Key()) })
 }
+
+// JudgeSide computes the findings of every server of one side ("" for
+// both), from its listing and its scan snapshot where there is one, and
+// judges them against review.yaml. It returns the judged findings and the
+// servers of that side that have no scan snapshot yet.
+func JudgeSide(dir string, servers []Server, side string) ([]Judged, []string, error) {
+	r := rubric.Current()
+	rf, err := ReadReviews(filepath.Join(dir, "review.yaml"))
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := map[string]Server{}
+	var fs []Finding
+	var unscanned []string
+	for _, s := range servers {
+		if side != "" && s.Side != side {
+			continue
+		}
+		byID[s.ID] = s
+		fs = append(fs, ListingFindings(s, r)...)
+		sc, err := ReadScan(dir, s.ID)
+		switch {
+		case errors.Is(err, ErrNoScan):
+			unscanned = append(unscanned, s.ID)
+		case err != nil:
+			return nil, nil, err
+		default:
+			fs = append(fs, ScanFindings(s, sc)...)
+		}
+	}
+	sortFindings(fs)
+	js, _ := Judge(fs, byID, rf)
+	return js, unscanned, nil
+}

@@ -98,11 +98,18 @@ func Parse(b []byte) (Recording, error) {
 	}
 	each := func(method, key string, f func(json.RawMessage) error) error {
 		for _, page := range wire[method] {
-			var p map[string][]json.RawMessage
+			// A page may carry other members (nextCursor, ttlMs, _meta).
+			var p map[string]json.RawMessage
 			if err := json.Unmarshal(page, &p); err != nil {
 				return fmt.Errorf("%s: %w", method, err)
 			}
-			for _, it := range p[key] {
+			var items []json.RawMessage
+			if raw, ok := p[key]; ok && string(raw) != "null" {
+				if err := json.Unmarshal(raw, &items); err != nil {
+					return fmt.Errorf("%s: %s: %w", method, key, err)
+				}
+			}
+			for _, it := range items {
 				if err := f(it); err != nil {
 					return fmt.Errorf("%s: %w", method, err)
 				}
