@@ -198,12 +198,67 @@ type exempt map[string]bool
 
 func paramKey(p param) string { return strings.ToLower(p.name) + "\x00" + strings.Join(p.types, ",") }
 
-func exemptions(tools []toolInfo, prompts [][]param) exempt {
-	ex := exempt{}
+// credentialExemptions are what a server's surface says of its parameters
+// as a whole: the names its text says are no credential, and whether a
+// token is one of its assets (a crypto-currency server's quoteToken).
+type credentialExemptions struct {
+	names exempt
+	// assetTokens: the server's own tools are named for tokens as things
+	// it works on (get_token_balances, filter_tokens), not for access
+	// tokens, so "...Token" names an asset there.
+	assetTokens bool
+}
+
+// authWords make a tool named for tokens a tool about access tokens.
+var authWords = map[string]bool{"access": true, "auth": true, "authorization": true, "refresh": true, "api": true, "bearer": true,
+	"session": true, "oauth": true, "jwt": true, "personal": true, "id": true, "login": true, "credential": true, "credentials": true,
+	"secret": true, "revoke": true}
+
+func assetTokenServer(tools []toolInfo) bool {
+	for _, ti := range tools {
+		ws := words(ti.tool.Name)
+		token, auth := false, false
+		for _, w := range ws {
+			token = token || w == "token" || w == "tokens"
+			auth = auth || authWords[w]
+		}
+		if token && !auth {
+			return true
+		}
+	}
+	return false
+}
+
+// reAssetToken: a token-named parameter's text places it among assets.
+var reAssetToken = regexp.MustCompile(`(?i)\b(?:addresse?s?|contract|erc-?20|spl|swaps?|liquidity|pairs?|price|token[01]|base\s+token|quote\s+token|mint|chain|network\s*id|networkid|symbol|coins?|currenc(?:y|ies)|assets?|dex|pools?|amount)\b`)
+
+// tokenOnly reports whether a name asks for a credential only by ending
+// in "token" (quoteToken), not by a secret word or pair (apiToken is a
+// pair; "token" alone is left to its text).
+func tokenOnly(name string) bool {
+	ws := words(name)
+	if len(ws) < 2 || ws[len(ws)-1] != "token" {
+		return false
+	}
+	for _, w := range ws {
+		if credentialWords[w] {
+			return false
+		}
+	}
+	for i := 0; i+1 < len(ws); i++ {
+		if credentialPairs[ws[i]+" "+ws[i+1]] {
+			return false
+		}
+	}
+	return true
+}
+
+func exemptions(tools []toolInfo, prompts [][]param) credentialExemptions {
+	ex := credentialExemptions{names: exempt{}, assetTokens: assetTokenServer(tools)}
 	note := func(ps []param) {
 		for _, p := range ps {
 			if notACredential(p) {
-				ex[paramKey(p)] = true
+				ex.names[paramKey(p)] = true
 			}
 		}
 	}
@@ -216,9 +271,13 @@ func exemptions(tools []toolInfo, prompts [][]param) exempt {
 	return ex
 }
 
-func checkCredentialParams(out *findings, kind, subject string, ps []param, ex exempt) {
+func checkCredentialParams(out *findings, kind, subject string, ps []param, ex credentialExemptions) {
 	for _, p := range ps {
-		if nonSecretType(p.types) || ex[paramKey(p)] {
+		if nonSecretType(p.types) || ex.names[paramKey(p)] {
+			continue
+		}
+		if tokenOnly(p.name) && (ex.assetTokens || reAssetToken.MatchString(p.desc+" "+p.title)) {
+			// quoteToken, priceBaseToken: a currency's token.
 			continue
 		}
 		nameField := p.field
@@ -356,7 +415,7 @@ var (
 	// reFileWords: a description that speaks of things on a filesystem.
 	reFileWords = regexp.MustCompile(`(?i)\b(?:files?|director(?:y|ies)|folders?|dirs?|disk|file\s*system|local|absolute|relative|working\s+directory)\b`)
 	// reNotHostPath: text that places a path-named parameter elsewhere.
-	reNotHostPath = regexp.MustCompile(`(?i)\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
+	reNotHostPath = regexp.MustCompile(`(?i)\bglob\s+patterns?\b|\bpatterns?\s+to\s+(?:limit|match|filter|exclude|include|select)\b|\bcommits?\b|\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
 	reRelative    = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project|workspace|root|repo|repository)`)
 	// reProductFolder: a folder of a product, not of the host's file
 	// system (a dashboard folder, a mail folder, a drive folder).
@@ -512,7 +571,7 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 		var found *param
 		remote := false
 		for j, p := range ti.params {
-			if !topLevel(p.field) || elsewhere[paramKey(p)] {
+			if !topLevel(p.field) {
 				continue
 			}
 			for _, w := range words(p.name) {
@@ -523,7 +582,7 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 			// The first host path, preferring one its description calls a
 			// path, then one that is not relative to another parameter (a
 			// project root).
-			if hostPath(ti.tool, p) && (found == nil || pathRank(p) > pathRank(*found)) {
+			if !elsewhere[paramKey(p)] && hostPath(ti.tool, p) && (found == nil || pathRank(p) > pathRank(*found)) {
 				found = &ti.params[j]
 			}
 		}

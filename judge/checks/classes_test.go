@@ -116,6 +116,32 @@ func TestIssue33Classes(t *testing.T) {
 			c:    surface(tool("get_config", "Retrieve the configuration of a PostgreSQL server.", `"server":{"type":"string"}`)),
 		},
 		{
+			// A crypto-currency data server's tokens are assets (tuning
+			// corpus, codex-mcp): quoteToken is "the token of interest
+			// (token0 or token1)".
+			name: "a_currencys_token_is_not_a_credential",
+			c: surface(
+				tool("get_token_chart_data", "Get chart data for a token pair.",
+					`"pairAddress":{"type":"string"},"quoteToken":{"type":"string","description":"The token of interest (token0 or token1)"}`),
+				tool("get_token_balances", "Get the token balances of a wallet.", `"filterToken":{"type":"string","description":"Optional token to filter balances for"}`),
+			),
+		},
+		{
+			// Positive control: an access token on a server about tokens is
+			// still a credential.
+			name: "an_api_token_is_still_a_credential",
+			c: surface(tool("get_token_price", "Get a token's price.",
+				`"symbol":{"type":"string"},"apiToken":{"type":"string","description":"Your API token"}`)),
+			want: []string{"pkg.contract.param.credential get_token_price input_schema/properties/apiToken"},
+		},
+		{
+			// Glob patterns that select commits by the paths they touch are
+			// no host path (tuning corpus, mcp-linear).
+			name: "patterns_of_file_paths_in_commits_are_not_host_paths",
+			c: surface(tool("create_release_pipeline", "Create a release pipeline.",
+				`"name":{"type":"string"},"includePathPatterns":{"type":"array","items":{"type":"string"},"description":"Optional glob patterns to limit matched commits by file path"}`)),
+		},
+		{
 			// The same parameter on tools of one server is judged the same,
 			// whatever the incidental wording of each description.
 			name: "identical_parameters_are_judged_alike",
