@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -158,7 +159,7 @@ func mechanical(f Finding, s Server) (verdict, why string, ok bool) {
 	case "pkg.contract.description.missing":
 		holds = len([]rune(strings.TrimSpace(tool.Description))) < 20
 	case "pkg.contract.schema.undescribed_parameter":
-		holds = lacking(tool.InputSchema, strings.Split(f.Evidence, ", "))
+		holds = lacking(tool.InputSchema, reLacking.FindAllStringSubmatch(f.Evidence, -1))
 	}
 	if holds {
 		return VerdictTrue, "checked against the Inspector's listing", true
@@ -166,21 +167,22 @@ func mechanical(f Finding, s Server) (verdict, why string, ok bool) {
 	return VerdictFalse, "the Inspector's listing does not show it", true
 }
 
+// reLacking reads the parameters the evidence names: "filters (no
+// description), id (no type, no description)".
+var reLacking = regexp.MustCompile(`(?:^|, )([^\s,()]+) \(no `)
+
 // lacking reports whether every named top-level property of a schema
 // lacks a type or a description.
-func lacking(schema json.RawMessage, names []string) bool {
+func lacking(schema json.RawMessage, names [][]string) bool {
 	var sc struct {
 		Properties map[string]map[string]any `json:"properties"`
 	}
 	if json.Unmarshal(schema, &sc) != nil || len(names) == 0 {
 		return false
 	}
-	for _, n := range names {
-		p, ok := sc.Properties[strings.TrimSuffix(strings.TrimSpace(n), "…")]
+	for _, m := range names {
+		p, ok := sc.Properties[m[1]]
 		if !ok {
-			if strings.HasSuffix(n, "…") {
-				continue // the evidence was clipped inside this name
-			}
 			return false
 		}
 		d, _ := p["description"].(string)
