@@ -388,7 +388,7 @@ func TestProtocolHygiene(t *testing.T) {
 		{
 			name: "two_list_errors_and_truncation",
 			modify: func(b *evidence.Bundle) {
-				b.Session.ListErrors = map[string]string{"resources/list": "-32603 internal error", "prompts/list": "-32601 method not found"}
+				b.Session.ListErrors = map[string]string{"resources/list": "-32603 internal error", "prompts/list": "-32002 request timed out"}
 				b.Session.Truncated = true
 			},
 			want: outcome{State: StateScored, Score: 25, Findings: []string{

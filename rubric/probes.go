@@ -36,6 +36,7 @@ const (
 	CodeDiscoverUnanswered      = "pkg.session.discover.unanswered"
 	CodeStdoutNonJSON           = "pkg.protocol.stdout.non_json"
 	CodeListFailed              = "pkg.protocol.list.failed"
+	CodeListUnsupported         = "pkg.protocol.list.unsupported"
 	CodeOutputTruncated         = "pkg.protocol.output.truncated"
 	CodeSpecOutdated            = "pkg.session.spec.outdated"
 	CodeSchemaCompleteness      = "pkg.contract.schema.completeness"
@@ -79,7 +80,9 @@ var scorers = map[string]scorer{
 		score: scoreSession,
 	},
 	"protocol_hygiene": {
-		emits: map[string]Kind{CodeStdoutNonJSON: KindFinding, CodeListFailed: KindFinding, CodeOutputTruncated: KindFinding},
+		emits: map[string]Kind{CodeStdoutNonJSON: KindFinding, CodeListFailed: KindFinding, CodeOutputTruncated: KindFinding,
+			CodeListUnsupported: KindFinding},
+		since: map[string]string{CodeListUnsupported: "11"},
 		score: scoreProtocolHygiene,
 	},
 	"spec_recency": {
@@ -618,12 +621,26 @@ func scoreProtocolHygiene(p *probe) verdict {
 		methods = append(methods, m)
 	}
 	sort.Strings(methods)
+	failed, unsupported := 0, 0
 	for _, m := range methods {
+		// From rubric v11 "Method not found" for a list method of a
+		// declared capability is the method unsupported, a restatement of
+		// the server's answer that clients handle, not a failed call.
+		if pp.ListUnsupportedPenalty != nil && methodNotFound(s.ListErrors[m]) {
+			unsupported++
+			p.emit(CodeListUnsupported, m, fmt.Sprintf("the server declared the capability of %s but answered it with Method not found", m), p.clip(m+": "+s.ListErrors[m]))
+			score -= *pp.ListUnsupportedPenalty
+			continue
+		}
+		failed++
 		p.emit(CodeListFailed, m, fmt.Sprintf("%s failed", m), p.clip(m+": "+s.ListErrors[m]))
 		score -= pp.ListFailedPenalty
 	}
-	if len(methods) > 0 {
-		notes = append(notes, plural(len(methods), "failed list call"))
+	if failed > 0 {
+		notes = append(notes, plural(failed, "failed list call"))
+	}
+	if unsupported > 0 {
+		notes = append(notes, plural(unsupported, "declared list method")+" answered with Method not found")
 	}
 	if s.Truncated || len(s.Truncations) > 0 {
 		p.emitTruncations(s)
@@ -992,4 +1009,10 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// methodNotFound reports whether a list call's recorded error is JSON-RPC's
+// -32601, Method not found.
+func methodNotFound(err string) bool {
+	return strings.Contains(err, "Method not found") || strings.Contains(err, "-32601")
 }

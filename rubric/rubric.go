@@ -173,6 +173,12 @@ type ProtocolHygieneParams struct {
 	NonJSONPenalty    float64 `yaml:"non_json_penalty"`
 	ListFailedPenalty float64 `yaml:"list_failed_penalty"`
 	TruncatedPenalty  float64 `yaml:"truncated_penalty"`
+	// ListUnsupportedPenalty, from rubric v11, is deducted for a list
+	// method of a declared capability that the server answered with
+	// "Method not found" (pkg.protocol.list.unsupported); before v11 such
+	// an answer was a failed list (pkg.protocol.list.failed). Nil when the
+	// rubric does not tell them apart.
+	ListUnsupportedPenalty *float64 `yaml:"list_unsupported_penalty"`
 }
 
 // SpecRecencyParams score negotiated protocol versions.
