@@ -338,7 +338,7 @@ var (
 	detailRE = regexp.MustCompile(`(?i)error|exception|required|missing|not set|must|usage|invalid|cannot|can't|failed|denied|refused|not found`)
 	// loadRE: the server's code could not even load or start against its
 	// installed dependencies (a crash, whatever configuration it has).
-	loadRE  = regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot import name|SyntaxError|ERR_MODULE_NOT_FOUND|ERR_REQUIRE_ESM|ERR_PACKAGE_PATH_NOT_EXPORTED|Cannot find (module|package)|TypeError: \S+\(\) (got an unexpected keyword|no longer accepts|missing \d+ required)`)
+	loadRE  = regexp.MustCompile(`(?i)ModuleNotFoundError|ImportError|cannot import name|SyntaxError|ERR_MODULE_NOT_FOUND|ERR_REQUIRE_ESM|ERR_PACKAGE_PATH_NOT_EXPORTED|Cannot find (module|package)|TypeError: \S+\(\) (got an unexpected keyword|no longer accepts|missing \d+ required)|AttributeError: ('\w+' object|module '[\w.]+') has no attribute`)
 	excRE   = regexp.MustCompile(`^\s*(\| )?([A-Za-z_][\w.]*(Error|Exception|Exit)|Error)\b[^(]*?:`)
 	noiseRE = regexp.MustCompile(`(?i)^\s*(\| )?(Traceback \(most recent call last\)|During handling of the above exception|The above exception was the direct cause|\+ Exception Group Traceback)`)
 )
