@@ -538,3 +538,27 @@ func memoryText(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }
+
+// listNetRe and listNeedRe read a list call's error: the network the run
+// phase does not give ("Fetch failed" from a server that asks its API to
+// list resources), or configuration the scan did not give ("Missing
+// required database configuration").
+var (
+	listNetRe  = regexp.MustCompile(`(?i)fetch failed|failed to fetch|` + netRe.String())
+	listNeedRe = regexp.MustCompile(`(?i)\bmissing\s+(?:required\s+)?(?:\w+\s+){0,2}(?:configuration|config|credentials?|api[\s_-]?key|token|settings?|environment\s+variables?)\b|\bnot\s+configured\b|\bno\s+(?:\w+\s+)?(?:api[\s_-]?key|token|credentials?)\s+(?:configured|provided|set)\b|` + needRe.String())
+)
+
+// ListLimit reports whether a list call failed for what the sandbox does
+// not give, from the error the session recorded for it: the network, or
+// configuration the scan did not give. The reason says which. Such a
+// failure is not the package's (rubric v11 raises no finding for it).
+func ListLimit(method, err string) (reason string, ok bool) {
+	e := clipLine(strings.TrimSpace(err))
+	switch {
+	case listNetRe.MatchString(err):
+		return method + " needed the network, which the run phase does not give (" + e + ")", true
+	case listNeedRe.MatchString(err) && !softRe.MatchString(err):
+		return method + " needed configuration the scan did not give (" + e + ")", true
+	}
+	return "", false
+}

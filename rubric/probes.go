@@ -622,7 +622,17 @@ func scoreProtocolHygiene(p *probe) verdict {
 	}
 	sort.Strings(methods)
 	failed, unsupported := 0, 0
+	var limited []string
 	for _, m := range methods {
+		// From rubric v11 a list that failed for what the sandbox does not
+		// give (the network, configuration) is not assessed, not a
+		// finding.
+		if pp.ListUnsupportedPenalty != nil {
+			if why, ok := evidence.ListLimit(m, s.ListErrors[m]); ok {
+				limited = append(limited, why)
+				continue
+			}
+		}
 		// From rubric v11 "Method not found" for a list method of a
 		// declared capability is the method unsupported, a restatement of
 		// the server's answer that clients handle, not a failed call.
@@ -641,6 +651,9 @@ func scoreProtocolHygiene(p *probe) verdict {
 	}
 	if unsupported > 0 {
 		notes = append(notes, plural(unsupported, "declared list method")+" answered with Method not found")
+	}
+	for _, why := range limited {
+		notes = append(notes, "not assessed: "+why)
 	}
 	if s.Truncated || len(s.Truncations) > 0 {
 		p.emitTruncations(s)

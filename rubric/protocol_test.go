@@ -1,6 +1,7 @@
 package rubric
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,33 @@ func TestListUnsupportedV11(t *testing.T) {
 		want := outcome{State: StateScored, Score: tc.score, Findings: tc.want}
 		if d := diff(want, got); d != "" {
 			t.Errorf("v%s protocol_hygiene (-want +got):\n%s", tc.version, d)
+		}
+	}
+}
+
+// TestListLimitV11: a list call that failed for the network the run phase
+// does not give (linear-mcp-server lists its resources from Linear's API:
+// "Fetch failed") or for configuration the scan did not give
+// (mysql-mcp-server: "Missing required database configuration") was a
+// failed list under v10; from v11 it is not assessed, no finding, no
+// deduction, with the reason in the dimension's.
+func TestListLimitV11(t *testing.T) {
+	for _, errText := range []string{`calling "resources/list": Fetch failed`, `calling "resources/list": Missing required database configuration`} {
+		for _, v := range []string{"10", "11"} {
+			b := okBundle()
+			b.Session.ListErrors = map[string]string{"resources/list": errText}
+			res := Evaluate(b, mustLoad(t, v))
+			got := outcomeOf(res, "protocol_hygiene")
+			want := outcome{State: StateScored, Score: 100, Findings: []string{}}
+			if v == "10" {
+				want = outcome{State: StateScored, Score: 75, Findings: []string{"pkg.protocol.list.failed resources/list"}}
+			}
+			if d := diff(want, got); d != "" {
+				t.Errorf("v%s %q (-want +got):\n%s", v, errText, d)
+			}
+			if v == "11" && !strings.Contains(dim(res, "protocol_hygiene").Reason, "not assessed: resources/list needed") {
+				t.Errorf("v11 reason %q", dim(res, "protocol_hygiene").Reason)
+			}
 		}
 	}
 }
