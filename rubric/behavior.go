@@ -513,7 +513,7 @@ func scoreSecretHandling(p *probe) verdict {
 	}
 	n := 0
 	for _, f := range beh.Files {
-		if !f.Sensitive {
+		if !p.sensitive(f) {
 			continue
 		}
 		n++
@@ -553,7 +553,7 @@ func scoreExecutionSafety(p *probe) verdict {
 	}
 	writes := 0
 	for _, f := range beh.Files {
-		if f.Sensitive {
+		if p.sensitive(f) {
 			continue // scored under secret_handling
 		}
 		writes++

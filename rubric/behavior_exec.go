@@ -45,5 +45,28 @@ func linkLocal(e evidence.NetEvent) bool {
 	return err == nil && (a.IsLinkLocalUnicast() || slices.Contains(metadataAddrs, a.String()))
 }
 
+// Sensitive files, from rubric v11. The sandbox marks a write under
+// ~/.ssh, ~/.kube, ~/.docker and the like as sensitive; some of what
+// clients write there holds no credential and installs nothing that runs:
+// ssh's known_hosts (the host keys of a server it connected to), kubectl's
+// discovery and HTTP caches, docker buildx's state. From v11 those are
+// ordinary file writes (pkg.behavior.file.write), not
+// pkg.behavior.file.sensitive_write (high).
+var notSecretPrefixes = []string{"~/.ssh/known_hosts", "~/.kube/cache/", "~/.kube/http-cache/", "~/.docker/buildx/"}
+
+// sensitive reports whether a file event counts as sensitive under the
+// rubric being evaluated.
+func (p *probe) sensitive(f evidence.FileEvent) bool {
+	if !f.Sensitive || !p.atLeast(execFrom) {
+		return f.Sensitive
+	}
+	for _, pre := range notSecretPrefixes {
+		if strings.HasPrefix(f.Path, pre) {
+			return false
+		}
+	}
+	return true
+}
+
 // metadataAddrs are cloud metadata services outside the link-local range.
 var metadataAddrs = []string{"fd00:ec2::254", "100.100.100.200"}

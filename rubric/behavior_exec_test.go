@@ -52,3 +52,39 @@ func TestShellCommandsV11(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitiveFilesV11: from rubric v11 the files clients write under
+// ~/.ssh, ~/.kube and ~/.docker that hold no credential (known_hosts,
+// kubectl's caches, buildx's state) are ordinary writes; authorized_keys,
+// a kubeconfig and docker's config.json stay sensitive.
+func TestSensitiveFilesV11(t *testing.T) {
+	for _, tt := range []struct {
+		path      string
+		sensitive bool
+	}{
+		{"~/.ssh/known_hosts", false},
+		{"~/.kube/cache/discovery/127.0.0.1_6443/servergroups.json", false},
+		{"~/.kube/http-cache/.diskv-temp/x", false},
+		{"~/.docker/buildx/current", false},
+		{"~/.ssh/authorized_keys", true},
+		{"~/.kube/config", true},
+		{"~/.docker/config.json", true},
+	} {
+		for _, v := range []string{"10", "11"} {
+			b := okBundle()
+			b.Signals[evidence.SignalBehavior] = sig("observed", "")
+			watched(func(beh *evidence.Behavior) {
+				beh.Files = append(beh.Files, evidence.FileEvent{Phase: "run", Path: tt.path, Op: "created", Sensitive: true, Why: "credentials"})
+			})(b)
+			got := false
+			for _, f := range Evaluate(b, mustLoad(t, v)).Findings {
+				if f.Code == CodeFileSensitiveWrite {
+					got = true
+				}
+			}
+			if want := tt.sensitive || v == "10"; got != want {
+				t.Errorf("v%s %s: sensitive_write %v, want %v", v, tt.path, got, want)
+			}
+		}
+	}
+}
