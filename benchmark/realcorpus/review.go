@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // Verdicts of a review.
@@ -133,6 +134,9 @@ var restating = map[string]bool{
 
 // mechanical checks a restating code's claim against the listing.
 func mechanical(f Finding, s Server) (verdict, why string, ok bool) {
+	if v, why, ok := recorded(f, s); ok {
+		return v, why, true
+	}
 	if !restating[f.Code] || s.Recording.Contract == nil {
 		return "", "", false
 	}
@@ -169,21 +173,25 @@ func mechanical(f Finding, s Server) (verdict, why string, ok bool) {
 
 // reLacking reads the parameters the evidence names: "filters (no
 // description), id (no type, no description)".
-var reLacking = regexp.MustCompile(`(?:^|, )([^\s,()]+) \(no `)
+var reLacking = regexp.MustCompile(`(?:^|, )([^\s,()]+) \(not? `)
 
 // lacking reports whether every named top-level property of a schema
 // lacks a type or a description.
 func lacking(schema json.RawMessage, names [][]string) bool {
 	var sc struct {
-		Properties map[string]map[string]any `json:"properties"`
+		Properties map[string]json.RawMessage `json:"properties"`
 	}
 	if json.Unmarshal(schema, &sc) != nil || len(names) == 0 {
 		return false
 	}
 	for _, m := range names {
-		p, ok := sc.Properties[m[1]]
+		raw, ok := sc.Properties[m[1]]
 		if !ok {
 			return false
+		}
+		var p map[string]any
+		if json.Unmarshal(raw, &p) != nil {
+			continue // not a schema object: it lacks both
 		}
 		d, _ := p["description"].(string)
 		if p["type"] != nil && strings.TrimSpace(d) != "" {
@@ -191,4 +199,33 @@ func lacking(schema json.RawMessage, names [][]string) bool {
 		}
 	}
 	return true
+}
+
+// recorded checks the scan's codes that restate what the Inspector's
+// recording also holds: the protocol version the server answered, a list
+// method it answered with Method not found, the packages of its tree that
+// declare install scripts.
+func recorded(f Finding, s Server) (verdict, why string, ok bool) {
+	rec := s.Recording
+	holds := false
+	switch f.Code {
+	case "pkg.session.spec.outdated":
+		score, listed := rubric.Current().Params.SpecRecency.Scores[rec.ProtocolVersion]
+		holds = rec.ProtocolVersion != "" && (!listed || score < 100)
+	case "pkg.protocol.list.unsupported":
+		u := rec.Unsupported[f.Subject]
+		holds = strings.Contains(u, "-32601") || strings.Contains(u, "Method not found")
+	case "pkg.install.scripts.present":
+		for _, p := range rec.InstallScripts {
+			if i := strings.LastIndex(p, "@"); i > 0 && p[:i] == f.Subject {
+				holds = true
+			}
+		}
+	default:
+		return "", "", false
+	}
+	if holds {
+		return VerdictTrue, "checked against the Inspector's recording", true
+	}
+	return VerdictFalse, "the Inspector's recording does not show it", true
 }

@@ -26,6 +26,13 @@ type Recording struct {
 	Contract *contract.Contract
 	// ProtocolVersion is what the server answered initialize with.
 	ProtocolVersion string
+	// Unsupported maps a list method the recorder found unsupported to
+	// why ("the server declared the resources capability but answered
+	// resources/templates/list with {"code":-32601,...}").
+	Unsupported map[string]string
+	// InstallScripts are the packages of the installed tree that declare
+	// install scripts ("esbuild@0.28.2"), as the recorder read the tree.
+	InstallScripts []string
 }
 
 // ReadFile reads one recording.
@@ -49,11 +56,27 @@ func Parse(b []byte) (Recording, error) {
 		Target    string                     `json:"target"`
 		Ecosystem string                     `json:"ecosystem"`
 		Raw       map[string]json.RawMessage `json:"wire_results"`
+		Tree      struct {
+			InstallScripts []string `json:"install_scripts"`
+		} `json:"tree"`
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return Recording{}, err
 	}
-	out := Recording{ID: rec.ID, Target: rec.Target, Ecosystem: rec.Ecosystem}
+	out := Recording{ID: rec.ID, Target: rec.Target, Ecosystem: rec.Ecosystem, InstallScripts: rec.Tree.InstallScripts,
+		Unsupported: map[string]string{}}
+	var printed map[string]json.RawMessage
+	if err := json.Unmarshal(b, &printed); err != nil {
+		return Recording{}, err
+	}
+	for _, m := range []string{"prompts/list", "resources/list", "resources/templates/list"} {
+		var u struct {
+			Unsupported string `json:"unsupported"`
+		}
+		if raw, ok := printed[m]; ok && json.Unmarshal(raw, &u) == nil && u.Unsupported != "" {
+			out.Unsupported[m] = u.Unsupported
+		}
+	}
 	if out.Ecosystem == "" {
 		out.Ecosystem = "npm"
 	}
