@@ -44,6 +44,8 @@ const usageText = `usage:
   realcorpus select [-population FILE] [-o candidates.tsv] [-dropped dropped.tsv] [-cache DIR] [-force]
   realcorpus run [flags]   (root; see -h)
   realcorpus outcomes [-dir DIR]   (outcomes computed again from the recordings)
+  realcorpus population-toolsdk [-repo GITDIR]   (amendment 2: population.tsv += toolsdk rows)
+  realcorpus add-source [-source toolsdk]   (amendment 2: those rows into candidates.tsv, dropped.tsv)
 `
 
 func main() {
@@ -61,6 +63,10 @@ func main() {
 		err = cmdRun(os.Args[2:])
 	case "outcomes":
 		err = cmdOutcomes(os.Args[2:])
+	case "population-toolsdk":
+		err = cmdPopulationToolsdk(os.Args[2:])
+	case "add-source":
+		err = cmdAddSource(os.Args[2:])
 	default:
 		fmt.Fprint(os.Stderr, usageText)
 		os.Exit(2)
@@ -691,14 +697,9 @@ func cmdSelect(args []string) error {
 	}
 	var asks []ask
 	for _, r := range rows {
-		if r["source"] == "seed" {
-			n := r["package"]
-			if r["ecosystem"] == "npm" {
-				n = strings.ToLower(n)
-			} else {
-				n = pep503(n)
-			}
-			asks = append(asks, ask{row: r, eco: r["ecosystem"], names: []string{n}, seed: true})
+		if eco, n, _, ok := namedRow(r); ok {
+			// The seed's packages, and amendment 2's, count as named.
+			asks = append(asks, ask{row: r, eco: eco, names: []string{n}, seed: true})
 			continue
 		}
 		g, ok := parseGitHubLink(r["link"])
@@ -785,7 +786,7 @@ func cmdSelect(args []string) error {
 		r := a.row
 		src := r["source"] + ":L" + r["ref"]
 		if a.seed {
-			src = "seed:" + r["ref"]
+			_, _, src, _ = namedRow(r)
 		}
 		drop := func(reason string) {
 			drops = append(drops, dropped{Source: r["source"], Ref: r["ref"], Eco: a.eco, OwnerRepo: r["owner_repo"], Link: r["link"], Reason: reason})
@@ -814,7 +815,7 @@ func cmdSelect(args []string) error {
 				continue
 			}
 			if a.seed {
-				chosen, evidence = n, "seed package"
+				chosen, evidence = n, r["source"]+" package"
 				break
 			}
 			owner, repo, _ := strings.Cut(r["owner_repo"], "/")

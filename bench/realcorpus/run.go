@@ -26,6 +26,7 @@ import (
 
 type runOpts struct {
 	dir, record, toolchain, logdir string
+	cache                          string
 	workers, quotaNPM, quotaPyPI   int
 	commitEvery                    int
 	commit                         bool
@@ -45,6 +46,7 @@ func cmdRun(args []string) error {
 	fs.IntVar(&o.commitEvery, "commit-every", 30, "commit after this many new outcomes")
 	fs.BoolVar(&o.commit, "commit", true, "commit the recordings and files as they come (git add of these paths only)")
 	fs.DurationVar(&o.maxPer, "max-per", 90*time.Minute, "a recording that takes longer is ended (outcome: timed out)")
+	fs.StringVar(&o.cache, "cache", "/tmp/realcorpus-registry-cache", "registry answers kept here (for candidates with no version yet: amendment 2)")
 	fs.Parse(args)
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("run: needs root (record.sh uses unshare)")
@@ -62,6 +64,23 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	dropPath := filepath.Join(o.dir, "dropped.tsv")
+	drows, _, err := readTSV(dropPath)
+	if err != nil {
+		return err
+	}
+	var drops [][]string
+	for _, d := range drows {
+		f := make([]string, len(dropHeader))
+		for i, h := range dropHeader {
+			f[i] = d[h]
+		}
+		drops = append(drops, f)
+	}
+	if err := os.MkdirAll(o.cache, 0o755); err != nil {
+		return err
+	}
+	reg := newRegistry(o.cache)
 	logf, err := os.OpenFile(filepath.Join(o.logdir, "progress.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -74,26 +93,28 @@ func cmdRun(args []string) error {
 		fmt.Fprintf(logf, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, a...))
 	}
 	quota := map[string]int{"npm": o.quotaNPM, "pypi": o.quotaPyPI}
-	inCorpus := map[string]int{}
-	for _, c := range list {
-		if c.Outcome == "in corpus" {
-			inCorpus[c.Eco]++
-		}
-	}
+	inCorpus := relabel(list, quota)
 	logp("start: pid %d; %d candidates; in corpus so far: npm %d/%d, pypi %d/%d; workers %d", os.Getpid(), len(list), inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"], o.workers)
 
 	var mu sync.Mutex
 	cond := sync.NewCond(&mu)
-	inflight := map[string]int{}
+	inflightC := map[*candidate]bool{}
 	running := map[*candidate]*exec.Cmd{}
 	total := 0
 	attempted := map[*candidate]bool{}
+	lookupFailed := map[*candidate]bool{}
 	stopping := false
 	done := 0
 	var pending []*candidate // outcomes not yet committed
 
 	save := func() error {
+		for eco, n := range relabel(list, quota) {
+			inCorpus[eco] = n
+		}
 		if err := writeCandidates(candPath, list); err != nil {
+			return err
+		}
+		if err := writeTSV(dropPath, dropHeader, len(drops), func(i int) []string { return append([]string{}, drops[i]...) }); err != nil {
 			return err
 		}
 		return writeCorpusFiles(o.dir, list)
@@ -102,7 +123,7 @@ func cmdRun(args []string) error {
 		if !o.commit || len(pending) == 0 {
 			return
 		}
-		paths := []string{filepath.Join(o.dir, "candidates.tsv"), filepath.Join(o.dir, "servers.txt"), filepath.Join(o.dir, "split.tsv")}
+		paths := []string{filepath.Join(o.dir, "candidates.tsv"), filepath.Join(o.dir, "dropped.tsv"), filepath.Join(o.dir, "servers.txt"), filepath.Join(o.dir, "split.tsv")}
 		for _, c := range pending {
 			for _, p := range []string{filepath.Join(o.dir, "recordings", c.ID+".inspector.json"), filepath.Join(o.dir, "trees", c.ID+".txt")} {
 				if _, err := os.Stat(p); err == nil {
@@ -110,7 +131,7 @@ func cmdRun(args []string) error {
 				}
 			}
 		}
-		msg := fmt.Sprintf("benchmark/realcorpus: %d more candidates recorded (rule 6); in the corpus: npm %d, PyPI %d", len(pending), inCorpus["npm"], inCorpus["pypi"])
+		msg := fmt.Sprintf("benchmark/realcorpus: %d more candidates recorded or looked up (rules 3, 6); in the corpus: npm %d, PyPI %d", len(pending), inCorpus["npm"], inCorpus["pypi"])
 		if final {
 			msg += "; the run's last commit"
 		}
@@ -121,16 +142,25 @@ func cmdRun(args []string) error {
 		logp("committed: %s", msg)
 		pending = nil
 	}
-	quotaMet := func(eco string) bool { return inCorpus[eco]+inflight[eco] >= quota[eco] }
+	// pick: the first candidate in rule order that has no outcome and that
+	// its ecosystem may still need: fewer servers of that ecosystem before
+	// it in rule order are in the corpus (or being recorded, counted as if
+	// they will list) than the quota. Rule 7 applied per ecosystem in rule
+	// order: whatever comes after the quota is met is not taken.
 	pick := func() *candidate {
+		before := map[string]int{}
 		for _, c := range list {
-			if attempted[c] || (c.Outcome != "" && !strings.HasPrefix(c.Outcome, "not recorded")) {
+			b := baseOutcome(c.Outcome)
+			switch {
+			case b == "in corpus", inflightC[c]:
+				before[c.Eco]++
+				continue
+			case attempted[c] || (b != "" && !strings.HasPrefix(b, "not recorded")):
 				continue
 			}
-			if quotaMet(c.Eco) {
-				continue
+			if before[c.Eco] < quota[c.Eco] {
+				return c
 			}
-			return c
 		}
 		return nil
 	}
@@ -166,18 +196,74 @@ func cmdRun(args []string) error {
 			continue
 		}
 		attempted[c] = true
-		inflight[c.Eco]++
+		inflightC[c] = true
 		total++
-		logp("record start %s (id %s, rank %s)", targetOf(c), c.ID, rankOf(list, c))
-		cmd := recordCmd(o, c)
-		running[c] = cmd
-		go func(c *candidate, cmd *exec.Cmd) {
+		go func(c *candidate) {
 			start := time.Now()
+			if c.Version == "" {
+				// Amendment 2: a candidate added without a registry
+				// lookup gets its version now, on its first lookup
+				// (rule 3), pinned; a name the registry does not have
+				// is no candidate (rule 2) and goes to dropped.tsv.
+				d, err := reg.lookup(c.Eco, c.Name)
+				mu.Lock()
+				switch {
+				case err != nil:
+					lookupFailed[c] = true
+					logp("lookup %s:%s failed (no outcome; tried again in the next run): %v", c.Eco, c.Name, err)
+				case !d.Found || d.Version == "":
+					why := c.Name + ": not on " + c.Eco
+					if d.Found {
+						why = c.Name + ": the registry marks no latest version"
+					}
+					for _, src := range c.Sources {
+						s, ref, _ := strings.Cut(src, ":")
+						drops = append(drops, []string{s, ref, c.Eco, "", "", "no name counts (rule 2): " + why})
+					}
+					for i, x := range list {
+						if x == c {
+							list = append(list[:i:i], list[i+1:]...)
+							break
+						}
+					}
+					logp("lookup %s:%s: %s; to dropped.tsv", c.Eco, c.Name, why)
+					pending = append(pending, c)
+					if err := save(); err != nil {
+						logp("writing the files: %v", err)
+					}
+				default:
+					c.Version = d.Version
+					logp("lookup %s:%s: latest %s, pinned (rule 3)", c.Eco, c.Name, c.Version)
+					if err := save(); err != nil {
+						logp("writing the files: %v", err)
+					}
+				}
+				if c.Version == "" || stopping {
+					delete(inflightC, c)
+					total--
+					cond.Broadcast()
+					mu.Unlock()
+					return
+				}
+				mu.Unlock()
+			}
+			mu.Lock()
+			if stopping {
+				delete(inflightC, c)
+				total--
+				cond.Broadcast()
+				mu.Unlock()
+				return
+			}
+			logp("record start %s (id %s, rank %s)", targetOf(c), c.ID, rankOf(list, c))
+			cmd := recordCmd(o, c)
+			running[c] = cmd
+			mu.Unlock()
 			outcome := recordOne(o, c, cmd)
 			mu.Lock()
 			defer mu.Unlock()
 			delete(running, c)
-			inflight[c.Eco]--
+			delete(inflightC, c)
 			total--
 			defer cond.Broadcast()
 			if stopping {
@@ -188,9 +274,6 @@ func cmdRun(args []string) error {
 				return
 			}
 			c.Outcome = outcome
-			if outcome == "in corpus" {
-				inCorpus[c.Eco]++
-			}
 			done++
 			pending = append(pending, c)
 			if err := save(); err != nil {
@@ -200,7 +283,7 @@ func cmdRun(args []string) error {
 			if len(pending) >= o.commitEvery {
 				commit(false)
 			}
-		}(c, cmd)
+		}(c)
 	}
 	for total > 0 {
 		cond.Wait()
@@ -210,8 +293,14 @@ func cmdRun(args []string) error {
 		for _, c := range list {
 			if c.Outcome == "" {
 				c.Outcome = "not recorded (quota met)"
+				if c.Version == "" {
+					c.Outcome = "not recorded (quota met): the registry was not asked, so no version is pinned"
+				}
 				if attempted[c] {
 					c.Outcome = "not recorded: the recorder failed (see its log)"
+				}
+				if lookupFailed[c] {
+					c.Outcome = "not recorded: the registry lookup failed (see progress.log)"
 				}
 				pending = append(pending, c)
 			}
@@ -233,6 +322,8 @@ func cmdRun(args []string) error {
 func cmdOutcomes(args []string) error {
 	fs := flag.NewFlagSet("outcomes", flag.ExitOnError)
 	dir := fs.String("dir", "benchmark/realcorpus", "the corpus directory")
+	qNPM := fs.Int("npm", 110, "npm quota (rule 7)")
+	qPyPI := fs.Int("pypi", 60, "PyPI quota (rule 7)")
 	fs.Parse(args)
 	path := filepath.Join(*dir, "candidates.tsv")
 	list, err := readCandidates(path)
@@ -241,24 +332,73 @@ func cmdOutcomes(args []string) error {
 	}
 	changed := 0
 	for _, c := range list {
-		if c.Outcome == "" || strings.HasPrefix(c.Outcome, "not recorded") {
+		base := baseOutcome(c.Outcome)
+		if base == "" || strings.HasPrefix(base, "not recorded") {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(*dir, "recordings", c.ID+".inspector.json"))
 		if err != nil {
 			continue
 		}
-		if o := classify(b); o != "" && o != c.Outcome {
-			fmt.Printf("%s:%s: %s\n    -> %s\n", c.Eco, c.Name, c.Outcome, o)
+		if o := classify(b); o != "" && o != base {
+			fmt.Printf("%s:%s: %s\n    -> %s\n", c.Eco, c.Name, base, o)
 			c.Outcome = o
 			changed++
 		}
 	}
 	fmt.Printf("%d outcomes changed\n", changed)
+	relabel(list, map[string]int{"npm": *qNPM, "pypi": *qPyPI})
 	if err := writeCandidates(path, list); err != nil {
 		return err
 	}
 	return writeCorpusFiles(*dir, list)
+}
+
+// beyondPrefix marks a recorded candidate that comes after its ecosystem's
+// cut-off in rule order (the quota was met by candidates before it, some of
+// them added by amendment 2): it is not in the corpus; what its recording
+// gave follows the prefix.
+const beyondPrefix = "beyond the quota (rule 7, after amendment 2); as recorded: "
+
+func baseOutcome(o string) string { return strings.TrimPrefix(o, beyondPrefix) }
+
+// relabel applies rule 7 per ecosystem in rule order: walking the
+// candidates of an ecosystem in order, once the quota is in the corpus and
+// every candidate before that point has an outcome, each later candidate
+// that was recorded is beyond the quota. Labels are computed again from
+// the recorded outcomes each time (so a cut-off that moves moves them). It
+// returns the servers in the corpus per ecosystem.
+func relabel(list []*candidate, quota map[string]int) map[string]int {
+	count := map[string]int{}
+	gap := map[string]bool{}
+	cut := map[string]bool{}
+	for _, c := range list {
+		b := baseOutcome(c.Outcome)
+		recorded := b != "" && !strings.HasPrefix(b, "not recorded")
+		if cut[c.Eco] {
+			if recorded {
+				c.Outcome = beyondPrefix + b
+			}
+			continue
+		}
+		c.Outcome = b
+		switch {
+		case b == "in corpus":
+			count[c.Eco]++
+		case !recorded:
+			gap[c.Eco] = true
+		}
+		if count[c.Eco] >= quota[c.Eco] && !gap[c.Eco] {
+			cut[c.Eco] = true
+		}
+	}
+	in := map[string]int{}
+	for _, c := range list {
+		if c.Outcome == "in corpus" {
+			in[c.Eco]++
+		}
+	}
+	return in
 }
 
 func rankOf(list []*candidate, c *candidate) string {
@@ -479,6 +619,15 @@ func writeCorpusFiles(dir string, list []*candidate) error {
 # "go run ./bench/realcorpus run"; recordings in recordings/ID.inspector.json.
 `)
 	var split [][]string
+	// Rule 9 moves recorded in split.tsv are kept (side, date, reason).
+	moved := map[string][]string{}
+	if rows, _, err := readTSV(filepath.Join(dir, "split.tsv")); err == nil {
+		for _, r := range rows {
+			if r["moved_date"] != "" {
+				moved[r["ecosystem"]+":"+r["name"]] = []string{r["side"], r["moved_date"], r["reason"]}
+			}
+		}
+	}
 	npmIDs := map[string]bool{}
 	for _, c := range list {
 		if c.Outcome == "in corpus" && c.Eco == "npm" {
@@ -504,6 +653,11 @@ func writeCorpusFiles(dir string, list []*candidate) error {
 		}
 		if derived != c.ID {
 			line += "  # id: " + c.ID
+		}
+		if m, ok := moved[c.Eco+":"+c.Name]; ok {
+			fmt.Fprintf(&sb, "\n# %s: %s, %s (moved %s, rule 9)\n%s\n", c.ID, c.Eco, m[0], m[1], line)
+			split = append(split, []string{c.Eco, c.Name, c.Version, c.ID, m[0], m[1], m[2]})
+			continue
 		}
 		fmt.Fprintf(&sb, "\n# %s: %s, %s\n%s\n", c.ID, c.Eco, c.Side, line)
 		_, b := splitOf(c.Eco, c.Name)
