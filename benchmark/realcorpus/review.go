@@ -203,8 +203,8 @@ func lacking(schema json.RawMessage, names [][]string) bool {
 
 // recorded checks the scan's codes that restate what the Inspector's
 // recording also holds: the protocol version the server answered, a list
-// method it answered with Method not found, the packages of its tree that
-// declare install scripts.
+// method it answered with Method not found, non-JSON lines on stdout, the
+// packages of its tree that declare install scripts.
 func recorded(f Finding, s Server) (verdict, why string, ok bool) {
 	rec := s.Recording
 	holds := false
@@ -215,6 +215,8 @@ func recorded(f Finding, s Server) (verdict, why string, ok bool) {
 	case "pkg.protocol.list.unsupported":
 		u := rec.Unsupported[f.Subject]
 		holds = strings.Contains(u, "-32601") || strings.Contains(u, "Method not found")
+	case "pkg.protocol.stdout.non_json":
+		holds = len(rec.NonJSONStdout) > 0
 	case "pkg.install.scripts.present":
 		for _, p := range rec.InstallScripts {
 			if i := strings.LastIndex(p, "@"); i > 0 && p[:i] == f.Subject {

@@ -33,6 +33,9 @@ type Recording struct {
 	// InstallScripts are the packages of the installed tree that declare
 	// install scripts ("esbuild@0.28.2"), as the recorder read the tree.
 	InstallScripts []string
+	// NonJSONStdout are the lines the server wrote to stdout that were not
+	// JSON-RPC.
+	NonJSONStdout []string
 }
 
 // ReadFile reads one recording.
@@ -59,12 +62,13 @@ func Parse(b []byte) (Recording, error) {
 		Tree      struct {
 			InstallScripts []string `json:"install_scripts"`
 		} `json:"tree"`
+		NonJSON []string `json:"server_non_json_stdout"`
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return Recording{}, err
 	}
 	out := Recording{ID: rec.ID, Target: rec.Target, Ecosystem: rec.Ecosystem, InstallScripts: rec.Tree.InstallScripts,
-		Unsupported: map[string]string{}}
+		NonJSONStdout: rec.NonJSON, Unsupported: map[string]string{}}
 	var printed map[string]json.RawMessage
 	if err := json.Unmarshal(b, &printed); err != nil {
 		return Recording{}, err
