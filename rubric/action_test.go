@@ -30,7 +30,7 @@ func TestActionContradiction(t *testing.T) {
 			tools: []contract.Tool{
 				tool("wp_read_post", "", "Read a single post by its ID, with its title, content and status."),
 				tool("wp_list_post_types", "", "List the post types registered on the site."),
-				contract.Tool{Name: "wp_create_post", Description: "Create a new post."},
+				{Name: "wp_create_post", Description: "Create a new post."},
 			},
 			v10: []string{"wp_list_post_types", "wp_read_post"},
 		},
@@ -53,7 +53,7 @@ func TestActionContradiction(t *testing.T) {
 			name: "a_getter_of_what_a_create_form_needs",
 			tools: []contract.Tool{
 				tool("jira_get_create_fields", "", "Get the fields required to create an issue of a given type in a project."),
-				contract.Tool{Name: "jira_create_issue", Description: "Create a Jira issue."},
+				{Name: "jira_create_issue", Description: "Create a Jira issue."},
 			},
 			v10: []string{"jira_get_create_fields"},
 		},
@@ -85,7 +85,7 @@ func TestActionContradiction(t *testing.T) {
 			tools: []contract.Tool{
 				tool("wp_publish_post", "", ""),
 				tool("wp_get_post", "", "Get a post."),
-				contract.Tool{Name: "wp_trash_post", Description: "Trash a post."},
+				{Name: "wp_trash_post", Description: "Trash a post."},
 			},
 			v10: []string{"wp_get_post", "wp_publish_post"},
 			v11: []string{"wp_publish_post"},

@@ -147,13 +147,11 @@ func ListingFindings(s Server, r *rubric.Rubric) []Finding {
 		}
 	}
 	for _, f := range checks.Check(c) {
-		sev := string(f.Severity)
-		if def, ok := r.Code(f.Code); ok {
-			sev = string(def.Severity)
-		} else {
+		def, ok := r.Code(f.Code)
+		if !ok {
 			continue // a code the rubric does not score
 		}
-		add(f.Code, sev, f.Kind+":"+f.Subject, f.Field, f.Evidence, f.Message)
+		add(f.Code, string(def.Severity), f.Kind+":"+f.Subject, f.Field, f.Evidence, f.Message)
 	}
 	return out
 }

@@ -50,11 +50,11 @@ func run(corpus, side string, min rubric.Severity, prefix string, unreviewed boo
 		}
 		switch format {
 		case "yaml":
-			fmt.Printf("  - server: %s\n    code: %s\n    subject: %q\n", j.Server, j.Code, j.Subject)
+			fmt.Fprintf(os.Stdout, "  - server: %s\n    code: %s\n    subject: %q\n", j.Server, j.Code, j.Subject)
 			if j.Field != "" {
-				fmt.Printf("    field: %s\n", j.Field)
+				fmt.Fprintf(os.Stdout, "    field: %s\n", j.Field)
 			}
-			fmt.Printf("    verdict: \n    why: \"\"  # %s | %s\n", j.Severity, oneLine(j.Evidence))
+			fmt.Fprintf(os.Stdout, "    verdict: \n    why: \"\"  # %s | %s\n", j.Severity, oneLine(j.Evidence))
 		default:
 			v := j.Verdict
 			if v == "" {
@@ -62,7 +62,7 @@ func run(corpus, side string, min rubric.Severity, prefix string, unreviewed boo
 			} else if j.Mechanical {
 				v += " (mechanical)"
 			}
-			fmt.Printf("%-8s %s  %s  %s %s\n    evidence: %s\n    message:  %s\n    verdict:  %s\n", strings.ToUpper(j.Severity), j.Server, j.Code, j.Subject, j.Field,
+			fmt.Fprintf(os.Stdout, "%-8s %s  %s  %s %s\n    evidence: %s\n    message:  %s\n    verdict:  %s\n", strings.ToUpper(j.Severity), j.Server, j.Code, j.Subject, j.Field,
 				oneLine(j.Evidence), oneLine(j.Message), v)
 		}
 	}
@@ -70,4 +70,3 @@ func run(corpus, side string, min rubric.Severity, prefix string, unreviewed boo
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
