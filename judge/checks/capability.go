@@ -153,19 +153,8 @@ func credentialName(name string) bool {
 			return false
 		}
 	}
-	joined := strings.Join(ws, "")
-	if credentialWords[joined] {
+	if credentialWords[strings.Join(ws, "")] || secretWords(ws) {
 		return true
-	}
-	for _, w := range ws {
-		if credentialWords[w] {
-			return true
-		}
-	}
-	for i := 0; i+1 < len(ws); i++ {
-		if credentialPairs[ws[i]+" "+ws[i+1]] {
-			return true
-		}
 	}
 	switch last := ws[len(ws)-1]; {
 	case len(ws) == 1:
@@ -237,20 +226,23 @@ var reAssetToken = regexp.MustCompile(`(?i)\b(?:addresse?s?|contract|erc-?20|spl
 // pair; "token" alone is left to its text).
 func tokenOnly(name string) bool {
 	ws := words(name)
-	if len(ws) < 2 || ws[len(ws)-1] != "token" {
-		return false
-	}
+	return len(ws) >= 2 && ws[len(ws)-1] == "token" && !secretWords(ws)
+}
+
+// secretWords reports whether words hold a secret word (password) or a
+// secret pair (api key, access token).
+func secretWords(ws []string) bool {
 	for _, w := range ws {
 		if credentialWords[w] {
-			return false
+			return true
 		}
 	}
 	for i := 0; i+1 < len(ws); i++ {
 		if credentialPairs[ws[i]+" "+ws[i+1]] {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func exemptions(tools []toolInfo, prompts [][]param) credentialExemptions {
