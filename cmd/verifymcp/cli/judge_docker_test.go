@@ -42,8 +42,9 @@ func TestScanJudge(t *testing.T) {
 		JudgeEntry struct {
 			Result *judgeResult `json:"result"`
 		} `json:"judge"`
-		Judge    *judgeResult                               `json:"-"`
-		Findings []struct{ Code, Subject, Evidence string } `json:"findings"`
+		Judge      *judgeResult                               `json:"-"`
+		Findings   []struct{ Code, Subject, Evidence string } `json:"findings"`
+		Dimensions []struct{ ID, State string }               `json:"dimensions"`
 	}
 	scan := func(t *testing.T, data string, withKey bool, extra ...string) judgeReport {
 		t.Helper()
@@ -107,8 +108,15 @@ func TestScanJudge(t *testing.T) {
 		if s := r.Signals["judge"]; s.State != "unavailable" || r.Judge != nil {
 			t.Errorf("judge without a key: %+v", s)
 		}
-		if !has(r, "pkg.judge.unverified", "") || has(r, "pkg.judge.mismatch", "") {
+		// A judge that was not consulted is a signal state, not a finding
+		// (rubric v11), and its dimension keeps its zero point.
+		if has(r, "pkg.judge.unverified", "") || has(r, "pkg.judge.mismatch", "") {
 			t.Errorf("findings without a judge: %+v", r.Findings)
+		}
+		for _, d := range r.Dimensions {
+			if d.ID == "tool_capability_clarity" && d.State != "zero_point" {
+				t.Errorf("tool_capability_clarity without a judge: %s, want the zero point", d.State)
+			}
 		}
 		if fake.Count() != 1 {
 			t.Errorf("a judge without a key was called")

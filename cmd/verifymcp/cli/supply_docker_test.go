@@ -60,6 +60,11 @@ func TestScanSupplyChain(t *testing.T) {
 	osv := supplytest.NewOSV()
 	socket := supplytest.NewSocket(key)
 	gh := supplytest.NewGitHub("/api/v3/")
+	// server-everything declares the mcpName
+	// io.github.modelcontextprotocol/server-everything, whose registry
+	// entry lists it.
+	reg := supplytest.NewMCPRegistry(supplytest.MCPEntry{File: "server-everything-2.0.0.server.json", Latest: true})
+	defer reg.Close()
 	defer osv.Close()
 	defer socket.Close()
 	defer gh.Close()
@@ -72,6 +77,7 @@ func TestScanSupplyChain(t *testing.T) {
 			"VERIFYMCP_SOCKET_ENDPOINT=" + socket.URL(),
 			"VERIFYMCP_GITHUB_ENDPOINT=" + gh.URL(),
 			"VERIFYMCP_GITHUB_HOST=github.com",
+			"VERIFYMCP_MCP_REGISTRY=" + reg.URL(),
 			"GITHUB_TOKEN=" + ghToken,
 			"SOCKET_SECURITY_API_KEY=",
 			"VERIFYMCP_CONFIG=",
@@ -135,6 +141,9 @@ func TestScanSupplyChain(t *testing.T) {
 		}
 		if s := r.Signals["registry.metadata"]; s.State != "observed" {
 			t.Errorf("registry.metadata: %+v", s)
+		}
+		if s := r.Signals["mcp_registry"]; s.State != "observed" || reg.Requests() == 0 {
+			t.Errorf("mcp_registry: %+v after %d requests to the registry", s, reg.Requests())
 		}
 		if !r.Signals["socket"].Authenticated || !r.Signals["github"].Authenticated {
 			t.Errorf("the key and the token were used but the report says otherwise: %+v", r.Signals)
@@ -207,8 +216,9 @@ func TestScanSupplyChain(t *testing.T) {
 		if st, score := dim(r, "malware_signal"); st != "zero_point" || score != 0 {
 			t.Errorf("malware_signal: %s %v, want the zero point", st, score)
 		}
-		if !has(r, "pkg.supply.socket.unverified") {
-			t.Error("no pkg.supply.socket.unverified")
+		// Not consulted is a signal state, never a finding (rubric v11).
+		if has(r, "pkg.supply.socket.unverified") {
+			t.Error("pkg.supply.socket.unverified listed among the findings")
 		}
 		_ = res
 	})
@@ -217,6 +227,7 @@ func TestScanSupplyChain(t *testing.T) {
 		osv.Close()
 		socket.Close()
 		gh.Close()
+		reg.Close()
 		r, _ := scan(t, true, "--refresh")
 		for _, name := range []string{"osv", "socket", "github"} {
 			if s := r.Signals[name]; s.State != "unavailable" || s.Reason == "" {
@@ -229,8 +240,8 @@ func TestScanSupplyChain(t *testing.T) {
 			}
 		}
 		for _, c := range []string{"pkg.supply.osv.unverified", "pkg.supply.socket.unverified"} {
-			if !has(r, c) {
-				t.Errorf("no %s", c)
+			if has(r, c) {
+				t.Errorf("%s listed among the findings; a signal that did not answer is a signal state", c)
 			}
 		}
 		if r.Score == nil || first.Score == nil || *r.Score >= *first.Score {
