@@ -30,7 +30,7 @@ import (
 // its severity, not a literal-IP dropper.
 const execFrom = "11"
 
-var reRunsCode = regexp.MustCompile(`(?i)(?:^|[\s;&|(` + "`" + `$])(?:curl|wget|nc|ncat|netcat|socat|ssh|scp|sftp|ftp|tftp|telnet)(?:\s|$)|\|\s*(?:sudo\s+)?(?:sh|bash|dash|zsh|ash|python[0-9.]*|node|perl|ruby|php)\b|\bbase64\s+(?:-d|--decode|-D)\b|(?:^|[\s;&|(])eval\s|/dev/(?:tcp|udp)/`)
+var reRunsCode = regexp.MustCompile(`(?i)(?:^|[\s;&|(` + "`" + `$])(?:curl|wget|nc|ncat|netcat|socat|ssh|scp|sftp|ftp|tftp|telnet)(?:\s|$)|\|\s*(?:sudo\s+)?(?:sh|bash|dash|zsh|ash|python[0-9.]*|node|perl|ruby|php)\b|\bbase64\s+(?:-d|--decode|-D)\b|(?:^|[\s;&|('"])eval\s|/dev/(?:tcp|udp)/`)
 
 // shellRunsCode reports whether a shell's command (its arguments after
 // -c) fetches or runs code.

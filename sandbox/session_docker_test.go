@@ -23,7 +23,10 @@ func TestDeclaredScriptProvenance(t *testing.T) {
 		wantShell bool
 	}{
 		{"quietpost", `console.log('built');`, false},
-		{"shellpost", `require('child_process').execSync("sh -c id", {stdio: 'inherit'});`, true},
+		// A shell that runs a command string it evaluates (rubric v11
+		// reports a shell that fetches or runs code, not one that asks a
+		// version).
+		{"shellpost", `require('child_process').execSync("sh -c 'eval id'", {stdio: 'inherit'});`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,11 +57,11 @@ func TestDeclaredScriptProvenance(t *testing.T) {
 				return
 			}
 			if len(shell) == 0 {
-				t.Errorf("no process.shell finding for the script's sh -c id")
+				t.Errorf("no process.shell finding for the script's sh -c 'eval id'")
 			}
 			for _, f := range shell {
-				if f.Subject != "scripts:verifymcp-fixture-"+tc.name || !strings.Contains(f.Evidence, "sh -c id") {
-					t.Errorf("process.shell finding %+v, want the script's sh -c id", f)
+				if f.Subject != "scripts:verifymcp-fixture-"+tc.name || !strings.Contains(f.Evidence, "eval id") {
+					t.Errorf("process.shell finding %+v, want the script's sh -c 'eval id'", f)
 				}
 			}
 			for _, f := range append(spawn, shell...) {
