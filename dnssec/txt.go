@@ -66,48 +66,16 @@ func (v *Validator) LookupTXT(ctx context.Context, name string) (TXTResult, erro
 		r.Status, r.Error = StatusIndeterminate, fmt.Sprintf("%q is not a host name", name)
 		return r, nil
 	}
-	q := dns.Fqdn(host)
-	zones := map[string]bool{}
-	visited := map[string]bool{q: true}
-	var rrs []dns.RR
-	for hop := 0; ; hop++ {
-		a := v.cache.do("txt|"+q, v.cfg.Now(), func() (any, time.Duration) {
+	w := follow(host, func(q string) *nameAnswer {
+		return v.cache.do("txt|"+q, v.cfg.Now(), func() (any, time.Duration) {
 			a, ttl := v.judgeType(ctx, anchor, q, dns.TypeTXT)
 			return a, v.cacheTTL(a.status, ttl)
 		}).(*nameAnswer)
-		for _, s := range a.chain {
-			if !zones[s.Zone] {
-				zones[s.Zone] = true
-				r.Chain = append(r.Chain, s)
-			}
-		}
-		if rank(a.status) > rank(r.Status) {
-			r.Status = a.status
-			if a.status == StatusBogus {
-				r.BogusReason = a.reason
-			}
-			if a.err != "" {
-				r.Error = a.err
-			}
-		}
-		if hop == 0 {
-			r.Exists = a.exists
-		}
-		rrs = a.rrs
-		if a.cname == "" || a.status == StatusBogus || a.status == StatusIndeterminate {
-			break
-		}
-		q = a.cname
-		r.CNAMEs = append(r.CNAMEs, strings.TrimSuffix(q, "."))
-		if visited[q] || hop+1 >= maxCNAMEs {
-			if rank(r.Status) < rank(StatusIndeterminate) {
-				r.Status = StatusIndeterminate
-			}
-			r.Error = fmt.Sprintf("CNAME chain loops or is longer than %d names", maxCNAMEs)
-			rrs = nil
-			break
-		}
-		visited[q] = true
+	})
+	r.Status, r.BogusReason, r.Error, r.Exists, r.CNAMEs, r.Chain = w.status, w.bogusReason, w.err, w.exists, w.cnames, append(r.Chain, w.chain...)
+	var rrs []dns.RR
+	if w.last != nil {
+		rrs = w.last.rrs
 	}
 	if r.Status == StatusSecure || r.Status == StatusInsecure {
 		for _, rr := range rrs {

@@ -187,44 +187,71 @@ func (v *Validator) check(ctx context.Context, anchor *zoneState, d Domain) Doma
 		r.Status, r.Error = StatusIndeterminate, fmt.Sprintf("%q is not a host name", d.Name)
 		return r
 	}
+	w := follow(host, func(name string) *nameAnswer { return v.answer(ctx, anchor, name) })
+	r.Status, r.BogusReason, r.Error, r.Exists, r.CNAMEs, r.Chain = w.status, w.bogusReason, w.err, w.exists, w.cnames, append(r.Chain, w.chain...)
+	if a := w.last; a != nil && a.exists == ExistsNo {
+		r.NXDomainProof = a.proof
+		r.DanglingCNAME = len(w.cnames) > 0
+	}
+	return r
+}
+
+// walk is what following a name's CNAME chain found: the zones of the
+// chain, the weakest status of its links (with the bogus reason and the
+// error that came with it), whether the first name exists, the CNAMEs
+// followed, and the last answer, nil when the chain looped or ran past
+// maxCNAMEs.
+type walk struct {
+	status      Status
+	bogusReason BogusReason
+	err         string
+	exists      Existence
+	chain       []ZoneStep
+	cnames      []string
+	last        *nameAnswer
+}
+
+// follow asks ask about host and each CNAME target in turn, until a name
+// has no CNAME or its answer is bogus or indeterminate. A chain that loops
+// or runs past maxCNAMEs is indeterminate. Validate's domains and
+// LookupTXT's names are judged by this one walk.
+func follow(host string, ask func(name string) *nameAnswer) walk {
+	w := walk{exists: ExistsUnknown}
 	name := dns.Fqdn(host)
 	zones := map[string]bool{}
 	visited := map[string]bool{name: true}
 	for hop := 0; ; hop++ {
-		a := v.answer(ctx, anchor, name)
+		a := ask(name)
 		for _, s := range a.chain {
 			if !zones[s.Zone] {
 				zones[s.Zone] = true
-				r.Chain = append(r.Chain, s)
+				w.chain = append(w.chain, s)
 			}
 		}
-		if rank(a.status) > rank(r.Status) {
-			r.Status = a.status
+		if rank(a.status) > rank(w.status) {
+			w.status = a.status
 			if a.status == StatusBogus {
-				r.BogusReason = a.reason
+				w.bogusReason = a.reason
 			}
 			if a.err != "" {
-				r.Error = a.err
+				w.err = a.err
 			}
 		}
 		if hop == 0 {
-			r.Exists = a.exists
-		}
-		if a.exists == ExistsNo {
-			r.NXDomainProof = a.proof
-			r.DanglingCNAME = hop > 0
+			w.exists = a.exists
 		}
 		if a.cname == "" || a.status == StatusBogus || a.status == StatusIndeterminate {
-			return r
+			w.last = a
+			return w
 		}
 		name = a.cname
-		r.CNAMEs = append(r.CNAMEs, strings.TrimSuffix(name, "."))
+		w.cnames = append(w.cnames, strings.TrimSuffix(name, "."))
 		if visited[name] || hop+1 >= maxCNAMEs {
-			if rank(r.Status) < rank(StatusIndeterminate) {
-				r.Status = StatusIndeterminate
+			if rank(w.status) < rank(StatusIndeterminate) {
+				w.status = StatusIndeterminate
 			}
-			r.Error = fmt.Sprintf("CNAME chain loops or is longer than %d names", maxCNAMEs)
-			return r
+			w.err = fmt.Sprintf("CNAME chain loops or is longer than %d names", maxCNAMEs)
+			return w
 		}
 		visited[name] = true
 	}
