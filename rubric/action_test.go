@@ -50,6 +50,15 @@ func TestActionContradiction(t *testing.T) {
 			v10: []string{"create_migration_plan"},
 		},
 		{
+			// A music service's planner (tuning corpus, elevenlabs-mcp):
+			// the plan is computed and returned.
+			name: "creating_a_plan_computes_it",
+			tools: []contract.Tool{
+				tool("create_composition_plan", "", "Create a composition plan for music generation. Usage of this endpoint does not cost any credits. The returned plan shape depends on model_id."),
+			},
+			v10: []string{"create_composition_plan"},
+		},
+		{
 			name: "a_getter_of_what_a_create_form_needs",
 			tools: []contract.Tool{
 				tool("jira_get_create_fields", "", "Get the fields required to create an issue of a given type in a project."),

@@ -207,6 +207,10 @@ type ActionSafetyParams struct {
 	// without case) by which a tool's description says it changes nothing
 	// ("Nothing is written"); such a tool's own text answers the verb.
 	Denials []string `yaml:"denials"`
+	// Computed, from rubric v11, are objects a tool makes and hands back
+	// rather than stores (a plan, a summary): "create" in
+	// create_composition_plan computes one, which changes nothing.
+	Computed []string `yaml:"computed"`
 }
 
 // BehaviorParams parameterise the behaviour dimensions (rubric v2 on).
@@ -629,6 +633,11 @@ func (p Parameters) validate() []error {
 	}
 	if len(p.ActionSafety.Denials) > 0 && len(p.ActionSafety.ReadVerbs) == 0 {
 		add("action_safety.denials: set without read_verbs")
+	}
+	for _, v := range p.ActionSafety.Computed {
+		if toks := tokens(v); len(toks) != 1 || toks[0] != v {
+			add("action_safety.computed: %q is not one lower-case token", v)
+		}
 	}
 	return errs
 }

@@ -585,13 +585,28 @@ func proseComment(body string) bool {
 	return n >= 3
 }
 
+// maxIndent is the indentation, in characters, past which a line's text
+// is out of view.
+const maxIndent = 120
+
 var reWhitespace = regexp.MustCompile(`(?:[ \t\x{00A0}\x{3000}]{40,}|(?:\r?\n[ \t]*){10,})(\S)`)
 
 func checkWhitespace(out *findings, u unit) {
 	if !strings.Contains(u.text, "  ") && !strings.Contains(u.text, "\n\n") && !strings.ContainsAny(u.text, "\u00a0\u3000") {
 		return
 	}
-	m := reWhitespace.FindStringSubmatchIndex(u.text)
+	var m []int
+	for _, c := range reWhitespace.FindAllStringSubmatchIndex(u.text, -1) {
+		// Indentation that aligns a line under a column of the one above
+		// (a table in a description) is in view on any screen that shows
+		// the line it aligns with; blank space pushes text out of view when
+		// it runs on within a line, or indents past what a screen shows.
+		if c[0] > 0 && u.text[c[0]-1] == '\n' && c[2]-c[0] < maxIndent && !strings.ContainsAny(u.text[c[0]:c[2]], "\r\n") {
+			continue
+		}
+		m = c
+		break
+	}
 	if m == nil {
 		return
 	}
