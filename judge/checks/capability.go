@@ -499,6 +499,19 @@ func localText(text string) bool {
 	return reLocal.MatchString(text) && (!reOtherMachine.MatchString(text) || reMCPHost.MatchString(text))
 }
 
+// pathCandidate reports whether hostPath could take p for a path at all:
+// its name is a path's, an end of a copy or a transfer's input or output,
+// or its text says path. Only those need the expressions that place a
+// path elsewhere.
+func pathCandidate(p param) bool {
+	for _, w := range words(p.name) {
+		if pathWords[w] || endpointWords[w] || outputWords[w] {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(p.desc+" "+p.title), "path")
+}
+
 // transferTool reports whether a tool is named for moving files between
 // the host and elsewhere.
 func transferTool(t contract.Tool) bool {
@@ -553,7 +566,7 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 	elsewhere := exempt{}
 	for _, ti := range tools {
 		for _, p := range ti.params {
-			if text := p.desc + " " + p.title; topLevel(p.field) && (reNotHostPath.MatchString(text) || reProductFolder.MatchString(text)) {
+			if text := p.desc + " " + p.title; topLevel(p.field) && pathCandidate(p) && (reNotHostPath.MatchString(text) || reProductFolder.MatchString(text)) {
 				elsewhere[paramKey(p)] = true
 			}
 		}
