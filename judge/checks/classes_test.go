@@ -155,6 +155,12 @@ func TestIssue33Classes(t *testing.T) {
 			want: []string{"pkg.contract.hidden.whitespace add description"},
 		},
 		{
+			// A deployment platform's databases have environment variables
+			// of their own (tuning corpus, coolify-mcp-server).
+			name: "a_managed_databases_environment_is_not_the_servers",
+			c: surface(tool("list_database_envs", "List environment variables for a database.", `"uuid":{"type":"string","description":"Database UUID"}`)),
+		},
+		{
 			// The same parameter on tools of one server is judged the same,
 			// whatever the incidental wording of each description.
 			name: "identical_parameters_are_judged_alike",
