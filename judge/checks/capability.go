@@ -98,6 +98,12 @@ var (
 	// reIssued: the description says the value comes from this server: a
 	// previous call, a preview, a response, another of its tools.
 	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b`)
+	// reIdentifierAfter: a credential noun that names identifiers ("SSH
+	// key IDs", "API key names").
+	reIdentifierAfter = regexp.MustCompile(`(?i)^s?\s+(?:ids?|identifiers?|names?|fingerprints?|uuids?|labels?|references?)\b`)
+	// reIdentifies: the parameter names the key or token a tool acts on
+	// ("Access Key of the Spaces key to retrieve"), not its secret.
+	reIdentifies = regexp.MustCompile(`(?i)\bof\s+the\s+(?:[\w-]+\s+){0,3}?(?:key|token|secret|credential|password)s?\s+to\s+(?:retrieve|get|delete|update|remove|revoke|rotate|look\s+up|fetch|read|describe|disable|enable)\b`)
 	// reNotTheSecret: the description says the parameter is not the
 	// secret itself ("never the password itself", "not the secret value").
 	reNotTheSecret = regexp.MustCompile(`(?i)\b(?:never|not)\s+(?:the|a|an|your)\s+(?:actual\s+|raw\s+)?(?:password|passphrase|secret|token|key|credential|api\s+key)s?(?:\s+(?:itself|value|values))?\b`)
@@ -124,7 +130,7 @@ func issuedToken(p param) bool {
 // server issued, or expressly not the secret itself.
 func notACredential(p param) bool {
 	text := p.desc + " " + p.title
-	return reAboutDesc.MatchString(p.desc) || issuedToken(p) || reNotTheSecret.MatchString(text)
+	return reAboutDesc.MatchString(p.desc) || issuedToken(p) || reNotTheSecret.MatchString(text) || reIdentifies.MatchString(text)
 }
 
 // tokenQualifiers make "...token" something other than a credential.
@@ -297,7 +303,8 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param, ex c
 			}
 			for _, t := range []struct{ field, text string }{{"/description", p.desc}, {"/title", p.title}} {
 				m := reCredentialDesc.FindStringIndex(t.text)
-				if m == nil || aboutName(p.name) {
+				if m == nil || aboutName(p.name) || reIdentifierAfter.MatchString(t.text[m[1]:]) {
+					// "Array of SSH key IDs or fingerprints": identifiers.
 					continue
 				}
 				d := &doc{text: t.text}
@@ -382,11 +389,16 @@ var (
 		"commit": true, "sha": true, "drive": true, "site": true, "host": true, "hostname": true, "container": true,
 		"pod": true, "namespace": true, "url": true, "endpoint": true, "server": true, "gist": true}
 	rePathDesc   = regexp.MustCompile(`(?i)\b(?:file|directory|folder)\s+paths?\b|\bpaths?\s+(?:to|of)\s+(?:a|an|the)?\s*(?:local\s+)?(?:file|directory|folder)s?\b|\babsolute\s+paths?\b|\b(?:local\s+)?file\s*system\s+paths?\b`)
-	reRemoteDesc = regexp.MustCompile(`(?i)\b(?:repository|repositories|repo|github|gitlab|bitbucket|bucket|s3|gcs|google\s+drive|dropbox|onedrive|sharepoint|remote|ftp|sftp|container|pod|cloud\s+storage|blob|gist|wiki)\b`)
+	reRemoteDesc = regexp.MustCompile(`(?i)\b(?:repository|repositories|repo|github|gitlab|bitbucket|bucket|s3|gcs|google\s+drive|dropbox|onedrive|sharepoint|remote|ftp|sftp|container|pod|cloud\s+storage|blob|gist|wiki|cdn)\b`)
 	// serverConfinedWords: one of them is in every match of reServerConfined.
 	serverConfinedWords = []string{"allowed", "permitted", "authori", "approved", "whitelisted", "allowlisted", "client"}
 	reServerConfined    = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders|paths|roots|locations)\b|\ballowedDirectories\b|\bclient\s+roots\b`)
 	reConfined          = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|configured|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders?|paths?|roots?|locations?)\b|\b(?:only|must\s+be|restricted|limited|confined|sandboxed|scoped)\b[^.\n]{0,40}?\b(?:within|inside|under|to)\b[^.\n]{0,40}?\b(?:director(?:y|ies)|folders?|paths?|roots?|workspace|project|sandbox)\b|\ballowed\s+to\s+access\b|\bworkspace\s+roots?\b|\bclient\s+roots\b`)
+	// reRelativeRoot: a path its text resolves against the server's root
+	// ("File path (relative to root)"): a bound, when the root is the
+	// server's and not another argument of the tool.
+	reRelativeRoot = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project\s+|workspace\s+|repo(?:sitory)?\s+)?root\b`)
+	reAbsolute     = regexp.MustCompile(`(?i)\babsolute\b`)
 )
 
 // endpointWords name the two ends of a copy or move; in a tool named for
@@ -407,7 +419,7 @@ var (
 	// reFileWords: a description that speaks of things on a filesystem.
 	reFileWords = regexp.MustCompile(`(?i)\b(?:files?|director(?:y|ies)|folders?|dirs?|disk|file\s*system|local|absolute|relative|working\s+directory)\b`)
 	// reNotHostPath: text that places a path-named parameter elsewhere.
-	reNotHostPath = regexp.MustCompile(`(?i)\bglob\s+patterns?\b|\bpatterns?\s+to\s+(?:limit|match|filter|exclude|include|select)\b|\bcommits?\b|\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
+	reNotHostPath = regexp.MustCompile(`(?i)\b(?:from|in)\s+(?:the\s+)?(?:cdn|cache)\b|\bglob\s+patterns?\b|\bpatterns?\s+to\s+(?:limit|match|filter|exclude|include|select)\b|\bcommits?\b|\bdot\s+notation\b|\bfields?\b|\bjson\s*(?:path|pointer)\b|\bx\s*path\b|\bnamespaces?\b|\b(?:key|property|object|attribute|api|url|uri|http|request|endpoint|route|resource|document)\s+paths?\b|\broutes?\b|\bcontents?\s+of\s+(?:the|a|an)\s+files?\b|\bnot\s+(?:the|a|its)\s+path\b|\b(?:within|inside|in|from)\s+(?:the|a|an|this|that|its|your)\s+(?:\w+\s+){0,2}(?:topic|bundle|archive|zip|tarball|repository|repo|bucket|upload|deployment|container|image|docs|documentation|collection|database|index|notebook|wiki|site|vault)s?\b|\bentry\s*point\b`)
 	reRelative    = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project|workspace|root|repo|repository)`)
 	// reProductFolder: a folder of a product, not of the host's file
 	// system (a dashboard folder, a mail folder, a drive folder).
@@ -497,6 +509,19 @@ func hostPath(t contract.Tool, p param) bool {
 // manages.
 func localText(text string) bool {
 	return reLocal.MatchString(text) && (!reOtherMachine.MatchString(text) || reMCPHost.MatchString(text))
+}
+
+// rootArgument reports whether a tool takes its root as an argument
+// (projectRoot, rootPath): a path relative to it is as free as the root.
+func rootArgument(ti toolInfo) bool {
+	for _, p := range ti.params {
+		for _, w := range words(p.name) {
+			if w == "root" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pathCandidate reports whether hostPath could take p for a path at all:
@@ -621,8 +646,22 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 			return
 		}
 	}
+	// A parameter one tool says is confined ("File path (relative to
+	// root)") is the same parameter, confined, on every tool of the server
+	// that has it.
+	confined := exempt{}
+	for _, ti := range tools {
+		for _, p := range ti.params {
+			if text := p.desc + " " + p.title; topLevel(p.field) && pathCandidate(p) &&
+				(reConfined.MatchString(text) || reRelativeRoot.MatchString(text) && !rootArgument(ti)) {
+				confined[paramKey(p)] = true
+			}
+		}
+	}
 	for _, h := range hits {
-		if reConfined.MatchString(strings.Join(h.ti.texts, "\n")) {
+		// A parameter its own text calls absolute is not bound by what
+		// another tool says of a parameter of the same name.
+		if confined[paramKey(h.p)] && !reAbsolute.MatchString(h.p.desc+" "+h.p.title) || reConfined.MatchString(strings.Join(h.ti.texts, "\n")) {
 			continue
 		}
 		p, name := h.p, h.ti.tool.Name

@@ -161,6 +161,27 @@ func TestIssue33Classes(t *testing.T) {
 			c: surface(tool("list_database_envs", "List environment variables for a database.", `"uuid":{"type":"string","description":"Database UUID"}`)),
 		},
 		{
+			// A cloud provider's tools (tuning corpus, digitalocean-mcp):
+			// key IDs and fingerprints, the access key that names the key
+			// to retrieve, file names in a CDN's cache.
+			name: "identifiers_of_keys_and_names_in_a_cache",
+			c: surface(
+				tool("droplet-create", "Create a new droplet.", `"Name":{"type":"string"},"SSHKeys":{"type":"array","items":{"type":"string"},"description":"Array of SSH key IDs (numbers) or fingerprints (strings) to add to the droplet"}`),
+				tool("spaces-key-get", "Get a specific Spaces key", `"AccessKey":{"type":"string","description":"Access Key of the Spaces key to retrieve"}`),
+				tool("spaces-cdn-flush-cache", "Flush the cache of a CDN", `"ID":{"type":"string"},"Files":{"type":"array","items":{"type":"string"},"description":"file names to flush from the cache (max 50 per request)"}`),
+			),
+		},
+		{
+			// A TypeScript language server resolves every path against its
+			// project root, and says so on most tools (tuning corpus,
+			// typescript-mcp): the same parameter is confined on all.
+			name: "a_path_relative_to_the_root_is_confined",
+			c: surface(
+				tool("find_references", "Find references.", `"filePath":{"type":"string","description":"File path (relative to root)"},"line":{"type":"number","description":"Line"}`),
+				tool("get_module_symbols", "Get module symbols.", `"moduleName":{"type":"string","description":"Module"},"filePath":{"type":"string","description":"Context file for resolving relative imports"}`),
+			),
+		},
+		{
 			// The same parameter on tools of one server is judged the same,
 			// whatever the incidental wording of each description.
 			name: "identical_parameters_are_judged_alike",
