@@ -398,7 +398,6 @@ var (
 	// ("File path (relative to root)"): a bound, when the root is the
 	// server's and not another argument of the tool.
 	reRelativeRoot = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project\s+|workspace\s+|repo(?:sitory)?\s+)?root\b`)
-	reAbsolute     = regexp.MustCompile(`(?i)\babsolute\b`)
 )
 
 // endpointWords name the two ends of a copy or move; in a tool named for
@@ -646,22 +645,13 @@ func checkArbitraryPath(out *findings, c *contract.Contract, tools []toolInfo) {
 			return
 		}
 	}
-	// A parameter one tool says is confined ("File path (relative to
-	// root)") is the same parameter, confined, on every tool of the server
-	// that has it.
-	confined := exempt{}
-	for _, ti := range tools {
-		for _, p := range ti.params {
-			if text := p.desc + " " + p.title; topLevel(p.field) && pathCandidate(p) &&
-				(reConfined.MatchString(text) || reRelativeRoot.MatchString(text) && !rootArgument(ti)) {
-				confined[paramKey(p)] = true
-			}
-		}
-	}
 	for _, h := range hits {
-		// A parameter its own text calls absolute is not bound by what
-		// another tool says of a parameter of the same name.
-		if confined[paramKey(h.p)] && !reAbsolute.MatchString(h.p.desc+" "+h.p.title) || reConfined.MatchString(strings.Join(h.ti.texts, "\n")) {
+		// A bound the tool's own texts state, or the parameter's own text:
+		// a path resolved against the server's root, when the root is not
+		// an argument of the tool (typescript-mcp's tools take root as
+		// one, so their paths are as free as it is).
+		if reConfined.MatchString(strings.Join(h.ti.texts, "\n")) ||
+			reRelativeRoot.MatchString(h.p.desc+" "+h.p.title) && !rootArgument(*h.ti) {
 			continue
 		}
 		p, name := h.p, h.ti.tool.Name

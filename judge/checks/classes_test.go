@@ -172,14 +172,15 @@ func TestIssue33Classes(t *testing.T) {
 			),
 		},
 		{
-			// A TypeScript language server resolves every path against its
-			// project root, and says so on most tools (tuning corpus,
-			// typescript-mcp): the same parameter is confined on all.
-			name: "a_path_relative_to_the_root_is_confined",
+			// A path resolved against the server's own root is bound; one
+			// resolved against a root the caller passes is as free as the
+			// root (tuning corpus, typescript-mcp's tools take root).
+			name: "a_path_relative_to_the_servers_root_is_bound",
 			c: surface(
 				tool("find_references", "Find references.", `"filePath":{"type":"string","description":"File path (relative to root)"},"line":{"type":"number","description":"Line"}`),
-				tool("get_module_symbols", "Get module symbols.", `"moduleName":{"type":"string","description":"Module"},"filePath":{"type":"string","description":"Context file for resolving relative imports"}`),
+				tool("rename_symbol", "Rename a symbol.", `"root":{"type":"string","description":"Root directory for resolving relative paths"},"filePath":{"type":"string","description":"File path (relative to root)"}`),
 			),
+			want: []string{"pkg.contract.capability.arbitrary_path rename_symbol input_schema/properties/filePath/description"},
 		},
 		{
 			// The same parameter on tools of one server is judged the same,
