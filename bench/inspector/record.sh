@@ -368,7 +368,7 @@ while IFS= read -r line; do
 	# How the Inspector was run, with the scratch paths abstracted and no env values.
 	envnames=$(jq -c '[.env[] | sub("=.*"; "")]' <<<"$line")
 	binrel="node_modules/.bin/$(jq -r .name <<<"$bin")"
-	[ "$(jq -r .name <<<"$bin")" = main ] && binrel="node $(realpath --relative-to="$tree" "$entry")"
+	[ "$(jq -r .name <<<"$bin")" = main ] && binrel="node $(realpath -m --relative-to="$tree" "$entry")"
 	command="unshare --net --pid --mount --fork --kill-child --mount-proc -- env -i HOME=\$FRESH_TMP PATH=\$TREE/node_modules/.bin:\$NODE_${NODE_VERSION}/bin:/usr/local/bin:/usr/bin:/bin sh -c '${nsinit//$work/\$SCRATCH}' sh"
 	command+=" node \$INSPECTOR_$INSPECTOR_VERSION/clients/launcher/build/index.js --cli --format json --connect-timeout $CONNECT_TIMEOUT_MS --cwd /tmp --method METHOD"
 	command+=$(jq -r '[.env[] | sub("=.*"; "=…") | " -e " + .] | join("")' <<<"$line")
