@@ -157,7 +157,7 @@ func cmdPopulation(args []string) error {
 	seed := fs.String("seed", "", "modelcontextprotocol/registry data/seed_2025_05_16.json at 81e5174a593a7488715b0bf0ae77a4dc466b4d35")
 	servers := fs.String("servers-readme", "", "modelcontextprotocol/servers README.md at 000fdd3b0c2ae34b43b0424e7a11a15f90303aea (amendment 1)")
 	out := fs.String("o", "benchmark/realcorpus/population.tsv", "output")
-	fs.Parse(args)
+	_ = fs.Parse(args) // ExitOnError: Parse exits on a bad flag
 	if *readme == "" || *seed == "" || *servers == "" {
 		return errors.New("population: -readme, -seed and -servers-readme are required")
 	}
@@ -321,7 +321,7 @@ func githubRepoOf(s string, shorthand bool) (string, string, bool) {
 	default:
 		if i := strings.Index(s, "://"); i >= 0 {
 			s = s[i+3:]
-			if at := strings.Index(s, "@"); at >= 0 && (strings.Index(s, "/") < 0 || at < strings.Index(s, "/")) {
+			if at := strings.Index(s, "@"); at >= 0 && (!strings.Contains(s, "/") || at < strings.Index(s, "/")) {
 				s = s[at+1:]
 			}
 		} else if shorthand && regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*/[a-z0-9._-]+$`).MatchString(s) {
@@ -432,7 +432,7 @@ func (r *registry) get(u string) (int, []byte, error) {
 		}
 		if r.cache != "" {
 			c, _ := json.Marshal(map[string]any{"url": u, "status": resp.StatusCode, "fetched": time.Now().UTC().Format(time.RFC3339), "body": json.RawMessage(body)})
-			os.WriteFile(cf, c, 0o644)
+			_ = os.WriteFile(cf, c, 0o644) // the cache is an aid: a failed write only costs a fetch next time
 		}
 		return resp.StatusCode, body, nil
 	}
@@ -671,7 +671,7 @@ func cmdSelect(args []string) error {
 	dropOut := fs.String("dropped", "benchmark/realcorpus/dropped.tsv", "dropped.tsv")
 	cache := fs.String("cache", "/tmp/realcorpus-registry-cache", "registry answers kept here (not committed)")
 	force := fs.Bool("force", false, "overwrite an existing candidates.tsv (its versions are pinned: rule 3)")
-	fs.Parse(args)
+	_ = fs.Parse(args) // ExitOnError: Parse exits on a bad flag
 	if _, err := os.Stat(*out); err == nil && !*force {
 		return fmt.Errorf("%s exists: its versions are pinned on the selection date (rule 3); -force to select again", *out)
 	}

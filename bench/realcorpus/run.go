@@ -47,7 +47,7 @@ func cmdRun(args []string) error {
 	fs.BoolVar(&o.commit, "commit", true, "commit the recordings and files as they come (git add of these paths only)")
 	fs.DurationVar(&o.maxPer, "max-per", 90*time.Minute, "a recording that takes longer is ended (outcome: timed out)")
 	fs.StringVar(&o.cache, "cache", "/tmp/realcorpus-registry-cache", "registry answers kept here (for candidates with no version yet: amendment 2)")
-	fs.Parse(args)
+	_ = fs.Parse(args) // ExitOnError: Parse exits on a bad flag
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("run: needs root (record.sh uses unshare)")
 	}
@@ -174,7 +174,7 @@ func cmdRun(args []string) error {
 		logp("signal %v: ending the recordings in flight (their candidates stay without an outcome)", s)
 		for _, cmd := range running {
 			if cmd.Process != nil {
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) // gone already is fine
 			}
 		}
 		cond.Broadcast()
@@ -324,7 +324,7 @@ func cmdOutcomes(args []string) error {
 	dir := fs.String("dir", "benchmark/realcorpus", "the corpus directory")
 	qNPM := fs.Int("npm", 110, "npm quota (rule 7)")
 	qPyPI := fs.Int("pypi", 60, "PyPI quota (rule 7)")
-	fs.Parse(args)
+	_ = fs.Parse(args) // ExitOnError: Parse exits on a bad flag
 	path := filepath.Join(*dir, "candidates.tsv")
 	list, err := readCandidates(path)
 	if err != nil {
@@ -424,7 +424,9 @@ func targetOf(c *candidate) string {
 
 func recordCmd(o runOpts, c *candidate) *exec.Cmd {
 	lines := filepath.Join(o.logdir, "lines", c.ID+".txt")
-	os.WriteFile(lines, []byte(targetOf(c)+"  # id: "+c.ID+"\n"), 0o644)
+	if err := os.WriteFile(lines, []byte(targetOf(c)+"  # id: "+c.ID+"\n"), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "record %s: %v (the recorder will fail without its list)\n", c.ID, err)
+	}
 	cmd := exec.Command("bash", o.record, c.ID)
 	cmd.Env = append(os.Environ(),
 		"SERVERS="+lines,
@@ -456,8 +458,8 @@ func recordOne(o runOpts, c *candidate, cmd *exec.Cmd) string {
 	timedOut := false
 	timer := time.AfterFunc(o.maxPer, func() {
 		timedOut = true
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		time.AfterFunc(30*time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) // gone already is fine
+		time.AfterFunc(30*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	})
 	err = cmd.Wait()
 	timer.Stop()
@@ -568,7 +570,7 @@ func classify(b []byte) string {
 		return "in corpus"
 	case string:
 		var t map[string]any
-		json.Unmarshal(r.ToolsList, &t)
+		_ = json.Unmarshal(r.ToolsList, &t) // a malformed record leaves t empty: the plain outcome below
 		if v == "unsupported" {
 			if u, _ := t["unsupported"].(string); strings.Contains(u, "no tools capability") {
 				return "no tools capability (tools/list not answered)"

@@ -53,7 +53,7 @@ func cmdPopulationToolsdk(args []string) error {
 	repo := fs.String("repo", "/work/.mirror/toolsdk-ai+awesome-mcp-registry/repo", "a git copy of toolsdk-ai/awesome-mcp-registry")
 	commit := fs.String("commit", toolsdkCommit, "the commit amendment 2 pins")
 	out := fs.String("o", "benchmark/realcorpus/population.tsv", "population.tsv (its rows of other sources are kept)")
-	fs.Parse(args)
+	_ = fs.Parse(args) // ExitOnError: Parse exits on a bad flag
 	if *commit != toolsdkCommit {
 		return fmt.Errorf("population-toolsdk: amendment 2 pins %s", toolsdkCommit)
 	}
@@ -165,7 +165,7 @@ func cmdAddSource(args []string) error {
 	pop := fs.String("population", "benchmark/realcorpus/population.tsv", "population.tsv")
 	candPath := fs.String("candidates", "benchmark/realcorpus/candidates.tsv", "candidates.tsv (pinned versions and outcomes are kept)")
 	dropPath := fs.String("dropped", "benchmark/realcorpus/dropped.tsv", "dropped.tsv")
-	fs.Parse(args)
+	_ = fs.Parse(args) // ExitOnError: Parse exits on a bad flag
 	if *source != "toolsdk" {
 		return fmt.Errorf("add-source: only toolsdk (amendment 2) is a source added after selection")
 	}
