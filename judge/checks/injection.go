@@ -90,7 +90,8 @@ func publicKey(text string, start, end int) bool {
 // redirect, forward, bcc, cc, override, replace, side effect(s), has to,
 // have to, need(s) to, is/are required to (any case; the words of a
 // phrase apart by white space only). "only" in "read-only" or
-// "write-only" describes a mode, not an order.
+// "write-only" describes a mode, not an order; "do not" after a subject
+// pronoun ("if you do not pass tabId") states or conditions, not orders.
 func directiveIn(sentence string) bool {
 	type word struct {
 		w          string
@@ -121,9 +122,19 @@ func directiveIn(sentence string) bool {
 		}
 		return true
 	}
+	// subject reports whether a pronoun is the subject of ws[k] ("when
+	// you do not pass tabId", "tools that don't write"): a statement or
+	// a condition, not an order.
+	subject := func(k int) bool {
+		return k > 0 && spaced(k) && declarativeSubjects[ws[k-1].w]
+	}
 	for k, x := range ws {
 		switch x.w {
-		case "must", "should", "shall", "always", "never", "instead", "don't", "ensure", "redirect", "forward",
+		case "don't":
+			if !subject(k) {
+				return true
+			}
+		case "must", "should", "shall", "always", "never", "instead", "ensure", "redirect", "forward",
 			"bcc", "cc", "override", "replace":
 			return true
 		case "only":
@@ -131,7 +142,7 @@ func directiveIn(sentence string) bool {
 				return true
 			}
 		case "do":
-			if phrase(k, "not") {
+			if phrase(k, "not") && !subject(k) {
 				return true
 			}
 		case "make":
@@ -153,6 +164,12 @@ func directiveIn(sentence string) bool {
 		}
 	}
 	return false
+}
+
+// declarativeSubjects are the pronouns before "do not" that make it a
+// statement or a condition rather than an order.
+var declarativeSubjects = map[string]bool{
+	"you": true, "we": true, "they": true, "i": true, "who": true, "that": true, "which": true,
 }
 
 // isWordByte reports whether c is a word character of \b: ASCII letters,
