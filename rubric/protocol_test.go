@@ -23,12 +23,21 @@ func TestListUnsupportedV11(t *testing.T) {
 		{"10", 50, []string{"pkg.protocol.list.failed resources/list", "pkg.protocol.list.failed resources/templates/list"}},
 		{"11", 65, []string{"pkg.protocol.list.failed resources/list", "pkg.protocol.list.unsupported resources/templates/list"}},
 	} {
-		b := okBundle()
-		b.Session.ListErrors = errs
-		got := outcomeOf(Evaluate(b, mustLoad(t, tc.version)), "protocol_hygiene")
-		want := outcome{State: StateScored, Score: tc.score, Findings: tc.want}
-		if d := diff(want, got); d != "" {
-			t.Errorf("v%s protocol_hygiene (-want +got):\n%s", tc.version, d)
+		for _, notFound := range []string{
+			`calling "resources/templates/list": Method not found`,
+			// maverick-mcp-server's own message, in lower case; bundles
+			// from then on also carry the code.
+			`calling "resources/templates/list": method not found: resources/templates/list`,
+			`calling "resources/templates/list": no such method (JSON-RPC error -32601)`,
+		} {
+			errs["resources/templates/list"] = notFound
+			b := okBundle()
+			b.Session.ListErrors = errs
+			got := outcomeOf(Evaluate(b, mustLoad(t, tc.version)), "protocol_hygiene")
+			want := outcome{State: StateScored, Score: tc.score, Findings: tc.want}
+			if d := diff(want, got); d != "" {
+				t.Errorf("v%s %q protocol_hygiene (-want +got):\n%s", tc.version, notFound, d)
+			}
 		}
 	}
 }

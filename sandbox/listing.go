@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifymcp/verifymcp/contract"
@@ -68,7 +69,14 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 		if sess.ListErrors == nil {
 			sess.ListErrors = map[string]string{}
 		}
-		sess.ListErrors[method] = err.Error()
+		msg := err.Error()
+		// The SDK's error text is the server's message only; the code
+		// tells Method not found apart from a failure, whatever the
+		// message says.
+		if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && !strings.Contains(msg, fmt.Sprint(we.Code)) {
+			msg += fmt.Sprintf(" (JSON-RPC error %d)", we.Code)
+		}
+		sess.ListErrors[method] = msg
 		return nil
 	}
 	var lists []lister
