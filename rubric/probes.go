@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -357,6 +358,15 @@ func scoreInstallScripts(p *probe) verdict {
 				fmt.Sprintf("%s exited with code %d after the sandbox denied it the network: it wanted %s; whether it works with a network is not known",
 					p.scriptOf(s), s.ExitCode, want),
 				p.scriptEvidence(s, fmt.Sprintf("exit code %d; %s", s.ExitCode, plural(s.Network.Attempts, "network attempt"))))
+		case s.Ran && s.ExitCode != 0 && p.atLeast(limitsSince) && offlineFetch(s) != "":
+			// npx or npm fetching a package from the script: the sandbox's
+			// offline cache refuses it before any connection is tried.
+			want := offlineFetch(s)
+			denied = append(denied, p.pkgAt(s)+" (wanted "+want+")")
+			p.emit(CodeScriptsNetworkDenied, s.Package,
+				fmt.Sprintf("%s exited with code %d when npm, offline in the sandbox, could not fetch what it asked for: it wanted %s; whether it works with a network is not known",
+					p.scriptOf(s), s.ExitCode, want),
+				p.scriptEvidence(s, fmt.Sprintf("exit code %d; npm's fetch refused offline", s.ExitCode)))
 		case s.Ran && s.ExitCode != 0:
 			failed++
 			msg := fmt.Sprintf("%s exited with code %d", p.scriptOf(s), s.ExitCode)
@@ -405,9 +415,28 @@ func (p *probe) deniedScripts(in *evidence.Install) []string {
 	for _, s := range in.Scripts {
 		if s.Ran && s.ExitCode != 0 && !s.Optional && !s.TimedOut && !s.OOM && s.Network != nil && s.Network.Attempts > 0 {
 			out = append(out, fmt.Sprintf("%s (it wanted %s)", p.scriptOf(s), orUnknown(strings.Join(s.Network.Wanted, ", "))))
+		} else if s.Ran && s.ExitCode != 0 && !s.Optional && !s.TimedOut && !s.OOM && p.atLeast(limitsSince) && offlineFetch(s) != "" {
+			out = append(out, fmt.Sprintf("%s (it wanted %s)", p.scriptOf(s), offlineFetch(s)))
 		}
 	}
 	return out
+}
+
+// reOfflineFetch: npm refusing a fetch in offline mode ("request to
+// https://registry.npmjs.org/only-allow failed: cache mode is
+// 'only-if-cached'", code ENOTCACHED).
+var reOfflineFetch = regexp.MustCompile(`request to (https?://[^/\s]+)\S* failed: cache mode is 'only-if-cached'`)
+
+// offlineFetch returns what a failed script asked npm to fetch when npm's
+// offline cache refused it ("" when that is not why it failed).
+func offlineFetch(s evidence.Script) string {
+	if m := reOfflineFetch.FindStringSubmatch(s.OutputTail); m != nil {
+		return m[1]
+	}
+	if strings.Contains(s.OutputTail, "ENOTCACHED") {
+		return "a package from the registry"
+	}
+	return ""
 }
 
 func (p *probe) scriptEvidence(s evidence.Script, how string) string {
@@ -1027,5 +1056,5 @@ func orUnknown(s string) string {
 // methodNotFound reports whether a list call's recorded error is JSON-RPC's
 // -32601, Method not found.
 func methodNotFound(err string) bool {
-	return strings.Contains(err, "Method not found") || strings.Contains(err, "-32601")
+	return strings.Contains(strings.ToLower(err), "method not found") || strings.Contains(err, "-32601")
 }

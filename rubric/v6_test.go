@@ -214,3 +214,33 @@ func TestV6DiskFilled(t *testing.T) {
 		t.Errorf("v6, not full (-want +got):\n%s", d)
 	}
 }
+
+// TestOfflineFetchV11: backlog-mcp-server's preinstall runs npx only-allow
+// pnpm; in the sandbox npm's offline cache refuses the fetch before any
+// connection is tried, so no network attempt is recorded. Under v10 that
+// was a failed script of the package (medium); from v11 it is a script
+// the sandbox denied the network, as when the attempt is seen.
+func TestOfflineFetchV11(t *testing.T) {
+	script := evidence.Script{Package: "backlog-mcp-server", Version: "0.20.4", Path: ".", Event: "preinstall",
+		Command: "npx only-allow pnpm", Ran: true, ExitCode: 1, Network: &evidence.ScriptNetwork{Wanted: []string{}},
+		OutputTail: "npm error code ENOTCACHED\nnpm error request to https://registry.npmjs.org/only-allow failed: cache mode is 'only-if-cached' but no cached response is available."}
+	for _, tc := range []struct {
+		version string
+		want    []string
+	}{
+		{"10", []string{"pkg.install.scripts.failed backlog-mcp-server", "pkg.install.scripts.present backlog-mcp-server"}},
+		{"11", []string{"pkg.install.scripts.network_denied backlog-mcp-server", "pkg.install.scripts.present backlog-mcp-server"}},
+	} {
+		b := okBundle()
+		b.Install.Scripts = []evidence.Script{script}
+		res := Evaluate(b, mustLoad(t, tc.version))
+		if got := outcomeOf(res, "install_scripts"); strings.Join(got.Findings, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("v%s: %v, want %v", tc.version, got.Findings, tc.want)
+		}
+		for _, f := range res.Findings {
+			if f.Code == CodeScriptsNetworkDenied && !strings.Contains(f.Message, "https://registry.npmjs.org") {
+				t.Errorf("v%s: message %q does not name what it wanted", tc.version, f.Message)
+			}
+		}
+	}
+}
