@@ -338,8 +338,11 @@ func provenance(phase string, events []execEvent, declared map[string]bool) []ev
 			r = evidence.ProvenancePackageManager
 		case i == 0:
 			r = evidence.ProvenanceSandbox
-		case scripts && parent == evidence.ProvenanceSandbox && isUV(ev.Argv):
-			// uv, started by the PyPI build driver (venv, build, install).
+		case scripts && (parent == evidence.ProvenanceSandbox || parent == "") && isUV(ev.Argv):
+			// uv, started by the PyPI build driver (venv, build, install);
+			// the driver's own exec may precede the tracer (its parent
+			// never seen), as npm run-script's does, and package code that
+			// runs uv is a descendant of a process that was seen.
 			r = evidence.ProvenancePackageManager
 			uv[ev.PID] = true
 		case scripts && uv[ev.PPID] && isInterpreterQuery(ev.Argv):

@@ -63,6 +63,29 @@ func TestProvenancePyPIBuild(t *testing.T) {
 	}
 }
 
+// TestProvenancePyPIDriverNotSeen: the build driver and its first uv
+// started before the tracer attached (seen on mcp-server-logseq): the uv
+// pip install the driver runs next is still the package manager's, and so
+// is the interpreter query it makes.
+func TestProvenancePyPIDriverNotSeen(t *testing.T) {
+	query := `/usr/bin/python3 -I -B -c import sys; sys.path = [__import__("os").fsdecode(b"/tmp/.tmpX")] + sys.path; from python.get_interpreter_info import main; main()`
+	q := func(pid, ppid int, py string) execEvent {
+		return execEvent{PID: pid, PPID: ppid, Argv: append([]string{py, "-I", "-B", "-c"}, strings.SplitN(query, " -c ", 2)[1])}
+	}
+	events := []execEvent{
+		q(26, 23, "/usr/bin/python3"),
+		ev(27, 16, "uv pip install --python /work/tree/venv/bin/python --offline --no-index --find-links /work/tree/.verifymcp/dist --no-deps -r /work/tree/.verifymcp/requirements.txt"),
+		q(31, 27, "/work/tree/venv/bin/python"),
+	}
+	got := provenance(evidence.PhaseScripts, events, nil)
+	want := []evidence.Provenance{sb, pm, pm}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d (%v): %s, want %s", i, events[i].Argv, got[i], want[i])
+		}
+	}
+}
+
 func TestIndexHosts(t *testing.T) {
 	allow, files, err := indexHosts("https://pypi.org")
 	if err != nil || strings.Join(allow, ",") != "pypi.org:443,files.pythonhosted.org:443" || files != "files.pythonhosted.org" {
