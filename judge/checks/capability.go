@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -86,6 +87,13 @@ var aboutWords = map[string]bool{
 	"uuid": true, "guid": true, "identifier": true, "handle": true, "entry": true,
 }
 
+// switchVerbs, first in a name, make it a switch about secrets
+// (check_secrets, include_tokens, redact_passwords), not a secret.
+var switchVerbs = map[string]bool{
+	"check": true, "scan": true, "audit": true, "detect": true, "include": true, "exclude": true,
+	"redact": true, "mask": true, "skip": true, "show": true, "list": true, "find": true,
+}
+
 // issuedQualifiers make "...token" a value this server issued to the model
 // (a one-use confirmation, an approval, a nonce) rather than a secret the
 // user supplies from outside.
@@ -97,10 +105,12 @@ var issuedQualifiers = map[string]bool{
 var (
 	// reIssued: the description says the value comes from this server: a
 	// previous call, a preview, a response, another of its tools.
-	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b`)
+	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b|\b(?:as\s+(?:it\s+)?)?(?:appeared|appears|was\s+shown|was\s+listed)\s+in\s+(?:the\s+)?(?:previous\s+|earlier\s+)?(?:[\w-]+\s+)?(?:results?|response|output|listing)\b`)
 	// reIdentifierAfter: a credential noun that names identifiers ("SSH
 	// key IDs", "API key names").
-	reIdentifierAfter = regexp.MustCompile(`(?i)^s?\s+(?:ids?|identifiers?|names?|fingerprints?|uuids?|labels?|references?)\b`)
+	// ... and what describes one rather than holds it ("credential
+	// description", "credential plugins", "secret manager type").
+	reIdentifierAfter = regexp.MustCompile(`(?i)^s?\s+(?:ids?|identifiers?|names?|fingerprints?|uuids?|labels?|references?|descriptions?|plugins?|managers?|types?|kinds?|providers?|stores?|backends?|policy|policies|metadata|expiry|expiration)\b`)
 	// reIdentifies: the parameter names the key or token a tool acts on
 	// ("Access Key of the Spaces key to retrieve"), not its secret.
 	reIdentifies = regexp.MustCompile(`(?i)\bof\s+the\s+(?:[\w-]+\s+){0,3}?(?:key|token|secret|credential|password)s?\s+to\s+(?:retrieve|get|delete|update|remove|revoke|rotate|look\s+up|fetch|read|describe|disable|enable)\b`)
@@ -158,6 +168,10 @@ func credentialName(name string) bool {
 		if aboutWords[w] {
 			return false
 		}
+	}
+	if len(ws) > 1 && switchVerbs[ws[0]] {
+		// check_secrets, include_tokens: whether to act on secrets.
+		return false
 	}
 	if credentialWords[strings.Join(ws, "")] || secretWords(ws) {
 		return true
@@ -262,6 +276,16 @@ func exemptions(tools []toolInfo, prompts [][]param) credentialExemptions {
 	}
 	for _, ti := range tools {
 		note(ti.params)
+		// A parameter the schema leaves undescribed may be described in
+		// the tool's docstring ("Args: token: A ref://<id> token exactly
+		// as it appeared in search results").
+		for _, p := range ti.params {
+			if p.desc == "" && path.Dir(p.field) == "input_schema/properties" {
+				if p.desc = docLine(ti.tool.Description, p.name); p.desc != "" && notACredential(p) {
+					ex.names[paramKey(p)] = true
+				}
+			}
+		}
 	}
 	for _, ps := range prompts {
 		note(ps)
@@ -269,9 +293,32 @@ func exemptions(tools []toolInfo, prompts [][]param) credentialExemptions {
 	return ex
 }
 
+// docLine returns what a docstring's argument list says of a parameter:
+// the text after "name:" (or "name (type):") at the start of a line, up
+// to the line's end.
+func docLine(desc, name string) string {
+	for _, l := range strings.Split(desc, "\n") {
+		l = strings.TrimSpace(l)
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		if strings.HasPrefix(rest, "(") {
+			if i := strings.IndexByte(rest, ')'); i > 0 {
+				rest = strings.TrimSpace(rest[i+1:])
+			}
+		}
+		if after, ok := strings.CutPrefix(rest, ":"); ok {
+			return strings.TrimSpace(after)
+		}
+	}
+	return ""
+}
+
 func checkCredentialParams(out *findings, kind, subject string, ps []param, ex credentialExemptions) {
 	for _, p := range ps {
-		if nonSecretType(p.types) || ex.names[paramKey(p)] {
+		if nonSecretType(p.types) || ex.names[paramKey(p)] || keyIDHalf(p, ps) {
 			continue
 		}
 		if tokenOnly(p.name) && (ex.assetTokens || reAssetToken.MatchString(p.desc+" "+p.title)) {
@@ -318,6 +365,27 @@ func checkCredentialParams(out *findings, kind, subject string, ps []param, ex c
 			}
 		}
 	}
+}
+
+// keyIDHalf reports whether p is the access key of a key pair whose
+// secret half is a sibling (accessKey beside secretKey, access_key_id
+// beside secret_access_key): the access key identifies the pair, and the
+// secret half is the one reported.
+func keyIDHalf(p param, ps []param) bool {
+	ws := words(p.name)
+	if len(ws) < 2 || ws[0] != "access" || ws[1] != "key" {
+		return false
+	}
+	parent := path.Dir(p.field)
+	for _, q := range ps {
+		if q.field == p.field || path.Dir(q.field) != parent {
+			continue
+		}
+		if qs := words(q.name); len(qs) >= 2 && qs[0] == "secret" && (qs[len(qs)-1] == "key" || qs[len(qs)-1] == "secret") {
+			return true
+		}
+	}
+	return false
 }
 
 func aboutName(name string) bool {

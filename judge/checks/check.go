@@ -3,6 +3,7 @@ package checks
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -124,6 +125,27 @@ type unit struct {
 	prose bool
 	// params are the parameter names of the tool the unit belongs to.
 	params map[string]bool
+	// outputs are the top-level fields of that tool's output schema, with
+	// their descriptions.
+	outputs map[string]string
+}
+
+// outputFields returns the top-level properties of an output schema with
+// their descriptions (nil when there are none).
+func outputFields(schema json.RawMessage) map[string]string {
+	var sc struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &sc) != nil || len(sc.Properties) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(sc.Properties))
+	for k, v := range sc.Properties {
+		out[k] = v.Description
+	}
+	return out
 }
 
 // param is one input parameter (or prompt argument) found on a surface.
@@ -259,8 +281,10 @@ func collect(c *contract.Contract) ([]unit, []toolInfo) {
 		for _, p := range ti.params {
 			names[p.name] = true
 		}
+		outputs := outputFields(t.OutputSchema)
 		for i := range us[start:] {
 			us[start+i].params = names
+			us[start+i].outputs = outputs
 			if us[start+i].prose {
 				ti.texts = append(ti.texts, us[start+i].text)
 			}
@@ -456,15 +480,70 @@ type ownSet struct {
 	names  map[string]bool // normalised tool/prompt/resource names and titles
 	server map[string]bool // words of the server's name and title
 	params map[string]bool // lower-cased parameter and property names of every schema
+	// values are lower-cased values of those parameters: a schema's enum
+	// and const values, and what the surface's text sets one to
+	// (optimization_type="DEGREES_OF_FREEDOM").
+	values map[string]bool
+}
+
+// reSetsParam: a parameter set to a quoted value in prose.
+var reSetsParam = regexp.MustCompile("\\b([A-Za-z_][\\w]*)\\s*(?:==?|:|\\bis\\b)\\s*[\"'`]([A-Za-z][\\w.-]*)[\"'`]")
+
+// schemaValues adds the enum and const strings of a schema to into.
+func schemaValues(raw json.RawMessage, into map[string]bool) {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				switch k {
+				case "enum":
+					if vs, ok := e.([]any); ok {
+						for _, s := range vs {
+							if s, ok := s.(string); ok {
+								into[strings.ToLower(s)] = true
+							}
+						}
+					}
+				case "const":
+					if s, ok := e.(string); ok {
+						into[strings.ToLower(s)] = true
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
 }
 
 func ownNames(c *contract.Contract, tools []toolInfo) ownSet {
-	o := ownSet{names: map[string]bool{}, server: map[string]bool{}, params: map[string]bool{}}
+	o := ownSet{names: map[string]bool{}, server: map[string]bool{}, params: map[string]bool{}, values: map[string]bool{}}
 	for _, ti := range tools {
 		ps := ti.params
 		walkSchema(ti.tool.OutputSchema, "output_schema", &ps)
 		for _, p := range ps {
 			o.params[strings.ToLower(p.name)] = true
+		}
+		schemaValues(ti.tool.InputSchema, o.values)
+	}
+	texts := []string{c.Instructions}
+	for _, ti := range tools {
+		texts = append(texts, ti.texts...)
+	}
+	for _, t := range texts {
+		for _, m := range reSetsParam.FindAllStringSubmatch(t, -1) {
+			if o.params[strings.ToLower(m[1])] {
+				o.values[strings.ToLower(m[2])] = true
+			}
 		}
 	}
 	addName := func(s string) {

@@ -551,6 +551,12 @@ func checkMarkup(out *findings, u unit) {
 			if r.comment && (!proseComment(b) || inCode(u.text, c[0], c[1])) {
 				continue
 			}
+			// "<!--[if mso]> conditionals for Outlook" with no end names
+			// the construct: a conditional comment always closes with
+			// <![endif]-->.
+			if r.re == reHTMLComment && strings.HasPrefix(b, "[if ") && !strings.HasSuffix(u.text[c[0]:c[1]], "-->") {
+				continue
+			}
 			m, body = c, b
 			break
 		}
@@ -604,6 +610,9 @@ func checkWhitespace(out *findings, u unit) {
 		if c[0] > 0 && u.text[c[0]-1] == '\n' && c[2]-c[0] < maxIndent && !strings.ContainsAny(u.text[c[0]:c[2]], "\r\n") {
 			continue
 		}
+		if tablePadding(u.text, c[0], c[2]) {
+			continue
+		}
 		m = c
 		break
 	}
@@ -619,6 +628,58 @@ func checkWhitespace(out *findings, u unit) {
 	out.add(Finding{Code: CodeHiddenWhitespace, Kind: u.kind, Subject: u.subject, Field: u.field,
 		Evidence: evidence(u.text, m[2], m[2]+end),
 		Message:  fmt.Sprintf("%d characters of blank space push the text after them out of view.", blank)})
+}
+
+// tablePadding reports whether the blank text[from:to] pads a cell of a
+// Markdown table row to its column's width: the row starts with "|", the
+// blank ends at the cell's "|", and another row of the same table has a
+// cell in that column at least as wide with text in it (a formatter pads
+// every cell to the widest). Nothing sits in the padded column that the
+// other rows do not show as wide.
+func tablePadding(text string, from, to int) bool {
+	if to >= len(text) || text[to] != '|' {
+		return false
+	}
+	ls := strings.LastIndexByte(text[:from], '\n') + 1
+	le := strings.IndexByte(text[to:], '\n')
+	if le < 0 {
+		le = len(text)
+	} else {
+		le += to
+	}
+	row := text[ls:le]
+	if !strings.HasPrefix(strings.TrimLeft(row, " \t"), "|") || strings.ContainsAny(text[from:to], "\r\n") {
+		return false
+	}
+	col := strings.Count(text[ls:to], "|") - 1 // the cell the blank ends
+	if cs := cells(row); col < 0 || col >= len(cs) {
+		return false
+	}
+	width := len(cells(row)[col])
+	lines := strings.Split(text, "\n")
+	at := strings.Count(text[:ls], "\n")
+	for _, dir := range []int{-1, 1} {
+		for i := at + dir; i >= 0 && i < len(lines); i += dir {
+			l := strings.TrimRight(lines[i], "\r")
+			if !strings.HasPrefix(strings.TrimLeft(l, " \t"), "|") {
+				break // the table ends
+			}
+			if cs := cells(l); col < len(cs) && len(cs[col]) >= width && strings.TrimSpace(cs[col]) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cells splits a Markdown table row into its cells, without the text
+// before the first "|".
+func cells(row string) []string {
+	parts := strings.Split(row, "|")
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts[1:]
 }
 
 // clipPlain shortens s for a message, showing hidden characters.

@@ -154,7 +154,8 @@ func directiveIn(sentence string) bool {
 				return true
 			}
 		case "has", "have", "need", "needs":
-			if phrase(k, "to") {
+			// "no need to", "do not need to": a permission, not an order.
+			if phrase(k, "to") && (k == 0 || !spaced(k) || !permissive[ws[k-1].w]) {
 				return true
 			}
 		case "is", "are":
@@ -165,6 +166,9 @@ func directiveIn(sentence string) bool {
 	}
 	return false
 }
+
+// permissive words before "need to" / "have to" take the order back.
+var permissive = map[string]bool{"no": true, "not": true, "don't": true, "doesn't": true, "never": true}
 
 // declarativeSubjects are the pronouns before "do not" that make it a
 // statement or a condition rather than an order.
@@ -208,10 +212,15 @@ type doc struct {
 	text   string
 	own    ownSet
 	params map[string]bool // the subject tool's parameter names
-	bounds [][]int         // the sentence boundaries, found on first use
-	lower  string          // text in lower case, made on first use
-	sents  [][2]int        // its sentences, and each in lower case
-	lowers []string
+	// returned marks text that describes what the tool returns (its
+	// output schema).
+	returned bool
+	// outputs are the fields the tool returns, with their descriptions.
+	outputs map[string]string
+	bounds  [][]int  // the sentence boundaries, found on first use
+	lower   string   // text in lower case, made on first use
+	sents   [][2]int // its sentences, and each in lower case
+	lowers  []string
 }
 
 // sentences returns the sentences of d.text, as [start, end) offsets, and
@@ -359,8 +368,14 @@ const (
 var (
 	reCueImperative = regexp.MustCompile(`(?i)\b(?:read|open|cat|include|send|pass|attach|upload|copy|extract|collect|gather|print|output|dump|post|forward|share|paste|append|insert|grab|exfiltrate|contents?\s+of)\b`)
 	reDefensive     = regexp.MustCompile(`(?i)^\s+(?:in|from|within|inside|contained|embedded|found|returned)\b`)
-	reAllData       = regexp.MustCompile(`(?i)\ball\s+(?:e-?mails|messages|data|files|documents|requests)\b`)
-	reSource        = regexp.MustCompile(`(?i)` + reSensitivePath + `|~/|\b` + reSecretNoun + `\b|\bsecret\b|\bconversation\b|\b(?:chat|message)\s+history\b|\b(?:previous|prior|all)\s+messages\b|\bsystem\s+prompt\b|\byour\s+instructions\b|\bcontext\s+window\b|\bprevious\s+tool\s+(?:calls?|results?|outputs?)\b`)
+	// reTimeFrame: "conversation" as the time a thing holds for ("on
+	// every call in this conversation"), not as what is passed.
+	reTimeFrame = regexp.MustCompile(`(?i)\b(?:in|within|throughout|during|for|across|of)\s+(?:the\s+rest\s+of\s+)?(?:this|the|that|a|our|your)\s+(?:whole\s+|same\s+|current\s+|entire\s+)?conversation\b`)
+	// reItself: the object of an imperative in an output field's
+	// description that is the field's own value.
+	reItself  = regexp.MustCompile(`(?i)^(?:it|them|this|that|these|those|(?:this|that|the|these|those)\s+(?:returned\s+)?(?:values?|tokens?|ids?|fields?|strings?|results?|scopes?))(?:\s+back)?$`)
+	reAllData = regexp.MustCompile(`(?i)\ball\s+(?:e-?mails|messages|data|files|documents|requests)\b`)
+	reSource  = regexp.MustCompile(`(?i)` + reSensitivePath + `|~/|\b` + reSecretNoun + `\b|\bsecret\b|\bconversation\b|\b(?:chat|message)\s+history\b|\b(?:previous|prior|all)\s+messages\b|\bsystem\s+prompt\b|\byour\s+instructions\b|\bcontext\s+window\b|\bprevious\s+tool\s+(?:calls?|results?|outputs?)\b`)
 )
 
 var injectionDetectors = []detector{
@@ -378,7 +393,7 @@ var injectionDetectors = []detector{
 		accept: always},
 	{code: CodeInjectionConceal, any: anyUser, msg: "tells the model to keep something from the user",
 		re:     regexp.MustCompile(`(?i)\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|mustn't|shouldn't|avoid)\s+(?:(?:ever|directly|explicitly|actually|really|specifically|proactively|need\s+to|have\s+to|try\s+to|to)\s+){0,3}(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|let(?:ting)?)\s+(?:\w+\s+){0,3}?(?:the|your)\s+(?:user|human|operator)s?\b`),
-		accept: always},
+		accept: func(d *doc, m []int) bool { return !d.withheldSecret(m[0]) }},
 	{code: CodeInjectionConceal, any: anyUser, msg: "tells the model to act without the user's knowledge",
 		also:   []string{"without", "hide", "conceal", "keep", "silently", "secretly", "covertly", "quietly", "not", "n't"},
 		re:     regexp.MustCompile(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting|asking|showing|letting|mentioning\s+(?:it|this)\s+to)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|that|these|them|everything|the\s+\w+(?:\s+\w+)?)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden|confidential|between\s+us)\b|\bthe\s+(?:user|human)s?\s+(?:(?:must|should|will|need|may)\s*(?:not|n't)\s+(?:\w+\s+){0,2}?|(?:does|do)\s*(?:not|n't)\s+(?:need|have)\s+to\s+)(?:know|see|notice|learn|find\s+out|be\s+(?:told|informed|aware|notified|shown))\b|\b(?:silently|secretly|covertly|quietly)\s+(?:send|read|pass|include|forward|upload|copy|call|add|attach|exfiltrate|collect|bcc|cc)\b`),
@@ -397,15 +412,21 @@ var injectionDetectors = []detector{
 	{code: CodeInjectionExfil, any: append(append(append([]string{"~/", "conversation", "history", "messages", "system prompt", "your instructions", "context window", "previous tool"}, anyPath...), anySecret...), "secret"), msg: "tells the model to pass secrets or the conversation through a parameter",
 		also:  []string{"\"", "'", "`", "‘", "“", "param", "arg", "field", "propert"},
 		needs: []*regexp.Regexp{reSource},
-		re:    regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b[^.!?\n]{0,160}?\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
+		re:    regexp.MustCompile(`(?i)\b(?:pass|put|send|include|add|provide|insert|place|attach|append|copy|write|supply|fill|set|enter|paste|embed|store)\b([^.!?\n]{0,160}?)\b(?:as|in|into|inside|to|via|through|using|within)\s+(?:the\s+|a\s+)?(?:["'` + "`" + `‘“](\w[\w-]*)["'` + "`" + `’”](\s+(?:parameter|param|argument|arg|field|property))?|(\w[\w-]*)\s+(?:parameter|param|argument|arg|field|property)\b)`),
 		accept: func(d *doc, m []int) bool {
 			if d.negated(m[0]) {
 				return false
 			}
-			if quoted := d.group(m, 1); quoted != "" && d.group(m, 2) == "" && !d.params[quoted] {
+			if quoted := d.group(m, 2); quoted != "" && d.group(m, 3) == "" && !d.params[quoted] {
 				return false
 			}
-			return reSource.MatchString(d.sentence(m[0]))
+			// A value the server returns, handed back to it ("pass it as
+			// the scope_token argument on later calls"): the secret is the
+			// server's own, and nothing leaves for anywhere else.
+			if d.returned && reItself.MatchString(strings.TrimSpace(d.group(m, 1))) {
+				return false
+			}
+			return sourceIn(d.sentence(m[0]))
 		}},
 	{code: CodeInjectionExfil, any: []string{"http://", "https://", "@"}, msg: "tells the model to send data to an outside address",
 		needs: []*regexp.Regexp{reSource, reAllData},
@@ -415,7 +436,7 @@ var injectionDetectors = []detector{
 				return false
 			}
 			s := d.sentence(m[0])
-			return reSource.MatchString(s) || reAllData.MatchString(s)
+			return sourceIn(s) || reAllData.MatchString(s)
 		}},
 	{code: CodeInjectionToolOrder, any: anyOrder, msg: "tells the model to put this tool before or instead of all others",
 		also:   []string{"this tool", "this function", "any", "every", "all", "each"},
@@ -429,6 +450,11 @@ var injectionDetectors = []detector{
 		accept: func(d *doc, m []int) bool {
 			// "--secret <secret>" is a command line's placeholder.
 			if reFlagBefore.MatchString(d.text[max(0, m[0]-64):m[0]]) {
+				return false
+			}
+			// "https://kai:<secret>@<host>/<path>.git": a template's
+			// placeholder, glued into the URL or address it stands in.
+			if m[0] > 0 && strings.ContainsRune(":@/=", rune(d.text[m[0]-1])) || m[1] < len(d.text) && strings.ContainsRune("@/:", rune(d.text[m[1]])) {
 				return false
 			}
 			// A chat-template token quoted as code documents the format.
@@ -525,7 +551,7 @@ func unglue(s string) string {
 
 func (o ownSet) foreign(name string) bool {
 	n := normName(name)
-	if n == "" || genericToolWords[n] || o.isOwn(n) || o.params[n] {
+	if n == "" || genericToolWords[n] || o.isOwn(n) || o.params[n] || o.values[n] {
 		return false
 	}
 	// A single word that is a word of one of the server's own names ("the
@@ -562,8 +588,38 @@ func (o ownSet) ownWord(w string) bool {
 	return false
 }
 
+// withheldSecret reports whether the sentence at pos keeps from view a
+// field the tool returns that the surface calls a secret ("Do not share
+// `url`: do not show it to the user ...; anyone who opens it gets into the
+// app", where url "contains a secret"): that handles a bearer secret, it
+// hides no action of the tool from the user.
+func (d *doc) withheldSecret(pos int) bool {
+	if len(d.outputs) == 0 {
+		return false
+	}
+	s := d.sentence(pos)
+	for _, q := range reQuotedName.FindAllStringSubmatch(s, -1) {
+		desc, ok := d.outputs[q[1]]
+		if ok && (reSecretCue.MatchString(s) || reSecretCue.MatchString(desc)) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	reQuotedName = regexp.MustCompile("[`'\"‘“]([A-Za-z_][\\w.-]*)[`'\"’”]")
+	reSecretCue  = regexp.MustCompile(`(?i)\b(?:contains?\s+a\s+secret|secret|password|credentials?|(?:access|bearer|session|api)\s+tokens?|anyone\s+(?:who|with)\b[^.]{0,60}\b(?:gets?|has|have|can)\b|grants?\s+access|without\s+(?:the\s+\w+'s\s+|a\s+|any\s+)?(?:login|password|sign-?in))`)
+)
+
+// sourceIn reports whether a sentence names a secret or the conversation
+// as something to pass, leaving out "in this conversation" and the like.
+func sourceIn(sentence string) bool {
+	return reSource.MatchString(reTimeFrame.ReplaceAllString(sentence, " "))
+}
+
 func checkInjection(out *findings, u unit, own ownSet) {
-	d := &doc{text: u.text, own: own, params: paramsOf(u)}
+	d := &doc{text: u.text, own: own, params: paramsOf(u), returned: strings.HasPrefix(u.field, "output_schema"), outputs: u.outputs}
 	for _, det := range injectionDetectors {
 		if m, ok := det.find(d); ok {
 			out.add(Finding{Code: det.code, Kind: u.kind, Subject: u.subject, Field: u.field,
