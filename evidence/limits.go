@@ -132,6 +132,7 @@ var (
 	pyDynamicRe     = regexp.MustCompile(`only its build backend could say`)
 	pyNoFileRe      = regexp.MustCompile(`the resolution gives (\S+ \S+) no file to fetch`)
 	sandboxPythonRe = regexp.MustCompile(`sandbox's Python (\d+\.\d+)`)
+	pyTooLargeRe    = regexp.MustCompile(`(\S+) is larger than the fetch step's bound of (\d+ MiB) per file`)
 )
 
 // installLimit reads a failed install. Only the fetch step's failures and
@@ -228,6 +229,12 @@ func installLimit(b *Bundle, in *Install) (Limit, bool) {
 		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
 		lim.Reason = "an sdist of the tree declares its dependencies only through its build backend, which the fetch step (the one with network) never runs, by design: " +
 			"the tree could not be resolved to be assessed"
+		return lim, true
+	}
+	if m := pyTooLargeRe.FindStringSubmatch(text); m != nil {
+		lim.Kind, lim.Evidence = LimitFetch, clipLine(m[0])
+		lim.Reason = m[1] + " is larger than the " + m[2] + " the fetch step takes per file, a bound of the sandbox, not a property of the package: " +
+			"the tree could not be fetched to be assessed"
 		return lim, true
 	}
 	if m := pyNoFileRe.FindStringSubmatch(text); m != nil {

@@ -75,6 +75,11 @@ func TestScannerLimitInstall(t *testing.T) {
 		{"an sdist whose dependencies only its backend could tell", installFailed(StepFetch,
 			"uv could not resolve the tree: resolving the package's tree needs the metadata of an sdist that does not declare it statically (PKG-INFO 2.2+ or pyproject.toml [project]); only its build backend could say, and the fetch step, the one with network, never runs package code", ""),
 			LimitFetch, []string{"only through its build backend"}, "only its build backend could say"},
+		// pypi:mcp-local-rag==0.4.1 pulls torch, a wheel larger than the
+		// fetch step's bound.
+		{"a file larger than the fetch step's bound", installFailed(StepFetch,
+			"torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl is larger than the fetch step's bound of 512 MiB per file", ""),
+			LimitFetch, []string{"torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl is larger than the 512 MiB", "a bound of the sandbox"}, "larger than the fetch step's bound"},
 		// The package's own failures: any user hits them.
 		{"a dependency that is not on the registry (E404)", installFailed(StepFetch,
 			"npm install failed (E404): 404 Not Found - GET https://registry.npmjs.org/mcp-server-weather-pro/-/mcp-server-weather-pro-0.4.2.tgz - Not found",

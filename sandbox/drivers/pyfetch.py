@@ -280,6 +280,10 @@ def fetch_all(lock, role):
                 try:
                     status, h = get(src, out=dest)
                 except Failure as e:
+                    if e.code == "EFBIG":
+                        # The sandbox's bound, not the network: no retry.
+                        result["log_tail"] = "%s: %s %s" % (src, e.code, e.message)
+                        fail("too_large", "%s is larger than the fetch step's bound of %d MiB per file" % (name, MAX_FILE >> 20))
                     if attempt == 1:
                         continue
                     result["log_tail"] = "%s: %s %s" % (src, e.code, e.message)
