@@ -338,12 +338,18 @@ func TestFixtureOutcomes(t *testing.T) {
 				t.Errorf("annotations %+v, want readOnlyHint true", a)
 			}
 		}},
-		{fixture{Name: "oom", OOM: true}, []string{"pkg.session.oom"}, []string{"pkg.session.start_crashed"}, func(t *testing.T, res *evidence.Bundle) {
+		// From rubric v11 a kill at the run phase's memory limit is the
+		// scan's limit (not assessed, "scan again with a higher --memory"),
+		// never a finding against the package; v10 reported pkg.session.oom.
+		{fixture{Name: "oom", OOM: true}, nil, []string{"pkg.session.oom", "pkg.session.start_crashed"}, func(t *testing.T, res *evidence.Bundle) {
 			if res.Sandbox.Outcome != evidence.OutcomeOOM {
 				t.Fatalf("outcome %s (%+v)", res.Sandbox.Outcome, res.Session)
 			}
 			if !res.Session.OOMKilled {
 				t.Errorf("OOMKilled not recorded")
+			}
+			if lim, ok := evidence.ScannerLimit(res); !ok || lim.Kind != evidence.LimitMemory || lim.Signal != evidence.SignalSession {
+				t.Errorf("limit %+v (%v), want the session stopped at the memory limit", lim, ok)
 			}
 		}},
 		{fixture{Name: "postinstall", Postinstall: `node -e "console.error('native build failed: no compiler'); process.exit(7)"`}, []string{"pkg.install.scripts.present", "pkg.install.scripts.failed"}, nil, func(t *testing.T, res *evidence.Bundle) {
