@@ -463,9 +463,10 @@ var (
 	reServerConfined    = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders|paths|roots|locations)\b|\ballowedDirectories\b|\bclient\s+roots\b`)
 	reConfined          = regexp.MustCompile(`(?i)\b(?:allowed|permitted|authori[sz]ed|configured|approved|whitelisted|allowlisted)\s+(?:director(?:y|ies)|folders?|paths?|roots?|locations?)\b|\b(?:only|must\s+be|restricted|limited|confined|sandboxed|scoped)\b[^.\n]{0,40}?\b(?:within|inside|under|to)\b[^.\n]{0,40}?\b(?:director(?:y|ies)|folders?|paths?|roots?|workspace|project|sandbox)\b|\ballowed\s+to\s+access\b|\bworkspace\s+roots?\b|\bclient\s+roots\b`)
 	// reRelativeRoot: a path its text resolves against the server's root
-	// ("File path (relative to root)"): a bound, when the root is the
-	// server's and not another argument of the tool.
-	reRelativeRoot = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+)?(?:project\s+|workspace\s+|repo(?:sitory)?\s+)?root\b`)
+	// ("File path (relative to root)", "relative to your vault root"): a
+	// bound, when the root is the server's and not another argument of the
+	// tool; the file system's root is none.
+	reRelativeRoot = regexp.MustCompile(`(?i)\brelative\s+to\s+(?:the\s+|your\s+|its\s+)?(?:(?:project|workspace|repo(?:sitory)?|vault|notebook|site|docs?|documentation|app|server)\s+)?root\b`)
 )
 
 // endpointWords name the two ends of a copy or move; in a tool named for

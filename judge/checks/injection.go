@@ -497,6 +497,7 @@ var (
 	reWhenInvoked = regexp.MustCompile(`(?i)\b(?:when|whenever|before|after|if)\s+(?:\(\w+\)\s+)?(?:the\s+)?(?:` + quoteOpen + `([\w.-]+)` + quoteClose + `|([\w.-]+))(?:\s+(?:tool|function))?\s+(?:is|gets)\s+(?:invoked|called|used|run|executed)\b`)
 	reOtherTools  = regexp.MustCompile(`(?i)\b(?:all|any|every|the)\s+other\s+(?:(\w+)\s+)?(?:tools?|servers?|mcp\s+servers?|functions?)\b|\bside\s+effects?\s+on\b|\balso\s+present\b|\bwhen\s+this\s+tool\s+is\s+(?:available|present|installed|loaded|enabled)\b`)
 	reOrdering    = regexp.MustCompile(`(?i)\b(?:before|instead\s+of|prior\s+to|rather\s+than)\s+(?:using\s+|calling\s+|invoking\s+|running\s+)?$`)
+	reSourceOf    = regexp.MustCompile(`(?i)\b(?:results?\s+(?:of|from)|returned\s+by|outputs?\s+(?:of|from)|given\s+by|listed\s+by|provided\s+by|obtained\s+(?:from|by)|from)\s+(?:the\s+|a\s+|an\s+)?$`)
 	reServerRef   = regexp.MustCompile(`(?:` + quoteOpen + `([A-Za-z][\w.-]*)` + quoteClose + `|\b([A-Za-z][\w.-]*))\s+(?:(?i:mcp)\s+)?(?i:server)\b(-)?`)
 )
 
@@ -734,6 +735,12 @@ func shadowingIn(d *doc, from, to int) (start, end int, ref string, ok bool) {
 		}
 		if name == "" {
 			name, quoted = d.group(m, 3), true
+		}
+		// "one of the results of 'get_available_icons' tool": a tool named
+		// as where a value comes from; the order is about this tool's own
+		// input, not how that tool behaves.
+		if reSourceOf.MatchString(d.text[max(0, m[0]-40):m[0]]) {
+			continue
 		}
 		if name, ok := tool(name, quoted); ok {
 			return m[0], m[1], fmt.Sprintf("the tool %q", name), true
