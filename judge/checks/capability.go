@@ -105,7 +105,7 @@ var issuedQualifiers = map[string]bool{
 var (
 	// reIssued: the description says the value comes from this server: a
 	// previous call, a preview, a response, another of its tools.
-	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b|\b(?:as\s+(?:it\s+)?)?(?:appeared|appears|was\s+shown|was\s+listed)\s+in\s+(?:the\s+)?(?:previous\s+|earlier\s+)?(?:[\w-]+\s+)?(?:results?|response|output|listing)\b`)
+	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b|\b(?:appeared|appears|was\s+shown|was\s+listed)\s+in\s+(?:the\s+)?(?:previous\s+|earlier\s+)?(?:[\w-]+\s+)?(?:results?|response|output|listing)\b`)
 	// reIdentifierAfter: a credential noun that names identifiers ("SSH
 	// key IDs", "API key names").
 	// ... and what describes one rather than holds it ("credential
@@ -297,6 +297,9 @@ func exemptions(tools []toolInfo, prompts [][]param) credentialExemptions {
 // the text after "name:" (or "name (type):") at the start of a line, up
 // to the line's end.
 func docLine(desc, name string) string {
+	if !strings.Contains(desc, name+":") && !strings.Contains(desc, name+" (") {
+		return ""
+	}
 	for _, l := range strings.Split(desc, "\n") {
 		l = strings.TrimSpace(l)
 		rest, ok := strings.CutPrefix(l, name)

@@ -482,8 +482,42 @@ type ownSet struct {
 	params map[string]bool // lower-cased parameter and property names of every schema
 	// values are lower-cased values of those parameters: a schema's enum
 	// and const values, and what the surface's text sets one to
-	// (optimization_type="DEGREES_OF_FREEDOM").
-	values map[string]bool
+	// (optimization_type="DEGREES_OF_FREEDOM"). Read only when a reference
+	// would otherwise be foreign, which few surfaces have, so they are
+	// gathered then.
+	values *ownValues
+}
+
+// ownValues gathers the values of a surface's parameters on first use.
+type ownValues struct {
+	c     *contract.Contract
+	tools []toolInfo
+	set   map[string]bool
+}
+
+func (v *ownValues) has(name string, params map[string]bool) bool {
+	if v == nil {
+		return false
+	}
+	if v.set == nil {
+		v.set = map[string]bool{}
+		texts := []string{v.c.Instructions}
+		for _, ti := range v.tools {
+			schemaValues(ti.tool.InputSchema, v.set)
+			texts = append(texts, ti.texts...)
+		}
+		for _, t := range texts {
+			if !strings.ContainsAny(t, "\"'`") {
+				continue
+			}
+			for _, m := range reSetsParam.FindAllStringSubmatch(t, -1) {
+				if params[strings.ToLower(m[1])] {
+					v.set[strings.ToLower(m[2])] = true
+				}
+			}
+		}
+	}
+	return v.set[name]
 }
 
 // reSetsParam: a parameter set to a quoted value in prose.
@@ -526,24 +560,12 @@ func schemaValues(raw json.RawMessage, into map[string]bool) {
 }
 
 func ownNames(c *contract.Contract, tools []toolInfo) ownSet {
-	o := ownSet{names: map[string]bool{}, server: map[string]bool{}, params: map[string]bool{}, values: map[string]bool{}}
+	o := ownSet{names: map[string]bool{}, server: map[string]bool{}, params: map[string]bool{}, values: &ownValues{c: c, tools: tools}}
 	for _, ti := range tools {
 		ps := ti.params
 		walkSchema(ti.tool.OutputSchema, "output_schema", &ps)
 		for _, p := range ps {
 			o.params[strings.ToLower(p.name)] = true
-		}
-		schemaValues(ti.tool.InputSchema, o.values)
-	}
-	texts := []string{c.Instructions}
-	for _, ti := range tools {
-		texts = append(texts, ti.texts...)
-	}
-	for _, t := range texts {
-		for _, m := range reSetsParam.FindAllStringSubmatch(t, -1) {
-			if o.params[strings.ToLower(m[1])] {
-				o.values[strings.ToLower(m[2])] = true
-			}
 		}
 	}
 	addName := func(s string) {

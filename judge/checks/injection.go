@@ -552,7 +552,7 @@ func unglue(s string) string {
 
 func (o ownSet) foreign(name string) bool {
 	n := normName(name)
-	if n == "" || genericToolWords[n] || o.isOwn(n) || o.params[n] || o.values[n] {
+	if n == "" || genericToolWords[n] || o.isOwn(n) || o.params[n] || o.values.has(n, o.params) {
 		return false
 	}
 	// A single word that is a word of one of the server's own names ("the
