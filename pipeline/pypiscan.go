@@ -80,6 +80,22 @@ func (p *Pipeline) pypiMeta(ctx context.Context, rt *Resolved) (*evidence.Regist
 	return m, evidence.Signal{State: evidence.StateObserved, ThirdParty: true, Endpoint: rt.Registry, FetchedAt: &at}
 }
 
+// FileIntegrities returns, for a PyPI release resolved on the index, the
+// SRI digests of its files (nil otherwise): the fetch step takes one of
+// them, so a stored run of any is a run of this release.
+func (r *Resolved) FileIntegrities() []string {
+	if r == nil || r.pypi == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range r.pypi.Files {
+		if sri := sriFromHex(f.SHA256); sri != "" {
+			out = append(out, sri)
+		}
+	}
+	return out
+}
+
 // pypiSandboxTarget is what the sandbox installs for a PyPI target.
 func pypiSandboxTarget(rt *Resolved) sandbox.Target {
 	st := sandbox.Target{Ecosystem: "pypi", Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data, Filename: rt.filename}

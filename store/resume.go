@@ -24,7 +24,12 @@ type ResumeKey struct {
 	Version   string
 	// Integrity is the artefact's SRI digest, as recorded in the bundle's
 	// target. It is not a column: it is read from the stored bundle.
-	Integrity     string
+	Integrity string
+	// Integrities, for a PyPI release, are the SRI digests of its files:
+	// which one the fetch step takes (a wheel for the sandbox, or the
+	// sdist) is known only after the scan, so a stored run of any of them
+	// is the release's. Used when Integrity is empty.
+	Integrities   []string
 	ToolVersion   string
 	RubricVersion string
 	// Args are the server's arguments, in order; nil and empty are equal.
@@ -53,8 +58,8 @@ type ResumeRun struct {
 // (SaveRun), so a run found here is complete: a process killed mid-save
 // leaves either both or neither.
 func (s *Store) ResumeFind(ctx context.Context, k ResumeKey) (ResumeRun, error) {
-	if k.Name == "" || k.Version == "" || k.Integrity == "" || k.ToolVersion == "" || k.RubricVersion == "" {
-		return ResumeRun{}, fmt.Errorf("store: resume lookup: name, version, integrity, tool and rubric versions are required")
+	if k.Name == "" || k.Version == "" || (k.Integrity == "" && len(k.Integrities) == 0) || k.ToolVersion == "" || k.RubricVersion == "" {
+		return ResumeRun{}, fmt.Errorf("store: resume lookup: name, version, integrity (or a release's file digests), tool and rubric versions are required")
 	}
 	eco := k.Ecosystem
 	if eco == "" {
@@ -88,7 +93,7 @@ ORDER BY r.run_date DESC, r.run_id`),
 		if err != nil || json.Unmarshal(bundle, &t) != nil {
 			continue // not a bundle this program can compare: not a match
 		}
-		if t.Target.Integrity != k.Integrity || !sameList(t.Target.Args, k.Args, false) ||
+		if !k.integrityMatches(t.Target.Integrity) || !sameList(t.Target.Args, k.Args, false) ||
 			!sameList(t.Target.EnvNames, k.EnvNames, true) || (k.Bin != "" && t.Target.Bin.Name != k.Bin) {
 			continue
 		}
@@ -104,6 +109,15 @@ ORDER BY r.run_date DESC, r.run_id`),
 		return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, s.redact(err))
 	}
 	return ResumeRun{}, fmt.Errorf("store: resume lookup %s@%s: %w", k.Name, k.Version, ErrNotFound)
+}
+
+// integrityMatches reports whether a stored run's artefact digest is the
+// key's: its Integrity, or one of a release's files.
+func (k ResumeKey) integrityMatches(stored string) bool {
+	if k.Integrity != "" {
+		return stored == k.Integrity
+	}
+	return stored != "" && slices.Contains(k.Integrities, stored)
 }
 
 // resumeTarget is the part of a bundle a ResumeKey compares.

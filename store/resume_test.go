@@ -78,6 +78,12 @@ func TestResumeFind(t *testing.T) {
 		{name: "bin_asked_for_matches_the_chosen_bin", edit: func(k *ResumeKey) { k.Bin = fx.Target.Bin.Name }, want: "new", outcome: evidence.OutcomeOK},
 		{name: "another_bin_is_another_scan", edit: func(k *ResumeKey) { k.Bin = "other" }},
 		{name: "a_failed_package_is_done_too", edit: func(k *ResumeKey) { k.Version = "0.0.1" }, want: "crashed", outcome: evidence.OutcomeStartCrashed},
+		// A PyPI release is asked for by the digests of its files: the
+		// fetch step took one of them, known only after the scan.
+		{name: "a_release_found_by_one_of_its_files", edit: func(k *ResumeKey) {
+			k.Integrity, k.Integrities = "", []string{"sha256-WHEEL", fx.Target.Integrity}
+		}, want: "new", outcome: evidence.OutcomeOK},
+		{name: "a_release_whose_files_no_run_took", edit: func(k *ResumeKey) { k.Integrity, k.Integrities = "", []string{"sha256-WHEEL", "sha256-SDIST"} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -249,17 +249,26 @@ func (it *Item) Fail(err error) {
 // ResumeKey is the store key of a resolved item: a stored run with the
 // same key makes the target skip.
 func (it *Item) ResumeKey(toolVersion, rubricVersion string) store.ResumeKey {
-	return store.ResumeKey{
-		Ecosystem: "npm", Name: it.Resolved.Name, Version: it.Resolved.Version, Integrity: it.Resolved.Integrity,
+	eco := it.Resolved.Target.Ecosystem
+	if eco == "" {
+		eco = "npm"
+	}
+	k := store.ResumeKey{
+		Ecosystem: eco, Name: it.Resolved.Name, Version: it.Resolved.Version, Integrity: it.Resolved.Integrity,
 		ToolVersion: toolVersion, RubricVersion: rubricVersion,
 		Args: it.Spec.Args, EnvNames: slices.Sorted(maps.Keys(it.Spec.Env)), Bin: it.Spec.Bin,
 	}
+	if k.Integrity == "" {
+		// A PyPI release: which of its files the scan takes is known after.
+		k.Integrities = it.Resolved.FileIntegrities()
+	}
+	return k
 }
 
 // dedupKey identifies what one line asks to scan, for finding repeats.
 func (it *Item) dedupKey() string {
 	k := it.ResumeKey("", "")
-	return strings.Join(append([]string{k.Name, k.Version, k.Integrity, k.Bin, strings.Join(k.EnvNames, ","), "--"}, k.Args...), "\x00")
+	return strings.Join(append([]string{k.Ecosystem, k.Name, k.Version, k.Integrity, strings.Join(k.Integrities, ","), k.Bin, strings.Join(k.EnvNames, ","), "--"}, k.Args...), "\x00")
 }
 
 // NewItems makes the items of a batch's lines, in order.

@@ -528,3 +528,37 @@ func removeCachedTrees(t *testing.T, data string) int {
 	}
 	return n
 }
+
+// TestBatchPyPIResume: a batch takes a PyPI target beside an npm one (it
+// stopped with "resume lookup: ... integrity ... required" when the resume
+// key assumed npm), and the same batch again finds both stored: a PyPI
+// release is matched by the digest of whichever of its files the scan took.
+func TestBatchPyPIResume(t *testing.T) {
+	inProcess(t)
+	needStatic(t)
+	dir := t.TempDir()
+	list := filepath.Join(dir, "servers.txt")
+	if err := os.WriteFile(list, []byte("pypi:mcp-server-calculator==0.2.1\nnpm:@modelcontextprotocol/server-everything@2025.9.25\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	batch := func() batchSummaryJSON {
+		t.Helper()
+		res := runCLI(t, "batch", "--data-dir", data, "--format", "json", "--no-behavior", "--skip", skipThirdParties,
+			"--handshake-timeout", "20s", "--ca-bundle", caBundle, list)
+		var sum batchSummaryJSON
+		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || res.code != cli.ExitOK {
+			t.Fatalf("batch: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
+		}
+		return sum
+	}
+	first := batch()
+	if first.Totals.Scanned != 2 || len(first.Targets) != 2 || first.Targets[0].RunID == "" {
+		t.Fatalf("first batch: %+v %+v, want both scanned", first.Totals, first.Targets)
+	}
+	again := batch()
+	if again.Totals.Skipped != 2 || again.Totals.Scanned != 0 || again.Targets[0].RunID != first.Targets[0].RunID {
+		t.Errorf("the same batch again: %+v %+v, want both skipped with the first runs", again.Totals, again.Targets)
+	}
+	noLeftovers(t, os.Getpid())
+}
