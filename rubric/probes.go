@@ -358,10 +358,10 @@ func scoreInstallScripts(p *probe) verdict {
 				fmt.Sprintf("%s exited with code %d after the sandbox denied it the network: it wanted %s; whether it works with a network is not known",
 					p.scriptOf(s), s.ExitCode, want),
 				p.scriptEvidence(s, fmt.Sprintf("exit code %d; %s", s.ExitCode, plural(s.Network.Attempts, "network attempt"))))
-		case s.Ran && s.ExitCode != 0 && p.atLeast(limitsSince) && offlineFetch(s) != "":
+		case s.Ran && s.ExitCode != 0 && p.offlineFetch(s) != "":
 			// npx or npm fetching a package from the script: the sandbox's
 			// offline cache refuses it before any connection is tried.
-			want := offlineFetch(s)
+			want := p.offlineFetch(s)
 			denied = append(denied, p.pkgAt(s)+" (wanted "+want+")")
 			p.emit(CodeScriptsNetworkDenied, s.Package,
 				fmt.Sprintf("%s exited with code %d when npm, offline in the sandbox, could not fetch what it asked for: it wanted %s; whether it works with a network is not known",
@@ -413,10 +413,13 @@ func (p *probe) deniedScripts(in *evidence.Install) []string {
 	}
 	var out []string
 	for _, s := range in.Scripts {
-		if s.Ran && s.ExitCode != 0 && !s.Optional && !s.TimedOut && !s.OOM && s.Network != nil && s.Network.Attempts > 0 {
+		if !s.Ran || s.ExitCode == 0 || s.Optional || s.TimedOut || s.OOM {
+			continue
+		}
+		if s.Network != nil && s.Network.Attempts > 0 {
 			out = append(out, fmt.Sprintf("%s (it wanted %s)", p.scriptOf(s), orUnknown(strings.Join(s.Network.Wanted, ", "))))
-		} else if s.Ran && s.ExitCode != 0 && !s.Optional && !s.TimedOut && !s.OOM && p.atLeast(limitsSince) && offlineFetch(s) != "" {
-			out = append(out, fmt.Sprintf("%s (it wanted %s)", p.scriptOf(s), offlineFetch(s)))
+		} else if want := p.offlineFetch(s); want != "" {
+			out = append(out, fmt.Sprintf("%s (it wanted %s)", p.scriptOf(s), want))
 		}
 	}
 	return out
@@ -428,8 +431,12 @@ func (p *probe) deniedScripts(in *evidence.Install) []string {
 var reOfflineFetch = regexp.MustCompile(`request to (https?://[^/\s]+)\S* failed: cache mode is 'only-if-cached'`)
 
 // offlineFetch returns what a failed script asked npm to fetch when npm's
-// offline cache refused it ("" when that is not why it failed).
-func offlineFetch(s evidence.Script) string {
+// offline cache refused it ("" when that is not why it failed, or under a
+// rubric before v11, which read it as the script's own failure).
+func (p *probe) offlineFetch(s evidence.Script) string {
+	if !p.atLeast(limitsSince) {
+		return ""
+	}
 	if m := reOfflineFetch.FindStringSubmatch(s.OutputTail); m != nil {
 		return m[1]
 	}

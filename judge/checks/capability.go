@@ -107,9 +107,9 @@ var (
 	// previous call, a preview, a response, another of its tools.
 	reIssued = regexp.MustCompile(`(?i)\b(?:returned|issued|generated|provided|given|produced|created|obtained|received)\s+(?:by|from|in)\s+(?:the\s+|a\s+|an\s+)?(?:previous|prior|preceding|earlier|first|preview|initial|last|dry[\s-]run|server|response|result|output|` + "`" + `?[a-z][\w-]*` + "`" + `?\s+(?:tool|call|step|response)|` + "`" + `?[a-z]+_[a-z_]+` + "`" + `?)\b|\b(?:pass|send|give|echo|return|supply)\s+(?:it|this|that|the\s+(?:same\s+)?(?:token|value|code))\s+back\b|\bto\s+confirm\b|\bone[\s-](?:time|use)\b|\b(?:appeared|appears|was\s+shown|was\s+listed)\s+in\s+(?:the\s+)?(?:previous\s+|earlier\s+)?(?:[\w-]+\s+)?(?:results?|response|output|listing)\b`)
 	// reIdentifierAfter: a credential noun that names identifiers ("SSH
-	// key IDs", "API key names").
-	// ... and what describes one rather than holds it ("credential
-	// description", "credential plugins", "secret manager type").
+	// key IDs", "API key names") or what describes one rather than holds
+	// it ("credential description", "credential plugins", "secret manager
+	// type").
 	reIdentifierAfter = regexp.MustCompile(`(?i)^s?\s+(?:ids?|identifiers?|names?|fingerprints?|uuids?|labels?|references?|descriptions?|plugins?|managers?|types?|kinds?|providers?|stores?|backends?|policy|policies|metadata|expiry|expiration)\b`)
 	// reIdentifies: the parameter names the key or token a tool acts on
 	// ("Access Key of the Spaces key to retrieve"), not its secret.

@@ -130,24 +130,6 @@ type unit struct {
 	outputs map[string]string
 }
 
-// outputFields returns the top-level properties of an output schema with
-// their descriptions (nil when there are none).
-func outputFields(schema json.RawMessage) map[string]string {
-	var sc struct {
-		Properties map[string]struct {
-			Description string `json:"description"`
-		} `json:"properties"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &sc) != nil || len(sc.Properties) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(sc.Properties))
-	for k, v := range sc.Properties {
-		out[k] = v.Description
-	}
-	return out
-}
-
 // param is one input parameter (or prompt argument) found on a surface.
 type param struct {
 	field     string // path of the parameter, e.g. input_schema/properties/path
@@ -163,9 +145,13 @@ type param struct {
 type toolInfo struct {
 	tool   contract.Tool
 	params []param
+	// outputs are the properties of its output schema.
+	outputs []param
 	// texts are the tool's prose units: description, titles and every
 	// description inside its schemas.
 	texts []string
+	// values are the enum and const strings of its input schema.
+	values []string
 }
 
 // Check runs the deterministic contract checks over c and returns their
@@ -273,15 +259,26 @@ func collect(c *contract.Contract) ([]unit, []toolInfo) {
 		}
 		for _, s := range walkSchema(t.InputSchema, "input_schema", &ti.params) {
 			add(KindTool, t.Name, s.field, s.text, s.prose)
+			if !s.prose && reValueField.MatchString(s.field) {
+				ti.values = append(ti.values, s.text)
+			}
 		}
-		for _, s := range walkSchema(t.OutputSchema, "output_schema", nil) {
+		for _, s := range walkSchema(t.OutputSchema, "output_schema", &ti.outputs) {
 			add(KindTool, t.Name, s.field, s.text, s.prose)
 		}
 		names := map[string]bool{}
 		for _, p := range ti.params {
 			names[p.name] = true
 		}
-		outputs := outputFields(t.OutputSchema)
+		var outputs map[string]string
+		for _, p := range ti.outputs {
+			if p.field == "output_schema/properties/"+p.name {
+				if outputs == nil {
+					outputs = map[string]string{}
+				}
+				outputs[p.name] = p.desc
+			}
+		}
 		for i := range us[start:] {
 			us[start+i].params = names
 			us[start+i].outputs = outputs
@@ -503,7 +500,9 @@ func (v *ownValues) has(name string, params map[string]bool) bool {
 		v.set = map[string]bool{}
 		texts := []string{v.c.Instructions}
 		for _, ti := range v.tools {
-			schemaValues(ti.tool.InputSchema, v.set)
+			for _, x := range ti.values {
+				v.set[strings.ToLower(x)] = true
+			}
 			texts = append(texts, ti.texts...)
 		}
 		for _, t := range texts {
@@ -523,49 +522,16 @@ func (v *ownValues) has(name string, params map[string]bool) bool {
 // reSetsParam: a parameter set to a quoted value in prose.
 var reSetsParam = regexp.MustCompile("\\b([A-Za-z_][\\w]*)\\s*(?:==?|:|\\bis\\b)\\s*[\"'`]([A-Za-z][\\w.-]*)[\"'`]")
 
-// schemaValues adds the enum and const strings of a schema to into.
-func schemaValues(raw json.RawMessage, into map[string]bool) {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return
-	}
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				switch k {
-				case "enum":
-					if vs, ok := e.([]any); ok {
-						for _, s := range vs {
-							if s, ok := s.(string); ok {
-								into[strings.ToLower(s)] = true
-							}
-						}
-					}
-				case "const":
-					if s, ok := e.(string); ok {
-						into[strings.ToLower(s)] = true
-					}
-				}
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-}
+// reValueField: the field of an enum or const string in a schema.
+var reValueField = regexp.MustCompile(`/(?:enum/\d+|enum|const)$`)
 
 func ownNames(c *contract.Contract, tools []toolInfo) ownSet {
 	o := ownSet{names: map[string]bool{}, server: map[string]bool{}, params: map[string]bool{}, values: &ownValues{c: c, tools: tools}}
 	for _, ti := range tools {
-		ps := ti.params
-		walkSchema(ti.tool.OutputSchema, "output_schema", &ps)
-		for _, p := range ps {
-			o.params[strings.ToLower(p.name)] = true
+		for _, ps := range [][]param{ti.params, ti.outputs} {
+			for _, p := range ps {
+				o.params[strings.ToLower(p.name)] = true
+			}
 		}
 	}
 	addName := func(s string) {

@@ -652,10 +652,11 @@ func tablePadding(text string, from, to int) bool {
 		return false
 	}
 	col := strings.Count(text[ls:to], "|") - 1 // the cell the blank ends
-	if cs := cells(row); col < 0 || col >= len(cs) {
+	cs := cells(row)
+	if col < 0 || col >= len(cs) {
 		return false
 	}
-	width := len(cells(row)[col])
+	width := len(cs[col])
 	lines := strings.Split(text, "\n")
 	at := strings.Count(text[:ls], "\n")
 	for _, dir := range []int{-1, 1} {

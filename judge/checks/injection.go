@@ -609,7 +609,7 @@ func (d *doc) withheldSecret(pos int) bool {
 }
 
 var (
-	reQuotedName = regexp.MustCompile("[`'\"‘“]([A-Za-z_][\\w.-]*)[`'\"’”]")
+	reQuotedName = regexp.MustCompile(quoteOpen + `([A-Za-z_][\w.-]*)` + quoteClose)
 	reSecretCue  = regexp.MustCompile(`(?i)\b(?:contains?\s+a\s+secret|secret|password|credentials?|(?:access|bearer|session|api)\s+tokens?|anyone\s+(?:who|with)\b[^.]{0,60}\b(?:gets?|has|have|can)\b|grants?\s+access|without\s+(?:the\s+\w+'s\s+|a\s+|any\s+)?(?:login|password|sign-?in))`)
 )
 
