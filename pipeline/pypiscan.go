@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -78,6 +79,19 @@ func (p *Pipeline) pypiMeta(ctx context.Context, rt *Resolved) (*evidence.Regist
 		return nil, evidence.Signal{State: evidence.StateError, Reason: err.Error(), ThirdParty: true}
 	}
 	return m, evidence.Signal{State: evidence.StateObserved, ThirdParty: true, Endpoint: rt.Registry, FetchedAt: &at}
+}
+
+// Artefact reports whether integrity (an SRI digest a stored run
+// recorded) is of the artefact r resolved to: its integrity, or, for a
+// PyPI release resolved on the index, any of its files'.
+func (r *Resolved) Artefact(integrity string) bool {
+	if integrity == "" {
+		return false
+	}
+	if r.Integrity != "" {
+		return integrity == r.Integrity
+	}
+	return slices.Contains(r.FileIntegrities(), integrity)
 }
 
 // FileIntegrities returns, for a PyPI release resolved on the index, the

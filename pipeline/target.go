@@ -110,6 +110,10 @@ func ParseTarget(s string) (Target, error) {
 	if err := supplychain.ValidNPMName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
 	}
+	if spec == "" && strings.HasSuffix(s, "@") {
+		base := strings.TrimSuffix(strings.TrimSpace(t.Raw), "@")
+		return t, fmt.Errorf("%w: %q: empty version after @ (write %s@VERSION, or %s for the latest release)", ErrBadTarget, t.Raw, base, base)
+	}
 	t.Ecosystem, t.Name, t.Spec = "npm", name, spec
 	if t.Spec == "" {
 		t.Spec = "latest"
@@ -122,6 +126,10 @@ func parseRegistryName(t Target, s string) (Target, error) {
 	name, spec := s, "latest"
 	if at := strings.LastIndex(s, "@"); at > 0 {
 		name, spec = s[:at], s[at+1:]
+		if spec == "" {
+			base := strings.TrimSuffix(strings.TrimSpace(t.Raw), "@")
+			return t, fmt.Errorf("%w: %q: empty version after @ (write %s@VERSION, or %s for the latest release)", ErrBadTarget, t.Raw, base, base)
+		}
 	}
 	if err := supplychain.ValidMCPServerName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
@@ -173,6 +181,9 @@ func parsePurl(t Target, s string) (Target, error) {
 	}
 	if err := supplychain.ValidNPMName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	if path, _, _ := strings.Cut(s, "?"); p.Version == "" && strings.HasSuffix(strings.SplitN(path, "#", 2)[0], "@") {
+		return t, fmt.Errorf("%w: purl %q: empty version after @ (drop the @ for the latest release)", ErrBadTarget, s)
 	}
 	t.Ecosystem, t.Name, t.Spec = "npm", name, p.Version
 	if t.Spec == "" {

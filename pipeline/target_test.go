@@ -119,6 +119,13 @@ func TestParseTarget(t *testing.T) {
 		{name: "purl with an upper-case name", in: "pkg:npm/Left-Pad@1.3.0", wantErr: ErrBadTarget},
 		{name: "purl with a bad escape", in: "pkg:npm/%zz@1.0.0", wantErr: ErrBadTarget},
 
+		{name: "empty version after @", in: "npm:left-pad@", wantErr: ErrBadTarget, errHas: "empty version after @"},
+		{name: "empty version after a scoped name's @", in: "@acme/weather@", wantErr: ErrBadTarget, errHas: "empty version after @"},
+		{name: "registry name with an empty version", in: "io.github.acme/weather@", wantErr: ErrBadTarget, errHas: "empty version after @"},
+		{name: "purl with an empty version", in: "pkg:npm/left-pad@", wantErr: ErrBadTarget, errHas: "empty version"},
+		{name: "purl with an @scope and no version", in: "pkg:npm/@acme/weather",
+			want: Target{Raw: "pkg:npm/@acme/weather", Ecosystem: "npm", Name: "@acme/weather", Spec: "latest"}},
+
 		// Local tarballs.
 		{name: "local .tgz that exists", in: tgz,
 			want: Target{Raw: tgz, Ecosystem: "npm", File: tgz}},

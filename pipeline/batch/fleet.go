@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,10 +34,15 @@ const StatusSubmitted = "submitted"
 type JobOptions struct {
 	// Integrity is the artefact the target resolved to when enqueued; the
 	// worker refuses to scan anything else.
-	Integrity string            `json:"integrity"`
-	Bin       string            `json:"bin,omitempty"`
-	Args      []string          `json:"args,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
+	Integrity string `json:"integrity"`
+	// Integrities are, for a PyPI release resolved on the index (which
+	// has no one integrity: the fetch step picks one of its files), the
+	// digests of its files when enqueued; the worker refuses a release
+	// whose files changed since.
+	Integrities []string          `json:"integrities,omitempty"`
+	Bin         string            `json:"bin,omitempty"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
 }
 
 // JobTarget is the queue's target string for a resolved item: the exact
@@ -46,7 +52,19 @@ func JobTarget(it *Item) string {
 	if it.Resolved.Source == "file" {
 		return it.Resolved.Target.File + "#" + it.Resolved.Integrity
 	}
+	if it.Resolved.Target.Ecosystem == "pypi" {
+		return "pypi:" + it.Resolved.Name + "==" + it.Resolved.Version
+	}
 	return "npm:" + it.Resolved.Name + "@" + it.Resolved.Version
+}
+
+// jobIntegrities are the file digests a job of a PyPI release carries
+// (see JobOptions.Integrities), sorted; nil for any other target.
+func jobIntegrities(it *Item) []string {
+	if it.Resolved.Integrity != "" {
+		return nil
+	}
+	return slices.Sorted(slices.Values(it.Resolved.FileIntegrities()))
 }
 
 // SplitJobTarget undoes JobTarget's '#'.
@@ -104,7 +122,7 @@ func Jobs(todo []*Item, toolVersion, rubricVersion string, done func(*Item)) ([]
 			continue
 		}
 		byTarget[target] = it
-		opts, err := json.Marshal(JobOptions{Integrity: it.Resolved.Integrity, Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env})
+		opts, err := json.Marshal(JobOptions{Integrity: it.Resolved.Integrity, Integrities: jobIntegrities(it), Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env})
 		if err != nil {
 			return nil, err
 		}
@@ -184,6 +202,10 @@ func (w *Worker) Handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs) err
 	if o.Integrity != "" && rt.Integrity != o.Integrity {
 		return queue.Cancel(fmt.Errorf("%s@%s now resolves to %s, not to %s as when it was enqueued; nothing was scanned",
 			rt.Name, rt.Version, rt.Integrity, o.Integrity))
+	}
+	if now := slices.Sorted(slices.Values(rt.FileIntegrities())); len(o.Integrities) > 0 && !slices.Equal(now, o.Integrities) {
+		return queue.Cancel(fmt.Errorf("the files of %s %s changed since it was enqueued (%s, not %s); nothing was scanned",
+			rt.Name, rt.Version, strings.Join(now, " "), strings.Join(o.Integrities, " ")))
 	}
 	it := &Item{Resolved: rt, Spec: Line{Target: target, Bin: o.Bin, Args: o.Args, Env: o.Env}}
 	if rr, err := w.Store.ResumeFind(ctx, it.ResumeKey(w.ToolVersion, w.RubricVersion)); err == nil {

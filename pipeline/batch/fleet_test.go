@@ -19,8 +19,9 @@ func TestJobs(t *testing.T) {
 		return &Item{Line: line, Spec: Line{Args: args}, Resolved: &pipeline.Resolved{Name: "left-pad", Version: "1.3.0", Integrity: "sha512-x", Source: "registry"}}
 	}
 	file := &Item{Line: 3, Resolved: &pipeline.Resolved{Target: pipeline.Target{File: "/srv/a.tgz"}, Integrity: "sha512-y", Source: "file"}}
+	py := &Item{Line: 5, Resolved: &pipeline.Resolved{Target: pipeline.Target{Ecosystem: "pypi", Name: "mcp-server-time"}, Name: "mcp-server-time", Version: "2025.9.25", Source: "registry"}}
 	skipped := &Item{Line: 4, Status: StatusSkipped}
-	todo := []*Item{reg(1), reg(2, "--verbose"), file}
+	todo := []*Item{reg(1), reg(2, "--verbose"), file, py}
 	var done []int
 	jobs, err := Jobs(todo, "0.9.0", "7", func(it *Item) { done = append(done, it.Line) })
 	if err != nil {
@@ -33,7 +34,7 @@ func TestJobs(t *testing.T) {
 			t.Errorf("job %s keyed by tool %s, rubric %s", j.Target, j.ToolVersion, j.RubricVersion)
 		}
 	}
-	if diff := cmp.Diff([]string{"npm:left-pad@1.3.0", "/srv/a.tgz#sha512-y"}, targets); diff != "" {
+	if diff := cmp.Diff([]string{"npm:left-pad@1.3.0", "/srv/a.tgz#sha512-y", "pypi:mcp-server-time==2025.9.25"}, targets); diff != "" {
 		t.Errorf("job targets (-want +got):\n%s", diff)
 	}
 	if SplitJobTarget(targets[1]) != "/srv/a.tgz" {
@@ -43,7 +44,10 @@ func TestJobs(t *testing.T) {
 	if err := json.Unmarshal(jobs[0].Options, &o); err != nil || o.Integrity != "sha512-x" {
 		t.Errorf("job options %s: %v", jobs[0].Options, err)
 	}
-	if diff := cmp.Diff([]int{1, 2, 3}, done); diff != "" {
+	if tg, err := pipeline.ParseTarget(targets[2]); err != nil || tg.Ecosystem != "pypi" || tg.Name != "mcp-server-time" || tg.Spec != "==2025.9.25" {
+		t.Errorf("the PyPI job's target %q parses to %+v, %v", targets[2], tg, err)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3, 5}, done); diff != "" {
 		t.Errorf("done (-want +got):\n%s", diff)
 	}
 	v := todo[1]
@@ -52,8 +56,8 @@ func TestJobs(t *testing.T) {
 	}
 
 	s := EnqueueSummary{Targets: append(todo, skipped)}
-	CountEnqueued(&s, 1, 1)
-	if diff := cmp.Diff(EnqueueTotals{Targets: 4, Submitted: 2, Enqueued: 1, AlreadyQueued: 1, Skipped: 1, Failed: 1}, s.Totals); diff != "" {
+	CountEnqueued(&s, 2, 1)
+	if diff := cmp.Diff(EnqueueTotals{Targets: 5, Submitted: 3, Enqueued: 2, AlreadyQueued: 1, Skipped: 1, Failed: 1}, s.Totals); diff != "" {
 		t.Errorf("totals (-want +got):\n%s", diff)
 	}
 }

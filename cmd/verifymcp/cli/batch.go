@@ -43,7 +43,8 @@ func newBatchCmd(g *globals) *cobra.Command {
 each run like scan does, and print a summary.
 
 FILE holds one target per line, in any form scan accepts (npm:NAME@VERSION,
-pkg:npm/NAME@VERSION, a path to a .tgz, relative to FILE's directory),
+pypi:NAME==VERSION, uvx:NAME, pkg:npm/... or pkg:pypi/..., an MCP registry
+name, a path to a .tgz, .whl or sdist, relative to FILE's directory),
 optionally followed by per-target options, as on scan's command line:
   --bin NAME  --arg VALUE (repeatable, in order)  --env NAME=VALUE (repeatable)
 Words are separated by blanks; quote a value holding blanks with ' or ".

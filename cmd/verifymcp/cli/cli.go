@@ -72,9 +72,11 @@ func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "verifymcp",
 		Short: "Scan an MCP server package in a hardened sandbox and report what it declares and does",
-		Long: `verifymcp takes one exact published MCP server package (npm), installs and starts it
-in hardened Docker containers, captures its MCP contract over stdio, and reports
-reason codes, dimension scores and a composite score under a versioned rubric.
+		Long: `verifymcp takes one exact published MCP server package (npm or PyPI, by its
+package name or its MCP registry name), installs and starts it in hardened Docker
+containers, captures its MCP contract over stdio, watches what it does, and
+reports reason codes, dimension scores and a composite score under a versioned
+rubric. It also reads MCP client config files (config scan).
 
 It reports what it found in the checks that ran and says which ran. It never
 says a package is safe: no findings means nothing was found by those checks.
@@ -119,6 +121,7 @@ says a package is safe: no findings means nothing was found by those checks.
 // themselves, by command path.
 var examples = map[string]string{
 	"verifymcp": `  verifymcp scan npm:@modelcontextprotocol/server-memory@2026.8.31
+  verifymcp scan pypi:mcp-server-fetch==2025.4.7
   verifymcp scan io.github.upstash/context7 --fail-on high --format sarif -o verifymcp.sarif
   verifymcp config scan --scan-servers`,
 	"verifymcp scan": `  verifymcp scan npm:@modelcontextprotocol/server-filesystem@2026.8.31 --arg /tmp
@@ -128,7 +131,8 @@ var examples = map[string]string{
 	"verifymcp score": `  verifymcp score 20261202t033823z-f84de20a
   verifymcp score bundle.json --rubric 7 --format json
   verifymcp score bundle.json --fail-on high --ignore-file .verifymcp-ignore.yaml`,
-	"verifymcp batch": `  verifymcp batch servers.txt -j 2
+	"verifymcp batch": `  printf 'npm:@modelcontextprotocol/server-memory@2026.8.31\npypi:mcp-server-fetch==2025.4.7\n' > servers.txt
+  verifymcp batch servers.txt -j 2
   verifymcp batch servers.txt --rescan --format json -o nightly.json   # a drift monitor
   verifymcp batch servers.txt --enqueue`,
 	"verifymcp worker": `  VERIFYMCP_DATABASE_URL=postgres://... verifymcp worker -j 2
@@ -158,7 +162,8 @@ var examples = map[string]string{
   verifymcp cases run --from-store --case server-memory`,
 	"verifymcp cases run": `  verifymcp cases run --kind reviewed
   verifymcp cases run --from-store --format json`,
-	"verifymcp pin show":    `  verifymcp pin show npm:@modelcontextprotocol/server-filesystem --arg /tmp`,
+	"verifymcp pin show": `  verifymcp pin show npm:@modelcontextprotocol/server-filesystem --arg /tmp
+  verifymcp pin show pypi:mcp-server-fetch`,
 	"verifymcp pin history": `  verifymcp pin history npm:@modelcontextprotocol/server-memory --format json`,
 	"verifymcp pin accept":  `  verifymcp pin accept npm:@modelcontextprotocol/server-memory --reason "2026.8.31 reviewed"`,
 	"verifymcp config": `  verifymcp config scan

@@ -308,3 +308,64 @@ func TestFleetExactlyOnce(t *testing.T) {
 		t.Errorf("batch against the fleet store: exit %d, totals %+v, %v\n%s", again.code, sum.Totals, err, again.stderr)
 	}
 }
+
+// TestFleetPyPI: a real PyPI release goes through the fleet's queue as
+// PyPI (enqueued as pypi:NAME==VERSION with its files' digests, scanned
+// by a worker as a PyPI package, stored once), and enqueuing it again
+// finds it stored.
+func TestFleetPyPI(t *testing.T) {
+	dsn, conn := fleetDatabase(t)
+	env := []string{"VERIFYMCP_CONFIG=", "VERIFYMCP_DATABASE_URL=" + dsn}
+	dir := t.TempDir()
+	list := filepath.Join(dir, "servers.txt")
+	// A release no other test scans, so that its fetch is this test's.
+	const line = "pypi:mcp-server-time==2026.8.18 --arg --local-timezone --arg UTC\n"
+	if err := os.WriteFile(list, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	enqueue := func() enqueueJSON {
+		t.Helper()
+		res := verifymcp(t, env, "batch", "--enqueue", "--format", "json", "--data-dir", filepath.Join(dir, "submitter"), list)
+		if res.code != 0 {
+			t.Fatalf("batch --enqueue: exit %d\n%s", res.code, res.stderr)
+		}
+		var sum enqueueJSON
+		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+			t.Fatalf("%v\n%s", err, res.stdout)
+		}
+		return sum
+	}
+	if tt := enqueue().Totals; tt.Targets != 1 || tt.Enqueued != 1 || tt.Failed != 0 {
+		t.Fatalf("enqueue totals %+v; want 1 enqueued", tt)
+	}
+	ctx := context.Background()
+	var target string
+	var integrities []string
+	if err := conn.QueryRow(ctx, `SELECT args->>'target', ARRAY(SELECT jsonb_array_elements_text(args->'options'->'integrities')) FROM river_job`).Scan(&target, &integrities); err != nil {
+		t.Fatal(err)
+	}
+	if target != "pypi:mcp-server-time==2026.8.18" || len(integrities) == 0 || !strings.HasPrefix(integrities[0], "sha256-") {
+		t.Errorf("the job: target %q, integrities %v; want the PyPI release with its files' digests", target, integrities)
+	}
+
+	w := startWorker(t, env, filepath.Join(dir, "w"))
+	select {
+	case <-w.exited:
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("the worker did not finish the queue in 4 minutes\n%s", w.stderr())
+	}
+	if code := w.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("worker: exit %d\n%s", code, w.stderr())
+	}
+	var eco, name, version, outcome string
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT ecosystem, target_name, target_version, outcome, count(*) OVER () FROM runs`).Scan(&eco, &name, &version, &outcome, &n); err != nil {
+		t.Fatalf("stored runs: %v\n%s", err, w.stderr())
+	}
+	if eco != "pypi" || name != "mcp-server-time" || version != "2026.8.18" || outcome != "ok" || n != 1 {
+		t.Errorf("stored %d runs, the first %s:%s@%s %s; want one ok run of pypi:mcp-server-time@2026.8.18\n%s", n, eco, name, version, outcome, w.stderr())
+	}
+	if tt := enqueue().Totals; tt.Skipped != 1 || tt.Enqueued != 0 || tt.Failed != 0 {
+		t.Errorf("enqueue again: totals %+v; want the stored release skipped", tt)
+	}
+}

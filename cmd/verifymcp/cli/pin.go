@@ -28,7 +28,8 @@ type identityFlags struct {
 }
 
 const identityHelp = `IDENTITY is a run id from the store (the identity that run was started
-with), or a target (npm:NAME, npm:NAME@VERSION, pkg:npm/NAME@VERSION; the
+with), or a target (npm:NAME, npm:NAME@VERSION, pkg:npm/NAME@VERSION,
+pypi:NAME, pypi:NAME==VERSION; the
 version does not matter) with the --arg and --env it is started with: a
 server identity is the package, its arguments and the names of its
 placeholder environment, so the same package started two ways has two pins.`
@@ -152,7 +153,7 @@ what is being accepted is on the screen.
 				if accept == "" {
 					latest, err := st.LatestRun(ctx, v.Identity.Key)
 					if errors.Is(err, store.ErrNotFound) {
-						return usagef("%s is no run id in the store, and no stored run of npm:%s (with these --arg and --env) captured a contract: scan it first", args[0], v.Identity.Name)
+						return usagef("%s is no run id in the store, and no stored run of %s:%s (with these --arg and --env) captured a contract: scan it first", args[0], v.Identity.Ecosystem, v.Identity.Name)
 					}
 					if err != nil {
 						return err
@@ -243,7 +244,7 @@ func identityOf(ctx context.Context, st *store.Store, arg string, f *identityFla
 		return store.Identity{}, "", fmt.Errorf("%w (nor is it a run id in the store)", err)
 	}
 	if t.File != "" {
-		return store.Identity{}, "", usagef("%s: name the package (npm:NAME) or a run id; a tarball names no identity of its own", arg)
+		return store.Identity{}, "", usagef("%s: name the package (npm:NAME, pypi:NAME) or a run id; a local file names no identity of its own", arg)
 	}
 	names := make([]string, 0, len(f.env))
 	for _, e := range f.env {
@@ -438,8 +439,9 @@ func (g *globals) storedSide(ctx context.Context, st *store.Store, t pipeline.Ta
 	for k := range env {
 		names = append(names, k)
 	}
-	key := store.IdentityKey(store.Identity{Ecosystem: "npm", Name: rt.Name, Args: nonNilStrings(f.scan.args), EnvNames: names})
-	runs, err := st.Runs(ctx, store.Filter{Ecosystem: "npm", Name: rt.Name, Version: rt.Version})
+	eco := rt.Target.Ecosystem
+	key := store.IdentityKey(store.Identity{Ecosystem: eco, Name: rt.Name, Args: nonNilStrings(f.scan.args), EnvNames: names})
+	runs, err := st.Runs(ctx, store.Filter{Ecosystem: eco, Name: rt.Name, Version: rt.Version})
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +455,7 @@ func (g *globals) storedSide(ctx context.Context, st *store.Store, t pipeline.Ta
 		if err != nil {
 			return nil, err
 		}
-		if store.IdentityKey(store.IdentityOf(b.Target)) == key && b.Target.Integrity == rt.Integrity {
+		if store.IdentityKey(store.IdentityOf(b.Target)) == key && rt.Artefact(b.Target.Integrity) {
 			return b, nil
 		}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,8 @@ and "diff".
 ` + exitCodesHelp,
 		Example: `  verifymcp runs
   verifymcp runs --target npm:@modelcontextprotocol/server-memory --limit 5
-  verifymcp runs --target npm:@modelcontextprotocol/server-memory@2026.8.31 --rubric 9 --format json`,
+  verifymcp runs --target npm:@modelcontextprotocol/server-memory@2026.8.31 --rubric 9 --format json
+  verifymcp runs --target pypi:mcp-server-fetch==2025.4.7`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rf, err := checkFormat(format)
@@ -38,10 +40,13 @@ and "diff".
 			if target != "" {
 				t, err := pipeline.ParseTarget(target)
 				if err != nil || t.Name == "" {
-					return usagef("--target %q: want npm:NAME or npm:NAME@VERSION", target)
+					return usagef("--target %q: want npm:NAME, npm:NAME@VERSION, pypi:NAME or pypi:NAME==VERSION", target)
 				}
 				f.Ecosystem, f.Name = t.Ecosystem, t.Name
-				if t.Spec != "" && t.Spec != "latest" && !containsAny(target, "^~<>=* |") {
+				switch exact, ok := strings.CutPrefix(t.Spec, "=="); {
+				case t.Ecosystem == "pypi" && ok && !containsAny(exact, "<>=!~*,; "):
+					f.Version = exact
+				case t.Ecosystem != "pypi" && t.Spec != "" && t.Spec != "latest" && !containsAny(target, "^~<>=* |"):
 					f.Version = t.Spec
 				}
 			}
@@ -63,7 +68,7 @@ and "diff".
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
-	cmd.Flags().StringVar(&target, "target", "", "only runs of this package (npm:NAME) or version (npm:NAME@VERSION)")
+	cmd.Flags().StringVar(&target, "target", "", "only runs of this package (npm:NAME, pypi:NAME) or version (npm:NAME@VERSION, pypi:NAME==VERSION)")
 	cmd.Flags().StringVar(&rubricVersion, "rubric", "", "only runs with a result under this rubric version")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
 	return cmd
