@@ -378,7 +378,7 @@ func TestResolveTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Arg != filepath.Join(tmp, "crash-1.0.0.tgz") || st.Name != "verifymcp-case-crash" || st.Version != "1.0.0" || !strings.HasPrefix(st.Integrity, "sha512-") {
+	if st.Arg != filepath.Join(tmp, "crash-1.0.0.tgz") || st.Name != "verifymcp-case-crash" || st.Ecosystem != "npm" || st.Version != "1.0.0" || !strings.HasPrefix(st.Integrity, "sha512-") {
 		t.Errorf("scan target %+v", st)
 	}
 	rev, err := benchmark.ParseCase("example.yaml", []byte(validReviewed))
@@ -389,7 +389,7 @@ func TestResolveTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st != (benchmark.ScanTarget{Arg: "npm:example-mcp@1.2.3", Name: "example-mcp", Version: "1.2.3"}) {
+	if st != (benchmark.ScanTarget{Arg: "npm:example-mcp@1.2.3", Ecosystem: "npm", Name: "example-mcp", Version: "1.2.3"}) {
 		t.Errorf("npm scan target %+v", st)
 	}
 	// A PyPI case is scanned as pypi:NAME==VERSION, and the scan must
@@ -404,7 +404,7 @@ func TestResolveTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref, _ := benchmark.ParseTarget(target)
-		if st != (benchmark.ScanTarget{Arg: "pypi:" + ref.Name + "==1.2.3", Name: "example-mcp-server", Version: "1.2.3"}) {
+		if st != (benchmark.ScanTarget{Arg: "pypi:" + ref.Name + "==1.2.3", Ecosystem: "pypi", Name: "example-mcp-server", Version: "1.2.3"}) {
 			t.Errorf("%s: pypi scan target %+v", target, st)
 		}
 	}

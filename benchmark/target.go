@@ -216,6 +216,8 @@ type ScanTarget struct {
 	// npm:NAME@VERSION, pypi:NAME==VERSION, or the path of a packed
 	// fixture tarball.
 	Arg string `json:"-"`
+	// Ecosystem is the package's: npm (fixtures included) or pypi.
+	Ecosystem string `json:"-"`
 	// Name and Version identify the package the scan must report.
 	Name    string `json:"name"`
 	Version string `json:"version"`
@@ -236,9 +238,9 @@ func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
 	}
 	switch t.Scheme {
 	case SchemeNPM:
-		return ScanTarget{Arg: t.String(), Name: t.Name, Version: t.Version}, nil
+		return ScanTarget{Arg: t.String(), Ecosystem: "npm", Name: t.Name, Version: t.Version}, nil
 	case SchemePyPI:
-		return ScanTarget{Arg: t.String(), Name: t.PackageName(), Version: t.Version}, nil
+		return ScanTarget{Arg: t.String(), Ecosystem: "pypi", Name: t.PackageName(), Version: t.Version}, nil
 	}
 	data, err := PackFixture(os.DirFS(corpusDir), t)
 	if err != nil {
@@ -248,7 +250,7 @@ func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		return ScanTarget{}, fmt.Errorf("case %s: write fixture tarball: %w", c.ID, err)
 	}
-	return ScanTarget{Arg: file, Name: t.PackageName(), Version: t.Version, Integrity: Integrity(data)}, nil
+	return ScanTarget{Arg: file, Ecosystem: "npm", Name: t.PackageName(), Version: t.Version, Integrity: Integrity(data)}, nil
 }
 
 // Integrity returns the SRI sha512 of data, the form npm and the evidence

@@ -94,10 +94,10 @@ type RunLister interface {
 	Bundle(ctx context.Context, runID string) ([]byte, error)
 }
 
-// LatestRun returns the newest stored bundle of name@version, of the
-// artefact integrity names when it is not empty.
-func LatestRun(ctx context.Context, st RunLister, name, version, integrity string) (*evidence.Bundle, error) {
-	runs, err := st.Runs(ctx, store.Filter{Ecosystem: "npm", Name: name, Version: version})
+// LatestRun returns the newest stored bundle of ecosystem's name@version,
+// of the artefact integrity names when it is not empty.
+func LatestRun(ctx context.Context, st RunLister, ecosystem, name, version, integrity string) (*evidence.Bundle, error) {
+	runs, err := st.Runs(ctx, store.Filter{Ecosystem: ecosystem, Name: name, Version: version})
 	if err != nil {
 		return nil, err
 	}
@@ -114,5 +114,5 @@ func LatestRun(ctx context.Context, st RunLister, name, version, integrity strin
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("no stored run of %s@%s%s", name, version, map[bool]string{true: " with this artefact", false: ""}[integrity != ""])
+	return nil, fmt.Errorf("no stored run of %s:%s@%s%s", ecosystem, name, version, map[bool]string{true: " with this artefact", false: ""}[integrity != ""])
 }

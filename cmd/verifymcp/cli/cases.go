@@ -120,7 +120,7 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	if fromStore {
 		info.Source = benchmark.SourceStore
 		scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
-			b, err := pipeline.LatestRun(ctx, st, t.Name, t.Version, t.Integrity)
+			b, err := pipeline.LatestRun(ctx, st, t.Ecosystem, t.Name, t.Version, t.Integrity)
 			if err != nil {
 				return benchmark.Observed{}, err
 			}
