@@ -173,9 +173,9 @@ func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 }
 
 // resolveRegistryName asks the MCP registry for the server.json of t's
-// name and version, takes its npm stdio package and resolves that exact
-// package; the entry, its arguments and its environment names go with
-// the result.
+// name and version, takes its npm (else PyPI) stdio package and resolves
+// that exact package; the entry, its arguments and its environment names
+// go with the result.
 func (p *Pipeline) resolveRegistryName(ctx context.Context, t Target) (*Resolved, error) {
 	if p.MCPRegistry == nil {
 		return nil, fmt.Errorf("%w: %s is an MCP registry name, and no MCP registry is configured", ErrUnsupported, t.MCPRegistryName)
@@ -190,6 +190,9 @@ func (p *Pipeline) resolveRegistryName(ctx context.Context, t Target) (*Resolved
 	pkg, notes, err := srv.Choose()
 	if err != nil {
 		return nil, err
+	}
+	if pkg.RegistryType == "pypi" {
+		return p.resolveRegistryPyPI(ctx, t, srv, pkg, notes)
 	}
 	if pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.Resolver.Registry(), "/") {
 		notes = append(notes, "the entry names the npm registry "+pkg.RegistryBaseURL+"; the package was resolved on "+p.Resolver.Registry())
@@ -212,11 +215,49 @@ func (p *Pipeline) resolveRegistryName(ctx context.Context, t Target) (*Resolved
 			entry.MCPName = m.MCPName
 		}
 	}
-	entry.MCPNameMatches = entry.MCPName == srv.Name
+	return registryResolved(rt, entry, srv.Name, pkg), nil
+}
+
+// resolveRegistryPyPI resolves the PyPI package a registry entry names
+// (pkg, exactly its version when it states one) on the configured index;
+// the release's description carries the mcp-name marker that claims the
+// entry's name, as the registry checks it.
+func (p *Pipeline) resolveRegistryPyPI(ctx context.Context, t Target, srv *supplychain.RegistryServer, pkg supplychain.RegistryPackage, notes []string) (*Resolved, error) {
+	if p.PyPI != nil && pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.PyPI.Index(), "/") {
+		notes = append(notes, "the entry names the package index "+pkg.RegistryBaseURL+"; the package was resolved on "+p.PyPI.Index())
+	}
+	req := pkg.Identifier
+	if pkg.Version != "" {
+		req += "==" + pkg.Version
+	}
+	py, err := parsePyPIRequirement(Target{Raw: t.Raw}, "pypi", req)
+	if err != nil {
+		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
+	}
+	rt, err := p.Resolve(ctx, py)
+	if err != nil {
+		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
+	}
+	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.MCPRegistry.Base(), Status: srv.Status,
+		Package: "pypi:" + rt.Name + "@" + rt.Version, Notes: notes, Unfixed: pkg.Unfixed}
+	if rt.pypi != nil {
+		if m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version); err == nil {
+			entry.MCPName = m.MCPName
+		} else {
+			entry.Notes = append(entry.Notes, "whether the release's description claims the entry's name (its mcp-name marker) is unknown: "+err.Error())
+		}
+	}
+	return registryResolved(rt, entry, srv.Name, pkg), nil
+}
+
+// registryResolved attaches a registry entry, and the arguments and
+// environment names its package declares, to the resolved package.
+func registryResolved(rt *Resolved, entry *evidence.MCPRegistryEntry, name string, pkg supplychain.RegistryPackage) *Resolved {
+	entry.MCPNameMatches = entry.MCPName == name
 	rt.mcpRegistry = entry
 	rt.RegistryArgs = append([]string{}, pkg.PackageArgs...)
 	rt.RegistryEnv = pkg.EnvNames
-	return rt, nil
+	return rt
 }
 
 // ResolveLater starts resolving t (see Resolve) and returns what waits

@@ -103,7 +103,6 @@ func TestRegistryNameTargets(t *testing.T) {
 		want error
 	}{
 		{"ac.tandem/docs-mcp", supplychain.ErrRemoteOnly},
-		{"io.github.domdomegg/time-mcp-pypi", supplychain.ErrNoScannablePackage},
 		{"io.github.nobody/nothing", supplychain.ErrServerNotFound},
 	} {
 		tg, _ := ParseTarget(tc.in)
@@ -113,5 +112,53 @@ func TestRegistryNameTargets(t *testing.T) {
 	}
 	if _, err := (&Pipeline{Resolver: npm}).Resolve(context.Background(), tg); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("no registry configured: %v", err)
+	}
+}
+
+// TestRegistryNamePyPI: an entry whose package is a PyPI package run over
+// stdio resolves to that exact release on the configured index, and its
+// description's mcp-name marker claims the entry's name.
+func TestRegistryNamePyPI(t *testing.T) {
+	srv := registryFake(t, map[string]string{"io.github.domdomegg/time-mcp-pypi": "time-mcp-pypi-1.0.6.server.json"})
+	project, err := os.ReadFile("testdata/pypi/time-mcp-pypi.project.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pypi/time-mcp-pypi/json":
+			_, _ = w.Write(project)
+		case "/pypi/time-mcp-pypi/1.0.6/json":
+			// The release document, derived from the project document
+			// (see testdata/pypi/README.md).
+			var doc map[string]any
+			if err := json.Unmarshal(project, &doc); err != nil {
+				t.Error(err)
+			}
+			doc["info"].(map[string]any)["version"] = "1.0.6"
+			doc["urls"] = doc["releases"].(map[string]any)["1.0.6"]
+			delete(doc, "releases")
+			_ = json.NewEncoder(w).Encode(doc)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(index.Close)
+	p := &Pipeline{Resolver: &npmFake{}, PyPI: supplychain.NewPyPI(index.Client(), index.URL), MCPRegistry: supplychain.NewMCPRegistry(srv.Client(), srv.URL)}
+	tg, err := ParseTarget("io.github.domdomegg/time-mcp-pypi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := p.Resolve(context.Background(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := rt.mcpRegistry
+	if rt.Target.Ecosystem != "pypi" || rt.Name != "time-mcp-pypi" || rt.Version != "1.0.6" || len(rt.FileIntegrities()) != 2 || e == nil ||
+		e.Package != "pypi:time-mcp-pypi@1.0.6" || e.MCPName != "io.github.domdomegg/time-mcp-pypi" || !e.MCPNameMatches {
+		t.Errorf("resolved %s:%s@%s (%d files) through %+v", rt.Target.Ecosystem, rt.Name, rt.Version, len(rt.FileIntegrities()), e)
+	}
+	if ecosystemOf(rt) != "pypi" {
+		t.Errorf("ecosystem %s", ecosystemOf(rt))
 	}
 }

@@ -116,7 +116,7 @@ func (p *probe) mcpRegistryGate(g verdict, dns dnssecInput) (mcpInput, verdict) 
 func (p *probe) entryListsTarget(reg *evidence.RegistryMeta) bool {
 	e := p.b.Target.MCPRegistry
 	return e != nil && e.MCPNameMatches && e.Name == reg.MCPName &&
-		strings.HasPrefix(e.Package, "npm:"+p.b.Target.Name+"@")
+		strings.HasPrefix(e.Package, p.mcpPackageType()+":"+p.b.Target.Name+"@")
 }
 
 // mcpServerNameRe is the server.json schema's pattern for a name.

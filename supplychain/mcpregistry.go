@@ -74,7 +74,7 @@ var (
 	ErrRemoteOnly = errors.New("server has only remote endpoints (remote track, not scanned here)")
 	// ErrNoScannablePackage: the server declares packages, but none that
 	// this program scans (an npm package run over stdio).
-	ErrNoScannablePackage = errors.New("server has no npm package run over stdio")
+	ErrNoScannablePackage = errors.New("server has no npm or PyPI package run over stdio")
 )
 
 // mcpServerNameRe is the server.json schema's pattern for name.
@@ -584,15 +584,21 @@ func (in mcpInput) fixed() (*string, string) {
 }
 
 // Choose returns the package a scan takes: the first npm package run over
-// stdio, with notes on what else the server declares and was passed
-// over. A server with only remotes is ErrRemoteOnly; one whose packages
-// include no npm package over stdio is ErrNoScannablePackage, naming what
-// it does declare.
+// stdio, else the first PyPI package run over stdio, with notes on what
+// else the server declares and was passed over. A server with only
+// remotes is ErrRemoteOnly; one whose packages include no npm or PyPI
+// package over stdio is ErrNoScannablePackage, naming what it does
+// declare.
 func (s *RegistryServer) Choose() (RegistryPackage, []string, error) {
 	chosen := -1
-	for i, p := range s.Packages {
-		if p.RegistryType == "npm" && (p.Transport == "stdio" || p.Transport == "") {
-			chosen = i
+	for _, kind := range []string{"npm", "pypi"} {
+		for i, p := range s.Packages {
+			if p.RegistryType == kind && (p.Transport == "stdio" || p.Transport == "") {
+				chosen = i
+				break
+			}
+		}
+		if chosen >= 0 {
 			break
 		}
 	}
@@ -616,17 +622,22 @@ func (s *RegistryServer) Choose() (RegistryPackage, []string, error) {
 		return RegistryPackage{}, nil, fmt.Errorf("%w: %s %s declares %s", ErrNoScannablePackage, s.Name, s.Version, declared)
 	}
 	p := s.Packages[chosen]
+	kind := map[string]string{"npm": "npm", "pypi": "PyPI"}[p.RegistryType]
 	var notes []string
 	if p.Transport == "" {
-		notes = append(notes, "the npm package declares no transport; taken as stdio")
+		notes = append(notes, "the "+kind+" package declares no transport; taken as stdio")
 	}
 	if p.Version == "" {
-		notes = append(notes, "the npm package declares no version, so the registry entry does not say which version it describes")
+		notes = append(notes, "the "+kind+" package declares no version, so the registry entry does not say which version it describes")
 	} else if s.Version != "" && p.Version != s.Version {
-		notes = append(notes, fmt.Sprintf("the npm package's version %s differs from the server's version %s", p.Version, s.Version))
+		notes = append(notes, fmt.Sprintf("the %s package's version %s differs from the server's version %s", kind, p.Version, s.Version))
 	}
-	if b := strings.TrimRight(p.RegistryBaseURL, "/"); b != "" && b != strings.TrimRight(DefaultNPMRegistry, "/") {
-		notes = append(notes, fmt.Sprintf("the npm package names the registry %s; the scan resolves it through the configured npm registry", p.RegistryBaseURL))
+	defaultBase, index := DefaultNPMRegistry, "npm registry"
+	if p.RegistryType == "pypi" {
+		defaultBase, index = "https://pypi.org", "package index"
+	}
+	if b := strings.TrimRight(p.RegistryBaseURL, "/"); b != "" && b != strings.TrimRight(defaultBase, "/") {
+		notes = append(notes, fmt.Sprintf("the %s package names the registry %s; the scan resolves it through the configured %s", kind, p.RegistryBaseURL, index))
 	}
 	if len(p.Unfixed) > 0 {
 		notes = append(notes, fmt.Sprintf("%d argument(s) have no fixed value: %s", len(p.Unfixed), strings.Join(p.Unfixed, "; ")))

@@ -511,9 +511,18 @@ func TestMCPRegistryChooseRemoteOnly(t *testing.T) {
 	}
 }
 
+// TestMCPRegistryChoosePyPI: a server whose only package is a PyPI
+// package run over stdio is scanned as that package.
+func TestMCPRegistryChoosePyPI(t *testing.T) {
+	s := mcpServer(t, timePyPIName, "")
+	p, notes, err := s.Choose()
+	if err != nil || p.RegistryType != "pypi" || p.Identifier != "time-mcp-pypi" || p.Version != "1.0.6" || len(notes) != 0 {
+		t.Errorf("Choose = %+v, %v, %v; want the PyPI package", p, notes, err)
+	}
+}
+
 func TestMCPRegistryChooseNoNPMPackage(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{
-		{timePyPIName, "io.github.domdomegg/time-mcp-pypi 1.0.6 declares pypi time-mcp-pypi@1.0.6"},
 		{githubName, "io.github.github/github-mcp-server 0.28.1 declares oci ghcr.io/github/github-mcp-server:0.28.1"},
 		{dbName, "declares oci docker.io/example/database-manager-mcp:3.1.0"},
 	} {

@@ -88,3 +88,70 @@ func TestScanByRegistryName(t *testing.T) {
 		t.Errorf("malformed registry name: exit %d, registry asked %d times\n%s", res.code, len(asked)-n, res.stderr)
 	}
 }
+
+// TestScanByRegistryNamePyPI: an entry whose package is on PyPI (the real
+// server.json of io.github.domdomegg/time-mcp-pypi 1.0.6, served on
+// loopback) is scanned as that exact PyPI release, and the report records
+// that the release's description claims the entry's name.
+func TestScanByRegistryNamePyPI(t *testing.T) {
+	record, err := os.ReadFile("../../../supplychain/testdata/mcpregistry/time-mcp-pypi-1.0.6.server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.EscapedPath(), "/v0.1/servers/io.github.domdomegg%2Ftime-mcp-pypi/versions/") {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"server":` + string(record) + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`))
+	}))
+	defer reg.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	res := verifymcp(t, nil, "scan", "io.github.domdomegg/time-mcp-pypi", "--mcp-registry", reg.URL, "--data-dir", data, "--format", "json",
+		"--no-behavior", "--skip", "osv,socket,github,dnssec,judge")
+	if res.code != 0 {
+		t.Fatalf("scan by registry name: exit %d\n%s", res.code, res.stderr)
+	}
+	var rep struct {
+		Target struct {
+			Ecosystem   string `json:"ecosystem"`
+			Name        string `json:"name"`
+			Version     string `json:"version"`
+			MCPRegistry *struct {
+				Name           string   `json:"name"`
+				Package        string   `json:"package"`
+				MCPName        string   `json:"mcp_name"`
+				MCPNameMatches bool     `json:"mcp_name_matches"`
+				Notes          []string `json:"notes"`
+			} `json:"mcp_registry"`
+		} `json:"target"`
+		Sandbox struct {
+			Outcome string `json:"outcome"`
+		} `json:"sandbox"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	e := rep.Target.MCPRegistry
+	if rep.Target.Ecosystem != "pypi" || rep.Target.Name != "time-mcp-pypi" || rep.Target.Version != "1.0.6" || e == nil ||
+		e.Package != "pypi:time-mcp-pypi@1.0.6" {
+		t.Fatalf("target %+v, entry %+v", rep.Target, e)
+	}
+	// The release's description is in its release document, which
+	// pypi.org serves; an index that serves only the project document
+	// (which describes the latest release) leaves the claim unknown, said
+	// in a note, never taken for a missing claim.
+	switch {
+	case e.MCPNameMatches && e.MCPName == "io.github.domdomegg/time-mcp-pypi":
+	case e.MCPName == "" && strings.Contains(strings.Join(e.Notes, "\n"), "mcp-name marker) is unknown"):
+	default:
+		t.Errorf("entry %+v: want the release's claim, or a note that it is unknown", e)
+	}
+	// 1.0.6 installs its dependencies' newest releases today, with which it
+	// may no longer start: that is the package's outcome, recorded.
+	if rep.Sandbox.Outcome == "" {
+		t.Errorf("no outcome\n%s", res.stderr)
+	}
+}
