@@ -310,7 +310,9 @@ func ParseConfigFormat(s string) (Format, error) {
 func ConfigFormats() []Format { return []Format{FormatTable, FormatJSON, FormatSARIF} }
 
 // WriteConfig writes a config report in format f: a table, indented JSON
-// (lists present as [], never omitted) or SARIF 2.1.0.
+// (lists present as [], never omitted) or SARIF 2.1.0, its files placed
+// relative to the working directory (WriteConfigSARIF with
+// DefaultSARIFOptions).
 func WriteConfig(w io.Writer, f Format, r ConfigReport) error {
 	r = configNonNil(r)
 	asJSON := func() error {
@@ -321,7 +323,7 @@ func WriteConfig(w io.Writer, f Format, r ConfigReport) error {
 		return enc.Encode(r)
 	}
 	return writeFormats(f, asJSON, func() error { return writeConfigTable(w, r) },
-		func() error { return writeConfigSARIF(w, r) })
+		func() error { return WriteConfigSARIF(w, r, DefaultSARIFOptions()) })
 }
 
 // configNonNil makes every list of r present, for a report built by hand.

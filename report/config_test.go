@@ -108,6 +108,20 @@ func writeConfig(t *testing.T, f Format, r ConfigReport) []byte {
 	return buf.Bytes()
 }
 
+// configSARIFOptions place the fixture's files as a checkout of
+// /home/dev/src/shop would: its .vscode/mcp.json in the repository, the
+// user's ~/.cursor/mcp.json outside it.
+var configSARIFOptions = SARIFOptions{Root: "/home/dev/src/shop", Home: "/home/dev"}
+
+func writeConfigSARIF(t *testing.T, r ConfigReport, o SARIFOptions) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteConfigSARIF(&buf, r, o); err != nil {
+		t.Fatalf("WriteConfigSARIF: %v", err)
+	}
+	return buf.Bytes()
+}
+
 func compileConfigSchema(t *testing.T) func([]byte) error {
 	t.Helper()
 	sch := compileSchemaBytes(t, "config.v1.schema.json", ConfigSchema())
@@ -116,7 +130,7 @@ func compileConfigSchema(t *testing.T) func([]byte) error {
 
 func TestConfigGolden(t *testing.T) {
 	r := configReport(t)
-	js, tbl, sf := writeConfig(t, FormatJSON, r), writeConfig(t, FormatTable, r), writeConfig(t, FormatSARIF, r)
+	js, tbl, sf := writeConfig(t, FormatJSON, r), writeConfig(t, FormatTable, r), writeConfigSARIF(t, r, configSARIFOptions)
 	valid := compileConfigSchema(t)
 	if err := valid(js); err != nil {
 		t.Errorf("config report does not validate against its schema: %v", err)
@@ -358,7 +372,9 @@ func TestConfigSchemaRejects(t *testing.T) {
 
 // TestConfigSARIF checks that the output is SARIF 2.1.0: its version and
 // $schema, one run of the verifymcp driver with a rule per catalog code,
-// and a result per finding at its file and line.
+// and a result per finding at its file and line, the file by its path in
+// the repository or, outside it, at its stand-in path with its real path
+// in the properties.
 func TestConfigSARIF(t *testing.T) {
 	r := configReport(t)
 	var log struct {
@@ -394,12 +410,17 @@ func TestConfigSARIF(t *testing.T) {
 						} `json:"region"`
 					} `json:"physicalLocation"`
 				} `json:"locations"`
+				Properties map[string]any `json:"properties"`
 			} `json:"results"`
 			Properties map[string]any `json:"properties"`
 		} `json:"runs"`
 	}
-	if err := json.Unmarshal(writeConfig(t, FormatSARIF, r), &log); err != nil {
+	if err := json.Unmarshal(writeConfigSARIF(t, r, configSARIFOptions), &log); err != nil {
 		t.Fatal(err)
+	}
+	uris := map[string]string{
+		cursorPath: ".verifymcp/config/home/.cursor/mcp.json",
+		vscodePath: ".vscode/mcp.json",
 	}
 	if log.Version != "2.1.0" || SARIFVersion != "2.1.0" {
 		t.Errorf("version = %q", log.Version)
@@ -438,8 +459,11 @@ func TestConfigSARIF(t *testing.T) {
 		if !strings.Contains(res.Message["text"], f.Message) || !strings.Contains(res.Message["text"], f.Evidence) {
 			t.Errorf("result %d message %q lacks the message or evidence", i, res.Message["text"])
 		}
-		if len(res.Locations) != 1 || res.Locations[0].Physical.Artifact.URI != f.File || res.Locations[0].Physical.Region.StartLine != f.Line {
-			t.Errorf("result %d locations = %+v, want %s:%d", i, res.Locations, f.File, f.Line)
+		if len(res.Locations) != 1 || res.Locations[0].Physical.Artifact.URI != uris[f.File] || res.Locations[0].Physical.Region.StartLine != f.Line {
+			t.Errorf("result %d locations = %+v, want %s:%d", i, res.Locations, uris[f.File], f.Line)
+		}
+		if res.Properties["file"] != f.File {
+			t.Errorf("result %d: properties.file = %v, want %s", i, res.Properties["file"], f.File)
 		}
 	}
 	if run.Properties["statement"] != r.Summary.Statement || run.Properties["catalog_hash"] != cat.Hash {

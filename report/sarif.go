@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
@@ -169,12 +168,16 @@ func encodeSARIF(w io.Writer, log *sarif.Report) error {
 	return nil
 }
 
-// writeConfigSARIF writes r as SARIF 2.1.0: one run of the verifymcp
+// WriteConfigSARIF writes r as SARIF 2.1.0: one run of the verifymcp
 // driver, one rule per code of the config catalog the findings come from,
-// one result per finding at its file and line. The run's properties name
+// one result per finding at its file and line. The file stands by its path
+// relative to o.Root when it is in the repository, else (~/.cursor/mcp.json
+// is in none) at a stand-in path, .verifymcp/config/home/.cursor/mcp.json
+// (see configStandIn), with its real path in the result's properties:
+// GitHub code scanning takes no absolute path. The run's properties name
 // the catalog and repeat the report's statement, since a SARIF viewer
 // showing no result must not be read as a clean configuration.
-func writeConfigSARIF(w io.Writer, r ConfigReport) error {
+func WriteConfigSARIF(w io.Writer, r ConfigReport, o SARIFOptions) error {
 	cat := rubric.ConfigCatalog()
 	if cat.Version != r.Catalog.Version || cat.Hash != r.Catalog.Hash {
 		c, err := rubric.LoadConfigCatalog(r.Catalog.Version)
@@ -206,10 +209,12 @@ func writeConfigSARIF(w io.Writer, r ConfigReport) error {
 		if i, ok := index[f.Code]; ok {
 			res.WithRuleIndex(i)
 		}
-		loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(filepath.ToSlash(f.File)))
-		if f.Line > 0 {
-			loc.WithRegion(sarif.NewRegion().WithStartLine(f.Line))
+		at, in := inRepo(o.Root, f.File)
+		if !in {
+			at = configStandIn(o.Home, f.File)
 		}
+		loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(relativeURI(at))).
+			WithRegion(sarif.NewRegion().WithStartLine(max(f.Line, 1)))
 		res.AddLocation(sarif.NewLocationWithPhysicalLocation(loc))
 		// A config finding is the same finding while its code, file,
 		// server and key are, whatever line it moved to.
@@ -218,7 +223,7 @@ func writeConfigSARIF(w io.Writer, r ConfigReport) error {
 		seen[key]++
 		n := strconv.Itoa(seen[key])
 		res.PartialFingerprints = map[string]any{FingerprintKey: key + ":" + n, FingerprintKeyGitHub: key[:16] + ":" + n}
-		props := sarif.Properties{"severity": f.Severity, "server": f.Server}
+		props := sarif.Properties{"severity": f.Severity, "server": f.Server, "file": clean(f.File)}
 		if f.Key != "" {
 			props["key"] = f.Key
 		}

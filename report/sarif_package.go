@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -17,9 +15,10 @@ import (
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
-// The uriBaseIds of a package report's artifact locations, described in
-// each run's originalUriBaseIds. None has a uri: where the package was
-// unpacked is the sandbox's, not a place a reader has.
+// The uriBaseIds of the sandbox's files a package result relates to (its
+// relatedLocations), described in each run's originalUriBaseIds. None has
+// a uri: where the package was unpacked is the sandbox's, not a place a
+// reader has, and no file of the repository.
 const (
 	// BasePackageRoot is the root of the scanned package, where its
 	// package.json is.
@@ -31,6 +30,9 @@ const (
 	// BaseSandboxHome is the home directory of the sandbox's user, where
 	// the files a package writes outside its tree are (~/...).
 	BaseSandboxHome = "SANDBOX_HOME"
+	// BaseSandboxRoot is the root of the sandbox's filesystem, for a file
+	// a package wrote by its absolute path.
+	BaseSandboxRoot = "SANDBOX_ROOT"
 )
 
 // FingerprintKey is the partialFingerprints key of a finding's identity
@@ -44,8 +46,8 @@ const (
 // WriteSARIF writes one package report as SARIF 2.1.0 (see
 // WriteBatchSARIF). r is the rubric the report was scored under; nil loads
 // it by the report's rubric version.
-func WriteSARIF(w io.Writer, rep Report, r *rubric.Rubric) error {
-	return writePackageSARIF(w, []Report{rep}, r, false)
+func WriteSARIF(w io.Writer, rep Report, r *rubric.Rubric, o SARIFOptions) error {
+	return writePackageSARIF(w, []Report{rep}, r, false, o)
 }
 
 // WriteBatchSARIF writes package reports as one SARIF 2.1.0 run of the
@@ -54,16 +56,22 @@ func WriteSARIF(w io.Writer, rep Report, r *rubric.Rubric) error {
 // a run has one set of rules: one per reason code of r's catalog.
 //
 // Each finding is one result: its code, its own level (a graded finding
-// can be below its code's), its message and evidence, its package (and
-// the tool, prompt or resource it names) as logical locations, the file it
-// names as a physical location where its evidence names one, and
-// partialFingerprints from its code, package name and subject, never the
-// version, so that a finding is tracked across versions. The run's
+// can be below its code's), its message and evidence, and one location
+// with a physical location, which GitHub code scanning requires: the file
+// of the repository that declares the package (o.DeclaredIn) or else the
+// package's stand-in path .verifymcp/ECOSYSTEM/NAME, at line 1 unless
+// o.DeclaredIn names a line; beside it the package (and the tool, prompt or
+// resource it names) as logical locations. The sandbox's file a finding's
+// evidence names (a package.json declaring a lifecycle script, a file
+// package code wrote) is a related location, relative to its uriBaseId.
+// partialFingerprints come from the code, package name and subject, never
+// the version nor the location, so that a finding is tracked across
+// versions and wherever it is placed. The run's
 // properties carry each package's run date, tool and rubric versions,
 // score and the state of every signal, since a run without results says
 // nothing found in the checks that ran, never that a package is safe.
-func WriteBatchSARIF(w io.Writer, reps []Report, r *rubric.Rubric) error {
-	return writePackageSARIF(w, reps, r, true)
+func WriteBatchSARIF(w io.Writer, reps []Report, r *rubric.Rubric, o SARIFOptions) error {
+	return writePackageSARIF(w, reps, r, true, o)
 }
 
 // sarifRubric is the rubric of the reports' rules: r, or the rubric of
@@ -87,7 +95,7 @@ func sarifRubric(reps []Report, r *rubric.Rubric) (*rubric.Rubric, error) {
 	return r, nil
 }
 
-func writePackageSARIF(w io.Writer, reps []Report, r *rubric.Rubric, batch bool) error {
+func writePackageSARIF(w io.Writer, reps []Report, r *rubric.Rubric, batch bool, o SARIFOptions) error {
 	r, err := sarifRubric(reps, r)
 	if err != nil {
 		return err
@@ -117,8 +125,9 @@ func writePackageSARIF(w io.Writer, reps []Report, r *rubric.Rubric, batch bool)
 		BasePackageRoot: {Description: sarif.NewTextMessage("The root of the package the result is about (its logical location), where its package.json is.")},
 		BaseInstallTree: {Description: sarif.NewTextMessage("The npm project the sandbox installed the package into: the package is node_modules/NAME in it, and so is each dependency npm hoisted.")},
 		BaseSandboxHome: {Description: sarif.NewTextMessage("The home directory of the sandbox's user, where the files package code wrote outside its tree are.")},
+		BaseSandboxRoot: {Description: sarif.NewTextMessage("The root of the sandbox's filesystem, for the files package code wrote by their absolute path.")},
 	}
-	b := &sarifBuilder{run: run, logical: map[string]uint{}, seen: map[string]int{}}
+	b := &sarifBuilder{run: run, opts: o, logical: map[string]uint{}, seen: map[string]int{}}
 	var packages []any
 	for _, rep := range reps {
 		for _, f := range rep.Findings {
@@ -185,10 +194,11 @@ func packageName(t Target) string {
 	return t.Ecosystem + ":" + t.Name + "@" + t.Version
 }
 
-// sarifBuilder holds what the results of a run share: the run's logical
-// locations and how often each fingerprint was seen.
+// sarifBuilder holds what the results of a run share: the options, the
+// run's logical locations and how often each fingerprint was seen.
 type sarifBuilder struct {
 	run       *sarif.Run
+	opts      SARIFOptions
 	locations []*sarif.LogicalLocation
 	logical   map[string]uint // fully qualified name -> index
 	seen      map[string]int
@@ -229,10 +239,11 @@ func (b *sarifBuilder) result(rep Report, f Finding, ruleIndex int, def rubric.C
 		}
 	}
 	loc.LogicalLocations = []*sarif.LogicalLocation{logical}
-	if a := artifactOf(rep, f); a != nil {
-		loc.PhysicalLocation = sarif.NewPhysicalLocation().WithArtifactLocation(a)
-	}
+	loc.PhysicalLocation, loc.Message = b.placeOf(rep)
 	res.AddLocation(loc)
+	if a, what := artifactOf(rep, f); a != nil {
+		res.AddRelatedLocation(&sarif.Location{PhysicalLocation: sarif.NewPhysicalLocation().WithArtifactLocation(a), Message: sarif.NewTextMessage(what)})
+	}
 
 	key := fingerprint(f.Code, rep.Target, f.Subject)
 	b.seen[key]++
@@ -240,7 +251,7 @@ func (b *sarifBuilder) result(rep Report, f Finding, ruleIndex int, def rubric.C
 	res.PartialFingerprints = map[string]any{FingerprintKey: key + ":" + n, FingerprintKeyGitHub: key[:16] + ":" + n}
 
 	if ig := f.Ignored; ig != nil {
-		res.Suppressions = []*sarif.Suppression{suppression(ig, key)}
+		res.Suppressions = []*sarif.Suppression{suppression(ig, key, b.opts.Root)}
 	}
 
 	props := sarif.Properties{"package": pkg, "severity": f.Severity, "kind": f.Kind, "dimension": f.Dimension, "subject": clean(f.Subject)}
@@ -251,11 +262,33 @@ func (b *sarifBuilder) result(rep Report, f Finding, ruleIndex int, def rubric.C
 	return res
 }
 
+// placeOf is where a result about rep's package stands in the repository,
+// and what the place is: the declaring file the options name, else the
+// package's stand-in path, at line 1 unless the options name a line.
+func (b *sarifBuilder) placeOf(rep Report) (*sarif.PhysicalLocation, *sarif.Message) {
+	pkg := packageName(rep.Target)
+	at, line := b.opts.DeclaredIn.Path, b.opts.DeclaredIn.Line
+	what := "Where this repository declares " + clean(pkg) + "."
+	if at == "" {
+		at = packageStandIn(rep.Target)
+		what = "A stand-in path for " + clean(pkg) + ", not a file of this repository: the scan was not told which file declares the package."
+	}
+	if line < 1 {
+		line = 1
+	}
+	pl := sarif.NewPhysicalLocation().WithArtifactLocation(&sarif.ArtifactLocation{URI: sarifString(relativeURI(at))}).
+		WithRegion(sarif.NewRegion().WithStartLine(line))
+	return pl, sarif.NewTextMessage(what)
+}
+
 // suppression is an ignore file's acceptance of a finding: external (the
 // file is not the package's), accepted, with the entry's reason, who
-// accepted it until when, and where the entry is. Its guid is derived from
-// the finding's fingerprint and the entry, in the form of a version 5 UUID.
-func suppression(ig *Ignored, fingerprint string) *sarif.Suppression {
+// accepted it until when, and where the entry is: at its file relative to
+// root when the file is in the repository, else named in the
+// suppression's properties (GitHub code scanning takes no absolute path).
+// Its guid is derived from the finding's fingerprint and the entry, in the
+// form of a version 5 UUID.
+func suppression(ig *Ignored, fingerprint, root string) *sarif.Suppression {
 	why := clean(ig.Reason)
 	var by []string
 	if ig.By != "" {
@@ -267,14 +300,18 @@ func suppression(ig *Ignored, fingerprint string) *sarif.Suppression {
 	if len(by) > 0 {
 		why += " (" + strings.Join(by, ", ") + ")"
 	}
-	loc := &sarif.Location{}
-	if ig.File != "" {
-		a := &sarif.ArtifactLocation{URI: sarifString(fileURI(ig.File))}
-		pl := sarif.NewPhysicalLocation().WithArtifactLocation(a)
+	loc, props := &sarif.Location{}, sarif.Properties{}
+	if rel, ok := inRepo(root, ig.File); ok {
+		pl := sarif.NewPhysicalLocation().WithArtifactLocation(&sarif.ArtifactLocation{URI: sarifString(relativeURI(rel))})
 		if ig.Line > 0 {
 			pl.WithRegion(sarif.NewRegion().WithStartLine(ig.Line))
 		}
 		loc.PhysicalLocation = pl
+	} else if ig.File != "" {
+		props["file"] = clean(ig.File)
+		if ig.Line > 0 {
+			props["line"] = ig.Line
+		}
 	}
 	sum := sha256.Sum256([]byte(fingerprint + "\x00" + ig.File + "\x00" + strconv.Itoa(ig.Line)))
 	u := sum[:16]
@@ -286,17 +323,10 @@ func suppression(ig *Ignored, fingerprint string) *sarif.Suppression {
 	s.Justification = sarifString(strings.TrimSpace(why))
 	s.Location = loc
 	s.Guid = &guid
-	return s
-}
-
-// fileURI is a file path as a URI reference: file:// for an absolute
-// path, else relative, escaped either way.
-func fileURI(path string) string {
-	path = filepath.ToSlash(path)
-	if strings.HasPrefix(path, "/") {
-		return (&url.URL{Scheme: "file", Path: path}).String()
+	if len(props) > 0 {
+		s.PropertyBag.Properties = props
 	}
-	return (&url.URL{Path: path}).String()
+	return s
 }
 
 // resultText is a result's message: the finding's message and its
@@ -385,11 +415,14 @@ func parameterPath(rep Report, f Finding) string {
 	return ""
 }
 
-// artifactOf is the file a finding's evidence names: the package.json
-// declaring a lifecycle script (the package's own at PACKAGE_ROOT, a
-// dependency's in INSTALL_TREE), or a file package code wrote (in the
-// sandbox user's home, or an absolute path). nil when it names none.
-func artifactOf(rep Report, f Finding) *sarif.ArtifactLocation {
+// artifactOf is the sandbox's file a finding's evidence names, and what
+// it is: the package.json declaring a lifecycle script (the package's own
+// at PACKAGE_ROOT, a dependency's in INSTALL_TREE), or a file package code
+// wrote (in the sandbox user's home, or by its absolute path from the
+// sandbox's root). nil when it names none (or names a directory the
+// location cannot name). Each is a relative URI under its uriBaseId, never
+// file:, which GitHub code scanning refuses.
+func artifactOf(rep Report, f Finding) (*sarif.ArtifactLocation, string) {
 	switch {
 	case strings.HasPrefix(f.Code, "pkg.install.scripts.") && rep.Install != nil:
 		for _, s := range rep.Install.Scripts {
@@ -397,9 +430,10 @@ func artifactOf(rep Report, f Finding) *sarif.ArtifactLocation {
 				continue
 			}
 			if s.Path == "" || s.Path == "node_modules/"+rep.Target.Name {
-				return artifact("package.json", BasePackageRoot)
+				return artifact("package.json", BasePackageRoot), "The package's package.json, which declares the lifecycle script."
 			}
-			return artifact(s.Path+"/package.json", BaseInstallTree)
+			return artifact(s.Path+"/package.json", BaseInstallTree),
+				"The package.json of " + clean(s.Package) + ", which declares the lifecycle script, in the project the sandbox installed into."
 		}
 	case strings.HasPrefix(f.Code, "pkg.behavior.file.") && rep.Behavior != nil:
 		for _, e := range rep.Behavior.Files {
@@ -411,21 +445,45 @@ func artifactOf(rep Report, f Finding) *sarif.ArtifactLocation {
 				continue
 			}
 			if rest, ok := strings.CutPrefix(e.Path, "~/"); ok {
-				return artifact(rest, BaseSandboxHome)
+				return artifact(rest, BaseSandboxHome), "The file package code " + fileVerb(op) + ", in the sandbox user's home."
 			}
-			if strings.HasPrefix(e.Path, "/") {
-				return &sarif.ArtifactLocation{URI: sarifString(fileURI(e.Path))}
+			if rest, ok := strings.CutPrefix(e.Path, "/"); ok {
+				return artifact(rest, BaseSandboxRoot), "The file package code " + fileVerb(op) + ", by its absolute path in the sandbox."
 			}
-			return nil
+			return nil, ""
 		}
 	}
-	return nil
+	return nil, ""
 }
 
-// artifact is a relative artifact location, its path escaped as a URI.
-func artifact(path, base string) *sarif.ArtifactLocation {
-	u := (&url.URL{Path: path}).String()
-	return &sarif.ArtifactLocation{URI: &u, URIBaseId: sarifString(base)}
+// fileVerb is what a file operation (evidence's created, modified,
+// deleted) did, for a related location's message.
+func fileVerb(op string) string {
+	switch op {
+	case "created", "modified", "deleted":
+		return op
+	}
+	return "touched (" + clean(op) + ")"
+}
+
+// artifact is an artifact location relative to base: its path (which the
+// sandbox reported, and may be hostile) cleaned into segments that stay
+// under base, each escaped as a URI; nil when no segment is left.
+func artifact(p, base string) *sarif.ArtifactLocation {
+	var segs []string
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "", ".":
+			continue
+		case "..":
+			seg = "_.."
+		}
+		segs = append(segs, seg)
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	return &sarif.ArtifactLocation{URI: sarifString(relativeURI(strings.Join(segs, "/"))), URIBaseId: sarifString(base)}
 }
 
 // behaviorSubject is the subject of a behaviour finding about an event of

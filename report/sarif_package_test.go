@@ -2,10 +2,15 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -91,10 +96,17 @@ func checkSARIF(t *testing.T, name string, data []byte) {
 	}
 }
 
+// writeSARIF writes rep's SARIF with no options: every result at its
+// package's stand-in path, whatever the machine.
 func writeSARIF(t *testing.T, rep Report) []byte {
 	t.Helper()
+	return writeSARIFWith(t, rep, SARIFOptions{})
+}
+
+func writeSARIFWith(t *testing.T, rep Report, o SARIFOptions) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteSARIF(&buf, rep, nil); err != nil {
+	if err := WriteSARIF(&buf, rep, nil, o); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -115,9 +127,29 @@ func TestPackageSARIFGolden(t *testing.T) {
 	}
 }
 
-// The config report's SARIF, written by WriteConfig, meets the same bars.
+// The config report's SARIF, written by WriteConfig (placed from this
+// machine's working directory and home) and by WriteConfigSARIF with a
+// file in the repository and one outside it, meets the same bars.
 func TestConfigSARIFValidates(t *testing.T) {
 	checkSARIF(t, "config output", writeConfig(t, FormatSARIF, configReport(t)))
+	checkSARIF(t, "config output with a root", writeConfigSARIF(t, configReport(t), configSARIFOptions))
+	checkSARIF(t, "config output with no root", writeConfigSARIF(t, configReport(t), SARIFOptions{}))
+	// A file named relative to the working directory stays relative.
+	in := configInput()
+	for i := range in.Findings {
+		in.Findings[i].File = "./.cursor/mcp.json"
+	}
+	r, err := NewConfigReport(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := writeConfigSARIF(t, r, SARIFOptions{})
+	checkSARIF(t, "config output of a relative file", data)
+	for i, res := range decodeSARIF(t, data).Runs[0].Results {
+		if ph := res.Locations[0].Physical; ph == nil || ph.Artifact.URI != ".cursor/mcp.json" {
+			t.Errorf("result %d: physical location %+v, want .cursor/mcp.json", i, ph)
+		}
+	}
 	committed, err := os.ReadFile(filepath.Join("testdata", "config.sarif.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,20 +183,27 @@ type sarifLog struct {
 			Level        string                `json:"level"`
 			Message      struct{ Text string } `json:"message"`
 			Fingerprints map[string]string     `json:"partialFingerprints"`
-			Locations    []struct {
-				Logical  []sarifLogical `json:"logicalLocations"`
-				Physical *struct {
-					Artifact struct {
-						URI  string `json:"uri"`
-						Base string `json:"uriBaseId"`
-					} `json:"artifactLocation"`
-				} `json:"physicalLocation"`
-			} `json:"locations"`
-			Suppressions []map[string]any `json:"suppressions"`
-			Props        map[string]any   `json:"properties"`
+			Locations    []sarifLocation       `json:"locations"`
+			Related      []sarifLocation       `json:"relatedLocations"`
+			Suppressions []map[string]any      `json:"suppressions"`
+			Props        map[string]any        `json:"properties"`
 		} `json:"results"`
 		Properties map[string]any `json:"properties"`
 	} `json:"runs"`
+}
+
+type sarifLocation struct {
+	Logical  []sarifLogical `json:"logicalLocations"`
+	Physical *struct {
+		Artifact struct {
+			URI  string `json:"uri"`
+			Base string `json:"uriBaseId"`
+		} `json:"artifactLocation"`
+		Region struct {
+			StartLine int `json:"startLine"`
+		} `json:"region"`
+	} `json:"physicalLocation"`
+	Message struct{ Text string } `json:"message"`
 }
 
 type sarifLogical struct {
@@ -262,13 +301,14 @@ func TestPackageSARIFLocations(t *testing.T) {
 	type want struct {
 		code, subject string
 		logical       []string // kind:fullyQualifiedName, innermost first
-		uri, base     string
+		uri, base     string   // the related location, "" for none
 	}
 	for _, tc := range []struct {
 		fixture string
+		at      string // the stand-in path every result stands at
 		want    []want
 	}{
-		{"everything", []want{
+		{"everything", ".verifymcp/npm/@modelcontextprotocol/server-everything", []want{
 			{"pkg.drift.parameter_added", "tool:printEnv", []string{
 				"member:npm:@modelcontextprotocol/server-everything@2025.9.25/tool:printEnv/properties/filter",
 				"function:npm:@modelcontextprotocol/server-everything@2025.9.25/tool:printEnv",
@@ -278,7 +318,7 @@ func TestPackageSARIFLocations(t *testing.T) {
 				"module:npm:@modelcontextprotocol/server-everything@2025.9.25"}, "", ""},
 			{"pkg.session.spec.outdated", "", []string{"module:npm:@modelcontextprotocol/server-everything@2025.9.25"}, "", ""},
 		}},
-		{"hostile", []want{
+		{"hostile", ".verifymcp/npm/mcp-fs-helper", []want{
 			{"pkg.contract.capability.arbitrary_path", "deleteFile", []string{
 				"member:npm:mcp-fs-helper@1.0.7/tool:deleteFile/properties/path",
 				"function:npm:mcp-fs-helper@1.0.7/tool:deleteFile",
@@ -289,10 +329,10 @@ func TestPackageSARIFLocations(t *testing.T) {
 			{"pkg.install.scripts.present", "fs-native-watch", []string{"module:npm:mcp-fs-helper@1.0.7"},
 				"node_modules/fs-native-watch/package.json", BaseInstallTree},
 		}},
-		{"crashed", []want{
+		{"crashed", ".verifymcp/npm/@acme/mcp-github-tools", []want{
 			{"pkg.install.scripts.present", "@acme/mcp-github-tools", []string{"module:npm:@acme/mcp-github-tools@2.3.0"}, "package.json", BasePackageRoot},
 		}},
-		{"behavior", []want{
+		{"behavior", ".verifymcp/npm/mcp-server-filesystem-pro", []want{
 			{"pkg.behavior.file.write", "run", []string{"module:npm:mcp-server-filesystem-pro@2.1.4"}, ".cache/fs-pro/state.json", BaseSandboxHome},
 			{"pkg.behavior.file.sensitive_write", "scripts:node-telemetry-helper", []string{"module:npm:mcp-server-filesystem-pro@2.1.4"},
 				".config/autostart/telemetry-helper.desktop", BaseSandboxHome},
@@ -333,12 +373,15 @@ func TestPackageSARIFLocations(t *testing.T) {
 					if strings.Join(chain, " < ") != strings.Join(w.logical, " < ") {
 						t.Errorf("%s %q: logical locations\n  %s\nwant\n  %s", w.code, w.subject, strings.Join(chain, " < "), strings.Join(w.logical, " < "))
 					}
-					ph := res.Locations[0].Physical
+					if ph := res.Locations[0].Physical; ph == nil || ph.Artifact.URI != tc.at || ph.Artifact.Base != "" || ph.Region.StartLine != 1 {
+						t.Errorf("%s %q: physical location %+v, want %s line 1", w.code, w.subject, ph, tc.at)
+					}
 					switch {
-					case w.uri == "" && ph != nil:
-						t.Errorf("%s %q: physical location %+v, want none", w.code, w.subject, ph)
-					case w.uri != "" && (ph == nil || ph.Artifact.URI != w.uri || ph.Artifact.Base != w.base):
-						t.Errorf("%s %q: physical location %+v, want %s at %s", w.code, w.subject, ph, w.uri, w.base)
+					case w.uri == "" && len(res.Related) > 0:
+						t.Errorf("%s %q: related locations %+v, want none", w.code, w.subject, res.Related)
+					case w.uri != "" && (len(res.Related) != 1 || res.Related[0].Physical == nil ||
+						res.Related[0].Physical.Artifact.URI != w.uri || res.Related[0].Physical.Artifact.Base != w.base || res.Related[0].Message.Text == ""):
+						t.Errorf("%s %q: related locations %+v, want %s at %s with a message", w.code, w.subject, res.Related, w.uri, w.base)
 					}
 				}
 				if !found {
@@ -352,11 +395,16 @@ func TestPackageSARIFLocations(t *testing.T) {
 func TestBatchSARIF(t *testing.T) {
 	a, b := buildSARIF(t, "everything"), buildSARIF(t, "hostile")
 	var buf bytes.Buffer
-	if err := WriteBatchSARIF(&buf, []Report{a, b}, sarifRubric0(t)); err != nil {
+	if err := WriteBatchSARIF(&buf, []Report{a, b}, sarifRubric0(t), SARIFOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkSARIF(t, "batch", buf.Bytes())
 	golden(t, "batch.sarif", buf.Bytes(), jsonEqual)
+	committed, err := os.ReadFile(filepath.Join("testdata", "batch.sarif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSARIF(t, "golden batch.sarif", committed)
 	log := decodeSARIF(t, buf.Bytes())
 	run := log.Runs[0]
 	if len(run.Results) != len(a.Findings)+len(b.Findings) {
@@ -369,6 +417,10 @@ func TestBatchSARIF(t *testing.T) {
 		}
 		if res.RuleID != rep.Findings[f].Code || res.Props["package"] != packageName(rep.Target) {
 			t.Errorf("result %d: %s of %v, want %s of %s", i, res.RuleID, res.Props["package"], rep.Findings[f].Code, packageName(rep.Target))
+		}
+		// Each package's results stand at its own stand-in path.
+		if at := ".verifymcp/npm/" + rep.Target.Name; res.Locations[0].Physical == nil || res.Locations[0].Physical.Artifact.URI != at {
+			t.Errorf("result %d: physical location %+v, want %s", i, res.Locations[0].Physical, at)
 		}
 	}
 	pkgs, _ := run.Properties["packages"].([]any)
@@ -387,16 +439,16 @@ func TestBatchSARIF(t *testing.T) {
 	// One run has one set of rules: a report of another rubric is refused.
 	old := b
 	old.Rubric.Version = "7"
-	if err := WriteBatchSARIF(&bytes.Buffer{}, []Report{a, old}, nil); err == nil || !strings.Contains(err.Error(), "scored under rubric v7") {
+	if err := WriteBatchSARIF(&bytes.Buffer{}, []Report{a, old}, nil, SARIFOptions{}); err == nil || !strings.Contains(err.Error(), "scored under rubric v7") {
 		t.Errorf("batch of two rubrics: %v", err)
 	}
 	// An empty batch has the rules and no result.
 	buf.Reset()
-	if err := WriteBatchSARIF(&buf, nil, sarifRubric0(t)); err != nil {
+	if err := WriteBatchSARIF(&buf, nil, sarifRubric0(t), SARIFOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkSARIF(t, "empty batch", buf.Bytes())
-	if err := WriteBatchSARIF(&bytes.Buffer{}, nil, nil); err == nil {
+	if err := WriteBatchSARIF(&bytes.Buffer{}, nil, nil, SARIFOptions{}); err == nil {
 		t.Error("an empty batch without a rubric = nil error")
 	}
 }
@@ -487,17 +539,44 @@ func TestSARIFFingerprints(t *testing.T) {
 }
 
 func TestSARIFSuppression(t *testing.T) {
-	rep := buildSARIF(t, "everything")
-	rep.Findings[0].Ignored = &Ignored{Reason: "tracked upstream", By: "dev@example.com", Expires: "2027-01-01", File: ".verifymcp-ignore.yaml", Line: 3}
-	data := writeSARIF(t, rep)
-	checkSARIF(t, "suppressed", data)
-	res := decodeSARIF(t, data).Runs[0].Results
-	if len(res[0].Suppressions) != 1 || res[0].Suppressions[0]["kind"] != "external" || res[0].Suppressions[0]["status"] != "accepted" ||
-		!strings.Contains(res[0].Suppressions[0]["justification"].(string), "tracked upstream") {
-		t.Errorf("suppressions = %v", res[0].Suppressions)
-	}
-	if len(res[1].Suppressions) != 0 {
-		t.Errorf("a finding not ignored is suppressed: %v", res[1].Suppressions)
+	for _, tc := range []struct {
+		name, file, root string
+		uri              string // "" for none: the file is named in properties
+	}{
+		{"relative", ".verifymcp-ignore.yaml", "", ".verifymcp-ignore.yaml"},
+		{"under the root", "/work/repo/ci/verifymcp ignore.yaml", "/work/repo", "ci/verifymcp%20ignore.yaml"},
+		{"outside the root", "/home/dev/.verifymcp-ignore.yaml", "/work/repo", ""},
+		{"absolute, no root", "/work/repo/.verifymcp-ignore.yaml", "", ""},
+		{"relative, leaving", "../other/.verifymcp-ignore.yaml", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := buildSARIF(t, "everything")
+			rep.Findings[0].Ignored = &Ignored{Reason: "tracked upstream", By: "dev@example.com", Expires: "2027-01-01", File: tc.file, Line: 3}
+			data := writeSARIFWith(t, rep, SARIFOptions{Root: tc.root})
+			checkSARIF(t, "suppressed", data)
+			res := decodeSARIF(t, data).Runs[0].Results
+			if len(res[0].Suppressions) != 1 || res[0].Suppressions[0]["kind"] != "external" || res[0].Suppressions[0]["status"] != "accepted" ||
+				!strings.Contains(res[0].Suppressions[0]["justification"].(string), "tracked upstream") {
+				t.Fatalf("suppressions = %v", res[0].Suppressions)
+			}
+			sup := res[0].Suppressions[0]
+			loc, _ := sup["location"].(map[string]any)
+			props, _ := sup["properties"].(map[string]any)
+			if tc.uri != "" {
+				b, _ := json.Marshal(loc)
+				if want := fmt.Sprintf(`{"physicalLocation":{"artifactLocation":{"uri":%q},"region":{"startLine":3}}}`, tc.uri); string(b) != want {
+					t.Errorf("location = %s, want %s", b, want)
+				}
+				if props != nil {
+					t.Errorf("properties = %v, want none", props)
+				}
+			} else if len(loc) != 0 || props["file"] != tc.file || props["line"] != 3.0 {
+				t.Errorf("location %v properties %v, want an empty one and the file %s line 3", loc, props, tc.file)
+			}
+			if len(res[1].Suppressions) != 0 {
+				t.Errorf("a finding not ignored is suppressed: %v", res[1].Suppressions)
+			}
+		})
 	}
 }
 
@@ -521,7 +600,7 @@ func TestWriteSARIFFormat(t *testing.T) {
 	// A report whose hash is not the embedded rubric's is refused.
 	moved := rep
 	moved.Rubric.Hash = "sha256:0000"
-	if err := WriteSARIF(&bytes.Buffer{}, moved, nil); err == nil {
+	if err := WriteSARIF(&bytes.Buffer{}, moved, nil, SARIFOptions{}); err == nil {
 		t.Error("WriteSARIF of a report of another rubric hash = nil error")
 	}
 }
@@ -529,18 +608,38 @@ func TestWriteSARIFFormat(t *testing.T) {
 // githubLimits checks a SARIF log against what GitHub code scanning
 // documents (docs.github.com, code-security/reference/code-scanning/
 // sarif-files/sarif-support and troubleshoot-sarif-uploads/
-// results-exceed-limit): at most 20 runs, 25,000 results and 25,000 rules
-// per run, 100 tool extensions; tool.driver.name set; each rule with an
-// id, a name of at most 255 characters, short and full descriptions of at
-// most 1,024, help text, a default level of note, warning or error and at
-// most 20 tags; each result with a ruleId of a rule, a level of SARIF's
-// four, a message, at most 10 locations each with a physical location's
-// uri set (its base declared) and partialFingerprints with
-// primaryLocationLineHash, the only key GitHub reads. Rule ids are kept to
-// 255 characters too, and messages to sarifMessageMax: GitHub documents no
-// bound for either.
+// results-exceed-limit, file-too-large): at most 10 MB gzip-compressed, at
+// most 20 runs, 25,000 results and 25,000 rules per run, 100 tool
+// extensions; tool.driver.name set; each rule with an id, a name of at
+// most 255 characters, short and full descriptions of at most 1,024, help
+// text, a default level of note, warning or error and at most 20 tags;
+// each result with a ruleId of a rule, a level of SARIF's four, a message,
+// 1 to 10 locations, at most 1,000 related locations, and
+// partialFingerprints with primaryLocationLineHash, the only key GitHub
+// reads, once per rule in a run (two results of a rule with one
+// fingerprint are one alert). Every location of a result has a physical
+// location with an artifactLocation.uri (without one GitHub refuses the
+// file: "expected artifact location"), relative to the repository's root:
+// no scheme ("unrecognized SARIF location URI scheme"), not absolute, no
+// .. segment, no backslash, no uriBaseId (GitHub reads the uri from the
+// checkout's root) and a region.startLine of 1 or more. Related and
+// suppression locations that have a uri meet the same bar, except that
+// a uriBaseId declared in originalUriBaseIds is allowed. Rule ids are kept
+// to 255 characters too, and messages to sarifMessageMax: GitHub documents
+// no bound for either.
 func githubLimits(t *testing.T, data []byte) []string {
 	t.Helper()
+	type artifact struct {
+		URI  *string `json:"uri"`
+		Base *string `json:"uriBaseId"`
+	}
+	type physical struct {
+		Artifact *artifact                `json:"artifactLocation"`
+		Region   *struct{ StartLine int } `json:"region"`
+	}
+	type location struct {
+		Physical *physical `json:"physicalLocation"`
+	}
 	var log struct {
 		Runs []struct {
 			Tool struct {
@@ -562,19 +661,15 @@ func githubLimits(t *testing.T, data []byte) []string {
 			OriginalURIBaseIDs map[string]any       `json:"originalUriBaseIds"`
 			AutomationDetails  *struct{ ID string } `json:"automationDetails"`
 			Results            []struct {
-				RuleID    *string               `json:"ruleId"`
-				RuleIndex *int                  `json:"ruleIndex"`
-				Level     *string               `json:"level"`
-				Message   struct{ Text string } `json:"message"`
-				Locations []struct {
-					Physical *struct {
-						Artifact *struct {
-							URI  string  `json:"uri"`
-							Base *string `json:"uriBaseId"`
-						} `json:"artifactLocation"`
-						Region *struct{ StartLine int } `json:"region"`
-					} `json:"physicalLocation"`
-				} `json:"locations"`
+				RuleID       *string               `json:"ruleId"`
+				RuleIndex    *int                  `json:"ruleIndex"`
+				Level        *string               `json:"level"`
+				Message      struct{ Text string } `json:"message"`
+				Locations    []location            `json:"locations"`
+				Related      []location            `json:"relatedLocations"`
+				Suppressions []struct {
+					Location *location `json:"location"`
+				} `json:"suppressions"`
 				Fingerprints map[string]string `json:"partialFingerprints"`
 			} `json:"results"`
 		} `json:"runs"`
@@ -585,8 +680,57 @@ func githubLimits(t *testing.T, data []byte) []string {
 	var p []string
 	bad := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
 	n := utf8.RuneCountInString
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if gz.Len() > githubMaxGzip {
+		bad("%d bytes gzip-compressed, GitHub takes %d", gz.Len(), githubMaxGzip)
+	}
 	if len(log.Runs) == 0 || len(log.Runs) > 20 {
 		bad("%d runs, GitHub takes 1 to 20", len(log.Runs))
+	}
+	// checkURI checks the artifact location of a physical location; a
+	// result's own (primary) may not lean on a uriBaseId.
+	checkURI := func(where string, ph *physical, bases map[string]any, primary bool) {
+		if ph == nil {
+			bad("%s: no physicalLocation", where)
+			return
+		}
+		if ph.Artifact == nil || ph.Artifact.URI == nil || *ph.Artifact.URI == "" {
+			bad("%s: a physical location without artifactLocation.uri", where)
+			return
+		}
+		raw := *ph.Artifact.URI
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			bad("%s: uri %q is no URI reference: %v", where, raw, err)
+		case u.Scheme != "" || u.Host != "" || u.Opaque != "":
+			bad("%s: uri %q has a scheme or a host; GitHub takes a path relative to the repository", where, raw)
+		case strings.HasPrefix(u.Path, "/"):
+			bad("%s: uri %q is absolute; GitHub takes a path relative to the repository", where, raw)
+		case strings.Contains(raw, `\`) || u.RawQuery != "" || u.Fragment != "":
+			bad("%s: uri %q has a backslash, a query or a fragment", where, raw)
+		case slices.Contains(strings.Split(u.Path, "/"), ".."):
+			bad("%s: uri %q leaves its root (..)", where, raw)
+		}
+		if b := ph.Artifact.Base; b != nil {
+			if primary {
+				bad("%s: uriBaseId %s on a result's location; GitHub reads its uri from the repository's root", where, *b)
+			} else if bases[*b] == nil {
+				bad("%s: uriBaseId %s is not in originalUriBaseIds", where, *b)
+			}
+		}
+		if primary && (ph.Region == nil || ph.Region.StartLine < 1) {
+			bad("%s: no region.startLine of 1 or more", where)
+		} else if ph.Region != nil && ph.Region.StartLine < 1 {
+			bad("%s: region.startLine %d", where, ph.Region.StartLine)
+		}
 	}
 	for ri, run := range log.Runs {
 		d := run.Tool.Driver
@@ -624,38 +768,274 @@ func githubLimits(t *testing.T, data []byte) []string {
 			}
 			ids[rule.ID] = true
 		}
+		fingerprints := map[string]int{}
 		for i, res := range run.Results {
+			where := fmt.Sprintf("run %d result %d", ri, i)
 			switch {
 			case res.RuleID == nil || !ids[*res.RuleID]:
-				bad("result %d: ruleId %v is no rule's", i, res.RuleID)
+				bad("%s: ruleId %v is no rule's", where, res.RuleID)
 			case res.RuleIndex != nil && (*res.RuleIndex < 0 || *res.RuleIndex >= len(d.Rules) || d.Rules[*res.RuleIndex].ID != *res.RuleID):
-				bad("result %d: ruleIndex %d is not rule %s", i, *res.RuleIndex, *res.RuleID)
-			case res.Level != nil && !strings.Contains(" none note warning error ", " "+*res.Level+" "):
-				bad("result %d: level %q", i, *res.Level)
+				bad("%s: ruleIndex %d is not rule %s", where, *res.RuleIndex, *res.RuleID)
+			case res.Level != nil && !slices.Contains([]string{"none", "note", "warning", "error"}, *res.Level):
+				bad("%s: level %q (SARIF: none, note, warning or error)", where, *res.Level)
 			case res.Message.Text == "" || n(res.Message.Text) > sarifMessageMax:
-				bad("result %d: message.text empty or longer than %d characters", i, sarifMessageMax)
+				bad("%s: message.text empty or longer than %d characters", where, sarifMessageMax)
 			case len(res.Locations) == 0 || len(res.Locations) > 10:
-				bad("result %d: %d locations (GitHub: 1 to 10)", i, len(res.Locations))
+				bad("%s: %d locations (GitHub: 1 to 10)", where, len(res.Locations))
+			case len(res.Related) > 1000:
+				bad("%s: %d related locations (GitHub: 1,000)", where, len(res.Related))
 			case res.Fingerprints[FingerprintKeyGitHub] == "":
-				bad("result %d: no partialFingerprints.%s", i, FingerprintKeyGitHub)
+				bad("%s: no partialFingerprints.%s", where, FingerprintKeyGitHub)
 			}
-			for _, l := range res.Locations {
-				ph := l.Physical
-				if ph == nil {
-					continue
+			if res.RuleID != nil && res.Fingerprints[FingerprintKeyGitHub] != "" {
+				key := *res.RuleID + "\x00" + res.Fingerprints[FingerprintKeyGitHub]
+				if j, dup := fingerprints[key]; dup {
+					bad("%s: rule %s and partialFingerprints.%s as result %d", where, *res.RuleID, FingerprintKeyGitHub, j)
 				}
-				if ph.Artifact == nil || ph.Artifact.URI == "" {
-					bad("result %d: a physical location without artifactLocation.uri", i)
-					continue
+				fingerprints[key] = i
+			}
+			for li, l := range res.Locations {
+				checkURI(fmt.Sprintf("%s location %d", where, li), l.Physical, run.OriginalURIBaseIDs, true)
+			}
+			for li, l := range res.Related {
+				if l.Physical != nil {
+					checkURI(fmt.Sprintf("%s related location %d", where, li), l.Physical, run.OriginalURIBaseIDs, false)
 				}
-				if b := ph.Artifact.Base; b != nil && run.OriginalURIBaseIDs[*b] == nil {
-					bad("result %d: uriBaseId %s is not in originalUriBaseIds", i, *b)
-				}
-				if ph.Region != nil && ph.Region.StartLine < 1 {
-					bad("result %d: region.startLine %d", i, ph.Region.StartLine)
+			}
+			for si, sup := range res.Suppressions {
+				if sup.Location != nil && sup.Location.Physical != nil {
+					checkURI(fmt.Sprintf("%s suppression %d", where, si), sup.Location.Physical, run.OriginalURIBaseIDs, false)
 				}
 			}
 		}
 	}
 	return p
+}
+
+// githubMaxGzip is GitHub code scanning's bound on an uploaded SARIF file,
+// gzip-compressed: 10 MB.
+const githubMaxGzip = 10_000_000
+
+// With the declaring file named, every result stands there, at its line,
+// with the package still its logical location; nothing else moves, the
+// fingerprints least of all.
+func TestSARIFDeclaredIn(t *testing.T) {
+	rep := buildSARIF(t, "everything")
+	plain := decodeSARIF(t, writeSARIF(t, rep)).Runs[0].Results
+	for _, tc := range []struct {
+		at   RepoLocation
+		line int
+	}{
+		{RepoLocation{Path: "package.json", Line: 14}, 14},
+		{RepoLocation{Path: "tools/mcp servers/.mcp.json"}, 1},
+	} {
+		data := writeSARIFWith(t, rep, SARIFOptions{DeclaredIn: tc.at})
+		checkSARIF(t, "declared in "+tc.at.String(), data)
+		got := decodeSARIF(t, data).Runs[0].Results
+		if len(got) != len(plain) || len(got) == 0 {
+			t.Fatalf("%d results, want %d", len(got), len(plain))
+		}
+		for i, res := range got {
+			ph := res.Locations[0].Physical
+			if ph == nil || ph.Artifact.URI != relativeURI(tc.at.Path) || ph.Artifact.Base != "" || ph.Region.StartLine != tc.line ||
+				!strings.HasPrefix(res.Locations[0].Message.Text, "Where this repository declares npm:@modelcontextprotocol/server-everything@") {
+				t.Errorf("%s result %d: location %+v", tc.at, i, res.Locations[0])
+			}
+			if len(res.Locations[0].Logical) != 1 || res.Locations[0].Logical[0].FQN != plain[i].Locations[0].Logical[0].FQN {
+				t.Errorf("%s result %d: logical location %+v, want %+v", tc.at, i, res.Locations[0].Logical, plain[i].Locations[0].Logical)
+			}
+			for k, v := range plain[i].Fingerprints {
+				if res.Fingerprints[k] != v {
+					t.Errorf("%s result %d: %s %q, %q with no declaring file", tc.at, i, k, res.Fingerprints[k], v)
+				}
+			}
+		}
+	}
+	if got := plain[0].Locations[0].Message.Text; !strings.Contains(got, "stand-in path") {
+		t.Errorf("stand-in location's message %q", got)
+	}
+}
+
+// A package named to climb out of the stand-in directory, or to read as a
+// scheme, and a file written by its absolute path, stay relative URIs that
+// GitHub takes.
+func TestSARIFHostilePaths(t *testing.T) {
+	rep := buildSARIF(t, "behavior")
+	rep.Target.Name = "../../../etc/x:y #?"
+	for i, e := range rep.Behavior.Files {
+		if e.Path == "~/.cache/fs-pro/state.json" {
+			rep.Behavior.Files[i].Path = "/var/../etc/cron.d/x"
+		}
+	}
+	found := false
+	for i, f := range rep.Findings {
+		if f.Code == "pkg.behavior.file.write" && f.Evidence == "created ~/.cache/fs-pro/state.json" {
+			rep.Findings[i].Evidence, found = "created /var/../etc/cron.d/x", true
+		}
+	}
+	if !found {
+		t.Fatal("the behavior fixture has no pkg.behavior.file.write of ~/.cache/fs-pro/state.json")
+	}
+	data := writeSARIF(t, rep)
+	checkSARIF(t, "hostile paths", data)
+	log := decodeSARIF(t, data)
+	for i, res := range log.Runs[0].Results {
+		if ph := res.Locations[0].Physical; ph == nil || ph.Artifact.URI != ".verifymcp/npm/_../_../_../etc/x:y%20%23%3F" {
+			t.Errorf("result %d: physical location %+v", i, ph)
+		}
+	}
+	i := resultsBy(log, "pkg.behavior.file.write")
+	if len(i) != 1 {
+		t.Fatalf("%d pkg.behavior.file.write results", len(i))
+	}
+	rel := log.Runs[0].Results[i[0]].Related
+	if len(rel) != 1 || rel[0].Physical == nil || rel[0].Physical.Artifact.URI != "var/_../etc/cron.d/x" || rel[0].Physical.Artifact.Base != BaseSandboxRoot ||
+		!strings.Contains(rel[0].Message.Text, "absolute path") {
+		t.Errorf("related locations %+v, want var/_../etc/cron.d/x at %s", rel, BaseSandboxRoot)
+	}
+}
+
+// githubLimits is the test that says GitHub takes a file, so it must
+// refuse each thing GitHub refuses: every case breaks one rule of a file
+// it passes.
+func TestGitHubLimitsRejects(t *testing.T) {
+	base := writeSARIF(t, buildSARIF(t, "behavior"))
+	if p := githubLimits(t, base); len(p) > 0 {
+		t.Fatalf("the base file fails: %v", p)
+	}
+	type doc = map[string]any
+	run0 := func(d doc) doc { return d["runs"].([]any)[0].(doc) }
+	result0 := func(d doc) doc { return run0(d)["results"].([]any)[0].(doc) }
+	loc0 := func(d doc) doc { return result0(d)["locations"].([]any)[0].(doc) }
+	artifact0 := func(d doc) doc { return loc0(d)["physicalLocation"].(doc)["artifactLocation"].(doc) }
+	related := func(d doc) doc {
+		for _, r := range run0(d)["results"].([]any) {
+			if rel, ok := r.(doc)["relatedLocations"].([]any); ok {
+				return rel[0].(doc)["physicalLocation"].(doc)["artifactLocation"].(doc)
+			}
+		}
+		t.Fatal("no result has a related location")
+		return nil
+	}
+	long := strings.Repeat("x", 256)
+	for _, tc := range []struct {
+		name, want string
+		breakIt    func(d doc)
+	}{
+		{"no locations", "0 locations", func(d doc) { delete(result0(d), "locations") }},
+		{"eleven locations", "11 locations", func(d doc) {
+			r := result0(d)
+			for range 10 {
+				r["locations"] = append(r["locations"].([]any), loc0(d))
+			}
+		}},
+		{"a logical location only", "no physicalLocation", func(d doc) { delete(loc0(d), "physicalLocation") }},
+		{"no artifact location", "without artifactLocation.uri", func(d doc) { delete(loc0(d)["physicalLocation"].(doc), "artifactLocation") }},
+		{"an empty uri", "without artifactLocation.uri", func(d doc) { artifact0(d)["uri"] = "" }},
+		{"an absolute path", "is absolute", func(d doc) { artifact0(d)["uri"] = "/home/dev/repo/package.json" }},
+		{"a file URI", "has a scheme", func(d doc) { artifact0(d)["uri"] = "file:///home/dev/repo/package.json" }},
+		{"a purl", "has a scheme", func(d doc) { artifact0(d)["uri"] = "pkg:npm/left-pad@1.3.0" }},
+		{"a drive", "has a scheme", func(d doc) { artifact0(d)["uri"] = "C:/repo/package.json" }},
+		{"a host", "has a scheme or a host", func(d doc) { artifact0(d)["uri"] = "//host/package.json" }},
+		{"a climbing path", "leaves its root", func(d doc) { artifact0(d)["uri"] = "a/../../package.json" }},
+		{"an escaped climbing path", "leaves its root", func(d doc) { artifact0(d)["uri"] = "a/%2E%2E/%2e%2e/package.json" }},
+		{"a backslash", "backslash", func(d doc) { artifact0(d)["uri"] = `a\package.json` }},
+		{"a fragment", "fragment", func(d doc) { artifact0(d)["uri"] = "package.json#L3" }},
+		{"a uriBaseId on the result's location", "uriBaseId PACKAGE_ROOT on a result's location", func(d doc) { artifact0(d)["uriBaseId"] = BasePackageRoot }},
+		{"no region", "no region.startLine", func(d doc) { delete(loc0(d)["physicalLocation"].(doc), "region") }},
+		{"line 0", "no region.startLine", func(d doc) { loc0(d)["physicalLocation"].(doc)["region"] = doc{"startLine": 0} }},
+		{"a related file URI", "related location 0: uri \"file:///etc/x\" has a scheme", func(d doc) { related(d)["uri"] = "file:///etc/x" }},
+		{"a related absolute path", "related location 0: uri \"/etc/x\" is absolute", func(d doc) { related(d)["uri"] = "/etc/x" }},
+		{"an undeclared uriBaseId", "uriBaseId ELSEWHERE is not in originalUriBaseIds", func(d doc) { related(d)["uriBaseId"] = "ELSEWHERE" }},
+		{"a suppression at an absolute path", "suppression 0: uri \"file:///home/dev/.verifymcp-ignore.yaml\" has a scheme", func(d doc) {
+			result0(d)["suppressions"] = []any{doc{"kind": "external", "location": doc{"physicalLocation": doc{
+				"artifactLocation": doc{"uri": "file:///home/dev/.verifymcp-ignore.yaml"}}}}}
+		}},
+		{"no primaryLocationLineHash", "no partialFingerprints.primaryLocationLineHash", func(d doc) {
+			delete(result0(d)["partialFingerprints"].(doc), FingerprintKeyGitHub)
+		}},
+		{"no partialFingerprints", "no partialFingerprints.primaryLocationLineHash", func(d doc) { delete(result0(d), "partialFingerprints") }},
+		{"a fingerprint twice", "as result 0", func(d doc) {
+			rs := run0(d)["results"].([]any)
+			dup, _ := json.Marshal(rs[0])
+			var again doc
+			if err := json.Unmarshal(dup, &again); err != nil {
+				t.Fatal(err)
+			}
+			run0(d)["results"] = append(rs, again)
+		}},
+		{"a level GitHub does not know", `level "fatal"`, func(d doc) { result0(d)["level"] = "fatal" }},
+		{"a default level of none", `defaultConfiguration.level "none"`, func(d doc) {
+			run0(d)["tool"].(doc)["driver"].(doc)["rules"].([]any)[0].(doc)["defaultConfiguration"] = doc{"level": "none"}
+		}},
+		{"a rule id of 256 characters", "longer than 255", func(d doc) {
+			rule := run0(d)["tool"].(doc)["driver"].(doc)["rules"].([]any)[0].(doc)
+			rule["id"] = long
+		}},
+		{"a ruleId of no rule", "is no rule's", func(d doc) { result0(d)["ruleId"] = "pkg.no.such.code" }},
+		{"no message", "message.text empty", func(d doc) { result0(d)["message"] = doc{"text": ""} }},
+		{"twenty-one runs", "21 runs", func(d doc) {
+			runs := d["runs"].([]any)
+			for range 20 {
+				runs = append(runs, runs[0])
+			}
+			d["runs"] = runs
+		}},
+		{"no run", "0 runs", func(d doc) { d["runs"] = []any{} }},
+		{"25,001 results", "25001 results", func(d doc) {
+			r := result0(d)
+			rs := make([]any, 25001)
+			for i := range rs {
+				// Small results, each its own fingerprint, so that only
+				// their number is wrong.
+				rs[i] = doc{"ruleId": r["ruleId"], "message": doc{"text": "x"}, "locations": r["locations"],
+					"partialFingerprints": doc{FingerprintKeyGitHub: fmt.Sprintf("%016x:1", i)}}
+			}
+			run0(d)["results"] = rs
+		}},
+		{"over 10 MB gzip-compressed", "bytes gzip-compressed", func(d doc) {
+			// Random bytes, base64-encoded: gzip cannot bring 16 MiB of
+			// them under 10 MB.
+			noise := make([]byte, 12<<20)
+			rng := rand.New(rand.NewPCG(34, 1))
+			for i := range noise {
+				noise[i] = byte(rng.Uint32())
+			}
+			run0(d)["properties"].(doc)["noise"] = base64.StdEncoding.EncodeToString(noise)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d doc
+			if err := json.Unmarshal(base, &d); err != nil {
+				t.Fatal(err)
+			}
+			tc.breakIt(d)
+			data, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := githubLimits(t, data)
+			if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("githubLimits = %q, want a problem saying %q", p, tc.want)
+			}
+		})
+	}
+}
+
+func TestSARIFArtifact(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{".config/autostart/x.desktop", ".config/autostart/x.desktop"},
+		{"./../a//b", "_../a/b"},
+		{"etc/cron d/#x", "etc/cron%20d/%23x"},
+		{"", ""},
+		{"/./", ""},
+	} {
+		a := artifact(tc.path, BaseSandboxRoot)
+		switch {
+		case tc.want == "" && a != nil:
+			t.Errorf("artifact(%q) = %v, want nil", tc.path, *a.URI)
+		case tc.want != "" && (a == nil || *a.URI != tc.want || *a.URIBaseId != BaseSandboxRoot):
+			t.Errorf("artifact(%q) = %+v, want %s at %s", tc.path, a, tc.want, BaseSandboxRoot)
+		}
+	}
 }

@@ -57,7 +57,9 @@ func formatNames() string {
 }
 
 // Write writes the report in format f. SARIF's rules are the catalog of
-// the rubric the report was scored under, which must be embedded.
+// the rubric the report was scored under, which must be embedded, and its
+// results stand at the package's stand-in path (WriteSARIF with
+// DefaultSARIFOptions).
 func Write(w io.Writer, f Format, rep Report) error {
 	switch f {
 	case FormatMarkdown:
@@ -70,7 +72,7 @@ func Write(w io.Writer, f Format, rep Report) error {
 		if err != nil {
 			return fmt.Errorf("report: sarif: %w", err)
 		}
-		return WriteSARIF(w, rep, r)
+		return WriteSARIF(w, rep, r, DefaultSARIFOptions())
 	})
 }
 

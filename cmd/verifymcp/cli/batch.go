@@ -169,7 +169,9 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 			gateErr = gateError{tripped: tripped}
 		}
 		if sarif {
-			err = g.writeOutput(sf.output, func(w io.Writer) error { return report.WriteBatchSARIF(w, reps, rubric.Current()) })
+			err = g.writeOutput(sf.output, func(w io.Writer) error {
+				return report.WriteBatchSARIF(w, reps, rubric.Current(), report.DefaultSARIFOptions())
+			})
 		} else {
 			err = g.writeBatchSummary(sum, sf.format, sf.output)
 		}

@@ -30,6 +30,7 @@ type scanFlags struct {
 	env              []string
 	format           string
 	output           string
+	sarifDeclaredIn  string
 	registry         string
 	mcpRegistry      string
 	indexURL         string
@@ -111,9 +112,29 @@ order) containing "mcp"; else the first bin; else package.json "main".
 	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE placeholder environment for the server (repeatable); values are never logged, stored or reported")
 	fl.StringVar(&f.format, "format", "table", "report format: table, json, markdown, html or sarif")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVar(&f.sarifDeclaredIn, "sarif-declared-in", "", "with --format sarif: PATH[:LINE] of the file of your repository that declares the package (relative to its root, e.g. package.json:14); every result is placed there instead of at .verifymcp/ECOSYSTEM/NAME")
 	bindGateFlags(fl, &f.gate)
 	bindSandboxFlags(fl, f)
 	return cmd
+}
+
+// sarifOptions are the options of a package SARIF file: placed from the
+// working directory, and at the declaring file --sarif-declared-in names,
+// which only --format sarif takes.
+func sarifOptions(format report.Format, declaredIn string) (report.SARIFOptions, error) {
+	o := report.DefaultSARIFOptions()
+	if declaredIn == "" {
+		return o, nil
+	}
+	if format != report.FormatSARIF {
+		return o, usagef("--sarif-declared-in applies to --format sarif only, not %s", format)
+	}
+	at, err := report.ParseRepoLocation(declaredIn)
+	if err != nil {
+		return o, usagef("--sarif-declared-in %v", err)
+	}
+	o.DeclaredIn = at
+	return o, nil
 }
 
 // bindSandboxFlags registers the flags every scanning command shares: the
@@ -195,6 +216,10 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
+	sarifOpts, err := sarifOptions(format, f.sarifDeclaredIn)
+	if err != nil {
+		return err
+	}
 	target, err := pipeline.ParseTarget(raw)
 	if err != nil {
 		return err
@@ -266,7 +291,17 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	}
 	rep := report.Build(ran.Bundle, rb, ran.Result)
 	gateErr := gate(pol, &rep)
-	if err := g.writeReport(rep, format, f.output); err != nil {
+	if format == report.FormatSARIF {
+		err = g.writeOutput(f.output, func(w io.Writer) error {
+			if err := report.WriteSARIF(w, rep, rb, sarifOpts); err != nil {
+				return fmt.Errorf("write report: %w", err)
+			}
+			return nil
+		})
+	} else {
+		err = g.writeReport(rep, format, f.output)
+	}
+	if err != nil {
 		return err
 	}
 	return gateErr
