@@ -18,6 +18,19 @@ type Location struct {
 	Scope string `json:"scope"`
 	// Found says whether the file exists.
 	Found bool `json:"found"`
+	// Also lists the other known locations that are this same file (run
+	// from the home directory, ~/.cursor/mcp.json is Cursor's user file
+	// and its project file too): the file is listed and read once.
+	Also []Role `json:"also,omitempty"`
+}
+
+// Role is a known location that resolved to a file listed under another
+// location.
+type Role struct {
+	Client     string `json:"client"`
+	ClientName string `json:"client_name"`
+	Path       string `json:"path"`
+	Scope      string `json:"scope"`
 }
 
 // File is one configuration file, parsed.
