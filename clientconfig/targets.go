@@ -572,3 +572,30 @@ func imageLaunch(args []string, k int, launcher string) *launch {
 	}
 	return l
 }
+
+// IsPackage says whether the target runs the package ref names: npm:NAME
+// or pypi:NAME (a bare NAME is npm's) at any version, or at the version
+// the file pins with NAME@VERSION (npm) or NAME==VERSION (pypi). PyPI
+// names are compared as PEP 503 normalises them.
+func (t *Target) IsPackage(ref string) bool {
+	eco, rest := "npm", ref
+	if e, r, ok := strings.Cut(ref, ":"); ok && (e == "npm" || e == "pypi") {
+		eco, rest = e, r
+	}
+	if t.Name == "" || t.Ecosystem != eco {
+		return false
+	}
+	name, version := rest, ""
+	if eco == "pypi" {
+		name, version, _ = strings.Cut(rest, "==")
+		if supplychain.NormalizePyPIName(strings.TrimSpace(name)) != supplychain.NormalizePyPIName(t.Name) {
+			return false
+		}
+	} else {
+		name, version = splitNPM(rest)
+		if name != t.Name {
+			return false
+		}
+	}
+	return version == "" || (t.Pinned && t.Spec == strings.TrimSpace(version))
+}

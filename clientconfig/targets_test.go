@@ -138,3 +138,32 @@ func TestTargetsTestdata(t *testing.T) {
 		t.Errorf("cline targets: %+v", ts[:2])
 	}
 }
+
+func TestTargetIsPackage(t *testing.T) {
+	npm := Target{Ecosystem: "npm", Name: "@s/pkg", Spec: "1.2.3", Pinned: true}
+	latest := Target{Ecosystem: "npm", Name: "pkg", Spec: "latest"}
+	py := Target{Ecosystem: "pypi", Name: "Mcp_Server.Time", Spec: "2026.10.19", Pinned: true}
+	tests := []struct {
+		t    Target
+		ref  string
+		want bool
+	}{
+		{npm, "npm:@s/pkg", true},
+		{npm, "@s/pkg", true},
+		{npm, "npm:@s/pkg@1.2.3", true},
+		{npm, "npm:@s/pkg@1.2.4", false},
+		{npm, "pypi:@s/pkg", false},
+		{latest, "npm:pkg", true},
+		{latest, "npm:pkg@latest", false},
+		{py, "pypi:mcp-server-time", true},
+		{py, "pypi:mcp-server-time==2026.10.19", true},
+		{py, "pypi:mcp-server-time==2026.10.10", false},
+		{py, "mcp-server-time", false},
+		{Target{}, "npm:pkg", false},
+	}
+	for _, tc := range tests {
+		if got := tc.t.IsPackage(tc.ref); got != tc.want {
+			t.Errorf("%+v IsPackage(%q) = %v, want %v", tc.t, tc.ref, got, tc.want)
+		}
+	}
+}
