@@ -9,11 +9,13 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/clientconfig"
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
@@ -78,7 +80,9 @@ ${input:key}). A variable with no honest stand-in (a path below the workspace
 or home, an input or environment value that is not a credential, a variable
 the client does not expand or this reader does not know) makes the server
 not scanned, with why: a server is never blamed for a value the scanner made
-up. No value of your environment enters the sandbox.
+up. A server started on stand-ins that then fails to start (a git server
+given an empty directory as its repository) is shown with no score and why.
+No value of your environment enters the sandbox.
 
 --fail-on SEVERITY exits 1 when a config finding at or above it was raised
 (and, with --scan-servers, a finding of a scanned package), after the report
@@ -226,6 +230,16 @@ func readConfigFiles(paths []string, locations []clientconfig.Location, client s
 	return files, nil
 }
 
+// standInFailure says whether a sandbox outcome is a failure to start
+// or to speak MCP: what a server given a stand-in it cannot use does.
+func standInFailure(outcome string) bool {
+	switch evidence.Outcome(outcome) {
+	case evidence.OutcomeStartCrashed, evidence.OutcomeHandshakeTimeout, evidence.OutcomeProtocolError:
+		return true
+	}
+	return false
+}
+
 // placeholder is the value of every environment variable a config's
 // server is scanned with: its names come from the config, its values
 // never do.
@@ -267,6 +281,15 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// A server started on the scanner's stand-ins for its variables that
+	// then failed to start may have failed on them (an empty directory
+	// for the project it expects): that outcome is not the package's.
+	onStandIns := map[string]bool{}
+	for i, it := range items {
+		if len(of[i].Substituted) > 0 && it.RunID != "" && standInFailure(it.Outcome) {
+			onStandIns[it.RunID] = true
+		}
+	}
 	if pol.FailOn != "" {
 		// The findings of every stored run, under the rubric in force,
 		// gated as batch gates them.
@@ -275,6 +298,9 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 			return nil, nil, nil, err
 		}
 		for i := range reps {
+			if onStandIns[reps[i].Run.ID] {
+				continue
+			}
 			if gate(pol, &reps[i]) != nil {
 				rt := reps[i].Target
 				at := "@"
@@ -298,6 +324,11 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 			s.Outcome, s.Error = "skipped", it.SkipReason
 		case s.Outcome == "":
 			s.Outcome = "error"
+		case onStandIns[it.RunID]:
+			s.Score = nil
+			s.Error = "started on the scanner's stand-ins (" + strings.Join(t.Substituted, "; ") + "), it ended " + it.Outcome +
+				": a server that needs the user's own home or project fails on them, so this is not scored as the package's outcome; " +
+				"scan " + t.Target + " with the arguments it needs (verifymcp scan " + t.Target + " --arg ...)"
 		}
 		if d := it.Drift; d != nil {
 			switch d.State {

@@ -199,9 +199,10 @@ func TestConfigScanServers(t *testing.T) {
 // (npx, given ${workspaceFolder}) and a real PyPI server (uvx, pinned,
 // its options before the package) scans to the end, exit 0: the PyPI
 // target resumes from the store like the npm one, the workspace folder
-// is the sandbox's scratch directory (the server starts on it), and the
-// servers whose variables have no honest stand-in, or that name a
-// module, are listed as not scanned with why. Neither release is scanned
+// is the sandbox's scratch directory (the filesystem server starts on
+// it; the git server, given it as its repository, is not blamed if it
+// fails on it), and the servers whose variables have no honest stand-in,
+// or that name a module, are listed as not scanned with why. Neither release is scanned
 // by another test, so no tree is shared.
 func TestConfigScanNpmAndPyPI(t *testing.T) {
 	dir := t.TempDir()
@@ -216,7 +217,8 @@ func TestConfigScanNpmAndPyPI(t *testing.T) {
     "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.7.10", "${workspaceFolder}"]},
     "time": {"command": "uvx", "args": ["--python", "3", "mcp-server-time==2026.10.10", "--local-timezone", "UTC"]},
     "time-asked": {"command": "uvx", "args": ["mcp-server-time==2026.10.10", "--local-timezone", "${input:tz}"]},
-    "time-module": {"command": "python3", "args": ["-m", "mcp_server_time"]}
+    "time-module": {"command": "python3", "args": ["-m", "mcp_server_time"]},
+    "git": {"command": "uvx", "args": ["mcp-server-git==2026.7.10", "--repository", "${workspaceFolder}"]}
   }
 }
 `
@@ -275,14 +277,36 @@ func TestConfigScanNpmAndPyPI(t *testing.T) {
 			t.Errorf("target %s:\n got %s\nwant %s", k, targets[k], w)
 		}
 	}
-	if len(rep.Scans) != 2 {
-		t.Fatalf("%d scans, want 2: %+v\n%s", len(rep.Scans), rep.Scans, res.stderr)
+	if len(rep.Scans) != 3 {
+		t.Fatalf("%d scans, want 3: %+v\n%s", len(rep.Scans), rep.Scans, res.stderr)
 	}
 	scanned := map[string]bool{}
 	firstRun := map[string]string{}
+	gitFailed := false
 	for _, s := range rep.Scans {
 		scanned[s.Target] = true
 		firstRun[s.Target] = s.RunID
+		if s.Server == "git" {
+			// The git server is given the scratch directory for the user's
+			// project, which is no repository. If it fails to start on
+			// that, the failure is the stand-in's: no score is shown.
+			switch s.Outcome {
+			case "ok":
+				if s.Score == nil {
+					t.Errorf("git started, but has no score: %+v", s)
+				}
+			case "start_crashed", "handshake_timeout", "protocol_error":
+				gitFailed = true
+				if s.Score != nil || !strings.Contains(s.Error, "started on the scanner's stand-ins (args[2] ${workspaceFolder} -> /tmp") ||
+					!strings.Contains(s.Error, "not scored as the package's outcome") {
+					t.Errorf("git failed on the stand-in and is blamed for it: %+v", s)
+				}
+			default:
+				t.Errorf("scan of git: %+v", s)
+			}
+			t.Logf("git on ${workspaceFolder}: %s", s.Outcome)
+			continue
+		}
 		// ok: the filesystem server started on the scratch directory, and
 		// no server was blamed for a value the scanner made up.
 		if s.Outcome != "ok" || s.RunID == "" || s.Score == nil || s.Drift != "first_scan" || s.Version == "" {
@@ -304,8 +328,11 @@ func TestConfigScanNpmAndPyPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range rep.Scans {
-		if s.Outcome != "ok" || s.RunID != firstRun[s.Target] {
+		if (s.Outcome != "ok" && s.Server != "git") || s.RunID != firstRun[s.Target] {
 			t.Errorf("resumed scan of %s: %+v, want the stored run %s", s.Server, s, firstRun[s.Target])
+		}
+		if s.Server == "git" && gitFailed && s.Score != nil {
+			t.Errorf("resumed, git is blamed for the stand-in: %+v", s)
 		}
 	}
 	tripped := rep.Summary.Gate.Tripped
@@ -313,8 +340,9 @@ func TestConfigScanNpmAndPyPI(t *testing.T) {
 		t.Errorf("exit %d with gate %q, tripped %q", res.code, rep.Summary.Gate.Result, tripped)
 	}
 	for _, tr := range tripped {
-		if !strings.HasPrefix(tr, npmTarget+": ") && !strings.HasPrefix(tr, "pypi:mcp-server-time==2026.10.10: ") {
-			t.Errorf("tripped %q is not a finding of a scanned package", tr)
+		if !strings.HasPrefix(tr, npmTarget+": ") && !strings.HasPrefix(tr, "pypi:mcp-server-time==2026.10.10: ") &&
+			(gitFailed || !strings.HasPrefix(tr, "pypi:mcp-server-git==2026.7.10: ")) {
+			t.Errorf("tripped %q is not a finding of a package scanned on its own terms", tr)
 		}
 	}
 	t.Logf("--fail-on low: exit %d, tripped %q", res.code, tripped)
