@@ -459,7 +459,14 @@ func writeConfigTable(w io.Writer, r ConfigReport) error {
 		t.grid(rows)
 		for _, l := range r.Locations {
 			for _, a := range l.Also {
-				t.line(fmt.Sprintf("  %s is also %s's %s location (%s): one file, read once", clean(l.Path), clean(orDash(a.ClientName)), clean(a.Scope), clean(a.Path)))
+				line := fmt.Sprintf("  %s is also %s's %s location", clean(l.Path), clean(orDash(a.ClientName)), clean(a.Scope))
+				if a.Path != l.Path {
+					line += " (" + clean(a.Path) + ")"
+				}
+				if l.Found {
+					line += ": one file, read once"
+				}
+				t.line(line)
 			}
 		}
 	}

@@ -162,7 +162,7 @@ func TestConfigScanReadsAFileOnce(t *testing.T) {
 		t.Errorf("cursor locations %q, want one", cursor)
 	}
 	code, out, _ = run(t, "config", "scan")
-	if code != ExitOK || !strings.Contains(out, p+" is also Cursor's project location ("+p+"): one file, read once") {
+	if code != ExitOK || !strings.Contains(out, p+" is also Cursor's project location: one file, read once") {
 		t.Errorf("exit %d; the table does not say the file is both locations:\n%s", code, out)
 	}
 
