@@ -585,7 +585,7 @@ func (t *Target) IsPackage(ref string) bool {
 	if t.Name == "" || t.Ecosystem != eco {
 		return false
 	}
-	name, version := rest, ""
+	var name, version string
 	if eco == "pypi" {
 		name, version, _ = strings.Cut(rest, "==")
 		if supplychain.NormalizePyPIName(strings.TrimSpace(name)) != supplychain.NormalizePyPIName(t.Name) {
