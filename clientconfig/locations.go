@@ -55,9 +55,14 @@ var knownPaths = []knownPath{
 // KnownLocations lists the known configuration files of each client for
 // goos ("linux", "darwin"), user scope under home and project scope under
 // cwd, in the order of the table above, Found set by os.Stat (a regular
-// file or a symbolic link to one).
+// file or a symbolic link to one). A location that is a file listed
+// before it (the same path, or the same file by os.SameFile: run from
+// the home directory, a client's project file is its user file; a link
+// from one client's file to another's) is not listed again but named in
+// that location's Also, so that the file is read once.
 func KnownLocations(home, cwd, goos string) []Location {
 	out := []Location{}
+	var infos []os.FileInfo // infos[i] is out[i]'s, nil when not found
 	for _, k := range knownPaths {
 		rel := ""
 		switch goos {
@@ -79,10 +84,27 @@ func KnownLocations(home, cwd, goos string) []Location {
 		}
 		p := filepath.Join(base, filepath.FromSlash(rel))
 		st, err := os.Stat(p)
-		out = append(out, Location{
-			Client: k.client, ClientName: clientNames[k.client], Path: p, Scope: k.scope,
-			Found: err == nil && st.Mode().IsRegular(),
-		})
+		found := err == nil && st.Mode().IsRegular()
+		if !found {
+			st = nil
+		}
+		if i := sameLocation(out, infos, p, st); i >= 0 {
+			out[i].Also = append(out[i].Also, Role{Client: k.client, ClientName: clientNames[k.client], Path: p, Scope: k.scope})
+			continue
+		}
+		out = append(out, Location{Client: k.client, ClientName: clientNames[k.client], Path: p, Scope: k.scope, Found: found})
+		infos = append(infos, st)
 	}
 	return out
+}
+
+// sameLocation is the index of the location of locs that is the file at p
+// (st its FileInfo, nil when not found), or -1.
+func sameLocation(locs []Location, infos []os.FileInfo, p string, st os.FileInfo) int {
+	for i, l := range locs {
+		if filepath.Clean(l.Path) == filepath.Clean(p) || (st != nil && infos[i] != nil && os.SameFile(st, infos[i])) {
+			return i
+		}
+	}
+	return -1
 }

@@ -87,3 +87,56 @@ func TestKnownLocations(t *testing.T) {
 		t.Errorf("windows: %d locations, want the 10 paths the same everywhere", n)
 	}
 }
+
+// TestKnownLocationsOnce: run from the home directory, a client's user and
+// project locations are one file, listed once with both roles; a file a
+// second client's location links to is listed once too, under the first.
+func TestKnownLocationsOnce(t *testing.T) {
+	home := t.TempDir()
+	write := func(rel string) string {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cursor := write(".cursor/mcp.json")
+	// Windsurf's file is a link to Cursor's.
+	ws := filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")
+	if err := os.MkdirAll(filepath.Dir(ws), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cursor, ws); err != nil {
+		t.Fatal(err)
+	}
+	locs := KnownLocations(home, home, "linux")
+	type row struct {
+		Client, Scope, Path string
+		Found               bool
+		Also                []Role
+	}
+	var got []row
+	for _, l := range locs {
+		if l.Client == ClientCursor || l.Client == ClientWindsurf || l.Client == ClientGemini {
+			got = append(got, row{l.Client, l.Scope, l.Path, l.Found, l.Also})
+		}
+	}
+	gemini := filepath.Join(home, ".gemini", "settings.json")
+	want := []row{
+		{ClientCursor, "user", cursor, true, []Role{
+			{Client: ClientCursor, ClientName: "Cursor", Path: cursor, Scope: "project"},
+			{Client: ClientWindsurf, ClientName: "Windsurf", Path: ws, Scope: "user"},
+		}},
+		// Not found: the same path twice is still one location.
+		{ClientGemini, "user", gemini, false, []Role{{Client: ClientGemini, ClientName: "Gemini CLI", Path: gemini, Scope: "project"}}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if n := len(locs); n != 10 {
+		t.Errorf("%d locations, want 13 less the 3 that are another's file", n)
+	}
+}

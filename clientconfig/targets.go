@@ -16,6 +16,9 @@ const (
 	NotScannedLocal     = "a local script: no package to resolve"
 	NotScannedImage     = "a container image: not a package target"
 	NotScannedExtension = "an editor extension's server: its command is not in the file"
+	// NotScannedModule starts the reason of a python -m server: a module
+	// name is no proof of the distribution that provides it.
+	NotScannedModule = "python -m names a module, not a package"
 )
 
 // Targets maps each server of the file to what a scan takes, in file
@@ -28,7 +31,10 @@ const (
 // (pypi:NAME for the latest release, pypi:NAME==VERSION when Pinned;
 // Spec is the version or specifier set as the file writes it). Args are
 // the arguments after the package (after the bin name with -p or
-// --from), masked; EnvNames the environment keys, sorted. Every other
+// --from, which is Bin), masked, with the client's variables replaced by
+// sandbox stand-ins (see expandArgs; a variable with none makes the
+// server not scanned); EnvNames the environment keys, sorted. A python
+// -m MODULE server is not scanned: a module is not a distribution. Every other
 // server has NotScanned saying why, and then Target is empty: a
 // container image, a local script, a URL server, a name the registry
 // would refuse, a package from outside the registry or another index, a
@@ -53,12 +59,14 @@ func Targets(f *File) []Target {
 		switch {
 		case l == nil && len(s.args) == 0 && strings.ContainsAny(strings.TrimSpace(s.Command), " \t"):
 			t.NotScanned = "the command has spaces and no args: how the client splits it is not known"
+		case l != nil && l.module != "":
+			t.NotScanned = NotScannedModule + " (" + l.launcher + " " + l.module + "): which distribution provides it, and at which version, is not in the file"
 		case l == nil || l.local:
 			t.NotScanned = NotScannedLocal
 		case l.unknown != "":
 			t.NotScanned = l.unknown
 		default:
-			t.Ecosystem, t.Name, t.Spec, t.Pinned = l.eco, l.name, l.spec, l.pinned
+			t.Ecosystem, t.Name, t.Spec, t.Pinned, t.Bin = l.eco, l.name, l.spec, l.pinned, l.bin
 			t.Args = restArgs(s, l.rest)
 			switch {
 			case l.notScanned != "":
@@ -76,6 +84,13 @@ func Targets(f *File) []Target {
 					t.Spec = "latest"
 				}
 				t.Target = "npm:" + t.Name + "@" + t.Spec
+			}
+			if t.Target != "" {
+				var why string
+				t.Args, t.Substituted, why = expandArgs(f.Client, s, l.rest)
+				if why != "" {
+					t.Target, t.NotScanned = "", why
+				}
 			}
 		}
 		out = append(out, t)
@@ -112,6 +127,11 @@ type launch struct {
 	// pySpec is a PyPI package's specifier as pypi: targets write it:
 	// "" for the latest release, ==VERSION, ===VERSION or a specifier set.
 	pySpec string
+	// bin is the command run from the package when the line names it
+	// (npx -p PKG BIN, uvx --from PKG CMD).
+	bin string
+	// module is the module of python -m MODULE.
+	module string
 }
 
 // mount is a container volume source.
@@ -170,6 +190,32 @@ func readLaunch(s *Server) *launch {
 		return pyLaunch(raw, k+1, "pipx run")
 	case (base == "docker" || base == "podman") && at(k) == "run":
 		return imageLaunch(raw, k+1, base+" run")
+	case pythonRe.MatchString(base):
+		return moduleLaunch(raw, k, base)
+	}
+	return nil
+}
+
+// pythonRe is a Python interpreter's program name.
+var pythonRe = regexp.MustCompile(`^(?:python[0-9.]*|pythonw|py)$`)
+
+// moduleLaunch reads python [OPTIONS] -m MODULE: nil when the interpreter
+// runs a script, a command string or an option it does not know (a local
+// program).
+func moduleLaunch(args []string, k int, base string) *launch {
+	for i := k; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-m" && i+1 < len(args):
+			return &launch{launcher: base + " -m", module: args[i+1], tokenIdx: -1, rest: i + 2}
+		case strings.HasPrefix(a, "-m") && len(a) > 2:
+			return &launch{launcher: base + " -m", module: a[2:], tokenIdx: -1, rest: i + 1}
+		case a == "-X" || a == "-W":
+			i++
+		case len(a) == 2 && a[0] == '-' && strings.ContainsRune("bBdEhiIOPqsSuvVx3", rune(a[1])):
+		default:
+			return nil
+		}
 	}
 	return nil
 }
@@ -248,7 +294,11 @@ func npmLaunch(args []string, k int, launcher string) *launch {
 			l.unknown = launcher + " -p with no command to run"
 			return l
 		}
-		l.rest = i + 1
+		l.bin, l.rest = args[i], i+1
+		if strings.Contains(l.bin, "$") {
+			l.unknown = "the command run from the package is a reference (" + l.bin + "): what runs is not in the file"
+			return l
+		}
 	case i >= len(args):
 		l.unknown = launcher + " with no package"
 		return l
@@ -352,8 +402,9 @@ func pySpecSet(spec string) string {
 }
 
 // pyLaunch reads uvx / uv tool run (--from SPEC) and pipx run (--spec
-// SPEC): the package is the option's value when given, else the command
-// argument; pinned by ==VERSION (or uvx's @VERSION).
+// SPEC): the package is the option's value when given (and the command
+// argument the bin), else the command argument; pinned by ==VERSION (or
+// uvx's @VERSION).
 func pyLaunch(args []string, k int, launcher string) *launch {
 	l := &launch{launcher: launcher, eco: "pypi", tokenIdx: -1}
 	i, vals, why := flagScan(args, k, launcher, uvBoolFlags, uvValueFlags, nil)
@@ -379,7 +430,20 @@ func pyLaunch(args []string, k int, launcher string) *launch {
 		l.unknown = launcher + " names several --from packages: not one target"
 		return l
 	case len(from) == 1:
-		l.token, l.tokenIdx = from[0].v, from[0].idx
+		l.token, l.tokenIdx, l.bin = from[0].v, from[0].idx, args[i]
+		if strings.Contains(l.bin, "$") {
+			l.unknown = "the command run from the package is a reference (" + l.bin + "): what runs is not in the file"
+			return l
+		}
+		if pythonRe.MatchString(commandBase(l.bin)) {
+			// uvx --from PKG python -m MODULE: the package is named, but
+			// what runs is a module, and the scan starts a console script.
+			mod := ""
+			if m := moduleLaunch(args, i+1, ""); m != nil {
+				mod = " -m " + m.module
+			}
+			l.notScanned = launcher + " runs " + l.bin + mod + " from " + l.token + ": the scan starts one of the package's console scripts, and running an interpreter or a module is not supported"
+		}
 	default:
 		l.token, l.tokenIdx = args[i], i
 	}
@@ -507,4 +571,31 @@ func imageLaunch(args []string, k int, launcher string) *launch {
 		l.name, l.spec = img[:c], img[c+1:]
 	}
 	return l
+}
+
+// IsPackage says whether the target runs the package ref names: npm:NAME
+// or pypi:NAME (a bare NAME is npm's) at any version, or at the version
+// the file pins with NAME@VERSION (npm) or NAME==VERSION (pypi). PyPI
+// names are compared as PEP 503 normalises them.
+func (t *Target) IsPackage(ref string) bool {
+	eco, rest := "npm", ref
+	if e, r, ok := strings.Cut(ref, ":"); ok && (e == "npm" || e == "pypi") {
+		eco, rest = e, r
+	}
+	if t.Name == "" || t.Ecosystem != eco {
+		return false
+	}
+	var name, version string
+	if eco == "pypi" {
+		name, version, _ = strings.Cut(rest, "==")
+		if supplychain.NormalizePyPIName(strings.TrimSpace(name)) != supplychain.NormalizePyPIName(t.Name) {
+			return false
+		}
+	} else {
+		name, version = splitNPM(rest)
+		if name != t.Name {
+			return false
+		}
+	}
+	return version == "" || (t.Pinned && t.Spec == strings.TrimSpace(version))
 }

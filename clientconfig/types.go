@@ -18,6 +18,19 @@ type Location struct {
 	Scope string `json:"scope"`
 	// Found says whether the file exists.
 	Found bool `json:"found"`
+	// Also lists the other known locations that are this same file (run
+	// from the home directory, ~/.cursor/mcp.json is Cursor's user file
+	// and its project file too): the file is listed and read once.
+	Also []Role `json:"also,omitempty"`
+}
+
+// Role is a known location that resolved to a file listed under another
+// location.
+type Role struct {
+	Client     string `json:"client"`
+	ClientName string `json:"client_name"`
+	Path       string `json:"path"`
+	Scope      string `json:"scope"`
 }
 
 // File is one configuration file, parsed.
@@ -128,17 +141,26 @@ type Finding struct {
 // resolve it at launch, the server arguments and the names of its
 // environment. NotScanned says why a server is not a package target.
 type Target struct {
-	Server     string   `json:"server"`
-	File       string   `json:"file"`
-	Line       int      `json:"line"`
-	Target     string   `json:"target,omitempty"`
-	Ecosystem  string   `json:"ecosystem,omitempty"`
-	Name       string   `json:"name,omitempty"`
-	Spec       string   `json:"spec,omitempty"`
-	Pinned     bool     `json:"pinned"`
-	Args       []string `json:"args"`
-	EnvNames   []string `json:"env_names"`
-	NotScanned string   `json:"not_scanned,omitempty"`
+	Server    string `json:"server"`
+	File      string `json:"file"`
+	Line      int    `json:"line"`
+	Target    string `json:"target,omitempty"`
+	Ecosystem string `json:"ecosystem,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Spec      string `json:"spec,omitempty"`
+	Pinned    bool   `json:"pinned"`
+	// Bin is the command the file runs from the package when it names
+	// one (npx -p PKG BIN, uvx --from PKG CMD); "" lets the scan's rule
+	// pick it, as the launcher does (the bin named like the package).
+	Bin string `json:"bin,omitempty"`
+	// Args are the server's arguments as the scan passes them: masked,
+	// with each client variable replaced by its sandbox stand-in.
+	Args []string `json:"args"`
+	// Substituted says which variables of Args were replaced, and by
+	// what: "args[1] ${workspaceFolder} -> /tmp (...)".
+	Substituted []string `json:"substituted,omitempty"`
+	EnvNames    []string `json:"env_names"`
+	NotScanned  string   `json:"not_scanned,omitempty"`
 	// Disabled says the server is disabled in the file.
 	Disabled bool `json:"disabled,omitempty"`
 }

@@ -115,6 +115,9 @@ type ConfigFinding struct {
 	Severity    string `json:"severity"`
 	Description string `json:"description"`
 	Remediation string `json:"remediation"`
+	// Ignored is set when an ignore file accepts the finding: it is
+	// still reported, and does not trip --fail-on.
+	Ignored *Ignored `json:"ignored"`
 }
 
 // ConfigScan is the scan of one server's package target. Its score is the
@@ -143,9 +146,16 @@ type ConfigScan struct {
 type ConfigSummary struct {
 	Files   int `json:"files"`
 	Servers int `json:"servers"`
-	// Findings counts the findings by severity; every severity is present.
-	Findings  map[string]int `json:"findings"`
-	Statement string         `json:"statement"`
+	// Findings counts the findings by severity, ignored ones left out;
+	// every severity is present. Ignored counts those.
+	Findings map[string]int `json:"findings"`
+	Ignored  int            `json:"ignored"`
+	// Expired lists ignore entries that no longer apply.
+	Expired []string `json:"expired"`
+	// Gate is --fail-on's verdict over the config findings and, when the
+	// servers were scanned, over their packages' findings.
+	Gate      Gate   `json:"gate"`
+	Statement string `json:"statement"`
 }
 
 // ConfigInput is what a config report is built from.
@@ -257,7 +267,8 @@ func sortConfigFindings(fs []ConfigFinding) {
 }
 
 func configSummary(r ConfigReport) ConfigSummary {
-	s := ConfigSummary{Files: len(r.Files), Findings: map[string]int{}}
+	s := ConfigSummary{Files: len(r.Files), Findings: map[string]int{}, Expired: []string{},
+		Gate: Gate{Result: GateNotSet, Tripped: []string{}}}
 	for _, f := range r.Files {
 		s.Servers += len(f.Servers)
 	}
@@ -265,10 +276,82 @@ func configSummary(r ConfigReport) ConfigSummary {
 		s.Findings[string(sev)] = 0
 	}
 	for _, f := range r.Findings {
+		if f.Ignored != nil {
+			s.Ignored++
+			continue
+		}
 		s.Findings[f.Severity]++
 	}
 	s.Statement = ConfigStatement(len(r.Files), len(r.Findings))
 	return s
+}
+
+// ApplyConfig marks the config findings p's ignore file accepts and
+// evaluates p's gate over the others and over tripped: the findings of
+// the scanned servers' packages that tripped it (each package report
+// gated by Apply), as "TARGET: code subject". An entry names a config
+// finding by its code (cfg.credential.literal), its subject is the
+// server's name and its target the package the server runs (npm:NAME or
+// pypi:NAME, any version; NAME@VERSION or NAME==VERSION only where the
+// file pins that version). A config finding trips the gate as "code
+// server (file:line)".
+func (p Policy) ApplyConfig(r *ConfigReport, tripped []string) {
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	targets := map[string]*clientconfig.Target{}
+	for i := range r.Targets {
+		t := &r.Targets[i]
+		targets[t.File+"\x00"+t.Server] = t
+	}
+	expired := []string{}
+	if ig := p.Ignore; ig != nil {
+		used := map[int]bool{}
+		for i := range r.Findings {
+			f := &r.Findings[i]
+			f.Ignored = nil
+			for j, e := range ig.Entries {
+				if !configMatches(e, f, targets[f.File+"\x00"+f.Server]) {
+					continue
+				}
+				if now.After(e.expires.AddDate(0, 0, 1)) {
+					if !used[j] {
+						expired = append(expired, fmt.Sprintf("%s:%d: %s expired on %s: no longer applied", ig.Path, e.Line, strings.TrimSpace(e.Code+" "+e.Subject), e.Expires))
+					}
+					used[j] = true
+					continue
+				}
+				f.Ignored = &Ignored{Reason: e.Reason, By: e.By, Expires: e.Expires, File: ig.Path, Line: e.Line}
+				break
+			}
+		}
+	}
+	s := configSummary(*r)
+	s.Expired = expired
+	s.Gate = Gate{FailOn: string(p.FailOn), Unverified: p.Unverified, Result: GateNotSet, Tripped: []string{}}
+	if p.FailOn != "" {
+		for _, f := range r.Findings {
+			if f.Ignored == nil && rubric.Severity(f.Severity).Rank() >= p.FailOn.Rank() {
+				s.Gate.Tripped = append(s.Gate.Tripped, fmt.Sprintf("%s %s (%s:%d)", f.Code, f.Server, f.File, f.Line))
+			}
+		}
+		s.Gate.Tripped = append(s.Gate.Tripped, tripped...)
+		s.Gate.Result = GatePassed
+		if len(s.Gate.Tripped) > 0 {
+			s.Gate.Result = GateFailed
+		}
+	}
+	r.Summary = s
+}
+
+// configMatches says whether ignore entry e names config finding f, whose
+// server's target is t (nil when the server is not in the targets).
+func configMatches(e IgnoreEntry, f *ConfigFinding, t *clientconfig.Target) bool {
+	if f.Code != e.Code || (e.Subject != "" && f.Server != e.Subject) {
+		return false
+	}
+	return e.Target == "" || (t != nil && t.IsPackage(e.Target))
 }
 
 // ConfigStatement is what a config report says of itself, for files files
@@ -350,6 +433,10 @@ func configNonNil(r ConfigReport) ConfigReport {
 	if r.Summary.Findings == nil {
 		r.Summary.Findings = map[string]int{}
 	}
+	r.Summary.Expired, r.Summary.Gate.Tripped = nonNil(r.Summary.Expired), nonNil(r.Summary.Gate.Tripped)
+	if r.Summary.Gate.Result == "" {
+		r.Summary.Gate.Result = GateNotSet
+	}
 	return r
 }
 
@@ -372,6 +459,18 @@ func writeConfigTable(w io.Writer, r ConfigReport) error {
 			rows = append(rows, []string{clean(orDash(l.ClientName)), clean(orDash(l.Scope)), found, clean(l.Path)})
 		}
 		t.grid(rows)
+		for _, l := range r.Locations {
+			for _, a := range l.Also {
+				line := fmt.Sprintf("  %s is also %s's %s location", clean(l.Path), clean(orDash(a.ClientName)), clean(a.Scope))
+				if a.Path != l.Path {
+					line += " (" + clean(a.Path) + ")"
+				}
+				if l.Found {
+					line += ": one file, read once"
+				}
+				t.line(line)
+			}
+		}
 	}
 	for _, f := range r.Files {
 		t.line("")
@@ -424,6 +523,7 @@ func writeConfigTable(w io.Writer, r ConfigReport) error {
 			}
 		}
 	}
+	t.configGate(r.Summary)
 	t.line("")
 	t.line("SUMMARY")
 	t.line(fmt.Sprintf("  %s, %s, %s", plural(r.Summary.Files, "file"), plural(r.Summary.Servers, "server"), plural(len(r.Findings), "finding")))
@@ -450,11 +550,38 @@ func serverLaunch(s ConfigServer) string {
 	return strings.Join(parts, " ")
 }
 
+// configGate prints --fail-on's verdict and the ignore file's effect,
+// when a policy was applied.
+func (t *table) configGate(s ConfigSummary) {
+	if s.Gate.Result == GateNotSet && s.Ignored == 0 && len(s.Expired) == 0 {
+		return
+	}
+	t.line("")
+	switch s.Gate.Result {
+	case GateFailed:
+		t.line("GATE  failed: " + clean(s.Gate.Failed()))
+		for _, f := range s.Gate.Tripped {
+			t.line("  " + clean(f))
+		}
+	case GatePassed:
+		t.line("GATE  passed: no finding at or above " + clean(s.Gate.FailOn) + " (only what the files disclose and the checks that ran)")
+	}
+	if s.Ignored > 0 {
+		t.line(fmt.Sprintf("  %s ignored by the ignore file, listed under FINDINGS as ignored", plural(s.Ignored, "finding")))
+	}
+	for _, e := range s.Expired {
+		t.line("  " + clean(e))
+	}
+}
+
 func (t *table) configFindings(r ConfigReport) {
 	t.line("")
 	counts := make([]string, 0, len(rubric.Severities()))
 	for _, s := range rubric.Severities() {
 		counts = append(counts, fmt.Sprintf("%s %d", s, r.Summary.Findings[string(s)]))
+	}
+	if r.Summary.Ignored > 0 {
+		counts = append(counts, fmt.Sprintf("ignored %d", r.Summary.Ignored))
 	}
 	t.line(fmt.Sprintf("FINDINGS (%d)  %s", len(r.Findings), strings.Join(counts, ", ")))
 	if len(r.Findings) == 0 {
@@ -470,6 +597,9 @@ func (t *table) configFindings(r ConfigReport) {
 		head := fmt.Sprintf("    %s:%d  %s  %s", clean(f.File), f.Line, clean(f.Server), clean(f.Code))
 		if f.Key != "" {
 			head += "  " + clean(f.Key)
+		}
+		if ig := f.Ignored; ig != nil {
+			head += "  (ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ": " + clean(ig.Reason) + "; " + clean(ig.File) + ":" + strconv.Itoa(ig.Line) + ")"
 		}
 		t.line(head)
 		if f.Message != "" {
@@ -497,12 +627,17 @@ func (t *table) configTargets(r ConfigReport) {
 		return
 	}
 	if len(scannable) > 0 {
-		rows := [][]string{{"SERVER", "TARGET", "SPEC", "PINNED", "ARGS", "ENV", "AT"}}
+		rows := [][]string{{"SERVER", "TARGET", "SPEC", "PINNED", "BIN", "ARGS", "ENV", "AT"}}
 		for _, tg := range scannable {
-			rows = append(rows, []string{clean(tg.Server), clean(tg.Target), clean(orDash(tg.Spec)), yesNo(tg.Pinned),
+			rows = append(rows, []string{clean(tg.Server), clean(tg.Target), clean(orDash(tg.Spec)), yesNo(tg.Pinned), clean(orDash(tg.Bin)),
 				clean(orDash(strings.Join(tg.Args, " "))), clean(orDash(strings.Join(tg.EnvNames, " "))), fmt.Sprintf("%s:%d", clean(tg.File), tg.Line)})
 		}
 		t.grid(rows)
+		for _, tg := range scannable {
+			for _, sub := range tg.Substituted {
+				t.line(fmt.Sprintf("  %s: %s", clean(tg.Server), clean(sub)))
+			}
+		}
 	}
 	if len(not) > 0 {
 		t.line("  not scanned:")

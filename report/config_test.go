@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/verifymcp/verifymcp/clientconfig"
 	"github.com/verifymcp/verifymcp/rubric"
 )
@@ -35,7 +37,8 @@ func configInput() ConfigInput {
 		Catalog: rubric.ConfigCatalog(),
 		Locations: []clientconfig.Location{
 			{Client: "claude-desktop", ClientName: "Claude Desktop", Path: "/home/dev/.config/Claude/claude_desktop_config.json", Scope: "user"},
-			{Client: "cursor", ClientName: "Cursor", Path: cursorPath, Scope: "user", Found: true},
+			{Client: "cursor", ClientName: "Cursor", Path: cursorPath, Scope: "user", Found: true,
+				Also: []clientconfig.Role{{Client: "cursor", ClientName: "Cursor", Path: cursorPath, Scope: "project"}}},
 			{Client: "vscode", ClientName: "VS Code", Path: vscodePath, Scope: "project", Found: true},
 		},
 		Files: []clientconfig.File{
@@ -519,5 +522,92 @@ func TestConfigFormats(t *testing.T) {
 	}
 	if err := WriteConfig(&bytes.Buffer{}, Format("xml"), configReport(t)); err == nil {
 		t.Error("WriteConfig of an unknown format = nil error")
+	}
+}
+
+// TestConfigApplyPolicy: an ignore file names config findings by code,
+// server (subject) and package (target); an accepted finding stays in the
+// report, marked, and trips nothing; --fail-on trips on the others at or
+// above its severity and on the scanned packages' trips it is given; an
+// expired entry is said so and applies to nothing.
+func TestConfigApplyPolicy(t *testing.T) {
+	ig, err := ParseIgnoreFile(".verifymcp-ignore.yaml", []byte(`ignore:
+  - code: cfg.credential.literal
+    subject: github
+    target: npm:@modelcontextprotocol/server-github
+    reason: a read-only token for the demo org
+    by: alice
+    expires: 2026-06-01
+  - code: cfg.transport.plaintext
+    reason: the inventory service is on the office network
+    by: bob
+    expires: 2026-01-01
+  - code: cfg.credential.literal
+    subject: notes
+    target: npm:notes
+    reason: never matches (notes is not a package target)
+    by: carol
+    expires: 2026-06-01
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
+	r := configReport(t)
+	Policy{FailOn: "high", Ignore: ig, Now: now}.ApplyConfig(&r, []string{"npm:@modelcontextprotocol/server-filesystem@2025.8.21: pkg.contract.x tool"})
+	ignored := map[string]string{}
+	for _, f := range r.Findings {
+		if f.Ignored != nil {
+			ignored[f.Code+" "+f.Server] = f.Ignored.By
+		}
+	}
+	if d := cmp.Diff(map[string]string{"cfg.credential.literal github": "alice"}, ignored); d != "" {
+		t.Errorf("ignored (-want +got):\n%s", d)
+	}
+	wantGate := Gate{FailOn: "high", Result: GateFailed, Tripped: []string{
+		"cfg.credential.literal notes (/home/dev/.cursor/mcp.json:17)",
+		"cfg.transport.plaintext inventory (/home/dev/src/shop/.vscode/mcp.json:15)",
+		"npm:@modelcontextprotocol/server-filesystem@2025.8.21: pkg.contract.x tool",
+	}}
+	if d := cmp.Diff(wantGate, r.Summary.Gate); d != "" {
+		t.Errorf("gate (-want +got):\n%s", d)
+	}
+	if r.Summary.Ignored != 1 || r.Summary.Findings["high"] != 2 {
+		t.Errorf("ignored %d, high %d; want 1 and 2 (3 high findings, 1 ignored)", r.Summary.Ignored, r.Summary.Findings["high"])
+	}
+	if d := cmp.Diff([]string{".verifymcp-ignore.yaml:8: cfg.transport.plaintext expired on 2026-01-01: no longer applied"}, r.Summary.Expired); d != "" {
+		t.Errorf("expired (-want +got):\n%s", d)
+	}
+	js := writeConfig(t, FormatJSON, r)
+	if err := compileConfigSchema(t)(js); err != nil {
+		t.Errorf("a gated config report does not validate: %v", err)
+	}
+	tbl := string(writeConfig(t, FormatTable, r))
+	for _, want := range []string{
+		"GATE  failed: 3 finding(s) at or above high",
+		"  cfg.credential.literal notes (/home/dev/.cursor/mcp.json:17)",
+		"  1 finding ignored by the ignore file, listed under FINDINGS as ignored",
+		"  .verifymcp-ignore.yaml:8: cfg.transport.plaintext expired on 2026-01-01: no longer applied",
+		"github  cfg.credential.literal  GITHUB_PERSONAL_ACCESS_TOKEN  (ignored until 2026-06-01 by alice: a read-only token for the demo org; .verifymcp-ignore.yaml:2)",
+		"ignored 1",
+	} {
+		if !strings.Contains(tbl, want) {
+			t.Errorf("table lacks %q:\n%s", want, tbl)
+		}
+	}
+
+	// Below the gate's severity nothing trips; no --fail-on, no verdict.
+	r = configReport(t)
+	Policy{FailOn: "critical", Now: now}.ApplyConfig(&r, nil)
+	if r.Summary.Gate.Result != GatePassed || len(r.Summary.Gate.Tripped) != 0 {
+		t.Errorf("--fail-on critical: %+v", r.Summary.Gate)
+	}
+	if tbl := string(writeConfig(t, FormatTable, r)); !strings.Contains(tbl, "GATE  passed: no finding at or above critical") {
+		t.Errorf("table lacks the passed gate:\n%s", tbl)
+	}
+	r = configReport(t)
+	Policy{Now: now}.ApplyConfig(&r, nil)
+	if r.Summary.Gate.Result != GateNotSet {
+		t.Errorf("no --fail-on: %+v", r.Summary.Gate)
 	}
 }
