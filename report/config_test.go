@@ -582,6 +582,33 @@ func TestConfigApplyPolicy(t *testing.T) {
 	if err := compileConfigSchema(t)(js); err != nil {
 		t.Errorf("a gated config report does not validate: %v", err)
 	}
+	// In SARIF the accepted finding is a result with an accepted external
+	// suppression, as code scanning dismisses it; the others have none.
+	sf := writeConfig(t, FormatSARIF, r)
+	checkSARIF(t, "gated config", sf)
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID       string `json:"ruleId"`
+				Suppressions []struct {
+					Kind, Status, Justification string
+				} `json:"suppressions"`
+				Properties struct{ Server string } `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(sf, &log); err != nil {
+		t.Fatal(err)
+	}
+	suppressed := map[string]string{}
+	for _, res := range log.Runs[0].Results {
+		for _, s := range res.Suppressions {
+			suppressed[res.RuleID+" "+res.Properties.Server] = s.Kind + " " + s.Status + ": " + s.Justification
+		}
+	}
+	if d := cmp.Diff(map[string]string{"cfg.credential.literal github": "external accepted: a read-only token for the demo org (by alice, until 2026-06-01)"}, suppressed); d != "" {
+		t.Errorf("SARIF suppressions (-want +got):\n%s", d)
+	}
 	tbl := string(writeConfig(t, FormatTable, r))
 	for _, want := range []string{
 		"GATE  failed: 3 finding(s) at or above high",

@@ -223,6 +223,9 @@ func WriteConfigSARIF(w io.Writer, r ConfigReport, o SARIFOptions) error {
 		seen[key]++
 		n := strconv.Itoa(seen[key])
 		res.PartialFingerprints = map[string]any{FingerprintKey: key + ":" + n, FingerprintKeyGitHub: key[:16] + ":" + n}
+		if f.Ignored != nil {
+			res.Suppressions = []*sarif.Suppression{suppression(f.Ignored, key, o.Root)}
+		}
 		props := sarif.Properties{"severity": f.Severity, "server": f.Server, "file": clean(f.File)}
 		if f.Key != "" {
 			props["key"] = f.Key
