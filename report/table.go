@@ -93,6 +93,14 @@ func (t *table) para(lead, text string) {
 	}
 }
 
+// hang writes text after lead, wrapped to the table's width, the lines
+// after the first indented by indent columns.
+func (t *table) hang(lead, text string, indent int) {
+	for _, l := range hang(lead, text, indent, t.width) {
+		t.raw(l)
+	}
+}
+
 // alignRoom is the fewest columns a wrapped last column keeps under
 // itself; with less, it wraps under the row, indented.
 const alignRoom = 40
@@ -106,7 +114,8 @@ const hangIndent = 6
 // a column only over consecutive lines that have it; the padding this
 // leaves at line ends is trimmed. With a width, the last column wraps
 // with a hanging indent at its start, when the columns before it leave
-// it alignRoom columns; else under the row, indented by hangIndent.
+// it alignRoom columns; else under the row, indented by hangIndent; a row
+// whose other columns fill the line is written whole.
 func (t *table) grid(rows [][]string) {
 	if t.err != nil {
 		return
@@ -155,7 +164,13 @@ func (t *table) wrappedGrid(rows [][]string) {
 			lead.WriteString(c + strings.Repeat(" ", cols[i]-width(c)+2))
 		}
 		indent := width(lead.String())
-		if t.width-indent < alignRoom {
+		switch {
+		case indent >= t.width:
+			// The columns before it fill the line: the row is written
+			// whole, as wrapping its last cell would not make it fit.
+			t.raw(strings.TrimRight(lead.String()+r[len(r)-1], " "))
+			continue
+		case t.width-indent < alignRoom:
 			indent = hangIndent
 		}
 		for _, l := range hang(lead.String(), r[len(r)-1], indent, t.width) {

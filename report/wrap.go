@@ -30,7 +30,8 @@ var cells = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true
 func width(s string) int { return cells.StringWidth(s) }
 
 // wrap breaks text into lines at spaces: the first line at most first
-// columns wide, every other at most rest. The spaces between two words on
+// columns wide, every other at most rest (at least minRoom). A first line
+// too narrow for the first word is left empty. The spaces between two words on
 // one line are kept as they were; those where a line breaks are dropped.
 // A word wider than its line is broken: after a URL's or a path's
 // punctuation when there is some, else between grapheme clusters, never
@@ -38,7 +39,7 @@ func width(s string) int { return cells.StringWidth(s) }
 // ever dropped. The text is expected to be cleaned already: wrap measures
 // it, it does not escape it.
 func wrap(text string, first, rest int) []string {
-	first, rest = max(first, minRoom), max(rest, minRoom)
+	first, rest = max(first, 0), max(rest, minRoom)
 	var lines []string
 	var line strings.Builder
 	room, used := first, 0
@@ -64,6 +65,12 @@ func wrap(text string, first, rest int) []string {
 			lines = append(lines, line.String())
 			line.Reset()
 			room, used = rest, 0
+		}
+		// A first line narrower than the others that cannot hold the
+		// word stays empty: the word starts the next one.
+		if n > room && room < rest && len(lines) == 0 {
+			lines = append(lines, "")
+			room = rest
 		}
 		// The word starts a line; break it while it is wider than one.
 		for n > room {
@@ -132,13 +139,18 @@ func escapeStart(head, word string) int {
 }
 
 // hang writes text after lead, wrapped to width with a hanging indent:
-// every line after the first starts with indent spaces. A width of 0
-// wraps nothing: lead and text make one line.
+// every line after the first starts with indent spaces; when lead leaves
+// less than minRoom columns, the text starts on the second line. A width
+// of 0 wraps nothing: lead and text make one line.
 func hang(lead, text string, indent, w int) []string {
 	if w <= 0 {
 		return []string{strings.TrimRight(lead+text, " ")}
 	}
-	lines := wrap(text, w-width(stripANSI(lead)), w-indent)
+	first := w - width(stripANSI(lead))
+	if first < minRoom {
+		first = 0 // the text starts under the lead
+	}
+	lines := wrap(text, first, w-indent)
 	pad := strings.Repeat(" ", indent)
 	for i, l := range lines {
 		if i == 0 {

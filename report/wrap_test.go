@@ -29,7 +29,8 @@ func TestWrap(t *testing.T) {
 			[]string{strings.Repeat("e\u0301", 20), strings.Repeat("e\u0301", 5)}},
 		{"an escape is not split", strings.Repeat("x", 18) + `\u202egnp.exe`, 20, 20,
 			[]string{strings.Repeat("x", 18), `\u202egnp.exe`}},
-		{"a lead wider than the line leaves some room", "one two three four five six", 2, 2, []string{"one two three four", "five six"}},
+		{"a first line too narrow for its first word stays empty", "one two three four five six", 2, 2, []string{"", "one two three four", "five six"}},
+		{"a narrow first line takes what fits", "one two three four five six", 8, 30, []string{"one two", "three four five six"}},
 		{"empty", "", 20, 20, []string{""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestWrap(t *testing.T) {
 			for i, l := range got {
 				room := max(tc.rest, minRoom)
 				if i == 0 {
-					room = max(tc.first, minRoom)
+					room = max(tc.first, 0)
 				}
 				if width(l) > room {
 					t.Errorf("line %d %q is %d columns, room %d", i, l, width(l), room)
