@@ -14,8 +14,8 @@ import (
 // TableOptions shape the table a person reads at a terminal.
 type TableOptions struct {
 	// Width wraps lines to this many columns (0: DefaultWidth; less than
-	// 40 is read as 40). Text is never cut: it wraps, with a hanging
-	// indent.
+	// 60, which the fixed columns need, is read as 60). Text is never
+	// cut: it wraps, with a hanging indent.
 	Width int
 	// Color marks severities and the gate with ANSI colours (a terminal,
 	// and NO_COLOR unset: the caller decides).

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"sort"
@@ -73,10 +75,15 @@ func (e *IgnoreEntry) field(key string) *string {
 	return nil
 }
 
-// LoadIgnoreFile reads an ignore file (see ParseIgnoreFile).
+// LoadIgnoreFile reads an ignore file (see ParseIgnoreFile). Every error
+// starts with the file's path.
 func LoadIgnoreFile(path string) (*IgnoreFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: %w", path, pe.Err)
+		}
 		return nil, err
 	}
 	return ParseIgnoreFile(path, data)

@@ -13,7 +13,7 @@ const DefaultWidth = 80
 
 // minWidth is the narrowest a table is wrapped to; a narrower width is
 // read as this one.
-const minWidth = 40
+const minWidth = 60
 
 // minRoom is the fewest columns wrapped text is given after its lead: a
 // lead wider than the line leaves this much, and the line is longer.
