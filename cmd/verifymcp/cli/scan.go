@@ -4,6 +4,7 @@ import (
 	"context"
 	units "github.com/docker/go-units"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -307,7 +308,7 @@ func pypiIndex(p *pipeline.Pipeline) string {
 
 // imageOptions say how a missing sandbox image is built.
 func (g *globals) imageOptions(registry string, ca *caBundle) pipeline.ImageOptions {
-	return pipeline.ImageOptions{Registry: registry, HTTPClient: httpClient(ca, 0), Progress: &lineWriter{log: g.log}, Logger: g.log}
+	return pipeline.ImageOptions{Registry: registry, HTTPClient: httpClient(ca, 0), Progress: &lineWriter{log: g.log, level: slog.LevelDebug}, Logger: g.log}
 }
 
 // storeSaver saves runs in the store and their bundle files in the data
