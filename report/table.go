@@ -545,6 +545,11 @@ func orDash(s string) string {
 // num prints a number without trailing zeros: 100, 92.3.
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
+// Clean makes untrusted text safe to print on a terminal, as every table
+// does (see clean): for a line written outside a report, such as an
+// error that quotes a package's tool name.
+func Clean(s string) string { return clean(s) }
+
 // clean makes untrusted text safe to print on a terminal: control
 // characters (C0, DEL, C1), bidirectional formatting characters and other
 // invisible format characters, and invalid UTF-8 are shown as escapes, so

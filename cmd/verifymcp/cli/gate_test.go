@@ -156,6 +156,11 @@ func TestGateAdviceCLI(t *testing.T) {
 	if strings.Contains(errOut, "GATE FAILED") || !strings.Contains(errOut, "verifymcp: --fail-on: ") {
 		t.Errorf("table on stdout: stderr %q, want the gate's one line only", errOut)
 	}
+	// The tool name that tripped the gate carries a right-to-left
+	// override: stderr shows it escaped, as the table does.
+	if !strings.Contains(errOut, `pkg.contract.unicode.bidi sync\u202egnp.exe`) || strings.ContainsRune(errOut+out, '\u202e') {
+		t.Errorf("a bidirectional control reached the terminal: %q", errOut)
+	}
 	code, out, errOut = run(t, "score", bundle, "--fail-on", "high", "--format", "json")
 	if code != ExitGate || !strings.HasPrefix(out, "{") {
 		t.Fatalf("json: exit %d, stdout %q", code, out[:min(len(out), 80)])
