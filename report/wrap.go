@@ -55,16 +55,16 @@ func wrap(text string, first, rest int) []string {
 		}
 		text = trimmed[len(word):]
 		n := width(word)
-		if used > 0 && used+len(sep)+n <= room {
+		if line.Len() > 0 && used+len(sep)+n <= room {
 			line.WriteString(sep)
 			line.WriteString(word)
 			used += len(sep) + n
 			continue
 		}
-		if used > 0 {
+		if line.Len() > 0 {
 			lines = append(lines, line.String())
 			line.Reset()
-			room, used = rest, 0
+			room = rest
 		}
 		// A first line narrower than the others that cannot hold the
 		// word stays empty: the word starts the next one.
@@ -83,7 +83,7 @@ func wrap(text string, first, rest int) []string {
 		line.WriteString(word)
 		used = n
 	}
-	if used > 0 || len(lines) == 0 {
+	if line.Len() > 0 || len(lines) == 0 {
 		lines = append(lines, line.String())
 	}
 	return lines

@@ -32,6 +32,7 @@ func TestWrap(t *testing.T) {
 		{"a first line too narrow for its first word stays empty", "one two three four five six", 2, 2, []string{"", "one two three four", "five six"}},
 		{"a narrow first line takes what fits", "one two three four five six", 8, 30, []string{"one two", "three four five six"}},
 		{"empty", "", 20, 20, []string{""}},
+		{"a word of no width is kept", strings.Repeat("a", 20) + " \u0301", 20, 20, []string{strings.Repeat("a", 20), "\u0301"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := wrap(tc.text, tc.first, tc.rest)
