@@ -39,8 +39,8 @@ func (t *table) behavior(rep Report) {
 		default:
 			t.line("BEHAVIOUR  not captured: signal " + evidence.SignalBehavior + " is " + state)
 		}
-		t.line("  No phase was watched, so the absence of behaviour findings says nothing about what the")
-		t.line("  package does when it is installed or run.")
+		t.para("  ", "No phase was watched, so the absence of behaviour findings says nothing about what the "+
+			"package does when it is installed or run.")
 		return
 	}
 
@@ -81,8 +81,8 @@ func (t *table) behavior(rep Report) {
 		}
 	}
 
-	t.line("  No behaviour finding only means nothing was seen in the " + secs(total) + " watched (" + strings.Join(phases, ", ") + "):")
-	t.line("  what the package does after that, or when it detects the sandbox, was not observed.")
+	t.para("  ", "No behaviour finding only means nothing was seen in the "+secs(total)+" watched ("+strings.Join(phases, ", ")+"): "+
+		"what the package does after that, or when it detects the sandbox, was not observed.")
 }
 
 // phase writes one watched phase and what was seen in it.

@@ -6,38 +6,53 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // TableOptions shape the table a person reads at a terminal.
 type TableOptions struct {
-	// Width wraps lines to this many columns (0: 100).
+	// Width wraps lines to this many columns (0: DefaultWidth; less than
+	// 60, which the fixed columns need, is read as 60). Text is never
+	// cut: it wraps, with a hanging indent.
 	Width int
 	// Color marks severities and the gate with ANSI colours (a terminal,
 	// and NO_COLOR unset: the caller decides).
 	Color bool
-	// Verbose writes the whole table (WriteTable): every section, every
-	// evidence.
+	// Verbose writes the whole table (WriteTable's sections and
+	// evidence), wrapped to Width.
 	Verbose bool
+	// Now dates the ignore entries a failed gate suggests (they expire 90
+	// days after it); zero: the run's date, which keeps a table of a
+	// stored report the same every time it is written.
+	Now time.Time
+}
+
+// tableWidth is the width a table is wrapped to, given the one asked for.
+func tableWidth(w int) int {
+	if w <= 0 {
+		return DefaultWidth
+	}
+	return max(w, minWidth)
 }
 
 // WriteTableFor writes the table for a person: the summary and the
-// findings first, each on one wrapped line with its subject and claim,
-// then the dimensions, then what was not observed, the drift and the
-// notice; the long evidence and the detail sections (tools, supply chain,
-// judge, behaviour) with Verbose, which writes WriteTable's full table.
+// findings first (a high or critical one with its evidence, repeated low
+// and info codes on one line each with their subjects), what to do after
+// a failed gate, then the dimensions, the drift and the notice, wrapped
+// to the width; the long evidence and the detail sections (tools, supply
+// chain, judge, behaviour) with Verbose, which writes WriteTable's full
+// table wrapped to the width.
 func WriteTableFor(w io.Writer, rep Report, o TableOptions) error {
+	o.Width = tableWidth(o.Width)
 	if o.Verbose {
-		return WriteTable(w, rep)
-	}
-	if o.Width <= 0 {
-		o.Width = 100
+		return writeTable(w, rep, o)
 	}
 	c := &compact{w: bufio.NewWriter(w), o: o}
 	c.header(rep)
 	c.findings(rep)
+	c.gate(rep)
 	c.dimensions(rep)
 	c.drift(rep)
 	c.raw("")
@@ -67,23 +82,15 @@ func (c *compact) raw(s string) {
 // para writes text wrapped to the width, the first line after lead and
 // the others indented as deep.
 func (c *compact) para(lead, text string) {
-	indent := utf8.RuneCountInString(stripANSI(lead))
-	pad := strings.Repeat(" ", indent)
-	line, width := lead, indent
-	for _, word := range strings.Fields(text) {
-		n := utf8.RuneCountInString(word)
-		if width+n+1 > c.o.Width && width > indent {
-			c.raw(strings.TrimRight(line, " "))
-			line, width = pad, indent
-		}
-		if width > indent {
-			line += " "
-			width++
-		}
-		line += word
-		width += n
+	c.hang(lead, text, width(stripANSI(lead)))
+}
+
+// hang writes text wrapped to the width, the first line after lead and
+// the others indented by indent columns.
+func (c *compact) hang(lead, text string, indent int) {
+	for _, l := range hang(lead, text, indent, c.o.Width) {
+		c.raw(l)
 	}
-	c.raw(strings.TrimRight(line, " "))
 }
 
 const (
@@ -178,6 +185,9 @@ func serverText(rep Report) string {
 	return ", no contract captured"
 }
 
+// severityIndent is where a finding's text starts, after "  HIGH     ".
+const severityIndent = 11
+
 func (c *compact) findings(rep Report) {
 	c.raw("")
 	var counts []string
@@ -189,51 +199,85 @@ func (c *compact) findings(rep Report) {
 		c.raw("  none in the checks that ran; the signals not observed are listed above")
 		return
 	}
+	pad := strings.Repeat(" ", severityIndent)
 	for _, sev := range rubric.Severities() {
+		var fs []Finding
 		for _, f := range rep.Findings {
-			if f.Severity != string(sev) {
+			if f.Severity == string(sev) {
+				fs = append(fs, f)
+			}
+		}
+		lead := "  " + c.severity(string(sev)) + " "
+		// Low and info codes that repeat are one line each, with their
+		// subjects: what they claim is the same of each.
+		repeated := map[string][]string{}
+		if sev == "low" || sev == "info" {
+			for _, f := range fs {
+				if collapsible(f) {
+					repeated[f.Code] = append(repeated[f.Code], clean(orDash(f.Subject)))
+				}
+			}
+		}
+		done := map[string]bool{}
+		for _, f := range fs {
+			if subjects := repeated[f.Code]; len(subjects) > 1 && collapsible(f) {
+				if !done[f.Code] {
+					done[f.Code] = true
+					c.hang(lead, clean(f.Code)+"  "+strconv.Itoa(len(subjects))+" subjects: "+strings.Join(subjects, ", "), severityIndent)
+				}
 				continue
 			}
-			text := clean(f.Code)
-			if f.Subject != "" {
-				text += "  " + clean(f.Subject) + ":"
+			c.hang(lead, findingText(f), severityIndent)
+			if (sev == "critical" || sev == "high") && f.Evidence != "" && f.Value == nil {
+				c.para(pad+"evidence: ", clean(f.Evidence))
 			}
-			if f.Value != nil {
-				text += " = " + num(*f.Value) + ";"
-			}
-			text += " " + clean(claim(f.Message))
-			if ig := f.Ignored; ig != nil {
-				text = "(ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ") " + text
-			}
-			c.line("  "+c.severity(f.Severity)+" ", text)
 		}
 	}
 }
 
-// line writes one line cut to the width, lead and text.
-func (c *compact) line(lead, text string) {
-	room := c.o.Width - utf8.RuneCountInString(stripANSI(lead))
-	if r := []rune(text); room > 10 && len(r) > room {
-		text = string(r[:room-1]) + "…"
+// collapsible reports whether a finding may share its code's line with
+// others: not a measurement (each has its value) and not ignored (each
+// says by whom).
+func collapsible(f Finding) bool { return f.Value == nil && f.Ignored == nil }
+
+// findingText is a finding's line: its code, subject and claim, and who
+// ignored it.
+func findingText(f Finding) string {
+	text := clean(f.Code)
+	if f.Subject != "" {
+		text += "  " + clean(f.Subject)
 	}
-	c.raw(strings.TrimRight(lead+text, " "))
+	if f.Value != nil {
+		text += " = " + num(*f.Value) + ";"
+	} else {
+		text += ":"
+	}
+	text += " " + clean(withoutBaseline(f.Message))
+	if ig := f.Ignored; ig != nil {
+		text = "(ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ") " + text
+	}
+	return text
 }
 
-// claim is the claim of a message: its first sentence, without what the
-// drift section shows (the baseline).
-func claim(s string) string {
+// gate writes, after a failed gate, what to do about each code that
+// failed it.
+func (c *compact) gate(rep Report) {
+	lines := gateAdvice(rep, c.o.Now, c.o.Width)
+	if len(lines) == 0 {
+		return
+	}
+	c.raw("")
+	c.raw(c.paint(ansiRed+ansiBold, lines[0]))
+	for _, l := range lines[1:] {
+		c.raw(l)
+	}
+}
+
+// withoutBaseline is a finding's message without what the drift section
+// shows: the baseline a drift finding is measured from.
+func withoutBaseline(s string) string {
 	if i := strings.Index(s, " since the pin ("); i > 0 {
 		return s[:i] + " since the pin"
-	}
-	return firstSentence(s)
-}
-
-// firstSentence is the claim of a message: its first sentence.
-func firstSentence(s string) string {
-	for i := 0; i+1 < len(s); i++ {
-		if (s[i] == '.' || s[i] == ';') && s[i+1] == ' ' && i > 20 {
-			return s[:i+1]
-		}
 	}
 	return s
 }
@@ -247,11 +291,13 @@ func (c *compact) dimensions(rep Report) {
 			score = num(*d.Score)
 		}
 		lead := fmt.Sprintf("  %-26s %6s  %-10s %5s  ", clean(d.ID), num(d.Weight), clean(d.State), score)
-		reason := clean(d.Reason)
-		if max := c.o.Width - utf8.RuneCountInString(lead); max > 10 && utf8.RuneCountInString(reason) > max {
-			reason = string([]rune(reason)[:max-1]) + "…"
+		// A reason wraps under itself when that leaves it room, else
+		// under the dimension, indented.
+		indent := width(lead)
+		if c.o.Width-indent < alignRoom {
+			indent = hangIndent
 		}
-		c.raw(strings.TrimRight(lead+reason, " "))
+		c.hang(lead, clean(d.Reason), indent)
 	}
 }
 
@@ -263,7 +309,7 @@ func (c *compact) drift(rep Report) {
 	c.raw("")
 	c.para("DRIFT  ", clean(d.Statement))
 	if b := d.Baseline; b != nil {
-		c.line("  baseline  ", "run "+clean(b.RunID)+" of "+clean(b.RunDate)+", version "+clean(b.Version)+", pinned by "+clean(b.PinnedBy))
+		c.para("  baseline  ", "run "+clean(b.RunID)+" of "+clean(b.RunDate)+", version "+clean(b.Version)+", pinned by "+clean(b.PinnedBy))
 	}
 	n := 0
 	for _, ch := range d.Changes {
@@ -272,6 +318,6 @@ func (c *compact) drift(rep Report) {
 		}
 	}
 	if n > 0 {
-		c.line("  ", strconv.Itoa(n)+" change(s) recorded but not surfaced (tools added, descriptions reworded); the surfaced ones are findings above")
+		c.para("  ", strconv.Itoa(n)+" change(s) recorded but not surfaced (tools added, descriptions reworded); the surfaced ones are findings above")
 	}
 }

@@ -442,6 +442,15 @@ func configNonNil(r ConfigReport) ConfigReport {
 
 func writeConfigTable(w io.Writer, r ConfigReport) error {
 	t := &table{w: w}
+	if err := t.configReport(r); err != nil {
+		return fmt.Errorf("report: write config table: %w", err)
+	}
+	return nil
+}
+
+// configReport writes a config report's table, wrapped to the table's
+// width unless it is 0.
+func (t *table) configReport(r ConfigReport) error {
 	t.line(fmt.Sprintf("verifymcp config report (%s)", r.SchemaVersion))
 	t.grid([][]string{
 		{"run", r.Run.Date + "  " + clean(r.Tool.Name) + " " + clean(r.Tool.Version)},
@@ -496,7 +505,7 @@ func writeConfigTable(w io.Writer, r ConfigReport) error {
 			t.line(fmt.Sprintf("  input %s (%s, %s) line %d", clean(in.ID), clean(orDash(in.Type)), kind, in.Line))
 		}
 		for _, u := range f.Unknown {
-			t.line(fmt.Sprintf("  not understood, line %d: %s: %s", u.Line, clean(u.Path), clean(u.Why)))
+			t.hang(fmt.Sprintf("  not understood, line %d: %s: ", u.Line, clean(u.Path)), clean(u.Why), 4)
 		}
 	}
 	t.configFindings(r)
@@ -519,7 +528,7 @@ func writeConfigTable(w io.Writer, r ConfigReport) error {
 		t.grid(rows)
 		for _, s := range r.Scans {
 			if s.Error != "" {
-				t.line(fmt.Sprintf("  %s: %s", clean(s.Server), clean(s.Error)))
+				t.hang(fmt.Sprintf("  %s: ", clean(s.Server)), clean(s.Error), 4)
 			}
 		}
 	}
@@ -527,11 +536,8 @@ func writeConfigTable(w io.Writer, r ConfigReport) error {
 	t.line("")
 	t.line("SUMMARY")
 	t.line(fmt.Sprintf("  %s, %s, %s", plural(r.Summary.Files, "file"), plural(r.Summary.Servers, "server"), plural(len(r.Findings), "finding")))
-	t.line("  " + r.Summary.Statement)
-	if t.err != nil {
-		return fmt.Errorf("report: write config table: %w", t.err)
-	}
-	return nil
+	t.para("  ", r.Summary.Statement)
+	return t.err
 }
 
 // serverLaunch is how a server is started or reached: its command and
@@ -601,12 +607,12 @@ func (t *table) configFindings(r ConfigReport) {
 		if ig := f.Ignored; ig != nil {
 			head += "  (ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ": " + clean(ig.Reason) + "; " + clean(ig.File) + ":" + strconv.Itoa(ig.Line) + ")"
 		}
-		t.line(head)
+		t.hang("    ", strings.TrimPrefix(head, "    "), 8)
 		if f.Message != "" {
-			t.line("      " + clean(f.Message))
+			t.para("      ", clean(f.Message))
 		}
 		if f.Evidence != "" {
-			t.line("      evidence: " + clean(f.Evidence))
+			t.para("      evidence: ", clean(f.Evidence))
 		}
 	}
 }
@@ -646,7 +652,7 @@ func (t *table) configTargets(r ConfigReport) {
 			if why == "" {
 				why = "not a package target"
 			}
-			t.line(fmt.Sprintf("    %s (%s:%d): %s", clean(tg.Server), clean(tg.File), tg.Line, clean(why)))
+			t.hang(fmt.Sprintf("    %s (%s:%d): ", clean(tg.Server), clean(tg.File), tg.Line), clean(why), 6)
 		}
 	}
 }

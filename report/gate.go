@@ -1,114 +1,17 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
 )
-
-// IgnoreFileName is the ignore file a scan reads from the current
-// directory when no other is named.
-const IgnoreFileName = ".verifymcp-ignore.yaml"
-
-// IgnoreFile is a reviewed list of findings an operator has accepted:
-// each entry names a code (and, optionally, a subject and a target), why,
-// who decided and until when. Entries are applied when a report is
-// written: an ignored finding is still in the report, marked as such, and
-// does not trip the gate; an expired entry stops applying and the report
-// says so.
-type IgnoreFile struct {
-	Path    string        `yaml:"-"`
-	Entries []IgnoreEntry `yaml:"ignore"`
-}
-
-// IgnoreEntry is one accepted finding.
-type IgnoreEntry struct {
-	Code string `yaml:"code"`
-	// Subject, when set, limits the entry to findings about it (a tool's
-	// name, "server instructions", ...); empty matches every subject.
-	Subject string `yaml:"subject"`
-	// Target, when set, limits the entry to one package (npm:NAME, any
-	// version, or npm:NAME@VERSION).
-	Target  string `yaml:"target"`
-	Reason  string `yaml:"reason"`
-	By      string `yaml:"by"`
-	Expires string `yaml:"expires"` // YYYY-MM-DD, the last day it applies
-	Line    int    `yaml:"-"`
-
-	expires time.Time
-}
-
-// LoadIgnoreFile reads an ignore file. Every entry needs a code, a
-// reason, who decided and an expiry date; a malformed file is an error
-// naming FILE:LINE.
-func LoadIgnoreFile(path string) (*IgnoreFile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseIgnoreFile(path, data)
-}
-
-// ParseIgnoreFile parses the ignore file named path.
-func ParseIgnoreFile(path string, data []byte) (*IgnoreFile, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	f := &IgnoreFile{Path: path}
-	if len(doc.Content) == 0 {
-		return f, nil
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	// Lines, from the node tree: ignore -> sequence -> entries.
-	var lines []int
-	if root := doc.Content[0]; root.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			if root.Content[i].Value == "ignore" {
-				for _, n := range root.Content[i+1].Content {
-					lines = append(lines, n.Line)
-				}
-			}
-		}
-	}
-	for i := range f.Entries {
-		e := &f.Entries[i]
-		if i < len(lines) {
-			e.Line = lines[i]
-		}
-		where := fmt.Sprintf("%s:%d", path, e.Line)
-		switch {
-		case strings.TrimSpace(e.Code) == "":
-			return nil, fmt.Errorf("%s: an ignore entry needs the code it accepts", where)
-		case strings.TrimSpace(e.Reason) == "":
-			return nil, fmt.Errorf("%s: ignoring %s needs a reason", where, e.Code)
-		case strings.TrimSpace(e.By) == "":
-			return nil, fmt.Errorf("%s: ignoring %s needs who decided it (by)", where, e.Code)
-		case strings.TrimSpace(e.Expires) == "":
-			return nil, fmt.Errorf("%s: ignoring %s needs an expiry date (expires: YYYY-MM-DD): an acceptance is reviewed again", where, e.Code)
-		}
-		t, err := time.Parse("2006-01-02", e.Expires)
-		if err != nil {
-			return nil, fmt.Errorf("%s: expires %q is not a date YYYY-MM-DD", where, e.Expires)
-		}
-		e.expires = t
-	}
-	return f, nil
-}
 
 // Ignored says why a finding is ignored.
 type Ignored struct {
@@ -226,6 +129,14 @@ func (g Gate) Failed() string {
 // signal could not be checked, not that something was found.
 func IsUnverified(code string) bool { return strings.HasSuffix(code, ".unverified") }
 
+// trips reports whether finding f fails the gate: a finding (not a
+// measurement) not ignored, at or above the gate's severity, and not an
+// unverified marker unless the gate counts them.
+func (g Gate) trips(f Finding) bool {
+	return g.FailOn != "" && f.Ignored == nil && f.Kind == string(rubric.KindFinding) && (g.Unverified || !IsUnverified(f.Code)) &&
+		rubric.Severity(f.Severity).Rank() >= rubric.Severity(g.FailOn).Rank()
+}
+
 // Apply marks the findings the policy's ignore file accepts, evaluates
 // the gate and fills the report's summary.
 func (p Policy) Apply(rep *Report) {
@@ -266,10 +177,7 @@ func (p Policy) Apply(rep *Report) {
 			continue
 		}
 		s.Findings[f.Severity]++
-		if p.FailOn == "" || f.Kind != string(rubric.KindFinding) || (IsUnverified(f.Code) && !p.Unverified) {
-			continue
-		}
-		if rubric.Severity(f.Severity).Rank() >= p.FailOn.Rank() {
+		if s.Gate.trips(f) {
 			s.Gate.Tripped = append(s.Gate.Tripped, strings.TrimSpace(f.Code+" "+f.Subject))
 		}
 	}
@@ -287,20 +195,6 @@ func (p Policy) Apply(rep *Report) {
 			s.Gate.Result = GateFailed
 		}
 	}
-}
-
-func (e IgnoreEntry) matches(f *Finding, t Target) bool {
-	if f.Code != e.Code || (e.Subject != "" && f.Subject != e.Subject) {
-		return false
-	}
-	if e.Target == "" {
-		return true
-	}
-	name := strings.TrimPrefix(e.Target, "npm:")
-	if at := strings.LastIndex(name, "@"); at > 0 {
-		return name[:at] == t.Name && name[at+1:] == t.Version
-	}
-	return name == t.Name
 }
 
 // summarize fills the parts of the summary the evidence decides.
@@ -333,3 +227,83 @@ func summarize(rep *Report, b *evidence.Bundle) {
 }
 
 func round3(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
+
+// adviceDays is how long the ignore entry a failed gate suggests lasts.
+const adviceDays = 90
+
+// gateAdvice says, after a failed gate, what to do about each code that
+// failed it: the command that explains the code, and, for each finding,
+// the ignore entry that accepts it once it has been reviewed, expiring
+// adviceDays after now (the run's date when now is zero). A signal that
+// tripped the gate (--fail-on-unverified) is not a finding and gets no
+// entry. The prose is wrapped to width; the entries never are, so that
+// they paste as they are. It is nil unless the gate failed.
+func gateAdvice(rep Report, now time.Time, width int) []string {
+	g := rep.Summary.Gate
+	if g.Result != GateFailed {
+		return nil
+	}
+	if now.IsZero() {
+		now, _ = time.Parse(time.RFC3339, rep.Run.Date)
+	}
+	expires := now.UTC().AddDate(0, 0, adviceDays)
+	var codes []string
+	subjects := map[string][]string{}
+	var tripped []Finding
+	for _, f := range rep.Findings {
+		if !g.trips(f) {
+			continue
+		}
+		if !slices.Contains(codes, f.Code) {
+			codes = append(codes, f.Code)
+		}
+		if f.Subject != "" {
+			subjects[f.Code] = append(subjects[f.Code], clean(f.Subject))
+		}
+		tripped = append(tripped, f)
+	}
+	out := []string{"GATE FAILED  what to do about each code that failed it"}
+	for _, c := range codes {
+		head := "  " + clean(c)
+		if ss := subjects[c]; len(ss) > 0 {
+			head += "  " + strings.Join(ss, ", ")
+		}
+		out = append(out, hang(head, "", 4, width)...)
+		out = append(out, "    read more: verifymcp rubric explain "+clean(c))
+	}
+	var signals []string
+	for _, t := range g.Tripped {
+		if name, ok := strings.CutPrefix(t, signalPrefix); ok {
+			signals = append(signals, clean(name))
+		}
+	}
+	if len(signals) > 0 {
+		out = append(out, hang("  ", "signals "+strings.Join(signals, ", ")+": a third party did not answer, which fails the gate "+
+			"with --fail-on-unverified; a signal is not a finding, and the ignore file does not apply to it", 4, width)...)
+	}
+	if len(tripped) == 0 {
+		return out
+	}
+	out = append(out, hang("  ", "To accept a finding once it has been reviewed, paste its entry into the ignore file ("+IgnoreFileName+
+		" in the current directory, or --ignore-file), under its ignore: line, and fill in the reason and who decided:", 2, width)...)
+	out = append(out, "ignore:")
+	for _, f := range tripped {
+		out = append(out, ignoreEntryYAML(f, rep.Target, expires)...)
+	}
+	return out
+}
+
+// WriteGateAdvice writes, after a failed gate, what to do about each code
+// that failed it (see the table's GATE FAILED section): for a report
+// written in another format, on the stream a person reads. It writes
+// nothing unless the gate failed.
+func WriteGateAdvice(w io.Writer, rep Report, o TableOptions) error {
+	lines := gateAdvice(rep, o.Now, tableWidth(o.Width))
+	if len(lines) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, strings.Join(lines, "\n")+"\n"); err != nil {
+		return fmt.Errorf("report: write gate advice: %w", err)
+	}
+	return nil
+}

@@ -1,10 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/verifymcp/verifymcp/rubric"
 )
@@ -36,17 +40,74 @@ func TestIgnoreFileParse(t *testing.T) {
 	if len(f.Entries) != 3 || f.Entries[0].Line != 3 || f.Entries[1].Line != 8 || f.Entries[2].Line != 13 {
 		t.Errorf("entries %+v", f.Entries)
 	}
+	// Every bad entry is one line that names FILE:LINE.
+	const code = "pkg.contract.schema.missing"
 	for _, tc := range []struct{ name, in, want string }{
-		{"no reason", "ignore:\n  - code: pkg.x.y\n    by: a\n    expires: 2027-01-01\n", "f.yaml:2: ignoring pkg.x.y needs a reason"},
-		{"no expiry", "ignore:\n  - code: pkg.x.y\n    by: a\n    reason: r\n", "f.yaml:2: ignoring pkg.x.y needs an expiry date"},
-		{"bad date", "ignore:\n  - code: pkg.x.y\n    by: a\n    reason: r\n    expires: next week\n", `f.yaml:2: expires "next week" is not a date YYYY-MM-DD`},
-		{"no one", "ignore:\n  - code: pkg.x.y\n    reason: r\n    expires: 2027-01-01\n", "f.yaml:2: ignoring pkg.x.y needs who decided it (by)"},
-		{"unknown field", "ignore:\n  - code: pkg.x.y\n    reason: r\n    by: a\n    expires: 2027-01-01\n    until: x\n", "field until not found"},
-		{"not yaml", "ignore: [", "f.yaml:"},
+		{"no reason", "ignore:\n  - code: " + code + "\n    by: a\n    expires: 2027-01-01\n", "f.yaml:2: ignoring " + code + " needs a reason"},
+		{"no expiry", "ignore:\n  - code: " + code + "\n    by: a\n    reason: r\n", "f.yaml:2: ignoring " + code + " needs an expiry date"},
+		{"bad date", "ignore:\n  - code: " + code + "\n    by: a\n    reason: r\n    expires: next week\n", `f.yaml:5: expires "next week" is not a date YYYY-MM-DD`},
+		{"no one", "ignore:\n  - code: " + code + "\n    reason: r\n    expires: 2027-01-01\n", "f.yaml:2: ignoring " + code + " needs who decided it (by)"},
+		{"no code", "ignore:\n  - reason: r\n    by: a\n    expires: 2027-01-01\n", "f.yaml:2: an ignore entry needs the code it accepts"},
+		{"unknown code", "ignore:\n  - code: " + code + "\n    reason: r\n    by: a\n    expires: 2027-01-01\n  - code: pkg.x.y\n    reason: r\n    by: a\n    expires: 2027-01-01\n",
+			`f.yaml:6: "pkg.x.y" is not a reason code of any rubric (v1 to v` + rubric.Versions()[len(rubric.Versions())-1] + ") or of the config catalog; `verifymcp rubric show` lists them"},
+		{"a prefix of codes", "ignore:\n  - code: pkg.contract.schema.miss\n    reason: r\n    by: a\n    expires: 2027-01-01\n", "did you mean " + code + "?"},
+		{"a config code that is not", "ignore:\n  - code: cfg.credential.literl\n    reason: r\n    by: a\n    expires: 2027-01-01\n", `f.yaml:2: "cfg.credential.literl" is not a reason code`},
+		{"unknown field", "ignore:\n  - code: " + code + "\n    reason: r\n    by: a\n    expires: 2027-01-01\n    until: x\n",
+			`f.yaml:6: unknown field "until" in an ignore entry (it takes code, subject, target, reason, by, expires)`},
+		{"a field twice", "ignore:\n  - code: " + code + "\n    reason: r\n    reason: s\n", "f.yaml:4: reason is given twice in one ignore entry"},
+		{"a list for text", "ignore:\n  - code: [a, b]\n", "f.yaml:2: code must be text, not a list or a mapping"},
+		{"an entry not a mapping", "ignore:\n  - " + code + "\n", "f.yaml:2: an ignore entry is a mapping of code, subject, target, reason, by, expires"},
+		{"not a list", "ignore: " + code + "\n", "f.yaml:1: ignore must be a list of entries"},
+		{"another key", "ignores:\n  - code: " + code + "\n", `f.yaml:1: unknown key "ignores": an ignore file has one key, ignore`},
+		{"not yaml", "ignore: [", "f.yaml:1: not YAML: did not find expected node content"},
+		{"a list", "- code: " + code + "\n", "f.yaml:1: an ignore file is a mapping with one key, ignore"},
 	} {
 		_, err := ParseIgnoreFile("f.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error of more than one line: %q", tc.name, err)
+		}
+	}
+	// A config catalog code is one (config scan gates on the same file).
+	if f, err := ParseIgnoreFile("f.yaml", []byte("ignore:\n  - code: cfg.credential.literal\n    reason: r\n    by: a\n    expires: 2027-01-01\n")); err != nil || len(f.Entries) != 1 {
+		t.Errorf("a config code: %v, %+v", err, f)
+	}
+	for _, in := range []string{"", "# nothing yet\n", "ignore:\n", "ignore: []\n"} {
+		if f, err := ParseIgnoreFile("f.yaml", []byte(in)); err != nil || len(f.Entries) != 0 {
+			t.Errorf("%q: %v, %d entries, want none", in, err, len(f.Entries))
+		}
+	}
+}
+
+// TestIgnoreTarget: an entry's target names an ecosystem's package, any
+// version or one.
+func TestIgnoreTarget(t *testing.T) {
+	f := &Finding{Code: "pkg.contract.schema.missing", Subject: "stats"}
+	npm := Target{Ecosystem: "npm", Name: "@acme/files-mcp", Version: "1.2.0"}
+	pypi := Target{Ecosystem: "pypi", Name: "files-mcp", Version: "1.2.0"}
+	for _, tc := range []struct {
+		target string
+		t      Target
+		want   bool
+	}{
+		{"", npm, true},
+		{"npm:@acme/files-mcp", npm, true},
+		{"@acme/files-mcp", npm, true},
+		{"npm:@acme/files-mcp@1.2.0", npm, true},
+		{"npm:@acme/files-mcp@1.1.0", npm, false},
+		{"npm:@acme/other", npm, false},
+		{"pypi:files-mcp", pypi, true},
+		{"pypi:files-mcp@1.2.0", pypi, true},
+		{"pypi:files-mcp==1.2.0", pypi, true},
+		{"pypi:files-mcp==1.3.0", pypi, false},
+		{"npm:files-mcp", pypi, false},
+		{"files-mcp", pypi, false},
+	} {
+		e := IgnoreEntry{Code: f.Code, Target: tc.target}
+		if got := e.matches(f, tc.t); got != tc.want {
+			t.Errorf("target %q on %s:%s: matches %v, want %v", tc.target, tc.t.Ecosystem, tc.t.Name, got, tc.want)
 		}
 	}
 }
@@ -144,5 +205,94 @@ func TestGate(t *testing.T) {
 	}
 	if s, err := ParseSeverity("high"); err != nil || s != rubric.Severity("high") {
 		t.Errorf("ParseSeverity(high) = %q, %v", s, err)
+	}
+}
+
+// TestGateAdvice: after a failed gate, each code that failed it is
+// listed with the command that explains it, and each finding with an
+// ignore entry that, pasted into an ignore file, parses and accepts that
+// finding and no other, even when its subject carries a bidirectional
+// control; nothing in the advice acts on a terminal.
+func TestGateAdvice(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, name := range []string{"hostile", "everything", "behavior", "dnssec"} {
+		t.Run(name, func(t *testing.T) {
+			rep := build(t, loadBundle(t, name))
+			Policy{FailOn: "low"}.Apply(&rep)
+			if rep.Summary.Gate.Result != GateFailed {
+				t.Fatalf("gate %+v, want failed", rep.Summary.Gate)
+			}
+			var buf bytes.Buffer
+			if err := WriteGateAdvice(&buf, rep, TableOptions{Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			for _, f := range rep.Findings {
+				if rep.Summary.Gate.trips(f) && !strings.Contains(out, "read more: verifymcp rubric explain "+f.Code+"\n") {
+					t.Errorf("no explain command for %s", f.Code)
+				}
+			}
+			if i := strings.IndexFunc(out, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || unicode.Is(unicode.Cf, r) }); i >= 0 {
+				t.Errorf("the advice writes a control or format character at %d: %q", i, out[max(0, i-20):i+1])
+			}
+			_, yml, ok := strings.Cut(out, "\nignore:\n")
+			if !ok {
+				t.Fatalf("no ignore entries in:\n%s", out)
+			}
+			ig, err := ParseIgnoreFile("pasted.yaml", []byte("ignore:\n"+yml))
+			if err != nil {
+				t.Fatalf("the suggested entries do not parse: %v\n%s", err, yml)
+			}
+			if want := len(rep.Summary.Gate.Tripped); len(ig.Entries) != want {
+				t.Errorf("%d entries, want one per tripped finding (%d)", len(ig.Entries), want)
+			}
+			for _, e := range ig.Entries {
+				if e.Expires != "2026-08-30" || !strings.HasPrefix(e.Reason, "FILL IN") || !strings.HasPrefix(e.By, "FILL IN") {
+					t.Errorf("entry %+v: want expires 90 days on and the reason and by to fill in", e)
+				}
+			}
+			before := len(rep.Findings)
+			Policy{FailOn: "low", Ignore: ig, Now: now}.Apply(&rep)
+			if rep.Summary.Gate.Result != GatePassed || len(rep.Summary.Expired) != 0 {
+				t.Errorf("with the suggested entries: gate %+v, expired %q; want passed", rep.Summary.Gate, rep.Summary.Expired)
+			}
+			if got := rep.Summary.Ignored; got != len(ig.Entries) || len(rep.Findings) != before {
+				t.Errorf("%d findings ignored by %d entries: an entry accepts more than its finding", got, len(ig.Entries))
+			}
+		})
+	}
+	// A gate that passed, or none, advises nothing.
+	rep := build(t, loadBundle(t, "hostile"))
+	Policy{FailOn: "critical"}.Apply(&rep)
+	var buf bytes.Buffer
+	if err := WriteGateAdvice(&buf, rep, TableOptions{}); err != nil || buf.Len() != 0 {
+		t.Errorf("passed gate: advice %q, %v", buf.String(), err)
+	}
+	// A signal that tripped the gate is no finding: no entry for it.
+	Policy{FailOn: "critical", Unverified: true}.Apply(&rep)
+	lines := gateAdvice(rep, now, 80)
+	if out := strings.Join(strings.Fields(strings.Join(lines, " ")), " "); !strings.Contains(out, "signals github unavailable, judge unavailable, socket error: a third party did not answer") || strings.Contains(out, "ignore:") {
+		t.Errorf("signals only:\n%s", out)
+	}
+}
+
+func TestYAMLQuote(t *testing.T) {
+	for _, s := range []string{"plain", `quote " and \ back`, "sync\u202egnp.exe", "bell\x07 esc\x1b[31m", "tag \U000E0041", "wide 名前 e\u0301", "nel\u0085 ls\u2028", "# not a comment: @x"} {
+		q := yamlQuote(s)
+		var got string
+		if err := yaml.Unmarshal([]byte("v: "+q), &struct {
+			V *string `yaml:"v"`
+		}{&got}); err != nil {
+			t.Errorf("%q: %s does not parse: %v", s, q, err)
+			continue
+		}
+		if got != s {
+			t.Errorf("yamlQuote(%q) = %s reads back as %q", s, q, got)
+		}
+		for _, r := range q {
+			if !unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) {
+				t.Errorf("yamlQuote(%q) = %q writes %U", s, q, r)
+			}
+		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // WriteHTML writes the report as one self-contained HTML page: the
-// sections of WriteMarkdown, and a bar chart of the dimensions drawn as
+// headline and sections of WriteMarkdown (each finding with how to fix
+// it), and a bar chart of the dimensions drawn as
 // inline SVG. The page loads nothing (no stylesheet, script, font or
 // image), has no script at all, and its Content-Security-Policy allows
 // only its own stylesheet, by hash, so that nothing else could run or
@@ -50,6 +51,8 @@ dl.summary dt{font-weight:600}
 dl.summary dd{margin:0;overflow-wrap:anywhere}
 ul.inline{list-style:none;padding:0;margin:.2rem 0 0;display:flex;flex-wrap:wrap;gap:.3rem .9rem}
 .gate-failed{color:var(--zero);font-weight:600}
+.headline{font-size:1.1rem;font-weight:600;margin:.5rem 0 0;overflow-wrap:anywhere}
+.finding p.fix .label{font-weight:600}
 .finding{border:1px solid var(--line);border-left-width:4px;border-radius:6px;padding:.5rem .8rem;margin:.5rem 0}
 .finding p{margin:.2rem 0;overflow-wrap:anywhere}
 .finding .head{font-weight:600}
@@ -105,6 +108,7 @@ const (
 
 type htmlView struct {
 	CSS        template.CSS
+	Headline   string
 	Target     string
 	Requested  string
 	Run        string
@@ -138,7 +142,7 @@ type htmlGroup struct {
 }
 
 type htmlFinding struct {
-	Code, Subject, Value, Message, Evidence, Ignored string
+	Code, Subject, Value, Message, Remediation, Evidence, Ignored string
 }
 
 type htmlDimension struct {
@@ -175,6 +179,7 @@ func newHTMLView(rep Report) htmlView {
 	s := rep.Summary
 	v := htmlView{
 		CSS:      template.CSS(htmlCSS),
+		Headline: clean(headline(rep)),
 		Target:   clean(targetName(rep.Target)),
 		Outcome:  clean(orDash(s.Outcome)),
 		Gate:     clean(gateSentence(s.Gate)),
@@ -216,7 +221,7 @@ func newHTMLView(rep Report) htmlView {
 	for _, g := range findingGroups(rep.Findings) {
 		hg := htmlGroup{Title: clean(severityTitle(g.Severity)), Class: severityClass(g.Severity)}
 		for _, f := range g.Findings {
-			hf := htmlFinding{Code: clean(f.Code), Subject: clean(f.Subject), Message: clean(f.Message)}
+			hf := htmlFinding{Code: clean(f.Code), Subject: clean(f.Subject), Message: clean(f.Message), Remediation: clean(f.Remediation)}
 			if f.Value != nil {
 				hf.Value = num(*f.Value)
 			} else {
@@ -344,6 +349,7 @@ var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{- if .Recollect}}
 <p class="meta">{{.Recollect}}</p>
 {{- end}}
+<p class="headline{{if .GateResult}} gate-{{.GateResult}}{{end}}">{{.Headline}}</p>
 </header>
 <main>
 <section id="summary" aria-labelledby="summary-title">
@@ -399,6 +405,9 @@ What these would have found is unknown, not clean.
 <p class="meta">Ignored {{.Ignored}}</p>
 {{- end}}
 <p>{{.Message}}</p>
+{{- if .Remediation}}
+<p class="fix"><span class="label">How to fix:</span> {{.Remediation}}</p>
+{{- end}}
 {{- if .Evidence}}
 <details><summary>Evidence</summary><pre>{{.Evidence}}</pre></details>
 {{- end}}

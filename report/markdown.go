@@ -11,11 +11,13 @@ import (
 )
 
 // WriteMarkdown writes the report as GitHub-flavoured Markdown, for a pull
-// request or an issue: a title naming the target and its version, the
-// summary (outcome, the gate when one was set, the findings by severity,
-// the score and the share of the rubric's weight it covers, the signals
-// not observed), the findings by severity with their evidence folded in
-// <details>, the dimensions, the signals and the notice.
+// request or an issue: a title naming the target and its version, a
+// headline (the score, the gate's result when a gate was set, the
+// findings by severity), the summary (outcome, the gate, the findings by
+// severity, the score and the share of the rubric's weight it covers, the
+// signals not observed), the findings by severity with how to fix each
+// (the remediation of its code in the rubric) and their evidence folded
+// in <details>, the dimensions, the signals and the notice.
 //
 // Text that came from the package, a third party or an ignore file is
 // escaped so that it cannot add links, images, HTML, mentions or table
@@ -75,6 +77,8 @@ func (m *mdWriter) header(rep Report) {
 	}
 	m.line(strings.Join(parts, " "))
 	m.line("")
+	m.line("**" + mdText(headline(rep)) + "**")
+	m.line("")
 }
 
 func (m *mdWriter) summary(rep Report) {
@@ -133,6 +137,11 @@ func (m *mdWriter) findings(rep Report) {
 				head += " — **ignored** " + mdText(ignoredSentence(ig))
 			}
 			m.line(head + ": " + mdText(f.Message))
+			if f.Remediation != "" {
+				m.line("")
+				m.line("  How to fix: " + mdText(f.Remediation))
+				m.line("")
+			}
 			if f.Evidence != "" && f.Value == nil {
 				fence := mdFence(clean(f.Evidence))
 				m.line("")
@@ -210,6 +219,32 @@ func imageRef(s Sandbox) string {
 		return s.Image
 	}
 	return s.ImageDigest
+}
+
+// headline is the report in one line: the score, the gate's result when
+// a gate was set, and the findings by severity.
+func headline(rep Report) string {
+	score := "No score: every dimension was dropped"
+	if rep.Score != nil {
+		score = "Score " + num(*rep.Score) + " / 100"
+	}
+	parts := []string{score}
+	switch g := rep.Summary.Gate; g.Result {
+	case GateFailed:
+		parts = append(parts, "gate failed: "+g.Failed())
+	case GatePassed:
+		parts = append(parts, "gate passed: nothing at or above "+g.FailOn)
+	}
+	s := rep.Summary
+	counts := make([]string, 0, len(s.Findings))
+	for _, sev := range severityOrder(s.Findings) {
+		counts = append(counts, sev+" "+strconv.Itoa(s.Findings[sev]))
+	}
+	findings := "findings: " + strings.Join(counts, ", ")
+	if s.Ignored > 0 {
+		findings += " (" + strconv.Itoa(s.Ignored) + " ignored)"
+	}
+	return strings.Join(append(parts, findings), " · ")
 }
 
 // gateSentence is the gate's result, "" when no gate was set.

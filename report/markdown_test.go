@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"html/template"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/rubric"
 )
 
 // markupFixtures are the fixtures with Markdown and HTML goldens.
@@ -120,8 +122,9 @@ func checkMarkdown(t *testing.T, md string) {
 	t.Helper()
 	prose := stripCode(t, md)
 	own := regexp.MustCompile(`</?details>|<summary>|</summary>|^- \*\*[A-Z][a-z ]+:\*\* | — \*\*ignored\*\* `)
+	headline := regexp.MustCompile(`^\*\*((?:Score|No score).*)\*\*$`)
 	for i, line := range strings.Split(prose, "\n") {
-		line = own.ReplaceAllString(line, "")
+		line = own.ReplaceAllString(headline.ReplaceAllString(line, "$1"), "")
 		for _, bad := range []*regexp.Regexp{
 			regexp.MustCompile(`(^|[^\\])[<>]`),                    // HTML, autolinks
 			regexp.MustCompile(`(^|[^\\])[\[\]]`),                  // links, images
@@ -342,6 +345,60 @@ func TestMarkdownGitHub(t *testing.T) {
 						t.Errorf("table row with %d cells, header %d: %s", n, want, r)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestMarkupHeadlineAndFix: Markdown and HTML open with a headline (the
+// score, the gate's result when a gate ran, the findings by severity) and
+// give every finding the remediation its code has in the rubric.
+func TestMarkupHeadlineAndFix(t *testing.T) {
+	for _, name := range []string{"everything", "injection"} {
+		t.Run(name, func(t *testing.T) {
+			rep := markupReport(t, name)
+			var md, page bytes.Buffer
+			if err := WriteMarkdown(&md, rep); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteHTML(&page, rep); err != nil {
+				t.Fatal(err)
+			}
+			h := headline(rep)
+			for _, w := range []string{"Score " + num(*rep.Score) + " / 100", "findings: critical 0, high "} {
+				if !strings.Contains(h, w) {
+					t.Errorf("headline %q lacks %q", h, w)
+				}
+			}
+			if gated := strings.Contains(h, "gate failed: 2 finding(s) at or above high"); gated != (name == "injection") {
+				t.Errorf("headline %q: gate shown %v, gate ran %v", h, gated, name == "injection")
+			}
+			if lines := strings.SplitN(md.String(), "\n", 6); lines[4] != "**"+mdText(h)+"**" {
+				t.Errorf("Markdown line 5 is %q, want the headline", lines[4])
+			}
+			if !strings.Contains(page.String(), ">"+template.HTMLEscapeString(h)+"</p>\n</header>") {
+				t.Error("the HTML header does not end with the headline")
+			}
+			r := rubric.Current()
+			fixes := 0
+			for _, f := range rep.Findings {
+				def, ok := r.Code(f.Code)
+				if !ok {
+					t.Fatalf("%s: not in the rubric", f.Code)
+				}
+				if def.Remediation == "" {
+					continue // a measurement's code has none
+				}
+				fixes++
+				if !strings.Contains(md.String(), "  How to fix: "+mdText(def.Remediation)+"\n") {
+					t.Errorf("Markdown lacks how to fix %s", f.Code)
+				}
+				if !strings.Contains(page.String(), `<span class="label">How to fix:</span> `+template.HTMLEscapeString(def.Remediation)+"</p>") {
+					t.Errorf("HTML lacks how to fix %s", f.Code)
+				}
+			}
+			if fixes < 5 {
+				t.Errorf("%d findings with a remediation, want the fixture's many", fixes)
 			}
 		})
 	}

@@ -16,14 +16,19 @@ import (
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
-// WriteTable writes a terminal summary of the report. The output depends on
-// the report alone, so it can be snapshot-tested. Text that came from the
-// package (names, descriptions, logs) is printed with control and
-// bidirectional-formatting characters escaped, so a server cannot move the
-// cursor, recolour or retitle the terminal, or reorder what is shown.
-func WriteTable(w io.Writer, rep Report) error {
+// WriteTable writes a terminal summary of the report, every section and
+// evidence, each line whole (WriteTableFor wraps it to a width). The
+// output depends on the report alone, so it can be snapshot-tested. Text
+// that came from the package (names, descriptions, logs) is printed with
+// control and bidirectional-formatting characters escaped, so a server
+// cannot move the cursor, recolour or retitle the terminal, or reorder
+// what is shown.
+func WriteTable(w io.Writer, rep Report) error { return writeTable(w, rep, TableOptions{}) }
+
+// writeTable writes the full table, wrapped to o.Width unless it is 0.
+func writeTable(w io.Writer, rep Report, o TableOptions) error {
 	bw := bufio.NewWriter(w)
-	t := &table{w: bw}
+	t := &table{w: bw, width: o.Width}
 	t.header(rep)
 	t.gate(rep)
 	t.score(rep)
@@ -34,9 +39,15 @@ func WriteTable(w io.Writer, rep Report) error {
 	t.behavior(rep)
 	t.drift(rep)
 	t.findings(rep)
+	if lines := gateAdvice(rep, o.Now, tableWidth(o.Width)); len(lines) > 0 {
+		t.raw("")
+		for _, l := range lines {
+			t.raw(l)
+		}
+	}
 	t.line("")
 	t.line("NOTICE")
-	t.line("  " + rep.Notice)
+	t.para("  ", rep.Notice)
 	if t.err != nil {
 		return fmt.Errorf("report: write table: %w", t.err)
 	}
@@ -46,23 +57,71 @@ func WriteTable(w io.Writer, rep Report) error {
 	return nil
 }
 
+// table writes the full table. A width of 0 wraps nothing.
 type table struct {
-	w   io.Writer
-	err error
+	w     io.Writer
+	width int
+	err   error
 }
 
-func (t *table) line(s string) {
+// raw writes one line as it is.
+func (t *table) raw(s string) {
 	if t.err == nil {
 		_, t.err = io.WriteString(t.w, s+"\n")
 	}
 }
 
+// line writes one line, wrapped to the table's width: the lines after the
+// first indented two columns deeper than it.
+func (t *table) line(s string) {
+	if t.width <= 0 || width(s) <= t.width {
+		t.raw(s)
+		return
+	}
+	text := strings.TrimLeft(s, " ")
+	lead := s[:len(s)-len(text)]
+	for _, l := range hang(lead, text, len(lead)+2, t.width) {
+		t.raw(l)
+	}
+}
+
+// para writes text after lead, wrapped to the table's width, the lines
+// after the first indented as deep as lead.
+func (t *table) para(lead, text string) {
+	for _, l := range hang(lead, text, width(lead), t.width) {
+		t.raw(l)
+	}
+}
+
+// hang writes text after lead, wrapped to the table's width, the lines
+// after the first indented by indent columns.
+func (t *table) hang(lead, text string, indent int) {
+	for _, l := range hang(lead, text, indent, t.width) {
+		t.raw(l)
+	}
+}
+
+// alignRoom is the fewest columns a wrapped last column keeps under
+// itself; with less, it wraps under the row, indented.
+const alignRoom = 40
+
+// hangIndent is the indent of a wrapped last column that has too little
+// room under itself.
+const hangIndent = 6
+
 // grid writes rows aligned in columns, indented by two spaces. Every row
 // keeps all its cells, even empty trailing ones, because tabwriter aligns
 // a column only over consecutive lines that have it; the padding this
-// leaves at line ends is trimmed.
+// leaves at line ends is trimmed. With a width, the last column wraps
+// with a hanging indent at its start, when the columns before it leave
+// it alignRoom columns; else under the row, indented by hangIndent; a row
+// whose other columns fill the line is written whole.
 func (t *table) grid(rows [][]string) {
 	if t.err != nil {
+		return
+	}
+	if t.width > 0 {
+		t.wrappedGrid(rows)
 		return
 	}
 	var buf strings.Builder
@@ -76,7 +135,46 @@ func (t *table) grid(rows [][]string) {
 	}
 	for _, l := range strings.SplitAfter(buf.String(), "\n") {
 		if l != "" {
-			t.line(strings.TrimRight(l, " \n"))
+			t.raw(strings.TrimRight(l, " \n"))
+		}
+	}
+}
+
+// wrappedGrid is grid at a width: columns measured in terminal cells,
+// two spaces apart.
+func (t *table) wrappedGrid(rows [][]string) {
+	var cols []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(cols) {
+				cols = append(cols, 0)
+			}
+			if i < len(r)-1 {
+				cols[i] = max(cols[i], width(c))
+			}
+		}
+	}
+	for _, r := range rows {
+		if len(r) == 0 {
+			continue
+		}
+		var lead strings.Builder
+		lead.WriteString("  ")
+		for i, c := range r[:len(r)-1] {
+			lead.WriteString(c + strings.Repeat(" ", cols[i]-width(c)+2))
+		}
+		indent := width(lead.String())
+		switch {
+		case indent >= t.width:
+			// The columns before it fill the line: the row is written
+			// whole, as wrapping its last cell would not make it fit.
+			t.raw(strings.TrimRight(lead.String()+r[len(r)-1], " "))
+			continue
+		case t.width-indent < alignRoom:
+			indent = hangIndent
+		}
+		for _, l := range hang(lead.String(), r[len(r)-1], indent, t.width) {
+			t.raw(l)
 		}
 	}
 }
@@ -413,10 +511,10 @@ func (t *table) findings(rep Report) {
 			if ig := f.Ignored; ig != nil {
 				head += "  (ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ": " + clean(ig.Reason) + "; " + clean(ig.File) + ":" + strconv.Itoa(ig.Line) + ")"
 			}
-			t.line(head)
-			t.line("      " + clean(f.Message))
+			t.para("    ", strings.TrimPrefix(head, "    "))
+			t.para("      ", clean(f.Message))
 			if f.Evidence != "" && f.Value == nil {
-				t.line("      evidence: " + clean(f.Evidence))
+				t.para("      evidence: ", clean(f.Evidence))
 			}
 		}
 	}
@@ -446,6 +544,11 @@ func orDash(s string) string {
 
 // num prints a number without trailing zeros: 100, 92.3.
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// Clean makes untrusted text safe to print on a terminal, as every table
+// does (see clean): for a line written outside a report, such as an
+// error that quotes a package's tool name.
+func Clean(s string) string { return clean(s) }
 
 // clean makes untrusted text safe to print on a terminal: control
 // characters (C0, DEL, C1), bidirectional formatting characters and other

@@ -83,7 +83,8 @@ func main() {
 
 	scan := func(extra ...string) sample {
 		start := time.Now()
-		args := append([]string{"scan", "--format", "json", "--data-dir", data}, extra...)
+		// -v: the observer's memory is logged for --verbose only.
+		args := append([]string{"scan", "-v", "--format", "json", "--data-dir", data}, extra...)
 		cmd := exec.Command(abs, append(args, target)...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/store"
 )
 
@@ -55,7 +56,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code == ExitInterrupted {
 		fmt.Fprintln(stderr, "verifymcp: interrupted; what was committed is kept, and any sandbox containers, networks and volumes of this run were removed")
 	} else {
-		fmt.Fprintln(stderr, "verifymcp: "+oneLine(err.Error()))
+		// An error may quote a package's text (a tool name that tripped
+		// the gate): escaped as the report escapes it.
+		fmt.Fprintln(stderr, "verifymcp: "+report.Clean(oneLine(err.Error())))
 	}
 	return code
 }

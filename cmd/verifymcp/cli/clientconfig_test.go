@@ -128,6 +128,8 @@ const oneServerConfig = `{"mcpServers": {"github": {"command": "npx", "args": ["
 // doubled) and listed once with both roles. A file named twice on the
 // command line is read once too.
 func TestConfigScanReadsAFileOnce(t *testing.T) {
+	// Wide enough that no line this test reads is wrapped.
+	t.Setenv("COLUMNS", "400")
 	home := t.TempDir()
 	p := writeFile(t, filepath.Join(home, ".cursor", "mcp.json"), oneServerConfig)
 	configEnv(t, home, home)
@@ -180,6 +182,8 @@ func TestConfigScanReadsAFileOnce(t *testing.T) {
 // the exit code, the report's gate and the message on stderr; an ignore
 // entry by code, server and package; an expired entry; bad input.
 func TestConfigScanFailOn(t *testing.T) {
+	// Wide enough that no line this test reads is wrapped.
+	t.Setenv("COLUMNS", "400")
 	dir := t.TempDir()
 	configEnv(t, dir, dir)
 	cfgFile := writeFile(t, filepath.Join(dir, "mcp.json"), `{"mcpServers": {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"os"
 	"time"
 
@@ -24,7 +23,8 @@ func bindGateFlags(fl *pflag.FlagSet, f *gateFlags) {
 }
 
 // policy reads the gate and the ignore file, before anything runs: a bad
-// severity or a malformed ignore file is bad input.
+// severity, an unreadable or malformed ignore file, or an entry that names
+// no reason code of any rubric is bad input (exit 2).
 func (g *globals) policy(f *gateFlags) (report.Policy, error) {
 	cfg, _, err := loadConfig(g.config)
 	if err != nil {
@@ -47,8 +47,9 @@ func (g *globals) policy(f *gateFlags) (report.Policy, error) {
 		}
 	}
 	if path != "" {
+		// The error names FILE:LINE and what is wrong, on one line.
 		if p.Ignore, err = report.LoadIgnoreFile(path); err != nil {
-			return report.Policy{}, usagef("ignore file: %v", errors.Unwrap(err))
+			return report.Policy{}, usagef("ignore file %v", err)
 		}
 	}
 	p.Now = time.Now()

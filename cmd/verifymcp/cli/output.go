@@ -7,8 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
+	"golang.org/x/term"
+
+	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 )
 
@@ -138,4 +143,70 @@ func writeOutputFile(path string, data []byte) error {
 		return fmt.Errorf("rename %s: %w", filepath.Base(tmp.Name()), err)
 	}
 	return nil
+}
+
+// writeReport writes a package report in format to output ("" for
+// stdout). A table is for a person: the summary and the findings first,
+// wrapped to the width tableOptions gives, coloured at a terminal unless
+// NO_COLOR; everything with --verbose. After a failed gate, a report that
+// is not a table on stdout is followed on stderr by what to do about each
+// code that failed it (the table has it in its GATE FAILED section).
+func (g *globals) writeReport(rep report.Report, format report.Format, output string, sarif report.SARIFOptions) error {
+	o := g.tableOptions(output)
+	err := g.writeOutput(output, func(w io.Writer) error {
+		var err error
+		switch format {
+		case report.FormatTable:
+			err = report.WriteTableFor(w, rep, o)
+		case report.FormatSARIF:
+			err = report.WriteSARIF(w, rep, nil, sarif)
+		default:
+			err = report.Write(w, format, rep)
+		}
+		if err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		return nil
+	})
+	if err != nil || (format == report.FormatTable && output == "") {
+		return err
+	}
+	return report.WriteGateAdvice(g.stderr, rep, report.TableOptions{Width: writerWidth(g.stderr), Now: o.Now})
+}
+
+// tableOptions are the options of a table written to output ("" for
+// stdout): the width of the terminal when stdout is one, else $COLUMNS
+// when it is a number, else report.DefaultWidth (80, also for a file);
+// colour at a terminal unless NO_COLOR is set; --verbose; and now, which
+// dates the ignore entries a failed gate suggests.
+func (g *globals) tableOptions(output string) report.TableOptions {
+	o := report.TableOptions{Verbose: g.verbose, Now: time.Now()}
+	if output == "" {
+		o.Width = writerWidth(g.stdout)
+		o.Color = batch.IsTerminal(g.stdout) && os.Getenv("NO_COLOR") == ""
+	} else {
+		o.Width = columns(os.Getenv("COLUMNS"))
+	}
+	return o
+}
+
+// writerWidth is the width of the terminal w writes to, else $COLUMNS
+// when it is a number, else 0 (report.DefaultWidth).
+func writerWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && batch.IsTerminal(w) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return cols
+		}
+	}
+	return columns(os.Getenv("COLUMNS"))
+}
+
+// columns reads $COLUMNS: a positive number of columns, else 0 (the
+// default). The report reads a width under 60 as 60.
+func columns(s string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }

@@ -2,21 +2,17 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	units "github.com/docker/go-units"
 	"io"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
-	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
@@ -291,17 +287,7 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	}
 	rep := report.Build(ran.Bundle, rb, ran.Result)
 	gateErr := gate(pol, &rep)
-	if format == report.FormatSARIF {
-		err = g.writeOutput(f.output, func(w io.Writer) error {
-			if err := report.WriteSARIF(w, rep, rb, sarifOpts); err != nil {
-				return fmt.Errorf("write report: %w", err)
-			}
-			return nil
-		})
-	} else {
-		err = g.writeReport(rep, format, f.output)
-	}
-	if err != nil {
+	if err := g.writeReport(rep, format, f.output, sarifOpts); err != nil {
 		return err
 	}
 	return gateErr
@@ -347,38 +333,11 @@ func pypiIndex(p *pipeline.Pipeline) string {
 
 // imageOptions say how a missing sandbox image is built.
 func (g *globals) imageOptions(registry string, ca *caBundle) pipeline.ImageOptions {
-	return pipeline.ImageOptions{Registry: registry, HTTPClient: httpClient(ca, 0), Progress: &lineWriter{log: g.log}, Logger: g.log}
+	return pipeline.ImageOptions{Registry: registry, HTTPClient: httpClient(ca, 0), Progress: &lineWriter{log: g.log, level: slog.LevelDebug}, Logger: g.log}
 }
 
 // storeSaver saves runs in the store and their bundle files in the data
 // directory, as every scanning command does.
 func (g *globals) storeSaver(st *store.Store, dataDir string) pipeline.StoreSaver {
 	return pipeline.StoreSaver{Store: scoredStore{st}, BundleDir: filepath.Join(dataDir, "bundles"), Logger: g.log}
-}
-
-func (g *globals) writeReport(rep report.Report, format report.Format, output string) error {
-	return g.writeOutput(output, func(w io.Writer) error {
-		var err error
-		if format == report.FormatTable {
-			// For a person: the summary and findings first, wrapped to
-			// the terminal, coloured there unless NO_COLOR; everything
-			// with --verbose.
-			o := report.TableOptions{Verbose: g.verbose, Width: 100}
-			if output == "" && batch.IsTerminal(g.stdout) {
-				if f, ok := g.stdout.(*os.File); ok {
-					if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 40 {
-						o.Width = w
-					}
-				}
-				o.Color = os.Getenv("NO_COLOR") == ""
-			}
-			err = report.WriteTableFor(w, rep, o)
-		} else {
-			err = report.Write(w, format, rep)
-		}
-		if err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
-		return nil
-	})
 }

@@ -54,7 +54,7 @@ or a run id from the store.
 			}
 			rep := report.Build(b, rb, rubric.Evaluate(b, rb))
 			gateErr := gate(pol, &rep)
-			if err := g.writeReport(rep, rf, output); err != nil {
+			if err := g.writeReport(rep, rf, output, report.DefaultSARIFOptions()); err != nil {
 				return err
 			}
 			return gateErr
