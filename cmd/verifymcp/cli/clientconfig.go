@@ -175,7 +175,9 @@ func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configSc
 		return err
 	}
 	pol.ApplyConfig(&rep, tripped)
-	if err := g.writeOutput(f.batch.scan.output, func(w io.Writer) error { return report.WriteConfigFor(w, format, rep, g.tableOptions(f.batch.scan.output)) }); err != nil {
+	if err := g.writeOutput(f.batch.scan.output, func(w io.Writer) error {
+		return report.WriteConfigFor(w, format, rep, g.tableOptions(f.batch.scan.output))
+	}); err != nil {
 		return err
 	}
 	if stopped != nil {
