@@ -16,17 +16,17 @@ import (
 )
 
 // WriteBatch writes a batch's summary in format f: JSON (its schema is
-// batch.SchemaVersion) or a table of the targets with the totals and the
-// time per phase below it.
-func WriteBatch(w io.Writer, f Format, s batch.Summary) error {
-	return write(w, f, indentedJSON(w, s), func() error { return writeBatchTable(w, s) })
+// batch.SchemaVersion) or a table of the targets with the totals below
+// it, and, with o.Verbose, the time per phase (JSON always has it).
+func WriteBatch(w io.Writer, f Format, s batch.Summary, o TableOptions) error {
+	return write(w, f, indentedJSON(w, s), func() error { return writeBatchTable(w, s, o.Verbose) })
 }
 
 // phaseOrder is the order a batch summary's phases are shown in, roughly the order they run.
 var phaseOrder = []string{"resolve", "install.fetch", "install.scripts", "session.start", "session.handshake", "session.list", "session.idle",
 	evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC, evidence.SignalJudge, "other", "save", "scan"}
 
-func writeBatchTable(w io.Writer, s batch.Summary) error {
+func writeBatchTable(w io.Writer, s batch.Summary, verbose bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LINE\tTARGET\tVERSION\tSTATUS\tOUTCOME\tSCORE\tRUN")
 	for _, it := range s.Targets {
@@ -74,6 +74,9 @@ func writeBatchTable(w io.Writer, s batch.Summary) error {
 	writeBatchDrift(w, s.Drift)
 	if t.Scanned > 0 {
 		fmt.Fprintf(w, "  throughput   %d scans saved, %.1f packages/hour\n", t.Scanned, s.PackagesPerHour)
+		if !verbose {
+			return nil
+		}
 		fmt.Fprintln(w, "\ntime per scan by phase (median, total over the scans made now):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		for _, k := range phaseOrder {

@@ -31,3 +31,24 @@ func TestWriteQueueStatus(t *testing.T) {
 		t.Error("an unknown format is not an error")
 	}
 }
+
+// TestWriteBatchPhasesVerbose: the table shows the time per phase only
+// with -v (an operator reads the totals; the phases are for tuning), JSON
+// always carries them.
+func TestWriteBatchPhasesVerbose(t *testing.T) {
+	s := batch.Summary{Totals: batch.Totals{Targets: 1, Completed: 1, Scanned: 1}, PackagesPerHour: 600,
+		Phases: map[string]batch.PhaseStat{"resolve": {MedianMS: 100, TotalMS: 100}, "scan": {MedianMS: 6000, TotalMS: 6000}}}
+	for _, verbose := range []bool{false, true} {
+		var buf bytes.Buffer
+		if err := WriteBatch(&buf, FormatTable, s, TableOptions{Verbose: verbose}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(buf.String(), "time per scan by phase"); got != verbose {
+			t.Errorf("verbose %v: phases shown %v:\n%s", verbose, got, buf.String())
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteBatch(&buf, FormatJSON, s, TableOptions{}); err != nil || !strings.Contains(buf.String(), `"resolve"`) {
+		t.Errorf("JSON without the phases: %v\n%s", err, buf.String())
+	}
+}

@@ -442,7 +442,7 @@ func (g *globals) writeBatchSummary(s batch.Summary, format, output string) erro
 		return err
 	}
 	return g.writeOutput(output, func(w io.Writer) error {
-		if err := report.WriteBatch(w, f, s); err != nil {
+		if err := report.WriteBatch(w, f, s, g.tableOptions(output)); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
 		return nil
