@@ -101,6 +101,7 @@ func TestIgnoreTarget(t *testing.T) {
 		{"pypi:files-mcp", pypi, true},
 		{"pypi:files-mcp@1.2.0", pypi, true},
 		{"pypi:files-mcp==1.2.0", pypi, true},
+		{"pypi:Files_MCP==1.2.0", pypi, true},
 		{"pypi:files-mcp==1.3.0", pypi, false},
 		{"npm:files-mcp", pypi, false},
 		{"files-mcp", pypi, false},

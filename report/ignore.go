@@ -278,8 +278,15 @@ func (e IgnoreEntry) matches(f *Finding, t Target) bool {
 	} else if at := strings.LastIndex(name, "@"); at > 0 {
 		name, version = name[:at], name[at+1:]
 	}
+	if eco == "pypi" {
+		// PyPI compares names by PEP 503's normal form.
+		name = pep503.ReplaceAllString(strings.ToLower(name), "-")
+	}
 	return name == t.Name && (version == "" || version == t.Version)
 }
+
+// pep503 is the run of characters PEP 503 normalises to one "-".
+var pep503 = regexp.MustCompile(`[-_.]+`)
 
 // or is s, or def when s is empty.
 func or(s, def string) string {

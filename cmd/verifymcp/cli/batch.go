@@ -178,6 +178,13 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 		if err != nil {
 			return err
 		}
+		// What to do about each code that failed the gate, per package
+		// (the summary table has no room for it).
+		for i := range reps {
+			if err := report.WriteGateAdvice(g.stderr, reps[i], report.TableOptions{Width: writerWidth(g.stderr), Now: time.Now()}); err != nil {
+				return err
+			}
+		}
 	} else if err := g.writeBatchSummary(sum, sf.format, sf.output); err != nil {
 		return err
 	}
