@@ -37,7 +37,7 @@ import (
 //     architecture (every plain `go build` or `go install` on Linux);
 //  3. a build embedded in this program: release binaries (`make dist`,
 //     build tag embedhelpers) carry the Linux builds they are not
-//     themselves, gzip-compressed (see helper_embed_*.go).
+//     themselves, gzip-compressed (see helper_*_embed.go).
 //
 // Failing all three the scan stops before it creates anything, with an
 // error that says how to get one.
@@ -217,7 +217,7 @@ func selectHelper(arch, explicit string, self thisBinary, embedded map[string][]
 
 // embeddedHelpers are the gzip-compressed Linux builds of this program
 // that it carries, by GOARCH; empty unless it was built with the tag
-// embedhelpers (see helper_embed_*.go).
+// embedhelpers (see helper_*_embed.go).
 var embeddedHelpers = map[string][]byte{}
 
 // HelperArches returns the architectures whose helper this program can

@@ -279,3 +279,43 @@ func TestHelperRealBinaries(t *testing.T) {
 		}
 	})
 }
+
+// TestEmbeddedHelperFiles: with the tag embedhelpers, each release binary
+// carries the Linux builds it is not itself (a file name ending in a
+// GOARCH would quietly limit a file to that architecture). go list reads
+// the build constraints without the embedded files being there.
+func TestEmbeddedHelperFiles(t *testing.T) {
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for platform, want := range map[string][]string{
+		"linux/amd64":  {"helper_arm64_embed.go"},
+		"linux/arm64":  {"helper_amd64_embed.go"},
+		"darwin/amd64": {"helper_amd64_embed.go", "helper_arm64_embed.go"},
+		"darwin/arm64": {"helper_amd64_embed.go", "helper_arm64_embed.go"},
+	} {
+		t.Run(platform, func(t *testing.T) {
+			goos, goarch, _ := strings.Cut(platform, "/")
+			cmd := exec.Command(goBin, "list", "-e", "-tags", "embedhelpers", "-f", `{{join .GoFiles "\n"}}`, ".")
+			cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			var got []string
+			for _, f := range strings.Fields(string(out)) {
+				if strings.HasSuffix(f, "_embed.go") {
+					got = append(got, f)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("embedded helper files for %s: %v, want %v", platform, got, want)
+			}
+		})
+	}
+	// Without the tag, no binary embeds anything.
+	cmd := exec.Command(goBin, "list", "-f", `{{join .GoFiles "\n"}}`, ".")
+	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0", "GOFLAGS=")
+	out, err := cmd.Output()
+	if err != nil || strings.Contains(string(out), "_embed.go") {
+		t.Errorf("go list without the tag: %v\n%s", err, out)
+	}
+}
