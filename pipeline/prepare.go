@@ -48,7 +48,15 @@ func ConnectEngine(ctx context.Context) (*Engine, error) {
 		cli.Close()
 		return nil, mark(ErrSandbox, fmt.Errorf("Docker engine not reachable at %s: %v (%s)", cli.DaemonHost(), err, engineHint(runtime.GOOS)))
 	}
-	return &Engine{Client: cli, Version: v.Version, APIVersion: cli.ClientVersion(), Host: cli.DaemonHost(), Arch: sandbox.EngineArch(v.Arch)}, nil
+	arch := v.Arch
+	if arch == "" {
+		// An engine that leaves the version's Arch out still reports
+		// the kernel's architecture in its info.
+		if info, err := cli.Info(pctx); err == nil {
+			arch = info.Architecture
+		}
+	}
+	return &Engine{Client: cli, Version: v.Version, APIVersion: cli.ClientVersion(), Host: cli.DaemonHost(), Arch: sandbox.EngineArch(arch)}, nil
 }
 
 // engineHint says how to get an engine on a system.

@@ -180,6 +180,9 @@ type thisBinary struct {
 }
 
 func selectHelper(arch, explicit string, self thisBinary, embedded map[string][]byte) (*Helper, error) {
+	if arch == "" {
+		return nil, fmt.Errorf("%w: the Docker engine did not say its architecture", ErrNoHelper)
+	}
 	if explicit != "" {
 		h, err := LoadHelper(explicit)
 		if err != nil {
@@ -226,10 +229,11 @@ var embeddedHelpers = map[string][]byte{}
 func HelperArches() []string {
 	var arches []string
 	if runtime.GOOS == "linux" {
-		if exe, err := os.Executable(); err == nil {
-			if h, err := LoadHelper(exe); err == nil {
-				arches = append(arches, h.Arch)
+		if f, err := openExecutable(); err == nil {
+			if arch, err := elfArch(f); err == nil {
+				arches = append(arches, arch)
 			}
+			f.Close()
 		}
 	}
 	for a := range embeddedHelpers {
@@ -237,6 +241,14 @@ func HelperArches() []string {
 	}
 	slices.Sort(arches)
 	return slices.Compact(arches)
+}
+
+func openExecutable() (*os.File, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(exe)
 }
 
 // EnsureHelperImage builds (once per binary) a minimal image holding only

@@ -178,6 +178,8 @@ func TestSelectHelper(t *testing.T) {
 		{name: "linux/amd64 on an arm64 engine without embedded builds says how to get one", arch: "arm64", self: linux("amd64", selfPath), is: ErrNoHelper,
 			errText: []string{"GOARCH=arm64"}},
 		{name: "an engine architecture with no embedded build", arch: "s390x", self: linux("amd64", selfPath), embedded: both, is: ErrNoHelper},
+		{name: "an engine that did not say its architecture", arch: "", explicit: explicitPath, self: linux("amd64", selfPath), embedded: both, is: ErrNoHelper,
+			errText: []string{"did not say its architecture"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := selectHelper(EngineArch(tc.arch), tc.explicit, tc.self, tc.embedded)
