@@ -17,7 +17,7 @@ PKG ?= npm:@modelcontextprotocol/server-everything@2026.8.31
 ARGS ?=
 FORMAT ?= table
 
-.PHONY: build setup scan test unit lint bench clean
+.PHONY: build setup scan test unit lint cross helpers dist image bench clean
 
 build:
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/verifymcp ./cmd/verifymcp
@@ -46,10 +46,68 @@ unit:
 # module proxy into GOPATH/bin on first use.
 GOLANGCI_LINT_VERSION := 2.15.0
 GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
-lint:
+lint: cross
 	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q 'version $(GOLANGCI_LINT_VERSION) ' || \
 		go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION)
 	$(GOLANGCI_LINT) run ./...
+
+# The release platforms. cross builds every package for each (and vets the
+# tests, all tags, for macOS, which CI has no machine of), without linking
+# or writing a binary: a Linux-only import in a host-side package fails here.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+		echo "go build ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} go build ./...; \
+	done
+	GOOS=darwin GOARCH=arm64 go vet -tags docker,postgres ./...
+
+# Release archives, one per platform, and their SHA-256 sums in dist/ (what
+# goreleaser makes from .goreleaser.yaml; see docs/install.md). The helper
+# containers of a scan run a static Linux build for the engine's
+# architecture, whatever the host is (sandbox/helper.go): helpers builds
+# those into sandbox/embedded/, gzip-compressed, and each release binary
+# embeds the ones it is not itself (build tag embedhelpers). Builds are
+# reproducible: -trimpath, no build ID, archive entries dated by the last
+# commit.
+DIST_VERSION = $(patsubst v%,%,$(VERSION))
+RELEASE_FLAGS = -trimpath -ldflags '-s -w -buildid= $(LDFLAGS)'
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+helpers:
+	@mkdir -p sandbox/embedded
+	@set -e; for arch in amd64 arm64; do \
+		echo "helper linux/$$arch"; \
+		GOOS=linux GOARCH=$$arch go build $(RELEASE_FLAGS) -o sandbox/embedded/verifymcp-linux-$$arch ./cmd/verifymcp; \
+		gzip -9 -n -f sandbox/embedded/verifymcp-linux-$$arch; \
+	done
+
+dist: helpers
+	rm -rf dist && mkdir -p dist
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; name=verifymcp_$(DIST_VERSION)_$${os}_$${arch}; \
+		echo "dist/$$name.tar.gz"; mkdir -p dist/$$name/docs; \
+		GOOS=$$os GOARCH=$$arch go build $(RELEASE_FLAGS) -tags embedhelpers -o dist/$$name/verifymcp ./cmd/verifymcp; \
+		cp README.md dist/$$name/; cp docs/install.md dist/$$name/docs/; \
+		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) \
+			-C dist -cf - $$name | gzip -9 -n > dist/$$name.tar.gz; \
+		rm -rf dist/$$name; \
+	done
+	cd dist && sha256sum *.tar.gz > verifymcp_$(DIST_VERSION)_checksums.txt
+	@ls -l dist
+
+# A container image of verifymcp itself (Dockerfile, target prebuilt): a
+# static Linux build for this engine's architecture, which is its own
+# helper, and a CA bundle, on scratch; no image registry is needed. It
+# scans through a mounted engine socket, which gives it root on the host:
+# see docs/install.md before you run it.
+IMAGE ?= verifymcp:$(DIST_VERSION)
+IMAGE_ARCH ?= $(shell docker version --format '{{.Server.Arch}}' 2>/dev/null || go env GOARCH)
+IMAGE_CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+image:
+	rm -rf dist/image && mkdir -p dist/image/rootfs/tmp dist/image/rootfs/etc/ssl/certs dist/image/data
+	chmod 1777 dist/image/rootfs/tmp
+	GOOS=linux GOARCH=$(IMAGE_ARCH) go build $(RELEASE_FLAGS) -o dist/image/rootfs/verifymcp ./cmd/verifymcp
+	cp $(IMAGE_CA_BUNDLE) dist/image/rootfs/etc/ssl/certs/ca-certificates.crt
+	docker build --target prebuilt --build-arg VERSION=$(VERSION) -t $(IMAGE) -f Dockerfile dist/image
 
 # Regenerate docs/reason-codes.md from the rubric files; a test in ./rubric
 # fails while the committed file is stale.
@@ -61,4 +119,4 @@ bench: setup
 	./bench/run.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin dist sandbox/embedded

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -28,6 +29,9 @@ type Engine struct {
 	Version    string
 	APIVersion string
 	Host       string
+	// Arch is the architecture the engine runs containers of (a GOARCH
+	// name): the helper binary must be a Linux build for it.
+	Arch string
 }
 
 // ConnectEngine connects to the Docker engine and negotiates the API
@@ -42,9 +46,25 @@ func ConnectEngine(ctx context.Context) (*Engine, error) {
 	v, err := cli.ServerVersion(pctx)
 	if err != nil {
 		cli.Close()
-		return nil, mark(ErrSandbox, fmt.Errorf("Docker engine not reachable at %s: %v (install Debian's docker.io and start dockerd, or run scripts/setup.sh)", cli.DaemonHost(), err))
+		return nil, mark(ErrSandbox, fmt.Errorf("Docker engine not reachable at %s: %v (%s)", cli.DaemonHost(), err, engineHint(runtime.GOOS)))
 	}
-	return &Engine{Client: cli, Version: v.Version, APIVersion: cli.ClientVersion(), Host: cli.DaemonHost()}, nil
+	arch := v.Arch
+	if arch == "" {
+		// An engine that leaves the version's Arch out still reports
+		// the kernel's architecture in its info.
+		if info, err := cli.Info(pctx); err == nil {
+			arch = info.Architecture
+		}
+	}
+	return &Engine{Client: cli, Version: v.Version, APIVersion: cli.ClientVersion(), Host: cli.DaemonHost(), Arch: sandbox.EngineArch(arch)}, nil
+}
+
+// engineHint says how to get an engine on a system.
+func engineHint(goos string) string {
+	if goos == "linux" {
+		return "install Debian's docker.io and start dockerd, or run scripts/setup.sh; or point DOCKER_HOST at an engine"
+	}
+	return "start Docker Desktop, or point DOCKER_HOST at an engine"
 }
 
 // markedError is err, with its message unchanged, that is also mark: the
@@ -156,13 +176,9 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 			e.Client.Close()
 		}
 	}()
-	exe, err := os.Executable()
+	helper, err := selectHelper(e)
 	if err != nil {
-		return nil, mark(ErrImage, fmt.Errorf("locate own binary for the helper image: %w", err))
-	}
-	helper, err := sandbox.LoadHelper(exe)
-	if err != nil {
-		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
+		return nil, err
 	}
 	opts := o.Sandbox
 	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = sandbox.ImageRef(), helper.Ref, p.ToolVersion, o.CABundle
@@ -207,20 +223,28 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 	return &Prepared{engine: e, discard: discard}, nil
 }
 
+// selectHelper finds the helper binary for the engine (see
+// sandbox.SelectHelper): the one sandbox.HelperBinaryEnv names, this
+// program, or the build this program carries for the engine's
+// architecture. It reads no more than files.
+func selectHelper(e *Engine) (*sandbox.Helper, error) {
+	h, err := sandbox.SelectHelper(e.Arch, os.Getenv(sandbox.HelperBinaryEnv))
+	if err != nil {
+		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
+	}
+	return h, nil
+}
+
 // CheckFetch fetches one exact registry version (v, resolved from this
 // machine) with the sandbox's real fetch step: its internal network, the
 // egress proxy, the CA bundle and an empty npm cache (see
 // sandbox.CheckFetch). A check that ran and failed is a *FetchError.
 func CheckFetch(ctx context.Context, e *Engine, o sandbox.Options, v *supplychain.Version) (*sandbox.FetchCheck, error) {
-	exe, err := os.Executable()
+	helper, err := selectHelper(e)
 	if err != nil {
-		return nil, mark(ErrImage, fmt.Errorf("locate own binary for the helper image: %w", err))
+		return nil, err
 	}
-	helper, err := sandbox.LoadHelper(exe)
-	if err == nil {
-		err = helper.Ensure(ctx, e.Client)
-	}
-	if err != nil {
+	if err := helper.Ensure(ctx, e.Client); err != nil {
 		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
 	}
 	o.Image, o.HelperImage = sandbox.ImageRef(), helper.Ref

@@ -7,15 +7,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -310,51 +306,4 @@ func TestEgressProxyAllowedButDown(t *testing.T) {
 	if d := unitDiff(want, events.events(t)); d != "" {
 		t.Errorf("events (-want +got):%s", d)
 	}
-}
-
-func TestCheckStatic(t *testing.T) {
-	t.Run("not an ELF file", func(t *testing.T) {
-		err := checkStatic(strings.NewReader("#!/bin/sh\necho hi\n"))
-		if err == nil || errors.Is(err, ErrHelperNotStatic) {
-			t.Errorf("checkStatic(shell script) = %v, want a not-ELF error", err)
-		}
-	})
-	t.Run("dynamically linked", func(t *testing.T) {
-		data, err := os.ReadFile("/bin/ls")
-		if err != nil {
-			t.Skipf("no /bin/ls to test with: %v", err)
-		}
-		if err := checkStatic(bytes.NewReader(data)); !errors.Is(err, ErrHelperNotStatic) {
-			t.Errorf("checkStatic(/bin/ls) = %v, want ErrHelperNotStatic", err)
-		}
-	})
-	t.Run("statically linked", func(t *testing.T) {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-			if _, err := os.Stat(goBin); err != nil {
-				t.Skip("no go command to build a static binary with")
-			}
-		}
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module static\n\ngo 1.22\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(goBin, "build", "-o", "static", ".")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-		data, err := os.ReadFile(filepath.Join(dir, "static"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := checkStatic(bytes.NewReader(data)); err != nil {
-			t.Errorf("checkStatic(CGO_ENABLED=0 binary) = %v, want nil", err)
-		}
-	})
 }

@@ -1,24 +1,15 @@
+//go:build linux
+
 package sink
 
 import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 
 	"github.com/vishvananda/netlink"
 )
-
-// IsolatedAddr is the address the sink gives itself in a network namespace
-// with no interface but loopback: 198.18.0.1, from the range reserved for
-// benchmarking (RFC 2544), which is never routed anywhere.
-var IsolatedAddr = net.IPv4(198, 18, 0, 1)
-
-// IsolatedPool is the range the sink hands out per-name addresses from in
-// such a namespace (see Config.NamePool): the rest of 198.18.0.0/15,
-// which the default route through lo sends to the redirect rules.
-var IsolatedPool = netip.MustParsePrefix("198.18.0.0/15")
 
 // Isolate prepares a network namespace that has only a loopback interface
 // (a container started with network mode "none") for the sink: it adds

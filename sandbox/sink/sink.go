@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sink is the network sink of a sandbox run. It runs in its own
 // container on the run's internal network; the package's containers join
 // its network namespace, and the rules Install puts in that namespace send

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sinkd runs the network sink as a container's only process: it
 // installs the redirect rules in its network namespace, then serves, with
 // control lines on stdin and events on stdout. The product wires the same
