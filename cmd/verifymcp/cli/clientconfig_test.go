@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -122,6 +124,38 @@ func decodeConfig(t *testing.T, out string) configJSON {
 
 const oneServerConfig = `{"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
   "env": {"GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}}}`
+
+// TestConfigScanMacOSLocations runs config scan with the macOS build's
+// logic (the locations a darwin binary reads) on a home laid out as a
+// Mac's: Claude Desktop's and VS Code's files under Library/Application
+// Support are found and read, and Linux's ~/.config paths are not asked.
+func TestConfigScanMacOSLocations(t *testing.T) {
+	home := t.TempDir()
+	claude := writeFile(t, filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"), oneServerConfig)
+	writeFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), oneServerConfig) // Linux's place: not read on a Mac
+	configEnv(t, home, t.TempDir())
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb, goos: "darwin"}
+	root := newRoot(g)
+	root.SetArgs([]string{"config", "scan", "--format", "json"})
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, errb.String())
+	}
+	r := decodeConfig(t, out.String())
+	if len(r.Files) != 1 || r.Files[0].Path != claude {
+		t.Errorf("files %+v, want only %s", r.Files, claude)
+	}
+	for _, l := range r.Locations {
+		if strings.Contains(l.Path, filepath.Join(".config", "Claude")) {
+			t.Errorf("a Linux location was read on a Mac: %+v", l)
+		}
+	}
+	if r.Summary.Findings["high"] != 1 {
+		t.Errorf("findings %v, want the file's literal credential", r.Summary.Findings)
+	}
+}
 
 // TestConfigScanReadsAFileOnce: run from the home directory, Cursor's
 // project location is its user file: it is read once (its findings not
