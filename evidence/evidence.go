@@ -309,6 +309,11 @@ type MCPRegistryEntry struct {
 	Unfixed []string `json:"unfixed,omitempty"`
 }
 
+// NoteMCPNameUnknown begins the note of an entry whose PyPI release's
+// description could not be read: whether it claims the entry's name is
+// unknown, never taken for a missing claim.
+const NoteMCPNameUnknown = "whether the release's description claims the entry's name (its mcp-name marker) is unknown"
+
 // Bin is the entry point of an npm package.
 type Bin struct {
 	Name string `json:"name"`

@@ -244,7 +244,7 @@ func (p *Pipeline) resolveRegistryPyPI(ctx context.Context, t Target, srv *suppl
 		if m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version); err == nil {
 			entry.MCPName = m.MCPName
 		} else {
-			entry.Notes = append(entry.Notes, "whether the release's description claims the entry's name (its mcp-name marker) is unknown: "+err.Error())
+			entry.Notes = append(entry.Notes, evidence.NoteMCPNameUnknown+": "+err.Error())
 		}
 	}
 	return registryResolved(rt, entry, srv.Name, pkg), nil

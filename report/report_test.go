@@ -378,3 +378,24 @@ func TestRecollectedRun(t *testing.T) {
 		t.Error("a scanned run's report mentions a recollection")
 	}
 }
+
+// TestMCPRegistryLine says what claims an entry's name in the package's
+// own terms (npm's mcpName, a PyPI release's mcp-name marker), and never
+// takes a description that was not read for a missing claim.
+func TestMCPRegistryLine(t *testing.T) {
+	for _, tc := range []struct {
+		e    evidence.MCPRegistryEntry
+		want string
+	}{
+		{evidence.MCPRegistryEntry{Package: "npm:a@1", MCPNameMatches: true, MCPName: "io.github.a/a"}, "the package's mcpName matches"},
+		{evidence.MCPRegistryEntry{Package: "npm:a@1"}, "the package declares no mcpName"},
+		{evidence.MCPRegistryEntry{Package: "pypi:a@1", MCPNameMatches: true, MCPName: "io.github.a/a"}, "the release's mcp-name marker matches"},
+		{evidence.MCPRegistryEntry{Package: "pypi:a@1"}, "the release's description carries no mcp-name marker"},
+		{evidence.MCPRegistryEntry{Package: "pypi:a@1", Notes: []string{evidence.NoteMCPNameUnknown + ": not served"}}, "whether the release claims the name is unknown"},
+		{evidence.MCPRegistryEntry{Package: "pypi:a@1", MCPName: "io.github.b/b"}, "the release's mcp-name marker is io.github.b/b, not the entry's name"},
+	} {
+		if got := mcpRegistryLine(&tc.e); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}

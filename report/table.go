@@ -227,13 +227,25 @@ func (t *table) header(rep Report) {
 // whether the package claims that name.
 func mcpRegistryLine(e *evidence.MCPRegistryEntry) string {
 	s := clean(e.Name) + " " + clean(e.Version) + " -> " + clean(e.Package) + " (" + clean(e.Registry) + ")"
+	claim := "the package's mcpName"
+	if strings.HasPrefix(e.Package, "pypi:") {
+		claim = "the release's mcp-name marker"
+	}
+	unknown := false
+	for _, n := range e.Notes {
+		unknown = unknown || strings.HasPrefix(n, evidence.NoteMCPNameUnknown)
+	}
 	switch {
 	case e.MCPNameMatches:
-		s += "; the package's mcpName matches"
-	case e.MCPName == "":
+		s += "; " + claim + " matches"
+	case e.MCPName == "" && unknown:
+		s += "; whether the release claims the name is unknown (its description was not read)"
+	case e.MCPName == "" && claim == "the package's mcpName":
 		s += "; the package declares no mcpName"
+	case e.MCPName == "":
+		s += "; the release's description carries no mcp-name marker"
 	default:
-		s += "; the package's mcpName is " + clean(e.MCPName) + ", not the entry's name"
+		s += "; " + claim + " is " + clean(e.MCPName) + ", not the entry's name"
 	}
 	if e.Status != "" && e.Status != "active" {
 		s += "; entry " + clean(e.Status)
