@@ -19,8 +19,11 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 )
 
@@ -377,4 +380,50 @@ func elfArch(r io.ReaderAt) (string, error) {
 		arch = "ppc64"
 	}
 	return arch, nil
+}
+
+// PruneHelperImages removes the helper images (labelled
+// verifymcp.image=helper) other than keep's ref: those of earlier builds
+// of this program, which each upgrade leaves behind. An image a container
+// still uses is left in place (the engine refuses to remove it), so is a
+// dangling reference the engine answers not found for. It returns how
+// many images it removed.
+func PruneHelperImages(ctx context.Context, cli client.APIClient, keep string) (int, error) {
+	return pruneImages(ctx, cli, "verifymcp.image=helper", keep)
+}
+
+// pruneImages removes the images labelled label but keep (see
+// PruneHelperImages).
+func pruneImages(ctx context.Context, cli client.APIClient, label, keep string) (int, error) {
+	imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return 0, fmt.Errorf("list helper images: %w", err)
+	}
+	n := 0
+	for _, img := range imgs {
+		if slices.Contains(img.RepoTags, keep) {
+			continue
+		}
+		var refs []string
+		for _, t := range img.RepoTags {
+			if t != "<none>:<none>" { // a dangling image's
+				refs = append(refs, t)
+			}
+		}
+		if len(refs) == 0 {
+			refs = []string{img.ID}
+		}
+		removed := false
+		for _, ref := range refs {
+			if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err == nil {
+				removed = true
+			} else if !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+				return n, fmt.Errorf("remove helper image %s: %w", ref, err)
+			}
+		}
+		if removed {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -244,7 +244,8 @@ func newSandboxPruneCmd(g *globals) *cobra.Command {
 		Short: "Remove containers, networks and volumes left by crashed sandbox runs",
 		Long: `Remove every container, network and volume labelled by a sandbox run whose
 process is gone. Scans also do this when they start. --all removes the objects
-of runs that look alive too (only when no scan is running); --cache also removes
+of runs that look alive too, and the helper images of other builds of verifymcp
+(only when no scan is running); --cache also removes
 the shared npm cache volume and the cached install trees, so that the next scan
 is cold.`,
 		Args: noArgs,
@@ -260,6 +261,19 @@ is cold.`,
 				return engineError{err}
 			}
 			fmt.Fprintf(g.stdout, "removed %d sandbox object(s)\n", n)
+			if all {
+				// The helper images of other builds of this program; this
+				// build's stays (a scan would build it again).
+				keep := ""
+				if h, err := sandbox.SelectHelper(e.Arch, os.Getenv(sandbox.HelperBinaryEnv)); err == nil {
+					keep = h.Ref
+				}
+				imgs, err := sandbox.PruneHelperImages(ctx, e.Client, keep)
+				if err != nil {
+					return engineError{err}
+				}
+				fmt.Fprintf(g.stdout, "removed %d helper image(s) of other builds\n", imgs)
+			}
 			if cache {
 				dir, err := g.resolveDataDir()
 				if err != nil {
@@ -281,7 +295,7 @@ is cold.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "also remove objects of runs that look alive")
+	cmd.Flags().BoolVar(&all, "all", false, "also remove objects of runs that look alive, and the helper images of other verifymcp builds")
 	cmd.Flags().BoolVar(&cache, "cache", false, "also remove the shared npm cache volume")
 	return cmd
 }
