@@ -48,7 +48,8 @@ const exitCodesHelp = `Exit codes:
   4    registry unreachable or failing, from this machine or from the sandbox
        (TLS verification, DNS, refused or reset connections, 5xx); nothing is stored
   5    Docker engine missing, unreachable or failing (its networks included)
-  6    sandbox image missing and could not be built
+  6    sandbox or helper image missing and could not be built (no static Linux
+       helper binary for the engine's architecture: see VERIFYMCP_HELPER_BINARY)
   70   internal error in verifymcp
   130  interrupted by SIGINT/SIGTERM (containers, networks and volumes removed)`
 
