@@ -559,25 +559,8 @@ func serverLaunch(s ConfigServer) string {
 // configGate prints --fail-on's verdict and the ignore file's effect,
 // when a policy was applied.
 func (t *table) configGate(s ConfigSummary) {
-	if s.Gate.Result == GateNotSet && s.Ignored == 0 && len(s.Expired) == 0 {
-		return
-	}
-	t.line("")
-	switch s.Gate.Result {
-	case GateFailed:
-		t.line("GATE  failed: " + clean(s.Gate.Failed()))
-		for _, f := range s.Gate.Tripped {
-			t.line("  " + clean(f))
-		}
-	case GatePassed:
-		t.line("GATE  passed: no finding at or above " + clean(s.Gate.FailOn) + " (only what the files disclose and the checks that ran)")
-	}
-	if s.Ignored > 0 {
-		t.line(fmt.Sprintf("  %s ignored by the ignore file, listed under FINDINGS as ignored", plural(s.Ignored, "finding")))
-	}
-	for _, e := range s.Expired {
-		t.line("  " + clean(e))
-	}
+	t.gateLines(s.Gate, s.Expired, "only what the files disclose and the checks that ran",
+		plural(s.Ignored, "finding")+" ignored by the ignore file, listed under FINDINGS as ignored", s.Ignored)
 }
 
 func (t *table) configFindings(r ConfigReport) {

@@ -366,23 +366,31 @@ func pct(x float64) string { return strconv.Itoa(int(x*100+0.5)) + "%" }
 // policy was applied.
 func (t *table) gate(rep Report) {
 	s := rep.Summary
-	if s.Gate.Result == GateNotSet && s.Ignored == 0 && len(s.Expired) == 0 {
+	t.gateLines(s.Gate, s.Expired, "only the checks that ran; see SIGNALS",
+		fmt.Sprintf("%d finding(s) ignored by the ignore file, listed below as ignored", s.Ignored), s.Ignored)
+}
+
+// gateLines prints a gate's result (passed says what it covered) and the
+// ignore file's effect (ignoredLine when it accepted any finding, and its
+// expired entries), when a policy was applied.
+func (t *table) gateLines(g Gate, expired []string, passed, ignoredLine string, ignored int) {
+	if g.Result == GateNotSet && ignored == 0 && len(expired) == 0 {
 		return
 	}
 	t.line("")
-	switch s.Gate.Result {
+	switch g.Result {
 	case GateFailed:
-		t.line("GATE  failed: " + clean(s.Gate.Failed()))
-		for _, f := range s.Gate.Tripped {
+		t.line("GATE  failed: " + clean(g.Failed()))
+		for _, f := range g.Tripped {
 			t.line("  " + clean(f))
 		}
 	case GatePassed:
-		t.line("GATE  passed: no finding at or above " + clean(s.Gate.FailOn) + " (only the checks that ran; see SIGNALS)")
+		t.line("GATE  passed: no finding at or above " + clean(g.FailOn) + " (" + passed + ")")
 	}
-	if s.Ignored > 0 {
-		t.line(fmt.Sprintf("  %d finding(s) ignored by the ignore file, listed below as ignored", s.Ignored))
+	if ignored > 0 {
+		t.line("  " + ignoredLine)
 	}
-	for _, e := range s.Expired {
+	for _, e := range expired {
 		t.line("  " + clean(e))
 	}
 }

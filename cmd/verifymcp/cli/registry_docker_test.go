@@ -18,22 +18,8 @@ import (
 // entry names, with the environment names it declares; the report records
 // the entry and that the package's own mcpName claims the name.
 func TestScanByRegistryName(t *testing.T) {
-	record, err := os.ReadFile("../../../supplychain/testdata/mcpregistry/context7-1.0.0.server.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked []string
-	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked = append(asked, r.URL.EscapedPath())
-		if !strings.HasPrefix(r.URL.EscapedPath(), "/v0.1/servers/io.github.upstash%2Fcontext7/versions/") {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"server":` + string(record) + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`))
-	}))
-	defer reg.Close()
+	reg := registryServer(t, "io.github.upstash/context7", "context7-1.0.0.server.json", &asked)
 	data := filepath.Join(t.TempDir(), "data")
 	res := verifymcp(t, nil, "scan", "io.github.upstash/context7", "--mcp-registry", reg.URL, "--data-dir", data, "--format", "json",
 		"--no-behavior", "--skip", "osv,socket,github,dnssec,judge")
@@ -94,20 +80,7 @@ func TestScanByRegistryName(t *testing.T) {
 // loopback) is scanned as that exact PyPI release, and the report records
 // that the release's description claims the entry's name.
 func TestScanByRegistryNamePyPI(t *testing.T) {
-	record, err := os.ReadFile("../../../supplychain/testdata/mcpregistry/time-mcp-pypi-1.0.6.server.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.EscapedPath(), "/v0.1/servers/io.github.domdomegg%2Ftime-mcp-pypi/versions/") {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"server":` + string(record) + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`))
-	}))
-	defer reg.Close()
+	reg := registryServer(t, "io.github.domdomegg/time-mcp-pypi", "time-mcp-pypi-1.0.6.server.json", nil)
 	data := filepath.Join(t.TempDir(), "data")
 	res := verifymcp(t, nil, "scan", "io.github.domdomegg/time-mcp-pypi", "--mcp-registry", reg.URL, "--data-dir", data, "--format", "json",
 		"--no-behavior", "--skip", "osv,socket,github,dnssec,judge")
@@ -154,4 +127,30 @@ func TestScanByRegistryNamePyPI(t *testing.T) {
 	if rep.Sandbox.Outcome == "" {
 		t.Errorf("no outcome\n%s", res.stderr)
 	}
+}
+
+// registryServer is a loopback MCP registry answering for one server name
+// with the recorded server.json file (supplychain/testdata/mcpregistry),
+// and 404 for any other; asked, when not nil, collects the paths asked.
+func registryServer(t *testing.T, name, file string, asked *[]string) *httptest.Server {
+	t.Helper()
+	record, err := os.ReadFile("../../../supplychain/testdata/mcpregistry/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "/v0.1/servers/" + strings.ReplaceAll(name, "/", "%2F") + "/versions/"
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked != nil {
+			*asked = append(*asked, r.URL.EscapedPath())
+		}
+		if !strings.HasPrefix(r.URL.EscapedPath(), prefix) {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"server":` + string(record) + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`))
+	}))
+	t.Cleanup(reg.Close)
+	return reg
 }
