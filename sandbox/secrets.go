@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,14 +41,22 @@ type Secret struct {
 // them would garble ordinary text.
 const minSecretLen = 6
 
+// minFragment is the shortest part of a known secret that is masked where
+// it stands cut (a prefix, a suffix, a middle): as many characters as the
+// canary search needs of a canary (canary.MinChunk), for the same reason.
+// A known secret shorter than this is masked only whole.
+const minFragment = canary.MinChunk
+
 // masker removes secrets from every text the sandbox captured, on one
-// path: the exact known values (--env values, third-party keys) and the
-// run's canaries in every encoding canary.Set.MaskAll knows, each replaced
-// by a marker that names it ([secret:env:NAME], [canary:github_token]);
-// then anything shaped like a credential, by gitleaks' rules
-// ([secret:shape:<rule>]). It counts what it masked, by marker.
+// path: the known secrets (the operator's keys, and the --env values that
+// are secrets, see isSecret), whole or any run of minFragment characters
+// of them, and the run's canaries in every encoding canary.Set.MaskAll
+// knows, each replaced by a marker that names it ([secret:env:NAME],
+// [canary:github_token]); then anything shaped like a credential, by
+// gitleaks' rules ([secret:shape:<rule>]). It counts what it masked, by
+// marker. JSON object keys are never masked.
 type masker struct {
-	known  []Secret         // longest first
+	known  knownSecrets
 	shapes *detect.Detector // nil when the rules did not load
 
 	mu     sync.Mutex
@@ -68,15 +79,17 @@ func (m *masker) canaries() *canary.Set {
 
 func newMasker(known []Secret, set *canary.Set) *masker {
 	m := &masker{canary: set, counts: map[string]map[string]int{}}
+	shapes, err := shapeDetector()
+	if err == nil {
+		m.shapes = shapes
+	}
+	var keep []Secret
 	for _, s := range known {
-		if len(s.Value) >= minSecretLen {
-			m.known = append(m.known, s)
+		if len(s.Value) >= minSecretLen && isSecret(s, shapes) {
+			keep = append(keep, s)
 		}
 	}
-	sort.SliceStable(m.known, func(i, j int) bool { return len(m.known[i].Value) > len(m.known[j].Value) })
-	if d, err := shapeDetector(); err == nil {
-		m.shapes = d
-	}
+	m.known = indexSecrets(keep)
 	return m
 }
 
@@ -121,14 +134,18 @@ func (m *masker) text(s, where string) string {
 	if m == nil || s == "" {
 		return s
 	}
-	for _, k := range m.known {
-		if n := strings.Count(s, k.Value); n > 0 {
-			marker := "[secret:" + k.Name + "]"
-			s = strings.ReplaceAll(s, k.Value, marker)
-			for range n {
-				m.count(marker, where)
-			}
+	if spans := m.known.find(s); len(spans) > 0 {
+		var b strings.Builder
+		prev := 0
+		for _, sp := range spans {
+			marker := "[secret:" + m.known.list[sp.k].Name + "]"
+			b.WriteString(s[prev:sp.a])
+			b.WriteString(marker)
+			prev = sp.b
+			m.count(marker, where)
 		}
+		b.WriteString(s[prev:])
+		s = b.String()
 	}
 	if set := m.canaries(); set != nil {
 		if hits := set.Scan([]byte(s)); len(hits) > 0 {
@@ -211,7 +228,9 @@ func lettersAndDigits(v string) bool {
 	return strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0
 }
 
-// json masks every string of a JSON value (object keys too). It returns
+// json masks every string value of a JSON value; object keys are never
+// masked (a key is the server's vocabulary, "default", "region", and is
+// left as sent even when it equals a secret). It returns
 // the value unchanged when nothing in it was masked, so a raw value keeps
 // its bytes as sent.
 func (m *masker) json(raw json.RawMessage, where string) json.RawMessage {
@@ -252,15 +271,10 @@ func (m *masker) walk(v any, where string, changed *bool) any {
 		}
 		return x
 	case map[string]any:
-		out := make(map[string]any, len(x))
 		for k, e := range x {
-			nk := m.text(k, where)
-			if nk != k {
-				*changed = true
-			}
-			out[nk] = m.walk(e, where, changed)
+			x[k] = m.walk(e, where, changed)
 		}
-		return out
+		return x
 	}
 	return v
 }
@@ -361,4 +375,201 @@ func (m *masker) record() []evidence.Masking {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Marker < out[j].Marker })
 	return out
+}
+
+// isSecret says whether a known value is a secret to mask. The operator's
+// keys always are. An --env value ("env:NAME") is a secret when its name is
+// credential-shaped (credentialName) or its value is secret-shaped
+// (secretValue); otherwise it is configuration (CLICKHOUSE_USER=default,
+// AWS_REGION=us-east-1), left as it is wherever it appears, as the server's
+// own contract holds it. shapes may be nil.
+func isSecret(s Secret, shapes *detect.Detector) bool {
+	name, ok := strings.CutPrefix(s.Name, "env:")
+	if !ok {
+		return true
+	}
+	return credentialName(name) || secretValue(s.Value, shapes)
+}
+
+// credentialWords are the parts of an environment variable's name that say
+// it holds a credential: API_TOKEN, DB_PASSWORD, AWS_ACCESS_KEY_ID,
+// SESSION_COOKIE, DATABASE_DSN, MONGO_CONNECTION_STRING.
+var credentialWords = []string{
+	"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "KEY", "AUTH", "CREDENTIAL",
+	"PRIVATE", "SESSION", "COOKIE", "DSN", "CONN", "SALT", "SIGNING",
+}
+
+// credentialName says whether an environment variable's name is
+// credential-shaped: it holds one of credentialWords, in any case.
+func credentialName(name string) bool {
+	up := strings.ToUpper(name)
+	for _, w := range credentialWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretValue says whether a value is secret-shaped whatever its name: a
+// credential by gitleaks' rules (ghp_..., npm_..., AKIA..., sk-ant-...), a
+// URL that carries a password (postgres://user:pw@host/db), or a run of 16
+// letters and digits or more that looks generated: letters and digits, or
+// both cases, that change class at least once every five characters
+// (Z9kq2LmN8xP4rT7v, a hex digest), which words with a number in them
+// (mybucket2024proddata) do not.
+func secretValue(v string, shapes *detect.Detector) bool {
+	if shapes != nil && len(shapes.DetectString(v)) > 0 {
+		return true
+	}
+	if strings.Contains(v, "://") {
+		if u, err := url.Parse(v); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && pw != "" {
+				return true
+			}
+		}
+	}
+	for i := 0; i < len(v); {
+		j := i
+		for j < len(v) && isAlnum(v[j]) {
+			j++
+		}
+		if run := v[i:j]; len(run) >= 16 && mixedValue(run) && classChanges(run)*5 >= len(run) {
+			return true
+		}
+		i = j + 1
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// classChanges counts where run, of ASCII letters and digits, changes from
+// a digit, a lower-case or an upper-case letter to another of these.
+func classChanges(run string) int {
+	class := func(c byte) int {
+		switch {
+		case c >= '0' && c <= '9':
+			return 0
+		case c >= 'a' && c <= 'z':
+			return 1
+		}
+		return 2
+	}
+	n := 0
+	for i := 1; i < len(run); i++ {
+		if class(run[i]) != class(run[i-1]) {
+			n++
+		}
+	}
+	return n
+}
+
+// knownSecrets are the known secrets to mask and their index: every run of
+// minFragment characters of each secret at least that long, keyed by its
+// first eight bytes, so that a text is scanned once whatever the number of
+// secrets. Secrets shorter than minFragment are searched for whole. It is
+// read-only once built, and shared by a masker's forks.
+type knownSecrets struct {
+	list  []Secret
+	short []int                  // indexes in list of the secrets shorter than minFragment
+	grams map[uint64][]gramPlace // first 8 bytes of a fragment -> where it is
+}
+
+// gramPlace is one fragment of minFragment characters: secret k, from off.
+type gramPlace struct{ k, off int }
+
+// span is a masked part of a text, [a, b), of secret k.
+type span struct{ a, b, k int }
+
+func gramKey(s string) uint64 { return binary.LittleEndian.Uint64([]byte(s[:8])) }
+
+func indexSecrets(list []Secret) knownSecrets {
+	ks := knownSecrets{list: list, grams: map[uint64][]gramPlace{}}
+	for k, s := range list {
+		if len(s.Value) < minFragment {
+			ks.short = append(ks.short, k)
+			continue
+		}
+		for off := 0; off+minFragment <= len(s.Value); off++ {
+			key := gramKey(s.Value[off:])
+			ks.grams[key] = append(ks.grams[key], gramPlace{k, off})
+		}
+	}
+	return ks
+}
+
+// find returns the parts of s to mask, in order and apart: every run of
+// at least minFragment characters that some secret also holds, as long as
+// it goes on agreeing with that secret, and every whole occurrence of a
+// shorter secret. Where two overlap they are masked as one, under the
+// secret of the longer.
+func (ks knownSecrets) find(s string) []span {
+	if len(ks.list) == 0 || s == "" {
+		return nil
+	}
+	var spans []span
+	if len(ks.grams) > 0 {
+		cover := 0 // s[:cover] is in a span found already
+		for i := 0; i+minFragment <= len(s); i++ {
+			places, ok := ks.grams[gramKey(s[i:])]
+			if !ok {
+				continue
+			}
+			best := span{a: i, b: -1}
+			for _, p := range places {
+				v := ks.list[p.k].Value
+				if s[i+8:i+minFragment] != v[p.off+8:p.off+minFragment] {
+					continue
+				}
+				end, o := i+minFragment, p.off+minFragment
+				for end < len(s) && o < len(v) && s[end] == v[o] {
+					end++
+					o++
+				}
+				if end > best.b {
+					best.b, best.k = end, p.k
+				}
+			}
+			if best.b > cover {
+				spans = append(spans, best)
+				cover = best.b
+			}
+		}
+	}
+	for _, k := range ks.short {
+		v := ks.list[k].Value
+		for from := 0; ; {
+			j := strings.Index(s[from:], v)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, span{from + j, from + j + len(v), k})
+			from += j + len(v)
+		}
+	}
+	if len(spans) < 2 {
+		return spans
+	}
+	slices.SortFunc(spans, func(x, y span) int {
+		if x.a != y.a {
+			return x.a - y.a
+		}
+		return y.b - x.b
+	})
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp.a >= last.b {
+			merged = append(merged, sp)
+			continue
+		}
+		if sp.b-sp.a > last.b-last.a {
+			last.k = sp.k
+		}
+		last.b = max(last.b, sp.b)
+	}
+	return merged
 }
