@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -251,5 +252,190 @@ func TestContractCopyMasked(t *testing.T) {
 		if mk.Count != 1 {
 			t.Errorf("masking counted %+v: the early copy must not count", mk)
 		}
+	}
+}
+
+// TestMaskSecretFragments: a known secret printed cut, its first 20
+// characters, its last 14 or 12 of its middle, is masked in text and in
+// JSON values, under the secret's marker; 11 characters are not masked.
+func TestMaskSecretFragments(t *testing.T) {
+	secret := "tk" + random(t, alnum, 34) // 36 characters
+	m := newMasker([]Secret{{Name: "env:API_TOKEN", Value: secret}}, nil)
+	const marker = "[secret:env:API_TOKEN]"
+	for _, tc := range []struct {
+		name, part string
+	}{
+		{"whole", secret},
+		{"prefix of 20", secret[:20]},
+		{"suffix of 14", secret[22:]},
+		{"middle of 12", secret[10:22]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := "token " + tc.part + "... rejected"
+			if got, want := m.text(in, "session"), "token "+marker+"... rejected"; got != want {
+				t.Errorf("text(%q) = %q, want %q", in, got, want)
+			}
+			raw := json.RawMessage(`{"type":"string","description":"uses ` + tc.part + `","default":"` + tc.part + `"}`)
+			got := string(m.json(raw, "contract"))
+			if strings.Contains(got, tc.part) || strings.Count(got, marker) != 2 || !strings.Contains(got, `"default":`) {
+				t.Errorf("json(%s) = %s, want both values masked", raw, got)
+			}
+		})
+	}
+	// Eleven characters are too few to say they are the secret's.
+	short := "token " + secret[:11] + " and " + secret[25:] + "."
+	if got := m.text(short, "session"); got != short {
+		t.Errorf("text(%q) = %q, want 11 characters left as they are", short, got)
+	}
+	// Two cut pieces in one text, and a piece that runs on into other text.
+	two := secret[:13] + " " + secret[20:] + "xyz"
+	if got, want := m.text(two, "session"), marker+" "+marker+"xyz"; got != want {
+		t.Errorf("text(%q) = %q, want %q", two, got, want)
+	}
+}
+
+// TestMaskLeavesConfiguration: an --env value that is not secret-shaped
+// under a name that is not credential-shaped is configuration: it is not
+// masked anywhere, so a real server's contract scanned with it equals the
+// Inspector's (CLICKHOUSE_USER=default once rewrote every JSON-Schema
+// "default" key; AWS_REGION=us-east-1 rewrote strings of two contracts).
+func TestMaskLeavesConfiguration(t *testing.T) {
+	env := []Secret{
+		{Name: "env:CLICKHOUSE_USER", Value: "default"},
+		{Name: "env:AWS_REGION", Value: "us-east-1"},
+		{Name: "env:DATABASE_NAME", Value: "production"},
+		{Name: "env:S3_BUCKET", Value: "mybucket2024proddata"},
+		{Name: "env:API_BASE_URL", Value: "https://api.example.com/v1"},
+		{Name: "env:LOG_LEVEL", Value: "verbose"},
+	}
+	m := newMasker(env, nil)
+	for _, in := range []string{
+		`{"type":"object","properties":{"user":{"type":"string","default":"default"},"region":{"type":"string","enum":["us-east-1","eu-west-1"],"default":"us-east-1"}}}`,
+		`connected as default to production in us-east-1 via https://api.example.com/v1`,
+	} {
+		if got := string(m.json(json.RawMessage(in), "contract")); got != in {
+			t.Errorf("masked configuration\n-%s\n+%s", in, got)
+		}
+		if got := m.text(in, "session"); got != in {
+			t.Errorf("masked configuration\n-%s\n+%s", in, got)
+		}
+	}
+	// The real servers' contracts, as the masker returns them and as it
+	// hands them on early, equal the Inspector's, byte for byte.
+	files, err := filepath.Glob(filepath.Join("testdata", "realservers", "*.inspector.json"))
+	if err != nil || len(files) < 12 {
+		t.Fatalf("reference listings: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		c := realContract(t, f)
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		early, err := m.contractCopy(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := &Result{Contract: c}
+		if err := m.result(res); err != nil {
+			t.Fatal(err)
+		}
+		for name, got := range map[string]*contract.Contract{"returned": res.Contract, "early": early} {
+			if data, _ := json.Marshal(got); string(data) != string(want) {
+				t.Errorf("%s: the %s contract differs from the Inspector's: %v", filepath.Base(f), name, res.Masking)
+			}
+		}
+	}
+	if rec := m.record(); len(rec) != 0 {
+		t.Errorf("masked configuration: %+v", rec)
+	}
+}
+
+// realContract builds the contract of a recorded real server from the tools
+// and prompts it sent the Inspector, normalised.
+func realContract(t *testing.T, file string) *contract.Contract {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Wire map[string]json.RawMessage `json:"wire_results"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	c := &contract.Contract{Tools: []contract.Tool{}, Prompts: []contract.Prompt{}, Resources: []contract.Resource{}, Templates: []contract.Template{}}
+	var tools []struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			Description  string          `json:"description"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(rec.Wire["tools/list"], &tools) // null or an error when not listed
+	for _, p := range tools {
+		for _, tl := range p.Tools {
+			c.Tools = append(c.Tools, contract.Tool{Name: tl.Name, Description: tl.Description, InputSchema: tl.InputSchema, OutputSchema: tl.OutputSchema})
+		}
+	}
+	var prompts []struct {
+		Prompts []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"prompts"`
+	}
+	_ = json.Unmarshal(rec.Wire["prompts/list"], &prompts)
+	for _, p := range prompts {
+		for _, pr := range p.Prompts {
+			c.Prompts = append(c.Prompts, contract.Prompt{Name: pr.Name, Description: pr.Description, Arguments: []contract.PromptArgument{}})
+		}
+	}
+	if err := contract.Normalize(c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestMaskSecretShapedValue: a value shaped like a credential is masked
+// whatever its name, and a credential's name makes any value of 6
+// characters or more a secret.
+func TestMaskSecretShapedValue(t *testing.T) {
+	ghp := "ghp_" + random(t, alnum, 36)
+	generated := random(t, alnum, 24)
+	m := newMasker([]Secret{
+		{Name: "env:MY_VAR", Value: ghp},
+		{Name: "env:UPSTREAM", Value: "postgres://app:" + "s3cr3t-pw@db:5432/app"},
+		{Name: "env:SERVICE_ID", Value: "svc-" + generated},
+		{Name: "env:CLICKHOUSE_PASSWORD", Value: "default"},
+	}, nil)
+	for _, tc := range []struct{ in, want string }{
+		{"using " + ghp, "using [secret:env:MY_VAR]"},
+		{"cut: " + ghp[:16], "cut: [secret:env:MY_VAR]"},
+		{"dsn postgres://app:s3cr3t-pw@db:5432/app", "dsn [secret:env:UPSTREAM]"},
+		{"id svc-" + generated, "id [secret:env:SERVICE_ID]"},
+		{"password default", "password [secret:env:CLICKHOUSE_PASSWORD]"},
+	} {
+		if got := m.text(tc.in, "session"); got != tc.want {
+			t.Errorf("text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestMaskNeverKeys: JSON object keys are left as sent, even when one is a
+// secret or holds one; the values are masked.
+func TestMaskNeverKeys(t *testing.T) {
+	secret := random(t, alnum, 30)
+	m := newMasker([]Secret{
+		{Name: "env:API_TOKEN", Value: secret},
+		{Name: "env:CLICKHOUSE_PASSWORD", Value: "default"},
+	}, nil)
+	in := `{"` + secret + `":"` + secret + `","default":"default","x-` + secret[:14] + `":{"default":1}}`
+	want := `{"` + secret + `":"[secret:env:API_TOKEN]","default":"[secret:env:CLICKHOUSE_PASSWORD]","x-` + secret[:14] + `":{"default":1}}`
+	got := m.json(json.RawMessage(in), "contract")
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil || !reflect.DeepEqual(g, w) {
+		t.Errorf("json(%s)\n= %s\nwant %s", in, got, want)
 	}
 }
