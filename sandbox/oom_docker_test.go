@@ -1,0 +1,65 @@
+//go:build docker
+
+package sandbox_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
+)
+
+// oomAfterList makes the fixture server answer its listing, then allocate
+// memory until the kernel kills it: once its first tools/list answer is
+// written, it waits a moment (the rest of the listing) and then appends
+// Buffers in a setInterval.
+const oomAfterList = `const write = process.stdout.write.bind(process.stdout);
+let armed = false;
+process.stdout.write = (s, ...rest) => {
+  if (!armed && String(s).includes('"tools"')) {
+    armed = true;
+    setTimeout(() => { const hold = []; setInterval(() => { for (let i = 0; i < 4; i++) hold.push(Buffer.alloc(16 << 20, 1)); }, 5); }, 300);
+  }
+  return write(s, ...rest);
+};`
+
+// TestOOMAfterListing: a server killed by the kernel for memory after it
+// answered its listing ends oom (the scan's memory limit), with the kill
+// recorded and the listing kept, never ok with no finding: without
+// behaviour capture the kill lands in the shutdown (the server ignores
+// the end of stdin), with it in the idle watch.
+func TestOOMAfterListing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*sandbox.Options)
+	}{
+		{"plain", func(o *sandbox.Options) { o.Memory = 128 << 20 }},
+		{"watched", func(o *sandbox.Options) { o.Memory = 128 << 20; o.Behavior = true; o.Idle = 3 * time.Second }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSandbox(t, tc.mod)
+			b, codes := scanFixture(t, s, fixture{Name: "oomlate-" + tc.name, OnStart: oomAfterList, OnStdinEnd: "/* keeps running */"})
+			if b.Session == nil {
+				t.Fatalf("no session (outcome %s)", b.Sandbox.Outcome)
+			}
+			if !b.Session.OOMKilled {
+				t.Fatalf("session %+v: oom_killed not recorded", b.Session)
+			}
+			if b.Sandbox.Outcome != evidence.OutcomeOOM || b.Session.Outcome != evidence.OutcomeOOM {
+				t.Fatalf("sandbox outcome %s, session outcome %s (codes %v), want oom", b.Sandbox.Outcome, b.Session.Outcome, keys(codes))
+			}
+			if got := strings.Join(toolNames(b), ","); got != "get_weather,add,write_note" {
+				t.Errorf("tools %q: the listing answered before the kill is kept", got)
+			}
+			if lim, ok := evidence.ScannerLimit(b); !ok || lim.Kind != evidence.LimitMemory || lim.Signal != evidence.SignalSession {
+				t.Errorf("limit %+v (%v), want the session stopped at the memory limit", lim, ok)
+			}
+			if codes[rubric.CodeSessionStartCrashed] {
+				t.Errorf("codes %v: a kill for memory is not a crash", keys(codes))
+			}
+		})
+	}
+}
