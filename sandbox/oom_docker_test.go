@@ -63,3 +63,36 @@ func TestOOMAfterListing(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptOOMNotTimeout: a postinstall that allocates memory fast is oom
+// every time, decided by the cgroup's kill count, never by the time it
+// took: neither when the bomb itself is the script, nor when it is a child
+// the script then waits past the install timeout for (the kernel killed
+// the child; the script lingers).
+func TestScriptOOMNotTimeout(t *testing.T) {
+	const bomb = `const a = []; for (;;) a.push(Buffer.alloc(64 << 20, 1));`
+	s := newSandbox(t, func(o *sandbox.Options) { o.InstallTimeout = 20 * time.Second })
+	for i, f := range []fixture{
+		{Name: "oombomb-a", Postinstall: "node bomb.js", Files: map[string]string{"bomb.js": bomb}},
+		{Name: "oombomb-b", Postinstall: "node bomb.js", Files: map[string]string{"bomb.js": bomb}},
+		{Name: "oomlinger", Postinstall: "node linger.js", Files: map[string]string{"bomb.js": bomb,
+			"linger.js": `require('child_process').spawn(process.execPath, [__dirname + '/bomb.js'], { stdio: 'inherit' }).on('exit', (c, sig) => console.log('bomb ended', c, sig)); setInterval(() => {}, 1000);`}},
+	} {
+		t.Run(f.Name, func(t *testing.T) {
+			b, codes := scanFixture(t, s, f)
+			if len(b.Install.Scripts) != 1 {
+				t.Fatalf("scripts %+v", b.Install.Scripts)
+			}
+			sc := b.Install.Scripts[0]
+			if !sc.OOM || b.Install.Outcome != evidence.InstallOOM || b.Sandbox.Outcome != evidence.OutcomeOOM {
+				t.Fatalf("run %d: script %+v, install %s (%s), sandbox %s; want the script killed for memory and the install oom", i, sc, b.Install.Outcome, b.Install.Error, b.Sandbox.Outcome)
+			}
+			if codes[rubric.CodeInstallTimeout] {
+				t.Errorf("codes %v: a kill for memory is not a timeout", keys(codes))
+			}
+			if lim, ok := evidence.ScannerLimit(b); !ok || lim.Kind != evidence.LimitMemory || lim.Signal != evidence.SignalInstall {
+				t.Errorf("limit %+v (%v), want the install stopped at the memory limit", lim, ok)
+			}
+		})
+	}
+}
