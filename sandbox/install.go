@@ -82,18 +82,20 @@ type scriptInfo struct {
 }
 
 type scriptRun struct {
-	Path        string `json:"path"`
-	Event       string `json:"event"`
-	Ran         bool   `json:"ran"`
-	ExitCode    int    `json:"exit_code"`
-	Signal      string `json:"signal"`
-	TimedOut    bool   `json:"timed_out"`
-	OOM         bool   `json:"oom"`
-	LeftRunning bool   `json:"left_running"`
-	OutputTail  string `json:"output_tail"`
-	DurationMS  int64  `json:"duration_ms"`
-	StartedAt   int64  `json:"started_at"` // ms since the epoch, container clock
-	EndedAt     int64  `json:"ended_at"`
+	Path     string `json:"path"`
+	Event    string `json:"event"`
+	Ran      bool   `json:"ran"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal"`
+	TimedOut bool   `json:"timed_out"`
+	OOM      bool   `json:"oom"`
+	// OOMUncounted: the driver could not read the cgroup's kill count.
+	OOMUncounted bool   `json:"oom_uncounted"`
+	LeftRunning  bool   `json:"left_running"`
+	OutputTail   string `json:"output_tail"`
+	DurationMS   int64  `json:"duration_ms"`
+	StartedAt    int64  `json:"started_at"` // ms since the epoch, container clock
+	EndedAt      int64  `json:"ended_at"`
 }
 
 // hardened returns the host configuration every sandbox container shares:
@@ -573,9 +575,8 @@ func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch
 // It also reports whether the step's container was killed for memory
 // (the engine's oom_killed) when the driver gave no account of its
 // scripts: the step's backstop ended it, or the kernel killed the driver.
-// When the driver's account marks no script killed for memory (it could
-// not read the cgroup's kill count) but the engine flags the container,
-// the script that timed out, if one did, is marked.
+// When the driver could not read the cgroup's kill count but the engine
+// flags the container, the script that timed out, if one did, is marked.
 func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, bool, string, error) {
 	type item struct {
 		Path     string `json:"path"`
@@ -617,7 +618,7 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 	}
 	if res.OOM && !slices.ContainsFunc(runs, func(r scriptRun) bool { return r.OOM }) {
 		for i := range runs {
-			if runs[i].TimedOut {
+			if runs[i].TimedOut && runs[i].OOMUncounted {
 				runs[i].OOM = true
 			}
 		}

@@ -99,6 +99,7 @@ function runOne(s) {
     // then ran out of time (a parent left waiting on it, a step thrashing
     // at its limit) was killed for memory all the same.
     res.oom = (r.timedOut || res.exit_code !== 0) && oomBefore >= 0 && oomKills() > oomBefore;
+    res.oom_uncounted = oomBefore < 0;
     const outTail = r.out.length > maxTail ? r.out.slice(r.out.length - maxTail) : r.out;
     res.output_tail = r.error ? (outTail + '\n' + r.error).slice(-maxTail) : outTail;
     if (res.exit_code !== 0) failed.add(s.path);
