@@ -71,13 +71,22 @@ func TestOOMAfterListing(t *testing.T) {
 // the child; the script lingers).
 func TestScriptOOMNotTimeout(t *testing.T) {
 	const bomb = `const a = []; for (;;) a.push(Buffer.alloc(64 << 20, 1));`
-	s := newSandbox(t, func(o *sandbox.Options) { o.InstallTimeout = 20 * time.Second })
-	for i, f := range []fixture{
-		{Name: "oombomb-a", Postinstall: "node bomb.js", Files: map[string]string{"bomb.js": bomb}},
-		{Name: "oombomb-b", Postinstall: "node bomb.js", Files: map[string]string{"bomb.js": bomb}},
-		{Name: "oomlinger", Postinstall: "node linger.js", Files: map[string]string{"bomb.js": bomb,
-			"linger.js": `require('child_process').spawn(process.execPath, [__dirname + '/bomb.js'], { stdio: 'inherit' }).on('exit', (c, sig) => console.log('bomb ended', c, sig)); setInterval(() => {}, 1000);`}},
+	// The bombs get a long install timeout: the kernel may take its time
+	// to kill at the limit on a loaded machine, and a bomb that was not
+	// killed by then is a timeout, not what this test is about. The
+	// lingering script needs a short one, which it always reaches.
+	long := newSandbox(t, func(o *sandbox.Options) { o.InstallTimeout = 90 * time.Second })
+	short := newSandbox(t, func(o *sandbox.Options) { o.InstallTimeout = 45 * time.Second })
+	for i, c := range []struct {
+		s *sandbox.Sandbox
+		f fixture
+	}{
+		{long, fixture{Name: "oombomb-a", Postinstall: "node bomb.js", Files: map[string]string{"bomb.js": bomb}}},
+		{long, fixture{Name: "oombomb-b", Postinstall: "node bomb.js", Files: map[string]string{"bomb.js": bomb}}},
+		{short, fixture{Name: "oomlinger", Postinstall: "node linger.js", Files: map[string]string{"bomb.js": bomb,
+			"linger.js": `require('child_process').spawn(process.execPath, [__dirname + '/bomb.js'], { stdio: 'inherit' }).on('exit', (c, sig) => console.log('bomb ended', c, sig)); setInterval(() => {}, 1000);`}}},
 	} {
+		s, f := c.s, c.f
 		t.Run(f.Name, func(t *testing.T) {
 			b, codes := scanFixture(t, s, f)
 			if len(b.Install.Scripts) != 1 {
