@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,18 +82,20 @@ type scriptInfo struct {
 }
 
 type scriptRun struct {
-	Path        string `json:"path"`
-	Event       string `json:"event"`
-	Ran         bool   `json:"ran"`
-	ExitCode    int    `json:"exit_code"`
-	Signal      string `json:"signal"`
-	TimedOut    bool   `json:"timed_out"`
-	OOM         bool   `json:"oom"`
-	LeftRunning bool   `json:"left_running"`
-	OutputTail  string `json:"output_tail"`
-	DurationMS  int64  `json:"duration_ms"`
-	StartedAt   int64  `json:"started_at"` // ms since the epoch, container clock
-	EndedAt     int64  `json:"ended_at"`
+	Path     string `json:"path"`
+	Event    string `json:"event"`
+	Ran      bool   `json:"ran"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal"`
+	TimedOut bool   `json:"timed_out"`
+	OOM      bool   `json:"oom"`
+	// OOMUncounted: the driver could not read the cgroup's kill count.
+	OOMUncounted bool   `json:"oom_uncounted"`
+	LeftRunning  bool   `json:"left_running"`
+	OutputTail   string `json:"output_tail"`
+	DurationMS   int64  `json:"duration_ms"`
+	StartedAt    int64  `json:"started_at"` // ms since the epoch, container clock
+	EndedAt      int64  `json:"ended_at"`
 }
 
 // hardened returns the host configuration every sandbox container shares:
@@ -201,7 +204,7 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 		inst.Error = "no time left for the script step after copying the installed tree"
 		return inst, fr.Target, lock, "", nil
 	}
-	runs, timedOut, tail, err := s.scripts(ctx, r, work, plan, remaining, w)
+	runs, timedOut, stepOOM, tail, err := s.scripts(ctx, r, work, plan, remaining, w)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -214,17 +217,31 @@ func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, wa
 			// part of a secret.
 			sc.LeftRunning, sc.DurationMS = run.LeftRunning, run.DurationMS
 			sc.OutputTail = tailString(r.mask.text(run.OutputTail, "install.scripts"), scriptTail)
+			// A kill for memory is read from the cgroup's kill count, not
+			// from the time the script took: one that was killed for memory
+			// and then ran into the timeout (a parent left waiting, a
+			// thrashing step) is oom, not a timeout.
 			switch {
-			case run.TimedOut:
-				timedOut = true
 			case run.OOM && !sc.Optional:
 				// npm would have stopped the install here.
-				inst.Outcome, inst.FailedStep = evidence.InstallOOM, evidence.StepScripts
-				inst.Error = fmt.Sprintf("the %s script of %s was killed for exceeding the script step's memory limit of %s (besides the files kept in the tree, home and /tmp)", sc.Event, sc.Package, bytesText(scriptMemory))
+				if inst.Outcome != evidence.InstallOOM {
+					inst.Outcome, inst.FailedStep = evidence.InstallOOM, evidence.StepScripts
+					inst.Error = fmt.Sprintf("the %s script of %s was killed for exceeding the script step's memory limit of %s (besides the files kept in the tree, home and /tmp)", sc.Event, sc.Package, bytesText(scriptMemory))
+				}
+			case run.TimedOut:
+				timedOut = true
 			}
 		}
 	}
-	if timedOut {
+	if stepOOM && inst.Outcome != evidence.InstallOOM {
+		// The step ended without the driver's account (it ran out of time
+		// or was killed itself), and the kernel killed a process of it for
+		// memory: that is the outcome, whatever time it took.
+		inst.Outcome, inst.FailedStep = evidence.InstallOOM, evidence.StepScripts
+		inst.Error = fmt.Sprintf("a process of the script step was killed for exceeding its memory limit of %s (besides the files kept in the tree, home and /tmp)", bytesText(scriptMemory))
+		inst.LogTail = tail
+	}
+	if timedOut && inst.Outcome != evidence.InstallOOM {
 		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
 		inst.Error = fmt.Sprintf("script step exceeded the install timeout of %s", s.opts.InstallTimeout)
 		inst.LogTail = tail
@@ -554,7 +571,13 @@ func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch
 }
 
 // scripts runs the lifecycle scripts in the bounded tree, with no network.
-func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, string, error) {
+//
+// It also reports whether the step's container was killed for memory
+// (the engine's oom_killed) when the driver gave no account of its
+// scripts: the step's backstop ended it, or the kernel killed the driver.
+// When the driver could not read the cgroup's kill count but the engine
+// flags the container, the script that timed out, if one did, is marked.
+func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, bool, string, error) {
 	type item struct {
 		Path     string `json:"path"`
 		Event    string `json:"event"`
@@ -585,15 +608,22 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 		return windows, declared
 	})
 	if err != nil {
-		return nil, false, "", err
+		return nil, false, false, "", err
 	}
-	if res.TimedOut {
-		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
+	if res.TimedOut || (derr != nil && res.OOM) {
+		return nil, res.TimedOut, res.OOM, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil
 	}
 	if derr != nil {
-		return nil, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
+		return nil, false, false, "", fmt.Errorf("script driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
 	}
-	return runs, false, "", nil
+	if res.OOM && !slices.ContainsFunc(runs, func(r scriptRun) bool { return r.OOM }) {
+		for i := range runs {
+			if runs[i].TimedOut && runs[i].OOMUncounted {
+				runs[i].OOM = true
+			}
+		}
+	}
+	return runs, false, false, "", nil
 }
 
 // watchedStep runs one step of package code in the install phase (npm's

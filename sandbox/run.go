@@ -271,13 +271,20 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		sess.Notifications = n
 	}
 
+	// A kill for memory at any point of the run phase (during the
+	// handshake or listing, after it, in the idle watch, at shutdown) is
+	// the oom outcome: a session that listed and was then killed does not
+	// end ok. The listing it answered first is kept.
 	switch {
-	case hsErr == nil:
-		sess.Outcome = evidence.OutcomeOK
 	case sess.OOMKilled:
 		sess.Outcome = evidence.OutcomeOOM
 		sess.Error = "the server was killed for exceeding its memory limit"
+		if hsErr == nil {
+			sess.Error += " after it answered its listing"
+		}
 		sess.ExitCode = exitCode
+	case hsErr == nil:
+		sess.Outcome = evidence.OutcomeOK
 	case exitedEarly:
 		sess.Outcome = evidence.OutcomeStartCrashed
 		sess.ExitCode = exitCode

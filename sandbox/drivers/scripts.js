@@ -6,8 +6,8 @@
 // run-script in the package directory; "npm rebuild" for an implicit
 // node-gyp build) in a process group of its own, and records exit code or
 // signal, whether the kernel killed one of its processes for memory (the
-// cgroup's oom_kill count rose) and that made it fail, duration and output
-// tail. When the budget runs out the
+// cgroup's oom_kill count rose while it ran, and it failed or ran out of
+// time), duration and output tail. When the budget runs out the
 // running script's group is killed and recorded as timed out, with its
 // tail, and the scripts after it are not run. Processes a script leaves
 // running are killed when it ends, so that what they do is never taken for
@@ -95,7 +95,11 @@ function runOne(s) {
     res.exit_code = r.code === null ? (r.timedOut ? 124 : 128 + (r.signal === 'SIGKILL' ? 9 : 15)) : r.code;
     // Only this script ran meanwhile, so a kill the kernel counted was of
     // one of its processes; npm reports it as exit code 137, not a signal.
-    res.oom = !r.timedOut && res.exit_code !== 0 && oomBefore >= 0 && oomKills() > oomBefore;
+    // The count decides, not the time: a script killed for memory that
+    // then ran out of time (a parent left waiting on it, a step thrashing
+    // at its limit) was killed for memory all the same.
+    res.oom = (r.timedOut || res.exit_code !== 0) && oomBefore >= 0 && oomKills() > oomBefore;
+    res.oom_uncounted = oomBefore < 0;
     const outTail = r.out.length > maxTail ? r.out.slice(r.out.length - maxTail) : r.out;
     res.output_tail = r.error ? (outTail + '\n' + r.error).slice(-maxTail) : outTail;
     if (res.exit_code !== 0) failed.add(s.path);
