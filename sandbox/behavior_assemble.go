@@ -479,3 +479,23 @@ func (w *watch) finish() *evidence.Behavior {
 	})
 	return w.b
 }
+
+// forkRec is one fork event of the tracer: ppid started the process at
+// Time.
+type forkRec struct {
+	Time time.Time
+	PPID int
+}
+
+// procTree is what is known of a phase's process tree besides its exec
+// events: the PID of the step's driver, as the driver reported it itself
+// (0 when not known), and the tracer's fork events by child PID.
+type procTree struct {
+	driver int
+	forks  map[int][]forkRec
+}
+
+// provenanceUnknown: a process whose place in the process tree could not
+// be established (its parent never exec'ed in the window and no fork of
+// it was seen). It is not taken for the package's doing.
+const provenanceUnknown evidence.Provenance = "unknown"

