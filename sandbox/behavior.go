@@ -864,7 +864,16 @@ func (w *watch) close(ctx context.Context) *evidence.Behavior {
 		return out
 	}
 	if w.scriptsWatch.Phase != "" {
-		w.addProcesses(evidence.PhaseScripts, in(w.scriptsWin), w.declared)
+		win := w.scriptsWin
+		if w.driver != 0 {
+			// The script step is the first thing the observer watches, and
+			// nothing runs in it before the release but the held wrapper:
+			// an exec timed before the release was recorded (the driver's
+			// own, on a busy machine) is the step's, attributed from the
+			// driver's PID like the rest.
+			win[0] = time.Time{}
+		}
+		w.addProcesses(evidence.PhaseScripts, in(win), w.declared)
 	}
 	if w.runWatch.Phase != "" {
 		run := in(w.runWin)

@@ -75,8 +75,9 @@ func TestProvenanceDriverExecMissed(t *testing.T) {
 				uvQuery(31, 27, "/work/tree/venv/bin/python"),
 				ev(40, 39, "uv pip install something"),
 				ev(41, 39, "python3 -c print(1)"),
+				ev(42, 41, "sh -c true"),
 			},
-			want: []evidence.Provenance{pm, pm, provenanceUnknown, provenanceUnknown},
+			want: []evidence.Provenance{pm, pm, provenanceUnknown, provenanceUnknown, provenanceUnknown},
 		},
 		{
 			name: "sdist_backend_and_its_children",
@@ -107,5 +108,22 @@ func TestProvenanceDriverExecMissed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDriverPID: the build driver's PID is read from its output's first
+// line only, where nothing the step runs can write before it.
+func TestDriverPID(t *testing.T) {
+	for in, want := range map[string]int{
+		"VERIFYMCP-DRIVER-PID 16\nVERIFYMCP-RESULT {}\n": 16,
+		"VERIFYMCP-DRIVER-PID 16":                        16,
+		"noise\nVERIFYMCP-DRIVER-PID 16\n":               0,
+		"VERIFYMCP-DRIVER-PID x\n":                       0,
+		"VERIFYMCP-DRIVER-PID -3\n":                      0,
+		"":                                               0,
+	} {
+		if got := driverPID([]byte(in)); got != want {
+			t.Errorf("driverPID(%q) = %d, want %d", in, got, want)
+		}
 	}
 }
