@@ -836,7 +836,17 @@ func (w *watch) serverExit(run []execEvent) {
 	if sd == nil || len(run) == 0 || w.shutdownAt.IsZero() || sd.Ended == evidence.EndedBefore {
 		return
 	}
-	ex, ok := w.obs.exitOf(run[0].PID)
+	// The wrapper's own exec (its parent outside the PID namespace) is
+	// recorded when the tracer attached before it; the server is the
+	// first other program.
+	server := run[0].PID
+	for _, ev := range run {
+		if ev.PPID != 0 {
+			server = ev.PID
+			break
+		}
+	}
+	ex, ok := w.obs.exitOf(server)
 	if !ok || ex.Time.Before(w.shutdownAt) {
 		return
 	}

