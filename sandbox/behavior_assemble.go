@@ -261,7 +261,15 @@ func (w *watch) clean(s string, n int) string {
 // addProcesses turns the tracer's exec events of one phase into process
 // evidence, each with its provenance (see provenance).
 func (w *watch) addProcesses(phase string, events []execEvent, declared map[string]bool) {
-	prov := provenance(phase, events, declared)
+	var tree procTree
+	switch {
+	case w.obs == nil:
+	case phase == evidence.PhaseScripts && w.driver != 0:
+		tree = w.obs.tree(w.driver)
+	case phase == evidence.PhaseRun:
+		tree = w.obs.tree(0)
+	}
+	prov := provenanceIn(phase, events, declared, tree)
 	for i, ev := range events {
 		for _, h := range w.canary.Scan([]byte(strings.Join(ev.Argv, " "))) {
 			w.addHit(h, "process_argv", phase, w.pkgFor(phase, ev.Time), path.Base(ev.Exe))
@@ -282,7 +290,7 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 		w.b.Processes = append(w.b.Processes, evidence.ProcessEvent{
 			Phase: phase, Package: w.pkgFor(phase, ev.Time), Time: ev.Time.UTC(),
 			PID: ev.PID, PPID: ev.PPID, Exe: w.clean(ev.Exe, maxArgLen), Argv: clean,
-			Provenance: prov[i], Expected: prov[i].Expected(),
+			Provenance: prov[i], Expected: expected(prov[i]),
 		})
 	}
 }
@@ -308,21 +316,62 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 //     command's own children, anything the server starts).
 //
 // A process keeps the provenance it had when it execs again in place.
-// Events of a parent that was never seen (it started before the tracer
-// attached) count as package code, except the first process of the phase
-// and, in the script step, npm run-script: the script driver starts one
-// per lifecycle event, and its own exec can come before the tracer.
+//
+// When the step's driver reported its own PID (procTree.driver: the PyPI
+// build driver does), attribution starts from it and does not depend on
+// seeing any exec in time: the driver is the sandbox, uv running one of
+// the driver's own commands as its child is the package manager, and a
+// process whose parent never exec'ed in the window takes its place from
+// its nearest ancestor that did (through the tracer's fork events, or the
+// driver itself). A process whose ancestry cannot be established that way
+// is unknown: not taken for the package's doing, and not for the
+// sandbox's either.
+//
+// Without the driver's PID, events of a parent that was never seen (it
+// started before the tracer attached) count as package code, except the
+// first process of the phase and, in the script step, npm run-script and
+// uv: the script driver starts one per lifecycle event, and its own exec
+// can come before the tracer.
 func provenance(phase string, events []execEvent, declared map[string]bool) []evidence.Provenance {
+	return provenanceIn(phase, events, declared, procTree{})
+}
+
+// provenanceIn is provenance with what is known of the process tree
+// besides the exec events.
+func provenanceIn(phase string, events []execEvent, declared map[string]bool, tree procTree) []evidence.Provenance {
 	out := make([]evidence.Provenance, len(events))
 	role := map[int]evidence.Provenance{}
 	wrapper := map[int]bool{} // npm's shell for a declared command line
 	gyp := map[int]bool{}     // node-gyp: what it starts is the build tool's
 	uv := map[int]bool{}      // uv in a PyPI build step
 	scripts := phase == evidence.PhaseScripts
+	rooted := scripts && tree.driver > 0
+	if rooted {
+		role[tree.driver] = evidence.ProvenanceSandbox
+	}
+	// In the run phase, the entry point is found from the fork events:
+	// the wrapper's only child (see procTree.entry).
+	entry := 0
+	if phase == evidence.PhaseRun && tree.forks != nil && !tree.partial {
+		entry = tree.entry(events)
+	}
+	if entry > 0 {
+		rooted = true
+		role[entry] = evidence.ProvenanceSandbox
+	}
 	for i, ev := range events {
 		r, again := role[ev.PID]
-		parent := role[ev.PPID] // "" when the parent was never seen
+		ppid := ev.PPID
+		parent, seen := role[ppid] // "" when the parent was never seen
+		if rooted && !seen && !again {
+			ppid, parent, seen = tree.ancestor(ev, role)
+		}
 		switch {
+		case rooted && (ev.PID == tree.driver || ev.PID == entry || ev.PPID == 0):
+			// The driver's exec (the wait wrapper handing over to it), the
+			// run phase's entry point, or a container's first process
+			// (its parent is outside the PID namespace: the engine's).
+			r = evidence.ProvenanceSandbox
 		case again && wrapper[ev.PID]:
 			// npm's shell execs the declared command in place when the
 			// command line is one simple command.
@@ -330,27 +379,42 @@ func provenance(phase string, events []execEvent, declared map[string]bool) []ev
 			delete(wrapper, ev.PID)
 		case again:
 			// An exec in place keeps the process's provenance.
+		case rooted && (!seen || parent == provenanceUnknown) && tree.partial:
+			// Fork events were dropped (a flood past maxForks, the
+			// package's doing): an unknown ancestry is no excuse then.
+			r = evidence.ProvenancePackage
+		case rooted && (!seen || parent == provenanceUnknown):
+			// Neither the parent nor any ancestor is known, or the parent
+			// is itself unknown.
+			r = provenanceUnknown
+		case rooted && scripts && ppid == tree.driver && isDriverUV(ev.Argv):
+			// One of the driver's own uv commands, as its child.
+			r = evidence.ProvenancePackageManager
+			uv[ev.PID] = true
+		case rooted && scripts && ppid == tree.driver:
+			// The driver starts nothing else; what this is, is not known.
+			r = provenanceUnknown
 		case scripts && (parent == evidence.ProvenanceSandbox || parent == "") && isNPM(ev.Argv):
 			// npm run-script, started by the script driver for one
 			// lifecycle event: the driver's own exec may precede the
 			// tracer (its parent never seen), and package code that runs
 			// npm is a descendant of a process that was seen.
 			r = evidence.ProvenancePackageManager
-		case i == 0:
+		case i == 0 && !rooted:
 			r = evidence.ProvenanceSandbox
-		case scripts && (parent == evidence.ProvenanceSandbox || parent == "") && isUV(ev.Argv):
+		case scripts && !rooted && (parent == evidence.ProvenanceSandbox || parent == "") && isUV(ev.Argv):
 			// uv, started by the PyPI build driver (venv, build, install);
 			// the driver's own exec may precede the tracer (its parent
 			// never seen), as npm run-script's does, and package code that
 			// runs uv is a descendant of a process that was seen.
 			r = evidence.ProvenancePackageManager
 			uv[ev.PID] = true
-		case scripts && uv[ev.PPID] && isInterpreterQuery(ev.Argv):
+		case scripts && uv[ppid] && isInterpreterQuery(ev.Argv):
 			r = evidence.ProvenancePackageManager
-		case scripts && uv[ev.PPID]:
+		case scripts && uv[ppid]:
 			// The build backend an sdist declares, run by uv (PEP 517).
 			r = evidence.ProvenanceDeclared
-		case scripts && wrapper[ev.PPID]:
+		case scripts && wrapper[ppid]:
 			r = evidence.ProvenanceDeclared
 		case scripts && parent == evidence.ProvenancePackageManager:
 			// What npm starts itself: the shell for the declared command.
@@ -358,7 +422,7 @@ func provenance(phase string, events []execEvent, declared map[string]bool) []ev
 			if len(ev.Argv) >= 3 && path.Base(ev.Argv[0]) == "sh" && ev.Argv[1] == "-c" && declared[ev.Argv[2]] {
 				wrapper[ev.PID] = true
 			}
-		case gyp[ev.PPID] || parent == evidence.ProvenanceBuildTool || isNodeGyp(ev.Argv):
+		case gyp[ppid] || parent == evidence.ProvenanceBuildTool || isNodeGyp(ev.Argv):
 			r = evidence.ProvenanceBuildTool
 		default:
 			r = evidence.ProvenancePackage
@@ -394,6 +458,31 @@ func (w *watch) pkgFor(phase string, t time.Time) string {
 		return w.packageAt(t)
 	}
 	return ""
+}
+
+// isDriverUV reports whether a command line is one of the PyPI build
+// driver's own uv commands (drivers/pybuild.py): uv venv, uv build
+// --wheel, uv pip install.
+func isDriverUV(argv []string) bool {
+	if !isUV(argv) || len(argv) < 2 {
+		return false
+	}
+	switch argv[1] {
+	case "venv":
+		return true
+	case "build":
+		return len(argv) > 2 && argv[2] == "--wheel"
+	case "pip":
+		return len(argv) > 2 && argv[2] == "install"
+	}
+	return false
+}
+
+// expected says whether a process of provenance p is not the package's
+// doing, as the evidence's Expected flag: an unknown provenance blames no
+// one (it is not counted against the package).
+func expected(p evidence.Provenance) bool {
+	return p.Expected() || p == provenanceUnknown
 }
 
 // isUV reports whether a command line runs uv (the image's
@@ -479,3 +568,111 @@ func (w *watch) finish() *evidence.Behavior {
 	})
 	return w.b
 }
+
+// forkRec is one fork event of the tracer: ppid started the process at
+// Time.
+type forkRec struct {
+	Time time.Time
+	PPID int
+}
+
+// procTree is what is known of a phase's process tree besides its exec
+// events: the PID of the step's driver, as the driver reported it itself
+// (0 when not known), and the tracer's fork events by child PID.
+type procTree struct {
+	driver int
+	forks  map[int][]forkRec
+	// partial is set when fork events past the bound were not kept.
+	partial bool
+}
+
+// entry finds the run phase's entry point: the process the run wrapper
+// (the container's first process, started before the tracer attached, so
+// with no fork event of its own) started, whether or not the tracer saw
+// the entry point's exec in time. It is the first exec whose process was
+// forked by such a root; failing that (the entry point's exec was missed),
+// the ancestor just below a root of the first exec that has one. 0 when
+// none is found. Package code has no such place: every process it starts
+// is forked by a traced process, so has a fork event, and its fork parent
+// is never a root.
+func (t procTree) entry(events []execEvent) int {
+	root := func(p int) bool {
+		_, forked := t.forks[p]
+		return p > 0 && !forked
+	}
+	for _, ev := range events {
+		if ev.PPID == 0 {
+			continue // the wrapper's own exec, seen
+		}
+		if q, ok := t.parentAt(ev.PID, ev.Time); ok && root(q) {
+			return ev.PID
+		}
+	}
+	for _, ev := range events {
+		if ev.PPID == 0 {
+			continue
+		}
+		p := ev.PID
+		for range maxAncestry {
+			q, ok := t.parentAt(p, ev.Time)
+			if !ok {
+				break
+			}
+			if root(q) {
+				return p
+			}
+			p = q
+		}
+	}
+	return 0
+}
+
+// maxAncestry bounds the walk up the process tree.
+const maxAncestry = 64
+
+// parentAt returns who started pid, by the tracer's fork events: the last
+// fork of pid up to a second after at (a fork event can be written after
+// the child's exec), else the first.
+func (t procTree) parentAt(pid int, at time.Time) (int, bool) {
+	fs := t.forks[pid]
+	if len(fs) == 0 {
+		return 0, false
+	}
+	best := fs[0]
+	for _, f := range fs[1:] {
+		if !f.Time.After(at.Add(time.Second)) {
+			best = f
+		}
+	}
+	return best.PPID, true
+}
+
+// ancestor finds the nearest ancestor of ev's process whose provenance is
+// known (the driver's is), walking up from its parent (who forked it, or
+// its parent when it exec'ed) through the tracer's fork events; ok is
+// false when none is found.
+func (t procTree) ancestor(ev execEvent, role map[int]evidence.Provenance) (pid int, r evidence.Provenance, ok bool) {
+	p := ev.PPID
+	if q, ok := t.parentAt(ev.PID, ev.Time); ok {
+		p = q
+	}
+	for range maxAncestry {
+		if p <= 0 {
+			break
+		}
+		if r, ok := role[p]; ok {
+			return p, r, true
+		}
+		q, ok := t.parentAt(p, ev.Time)
+		if !ok {
+			break
+		}
+		p = q
+	}
+	return ev.PPID, "", false
+}
+
+// provenanceUnknown: a process whose place in the process tree could not
+// be established (its parent never exec'ed in the window and no fork of
+// it was seen). It is not taken for the package's doing.
+const provenanceUnknown evidence.Provenance = "unknown"

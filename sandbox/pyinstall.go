@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -449,6 +451,9 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	var derr error
 	res, err := s.watchedStep(ctx, r, tree, cmd, env, timeout, w, func(res stepResult) ([]scriptWindow, map[string]bool) {
 		derr = decodeResult(res.Stdout, br)
+		if w != nil {
+			w.driver = driverPID(res.Stdout)
+		}
 		var windows []scriptWindow
 		for i, b := range br.Builds {
 			if b.Ran {
@@ -467,6 +472,26 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 		return nil, false, "", fmt.Errorf("build driver: %w (stderr: %s)", derr, tailString(r.mask.text(string(res.Stderr), "install"), 500))
 	}
 	return br, false, "", nil
+}
+
+// driverMark starts the line on which the build driver reports its own
+// PID, in the observer's PID namespace (the step joins it), before it runs
+// anything.
+const driverMark = "VERIFYMCP-DRIVER-PID "
+
+// driverPID reads the PID the build driver reported as its output's first
+// line; 0 when there is none.
+func driverPID(stdout []byte) int {
+	line, _, _ := bytes.Cut(stdout, []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte(driverMark))
+	if !ok {
+		return 0
+	}
+	pid, err := strconv.Atoi(string(rest))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // choosePyScript picks the entry point of a PyPI target by a fixed rule,

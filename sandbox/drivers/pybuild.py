@@ -27,6 +27,12 @@ DIST = STATE + "/dist"
 BUILT = STATE + "/built"
 VENV = TREE + "/venv"
 
+# Our own PID first, before anything runs: the watch attributes the
+# step's processes from it (the build driver is the sandbox's, what it
+# starts is uv), whether or not the tracer saw this process's exec.
+sys.stdout.write("VERIFYMCP-DRIVER-PID %d\n" % os.getpid())
+sys.stdout.flush()
+
 args = json.loads(sys.argv[1])
 deadline = time.time() + int(sys.argv[2]) / 1000.0
 result = {"ok": False, "venv": None, "builds": [], "install": None, "console_scripts": {}, "dist_info": "", "installed": [], "error": ""}
