@@ -352,7 +352,7 @@ two run ids, or --rescan.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.scan.bin, "bin", "", "bin entry to start when a side is scanned")
+	fl.StringVar(&f.scan.bin, "bin", "", "entry point (npm bin or PyPI console script) to start when a side is scanned")
 	fl.StringArrayVar(&f.scan.args, "arg", nil, "server argument of both sides' identity (repeatable, in order)")
 	fl.StringArrayVar(&f.scan.env, "env", nil, "NAME=VALUE placeholder environment of both sides (repeatable); values are never stored")
 	fl.StringVar(&f.scan.format, "format", "table", "output format: table or json")

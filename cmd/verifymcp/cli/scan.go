@@ -84,17 +84,24 @@ TARGET is one of:
                             (extras and environment markers are refused: one package is scanned)
 
 The scan resolves the version on the registry, then installs it in two steps:
-a fetch step (npm install --ignore-scripts; egress only to the registry,
-through a proxy) and a script step (lifecycle scripts, no network, uid 65534).
+a fetch step (npm install --ignore-scripts, or uv's resolution and verified
+downloads for PyPI; egress only to the registry, through a proxy) and a
+script step (npm's lifecycle scripts, or the build of any sdist and the
+offline install into a venv for PyPI; no network, uid 65534).
 It then starts the server's entry point with no network, a read-only root,
 no capabilities and memory, CPU and pid limits, performs the MCP handshake
 over stdio and lists tools, prompts, resources and templates. It never calls
 a tool. The evidence bundle and the run are saved in the data directory; the
 report goes to stdout (or --output).
 
-Entry point rule: --bin NAME if given; else the only bin entry; else the
-bin named like the package without its scope; else the first bin (byte
+Entry point rule, npm: --bin NAME if given; else the only bin entry; else
+the bin named like the package without its scope; else the first bin (byte
 order) containing "mcp"; else the first bin; else package.json "main".
+Entry point rule, PyPI (the console scripts of entry_points.txt): --bin NAME
+if given; else the script named like the project (PEP 503 names compared);
+else the only script; else the first (byte order) containing "mcp"; else
+the first. A release that declares no console script is refused (running a
+module with python -m is not supported).
 
 ` + exitCodesHelp,
 		Args: exactArgs(1, "exactly one TARGET"),
@@ -103,7 +110,7 @@ order) containing "mcp"; else the first bin; else package.json "main".
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.bin, "bin", "", "bin entry of package.json to start (overrides the entry point rule)")
+	fl.StringVar(&f.bin, "bin", "", "entry point to start: a bin of package.json, or a console script of a PyPI release (overrides the entry point rule)")
 	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to the server (repeatable, in order)")
 	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE placeholder environment for the server (repeatable); values are never logged, stored or reported")
 	fl.StringVar(&f.format, "format", "table", "report format: table, json, markdown, html or sarif")
