@@ -66,6 +66,10 @@ def run(argv, budget):
         out["left_running"] = True
     except ProcessLookupError:
         out["left_running"] = False
+    # A process that left the group (setsid, a double fork) is killed too:
+    # nothing the step started may outlive it and act in the next.
+    if sweep():
+        out["left_running"] = True
     out["exit_code"] = p.returncode
     if p.returncode is not None and p.returncode < 0:
         out["signal"] = "SIG%d" % -p.returncode
@@ -73,6 +77,50 @@ def run(argv, budget):
     out["duration_ms"] = out["ended_at"] - out["started_at"]
     out["output_tail"] = tail(data.decode("utf-8", "replace"), 6000)
     return out
+
+
+def ancestors():
+    """The driver's pid and its ancestors' in this PID namespace."""
+    seen = set()
+    pid = os.getpid()
+    while pid > 0 and pid not in seen:
+        seen.add(pid)
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                stat = f.read()
+            pid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return seen
+
+
+def sweep():
+    """Kills every process of the driver's user but the driver and its
+    ancestors: whatever a step left running, wherever it went. In the
+    step's PID namespace (its own, or the observer's, whose processes run
+    as root) no other process runs as this user while the step runs. It
+    says whether it killed any; a fork racing the sweep is caught by the
+    next pass."""
+    keep, uid, killed = ancestors(), os.getuid(), False
+    for _ in range(5):
+        found = False
+        for d in os.listdir("/proc"):
+            if not d.isdigit() or int(d) in keep:
+                continue
+            try:
+                if os.stat("/proc/" + d).st_uid != uid:
+                    continue
+                with open("/proc/%s/stat" % d) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        continue  # a zombie: dead already, its parent reaps it
+                os.kill(int(d), 9)
+                found = killed = True
+            except (OSError, ValueError, IndexError):
+                pass
+        if not found:
+            break
+        time.sleep(0.05)
+    return killed
 
 
 def left():
