@@ -183,6 +183,9 @@ func (r *frameReader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]
+	if len(r.buf) == 0 {
+		r.buf = nil // not to hold a 50 MB frame until the next one
+	}
 	return n, nil
 }
 
