@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifymcp/verifymcp/contract"
 )
 
 // wire is the JSON-RPC traffic of the MCP sessions of one run phase, seen
@@ -173,6 +175,56 @@ func (w *wire) reader(c *wireCall) (func(json.RawMessage, *oversized) string, *o
 	cut := w.cuts[c.id]
 	delete(w.cuts, c.id)
 	return read, cut
+}
+
+// early reads a list page in the frame as it is read from the server's
+// stdout, before the go-sdk's transport gets it: when frame is the answer
+// to a list request a reader is set for (expect), the reader gets its
+// result, a slice of frame (no copy), and the frame handed on is the
+// answer with the page's items left out. Otherwise frame is handed on as
+// it is. A 50 MB page is then held once, as the line read, instead of in
+// the transport's buffer, its decoded message and its result besides.
+func (w *wire) early(frame []byte) []byte {
+	var id, result json.RawMessage
+	other := false
+	if contract.EachMember(frame, func(k string, v json.RawMessage) {
+		switch k {
+		case "id":
+			id = v
+		case "result":
+			result = v
+		case "method", "error":
+			other = true
+		}
+	}) != nil || other || id == nil || result == nil {
+		return frame
+	}
+	var num float64
+	if json.Unmarshal(id, &num) != nil {
+		return frame
+	}
+	n, ok := wireNumber(num)
+	if !ok {
+		return frame
+	}
+	w.mu.Lock()
+	c := w.calls[n]
+	if c == nil || c.answered {
+		w.mu.Unlock()
+		return frame
+	}
+	method := c.method
+	w.mu.Unlock()
+	read, cut := w.reader(c)
+	if read == nil {
+		return frame
+	}
+	next := read(result, cut)
+	out, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": n, "result": reduced(method, next)})
+	if err != nil {
+		return frame
+	}
+	return out
 }
 
 // reduced is the result the go-sdk gets for a list page that was read as
