@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The Parse functions read the objects of MCP results as a server sent
@@ -146,17 +147,22 @@ func decodeKnown(raw json.RawMessage, v any, known ...string) (Extra, error) {
 	if err := json.Unmarshal(raw, v); err != nil {
 		return nil, err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &all); err != nil {
+	// The unknown members only are copied: a map of every member would
+	// hold a second copy of a 50 MB description.
+	var all Extra
+	err := EachMember(raw, func(k string, v json.RawMessage) {
+		if slices.Contains(known, k) {
+			return
+		}
+		if all == nil {
+			all = Extra{}
+		}
+		all[k] = bytes.Clone(v)
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range known {
-		delete(all, k)
-	}
-	if len(all) == 0 {
-		return nil, nil
-	}
-	return Extra(all), nil
+	return all, nil
 }
 
 // present returns raw, or nil when it is absent or null.

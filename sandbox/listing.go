@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -84,59 +85,66 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 		lists = append(lists, newLister("tools/list", "tools", func(cur string) (string, error) {
 			r, err := ss.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
 			return cursorOf(err, func() string { return r.NextCursor })
-		}, contract.ParseTool, b.tool, &c.Tools))
+		}, contract.ParseTool, (*bounded).tool, &c.Tools))
 	}
 	if caps.Prompts != nil {
 		lists = append(lists, newLister("prompts/list", "prompts", func(cur string) (string, error) {
 			r, err := ss.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
 			return cursorOf(err, func() string { return r.NextCursor })
-		}, contract.ParsePrompt, b.prompt, &c.Prompts))
+		}, contract.ParsePrompt, (*bounded).prompt, &c.Prompts))
 	}
 	if caps.Resources != nil {
 		lists = append(lists, newLister("resources/list", "resources", func(cur string) (string, error) {
 			r, err := ss.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
 			return cursorOf(err, func() string { return r.NextCursor })
-		}, contract.ParseResource, b.resource, &c.Resources),
+		}, contract.ParseResource, (*bounded).resource, &c.Resources),
 			newLister("resources/templates/list", "resourceTemplates", func(cur string) (string, error) {
 				r, err := ss.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
 				return cursorOf(err, func() string { return r.NextCursor })
-			}, contract.ParseTemplate, b.template, &c.Templates))
+			}, contract.ParseTemplate, (*bounded).template, &c.Templates))
 	}
 	for _, l := range lists {
 		cursor, offered := "", 0
 		seen := map[string]bool{}
 	pages:
 		for page := 0; ; page++ {
+			// The page is read as it arrives, on the go-sdk's reading
+			// goroutine, and its raw form dropped there (wire.expect);
+			// the go-sdk gets it without its items.
+			slot := &pageSlot{}
+			room := maxListItems - l.count()
+			ss.w.expect(ss.id, l.method, func(raw json.RawMessage, cut *oversized) string {
+				pg := l.read(raw, room, ss.mask)
+				pg.cut = cut
+				return slot.put(pg)
+			})
 			next, err := l.call(cursor)
+			ss.w.expect(ss.id, l.method, nil)
+			pg := slot.take()
+			if err == nil && pg == nil {
+				err = errors.New("the page's answer was not read")
+			}
+			if err == nil {
+				err = pg.err
+			}
 			if err != nil {
 				if ferr := fail(l.method, err); ferr != nil {
 					return nil, ferr
 				}
 				break
 			}
-			raw, cut, _ := ss.w.result(ss.id, l.method)
-			items, err := pageItems(raw, l.key)
-			if err != nil {
-				if ferr := fail(l.method, err); ferr != nil {
-					return nil, ferr
-				}
-				break
-			}
-			if cut != nil {
+			if pg.cut != nil {
 				// The answer was longer than the line bound: only the
 				// items before the cut reached us.
-				b.cut(evidence.Truncation{List: l.method, Kept: l.count() + min(len(items), maxListItems-l.count()), Bytes: cut.size, MorePages: next != "",
-					Reason: fmt.Sprintf("the answer was %d bytes, more than the %d-byte bound of one message; the %d complete items before the cut were read", cut.size, maxLine, len(items))})
+				b.cut(evidence.Truncation{List: l.method, Kept: l.count() + min(pg.offered, room), Bytes: pg.cut.size, MorePages: next != "",
+					Reason: fmt.Sprintf("the answer was %d bytes, more than the %d-byte bound of one message; the %d complete items before the cut were read", pg.cut.size, maxLine, pg.offered)})
 			}
-			for _, it := range items {
-				offered++
-				if l.count() >= maxListItems {
-					continue
-				}
-				if err := l.add(it); err != nil {
-					_ = fail(l.method, err)
-					break pages
-				}
+			b.cuts = append(b.cuts, pg.cuts...)
+			offered += pg.offered
+			pg.keep()
+			if pg.addErr != nil {
+				_ = fail(l.method, pg.addErr)
+				break pages
 			}
 			switch {
 			case next == "":
@@ -170,23 +178,76 @@ func (s *Sandbox) list(ctx context.Context, ss session, sess *evidence.Session) 
 
 // lister reads one list: the go-sdk makes each page's request (call
 // returns its next cursor), and the items are read from the page as the
-// server sent it (add parses, bounds and keeps one).
+// server sent it (read parses and bounds at most room of them).
 type lister struct {
 	method string
-	key    string
 	call   func(cursor string) (string, error)
-	add    func(json.RawMessage) error
+	read   func(raw json.RawMessage, room int, mask *masker) *page
 	count  func() int
 }
 
-func newLister[T any](method, key string, call func(string) (string, error), parse func(json.RawMessage) (T, error), bound func(T) T, dst *[]T) lister {
-	return lister{method: method, key: key, call: call,
-		add: func(raw json.RawMessage) error {
-			v, err := parse(raw)
-			if err == nil {
-				*dst = append(*dst, bound(v))
-			}
-			return err
+// page is one page of a list, read and bounded.
+type page struct {
+	// offered counts the page's items, read or not.
+	offered int
+	// keep appends the items read to the list.
+	keep func()
+	// cuts are the bounds the items read were cut by.
+	cuts []evidence.Truncation
+	// next is the page's next cursor.
+	next string
+	// err is set when the page could not be read, addErr when one of its
+	// items could not (the items before it are kept).
+	err, addErr error
+	// cut is set when the answer was longer than the line bound.
+	cut *oversized
+}
+
+// pageSlot hands a page from the go-sdk's reading goroutine to the list
+// loop; a page that comes after the loop gave up its call is dropped.
+type pageSlot struct {
+	mu     sync.Mutex
+	pg     *page
+	closed bool
+}
+
+func (s *pageSlot) put(pg *page) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.pg = pg
+	}
+	return pg.next
+}
+
+func (s *pageSlot) take() *page {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return s.pg
+}
+
+func newLister[T any](method, key string, call func(string) (string, error), parse func(json.RawMessage) (T, error), bound func(*bounded, T) T, dst *[]T) lister {
+	return lister{method: method, call: call,
+		read: func(raw json.RawMessage, room int, mask *masker) *page {
+			b := &bounded{mask: mask}
+			pg := &page{}
+			var kept []T
+			pg.next, pg.err = pageItems(raw, key, func(it json.RawMessage) {
+				pg.offered++
+				if len(kept) >= room || pg.addErr != nil {
+					return
+				}
+				v, err := parse(it)
+				if err != nil {
+					pg.addErr = err
+					return
+				}
+				kept = append(kept, bound(b, v))
+			})
+			pg.cuts = b.cuts
+			pg.keep = func() { *dst = append(*dst, kept...) }
+			return pg
 		},
 		count: func() int { return len(*dst) }}
 }
@@ -199,19 +260,34 @@ func cursorOf(err error, next func() string) (string, error) {
 	return next(), nil
 }
 
-// pageItems returns the items of one page as the server sent them.
-func pageItems(raw json.RawMessage, key string) ([]json.RawMessage, error) {
-	var page map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &page); err != nil {
-		return nil, fmt.Errorf("read the page as sent: %w", err)
+// pageItems calls item with each item of one page as the server sent it,
+// a slice of raw (nothing of the page is copied), and returns its next
+// cursor. The last of repeated keys counts, as in encoding/json.
+func pageItems(raw json.RawMessage, key string, item func(json.RawMessage)) (string, error) {
+	var items, next json.RawMessage
+	err := contract.EachMember(raw, func(k string, v json.RawMessage) {
+		switch {
+		case k == key && key != "":
+			items = v
+		case k == "nextCursor":
+			next = v
+		}
+	})
+	if err != nil {
+		return "", fmt.Errorf("read the page as sent: %w", err)
 	}
-	var items []json.RawMessage
-	if v, ok := page[key]; ok {
-		if err := json.Unmarshal(v, &items); err != nil {
-			return nil, fmt.Errorf("read the page's %s as sent: %w", key, err)
+	var cursor string
+	if len(next) > 0 && string(next) != "null" {
+		if err := json.Unmarshal(next, &cursor); err != nil {
+			return "", fmt.Errorf("read the page's nextCursor as sent: %w", err)
 		}
 	}
-	return items, nil
+	if len(items) > 0 && string(items) != "null" {
+		if err := contract.EachElement(items, item); err != nil {
+			return "", fmt.Errorf("read the page's %s as sent: %w", key, err)
+		}
+	}
+	return cursor, nil
 }
 
 // bounded applies the per-field bounds to what a listing keeps, and
@@ -238,7 +314,8 @@ func (b *bounded) text(list, item, field, s string) string {
 	}
 	b.cut(evidence.Truncation{List: list, Item: clip(item, 200), Field: field, Bytes: int64(size), Kept: cut,
 		Reason: fmt.Sprintf("longer than %d bytes; the first %d were kept", maxText, cut)})
-	return s[:cut]
+	// A copy: the kept part must not hold the whole string.
+	return strings.Clone(s[:cut])
 }
 
 // raw keeps a JSON value of at most maxRaw bytes and leaves out a larger one.

@@ -104,6 +104,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	wr := newWire()
 	filter := newFrameFilter()
 	filter.oversize = wr.salvage
+	filter.answer = wr.early
 	filter.sample = func(s string) string { return r.mask.text(s, "session") }
 	go filter.run(stdoutR, s.opts.MaxStdout)
 

@@ -22,6 +22,11 @@ type frameFilter struct {
 	// oversize, when set, gets the first maxLine bytes of a longer line and
 	// the line's full size, and returns the frame to hand on, or nil.
 	oversize func(prefix []byte, size int64) []byte
+	// answer, when set, gets every frame before it is handed on, and
+	// returns the frame to hand on in its stead: a list page is read
+	// here, as the line was read, so that the go-sdk never decodes it
+	// whole (see wire.early).
+	answer func(frame []byte) []byte
 	// sample, when set, masks the start of a noise line before it is cut
 	// to a sample, so that the cut leaves no part of a secret.
 	sample func(string) string
@@ -82,6 +87,9 @@ func (f *frameFilter) run(r io.Reader, maxBytes int64) {
 				}
 			case (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed):
 				frame = trimmed
+			}
+			if frame != nil && f.answer != nil {
+				frame = f.answer(frame)
 			}
 			switch {
 			case frame != nil:
@@ -183,6 +191,9 @@ func (r *frameReader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]
+	if len(r.buf) == 0 {
+		r.buf = nil // not to hold a 50 MB frame until the next one
+	}
 	return n, nil
 }
 

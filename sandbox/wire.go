@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifymcp/verifymcp/contract"
 )
 
 // wire is the JSON-RPC traffic of the MCP sessions of one run phase, seen
@@ -25,9 +27,11 @@ import (
 // the answer to the request the current session made under the same
 // go-sdk id. Both go-sdk sessions number their requests from 1.
 //
-// It also keeps the raw result of every request, so that the contract is
-// built from exactly what the server sent: the go-sdk's structs drop the
-// fields they do not know and write hints the server left out as false.
+// It also hands over the raw result of the handshake and of every list
+// page, so that the contract is built from exactly what the server sent:
+// the go-sdk's structs drop the fields they do not know and write hints
+// the server left out as false. A list page is read as it arrives and not
+// kept (expect); the go-sdk decodes it without its items.
 type wire struct {
 	mu       sync.Mutex
 	nextID   int64
@@ -38,6 +42,14 @@ type wire struct {
 	notified map[string]int // by method, at most maxNotifyMethods distinct
 	// cuts are the answers longer than the line bound, by wire id.
 	cuts map[int64]*oversized
+	// readers read the next answer to a list request of a session (see
+	// expect), by session and method.
+	readers map[readerKey]func(json.RawMessage, *oversized) string
+}
+
+type readerKey struct {
+	session int
+	method  string
 }
 
 // oversized is an answer longer than the line bound, of which the items
@@ -48,11 +60,15 @@ type oversized struct {
 
 // wireCall is one request on the wire.
 type wireCall struct {
+	id      int64
 	session int
 	method  string
 	sdkID   jsonrpc.ID
 	sent    time.Time
 	// answered is set when the answer arrived: its raw result or error.
+	// The raw result is kept for the handshake only (keptResult): a list
+	// page is read as it arrives (expect) and a call's result is the
+	// go-sdk's, so neither is held for the rest of the run.
 	answered bool
 	result   json.RawMessage
 	err      error
@@ -65,7 +81,32 @@ type lateAnswer struct {
 	Err    error         // nil for a result
 }
 
-func newWire() *wire { return &wire{calls: map[int64]*wireCall{}, cuts: map[int64]*oversized{}} }
+func newWire() *wire {
+	return &wire{calls: map[int64]*wireCall{}, cuts: map[int64]*oversized{}, readers: map[readerKey]func(json.RawMessage, *oversized) string{}}
+}
+
+// keptResult reports whether the raw result of a method is kept: the
+// handshake's, which the contract's header and the handshake path are read
+// from.
+func keptResult(method string) bool { return method == "initialize" || method == "server/discover" }
+
+// expect sets read to read the next answer of session to method, a list
+// request, as it arrives: read gets the raw result, as the server sent it,
+// and whether the answer was cut (see salvage), and returns the page's next
+// cursor; the go-sdk gets the page without its items (see reduced). A nil read removes the reader.
+// The raw page is dropped as soon as read returns, so a page of 100,000
+// items or a 50 MB description is never held beside the go-sdk's decoding
+// of it.
+func (w *wire) expect(session int, method string, read func(json.RawMessage, *oversized) string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := readerKey{session, method}
+	if read == nil {
+		delete(w.readers, k)
+		return
+	}
+	w.readers[k] = read
+}
 
 // transport returns the transport of a new session over inner.
 func (w *wire) transport(inner mcp.Transport) mcp.Transport {
@@ -80,7 +121,7 @@ func (w *wire) send(session int, req *jsonrpc.Request) jsonrpc.ID {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID++
-	w.calls[w.nextID] = &wireCall{session: session, method: req.Method, sdkID: req.ID, sent: time.Now()}
+	w.calls[w.nextID] = &wireCall{id: w.nextID, session: session, method: req.Method, sdkID: req.ID, sent: time.Now()}
 	id, _ := jsonrpc.MakeID(float64(w.nextID))
 	return id
 }
@@ -109,12 +150,94 @@ func (w *wire) receive(session int, resp *jsonrpc.Response) (*wireCall, bool) {
 		w.unknown++
 		return nil, false
 	}
-	c.answered, c.result, c.err = true, resp.Result, resp.Error
+	c.answered, c.err = true, resp.Error
+	if keptResult(c.method) {
+		c.result = resp.Result
+	}
 	if c.session != session {
 		w.late = append(w.late, lateAnswer{Method: c.method, After: time.Since(c.sent), Err: resp.Error})
 		return nil, false
 	}
 	return c, true
+}
+
+// reader takes the reader set for an answered list request (expect), and
+// whether the answer was cut.
+func (w *wire) reader(c *wireCall) (func(json.RawMessage, *oversized) string, *oversized) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := readerKey{c.session, c.method}
+	read := w.readers[k]
+	if read == nil {
+		return nil, nil
+	}
+	delete(w.readers, k)
+	cut := w.cuts[c.id]
+	delete(w.cuts, c.id)
+	return read, cut
+}
+
+// early reads a list page in the frame as it is read from the server's
+// stdout, before the go-sdk's transport gets it: when frame is the answer
+// to a list request a reader is set for (expect), the reader gets its
+// result, a slice of frame (no copy), and the frame handed on is the
+// answer with the page's items left out. Otherwise frame is handed on as
+// it is. A 50 MB page is then held once, as the line read, instead of in
+// the transport's buffer, its decoded message and its result besides.
+func (w *wire) early(frame []byte) []byte {
+	var id, result json.RawMessage
+	other := false
+	if contract.EachMember(frame, func(k string, v json.RawMessage) {
+		switch k {
+		case "id":
+			id = v
+		case "result":
+			result = v
+		case "method", "error":
+			other = true
+		}
+	}) != nil || other || id == nil || result == nil {
+		return frame
+	}
+	var num float64
+	if json.Unmarshal(id, &num) != nil {
+		return frame
+	}
+	n, ok := wireNumber(num)
+	if !ok {
+		return frame
+	}
+	w.mu.Lock()
+	c := w.calls[n]
+	if c == nil || c.answered {
+		w.mu.Unlock()
+		return frame
+	}
+	method := c.method
+	w.mu.Unlock()
+	read, cut := w.reader(c)
+	if read == nil {
+		return frame
+	}
+	next := read(result, cut)
+	out, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": n, "result": reduced(method, next)})
+	if err != nil {
+		return frame
+	}
+	return out
+}
+
+// reduced is the result the go-sdk gets for a list page that was read as
+// it arrived: the page without its items, with its next cursor. Without
+// items the go-sdk decodes nothing large, and without the server's ttlMs
+// it caches nothing, so every page of a second listing is asked again.
+func reduced(method, next string) json.RawMessage {
+	page := map[string]any{listKey(method): []any{}}
+	if next != "" {
+		page["nextCursor"] = next
+	}
+	out, _ := json.Marshal(page)
+	return out
 }
 
 // wireNumber reads a wire id as the server echoed it.
@@ -378,6 +501,10 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			out := *m
 			out.ID = call.sdkID
+			if read, cut := c.w.reader(call); read != nil && m.Error == nil {
+				out.Result = reduced(call.method, read(m.Result, cut))
+				m.Result = nil
+			}
 			return &out, nil
 		case *jsonrpc.Request:
 			if !m.ID.IsValid() {
