@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // IgnoreFileName is the ignore file a scan reads from the current
@@ -280,13 +281,10 @@ func (e IgnoreEntry) matches(f *Finding, t Target) bool {
 	}
 	if eco == "pypi" {
 		// PyPI compares names by PEP 503's normal form.
-		name = pep503.ReplaceAllString(strings.ToLower(name), "-")
+		name = supplychain.NormalizePyPIName(name)
 	}
 	return name == t.Name && (version == "" || version == t.Version)
 }
-
-// pep503 is the run of characters PEP 503 normalises to one "-".
-var pep503 = regexp.MustCompile(`[-_.]+`)
 
 // or is s, or def when s is empty.
 func or(s, def string) string {
