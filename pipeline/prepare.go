@@ -209,7 +209,7 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 	if n, err := sandbox.Reap(ctx, e.Client); err != nil {
 		log.Warn("could not remove leftovers of earlier runs", "err", err)
 	} else if n > 0 {
-		log.Info("removed leftovers of crashed runs", "objects", n)
+		log.Debug("removed leftovers of crashed runs", "objects", n)
 	}
 	img, err := EnsureImage(ctx, e, o.Image)
 	if err != nil {

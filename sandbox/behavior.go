@@ -809,7 +809,7 @@ func (o *observerHandle) stop(ctx context.Context, cli client.APIClient, log *sl
 		if json.NewDecoder(st.Body).Decode(&v) == nil {
 			// rss excludes the page cache of the binary itself, which the
 			// cgroup is charged for when it first reads it.
-			log.Info("observer memory", "rss_bytes", v.MemoryStats.Stats["total_rss"], "usage_bytes", v.MemoryStats.Usage, "peak_bytes", v.MemoryStats.MaxUsage)
+			log.Debug("observer memory", "rss_bytes", v.MemoryStats.Stats["total_rss"], "usage_bytes", v.MemoryStats.Usage, "peak_bytes", v.MemoryStats.MaxUsage)
 		}
 		st.Body.Close()
 	}

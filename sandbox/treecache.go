@@ -152,7 +152,7 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 		return cachedTree[R]{fr: idx.Result, volume: vol, info: &evidence.TreeCache{Key: key, Hit: true, FetchedBy: idx.Run, FetchedAt: idx.At}}
 	}
 	uncached := func(why string) (cachedTree[R], error) {
-		s.opts.Logger.Info("tree cache not used for this scan; fetching into the run's own volume", "volume", vol, "why", why)
+		s.opts.Logger.Debug("tree cache not used for this scan; fetching into the run's own volume", "volume", vol, "why", why)
 		fr, timedOut, err := f.run(runTree)
 		return cachedTree[R]{fr: fr, timedOut: timedOut, volume: runTree}, err
 	}
@@ -301,7 +301,7 @@ func (s *Sandbox) removeAbandonedTree(ctx context.Context, r *run, key string, v
 	if err := s.cli.VolumeRemove(ctx, v.Name, false); err != nil {
 		return "an incomplete cached tree could not be removed: " + err.Error(), nil
 	}
-	s.opts.Logger.Info("removed an abandoned incomplete cached tree", "volume", v.Name, "created", v.CreatedAt, "filler", v.Labels[labelTreeFiller])
+	s.opts.Logger.Debug("removed an abandoned incomplete cached tree", "volume", v.Name, "created", v.CreatedAt, "filler", v.Labels[labelTreeFiller])
 	return "", nil
 }
 

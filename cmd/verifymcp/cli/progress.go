@@ -26,29 +26,12 @@ func newProgressHandler(w io.Writer, level slog.Level) *progressHandler {
 
 func (h *progressHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
 
-// internalMessages are records that show how verifymcp works rather than
-// how the run is going: the observer's own memory, which cache volume a
-// scan used, the cleanup of earlier runs' leftovers. Below a warning they
-// show with --verbose only, whatever level they are logged at, so that
-// the default stderr holds what an operator acts on: progress, warnings
-// and errors. (The call sites are in sandbox and pipeline; a record they
-// log at Debug needs no entry here.)
-var internalMessages = map[string]bool{
-	"observer memory": true,
-	"tree cache not used for this scan; fetching into the run's own volume": true,
-	"removed an abandoned incomplete cached tree":                           true,
-	"removed leftovers of crashed runs":                                     true,
-}
-
 // internalAttrs are attributes that name verifymcp's own objects (the run
 // id, the bundle file): below a warning they show with --verbose only.
 var internalAttrs = map[string]bool{"run": true, "bundle": true}
 
 func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
 	verbose := h.level <= slog.LevelDebug
-	if !verbose && r.Level < slog.LevelWarn && internalMessages[r.Message] {
-		return nil
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%5.1fs] ", time.Since(h.start).Seconds())
 	if r.Level >= slog.LevelWarn {

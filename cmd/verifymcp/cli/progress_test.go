@@ -10,16 +10,17 @@ import (
 // TestProgressHandler: by default stderr shows progress, warnings and
 // errors, not verifymcp's internals (the observer's memory, cache
 // volumes, run ids and bundle paths); --verbose shows them all, and
-// --quiet only warnings and errors.
+// --quiet only warnings and errors. The internals are logged at Debug
+// where they happen (sandbox, pipeline), as here.
 func TestProgressHandler(t *testing.T) {
 	logAll := func(level slog.Level) string {
 		var buf bytes.Buffer
 		log := slog.New(newProgressHandler(&buf, level))
 		log.Info("resolving", "target", "npm:x@1", "registry", "https://registry.npmjs.org")
 		log.Info("install phase", "package", "x@1.0.0")
-		log.Info("observer memory", "rss_bytes", 1234, "usage_bytes", 5678, "peak_bytes", 9012)
-		log.Info("tree cache not used for this scan; fetching into the run's own volume", "volume", "vm-tree-1", "why", "busy")
-		log.Info("removed leftovers of crashed runs", "objects", 2)
+		log.Debug("observer memory", "rss_bytes", 1234, "usage_bytes", 5678, "peak_bytes", 9012)
+		log.Debug("tree cache not used for this scan; fetching into the run's own volume", "volume", "vm-tree-1", "why", "busy")
+		log.Debug("removed leftovers of crashed runs", "objects", 2)
 		log.Info("scan complete", "outcome", "ok", "run", "20260504t093012z-1", "bundle", "/data/bundles/20260504t093012z-1.json")
 		log.Debug("container started", "id", "abc")
 		log.Warn("could not write the bundle file", "path", "/data/bundles/x.json", "err", "disk full")
