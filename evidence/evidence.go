@@ -402,6 +402,72 @@ type Install struct {
 	DeclaredBins map[string]string `json:"declared_bins,omitempty"`
 	// DeclaredEngines is the target's package.json engines field.
 	DeclaredEngines map[string]string `json:"declared_engines,omitempty"`
+	// ArchiveEscapes lists the members of the tree's distribution files
+	// whose path leaves the directory they are extracted into (a parent
+	// component, an absolute path, a link pointing out), read from the
+	// archives without extracting them, and such entries of a wheel's
+	// RECORD. Nil when the archives were not read (npm, or a bundle
+	// recorded before they were).
+	ArchiveEscapes []ArchiveEscape `json:"archive_escapes,omitempty"`
+	// StartupHooks lists what in the installed tree runs code whenever the
+	// interpreter starts, before any program: .pth files with executable
+	// (import) lines and sitecustomize or usercustomize modules (PyPI).
+	// Nil when the tree was not read for them.
+	StartupHooks []StartupHook `json:"startup_hooks,omitempty"`
+	// TreeCheck is the check that the tree the server ran from is the one
+	// the installer wrote (PyPI): digests of the installed files taken when
+	// the installer ended, compared before the server started. Nil when
+	// it was not made.
+	TreeCheck *TreeCheck `json:"tree_check,omitempty"`
+}
+
+// ArchiveEscape is one member of a distribution file whose path leaves
+// the directory the archive is extracted into.
+type ArchiveEscape struct {
+	// Package and Version name the distribution; File is its file name.
+	Package string `json:"package"`
+	Version string `json:"version,omitempty"`
+	File    string `json:"file"`
+	// Member is the path as the archive (or its RECORD) writes it, clipped.
+	Member string `json:"member"`
+	// Where is "archive" (a member of the zip or tar) or "record" (a line
+	// of the wheel's RECORD, which installers use to uninstall).
+	Where string `json:"where"`
+	// Why is "parent" (a .. component), "absolute" or "link" (a symbolic or
+	// hard link whose target leaves the tree).
+	Why string `json:"why"`
+}
+
+// StartupHook is one file of the installed tree that runs code whenever
+// Python starts.
+type StartupHook struct {
+	// Path is relative to the venv's site-packages.
+	Path string `json:"path"`
+	// Kind is "pth" (a .pth file with an import line) or "sitecustomize"
+	// or "usercustomize" (a module site imports at start-up).
+	Kind string `json:"kind"`
+	// Package is the distribution whose RECORD lists the file, when one
+	// does.
+	Package string `json:"package,omitempty"`
+	// Line is the first executable line of a .pth file, clipped and
+	// masked.
+	Line string `json:"line,omitempty"`
+}
+
+// TreeCheck records the check of the installed tree before the server
+// started.
+type TreeCheck struct {
+	// Files is how many files the digest covers; Digest is the sha256 of
+	// the sorted list of their paths and sha256s, taken when the installer
+	// ended.
+	Files  int    `json:"files"`
+	Digest string `json:"digest"`
+	// Checked is the digest taken just before the server started; Match
+	// says whether they are equal, and Changed lists (up to 20) the paths
+	// that differ.
+	Checked string   `json:"checked"`
+	Match   bool     `json:"match"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // TreeCache describes a reuse of an install tree fetched by an earlier run.

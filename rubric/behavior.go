@@ -353,7 +353,7 @@ func scoreEgress(p *probe) verdict {
 				ev += "; " + e
 			}
 		}
-		p.emit(CodeDNSLookup, behaviorSubject(k.phase, k.pkg), msg, p.clip(ev))
+		p.emitCapped(CodeDNSLookup, behaviorSubject(k.phase, k.pkg), g.display, "names looked up", msg, p.clip(ev))
 	}
 	for _, g := range attempts.list {
 		k := g.key
@@ -372,7 +372,7 @@ func scoreEgress(p *probe) verdict {
 				parts = append(parts, e)
 			}
 		}
-		p.emit(CodeEgressAttempt, behaviorSubject(k.phase, k.pkg), msg, p.clip(strings.Join(parts, "; ")))
+		p.emitCapped(CodeEgressAttempt, behaviorSubject(k.phase, k.pkg), k.what, "destinations tried", msg, p.clip(strings.Join(parts, "; ")))
 	}
 	for _, g := range literals.list {
 		k := g.key
@@ -517,9 +517,12 @@ func scoreSecretHandling(p *probe) verdict {
 			continue
 		}
 		n++
-		p.emit(CodeFileSensitiveWrite, behaviorSubject(f.Phase, f.Package),
+		p.emitInDir(CodeFileSensitiveWrite, behaviorSubject(f.Phase, f.Package), f.Path, "sensitive files",
 			fmt.Sprintf("%s %s %s, a sensitive file (%s), %s", p.actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, orUnknown(f.Why), p.during(f.Phase)),
-			p.clip(orUnknown(f.Op)+" "+f.Path+" ("+orUnknown(f.Why)+")"))
+			p.clip(orUnknown(f.Op)+" "+f.Path+" ("+orUnknown(f.Why)+")"),
+			func(dir string, n int, ex []string) string {
+				return fmt.Sprintf("%s created, modified or deleted %d sensitive files in %s %s: %s", p.actor(f.Phase, f.Package), n, dir, p.during(f.Phase), examplesText(ex, n))
+			})
 	}
 	if gap != "" {
 		return zeroPoint(gap)
@@ -557,9 +560,12 @@ func scoreExecutionSafety(p *probe) verdict {
 			continue // scored under secret_handling
 		}
 		writes++
-		p.emit(CodeFileWrite, behaviorSubject(f.Phase, f.Package),
+		p.emitInDir(CodeFileWrite, behaviorSubject(f.Phase, f.Package), f.Path, "files",
 			fmt.Sprintf("%s %s %s %s", p.actor(f.Phase, f.Package), orUnknown(f.Op), f.Path, p.during(f.Phase)),
-			p.clip(orUnknown(f.Op)+" "+f.Path))
+			p.clip(orUnknown(f.Op)+" "+f.Path),
+			func(dir string, n int, ex []string) string {
+				return fmt.Sprintf("%s created, modified or deleted %d files in %s %s: %s", p.actor(f.Phase, f.Package), n, dir, p.during(f.Phase), examplesText(ex, n))
+			})
 	}
 	spawns, shells, tools := p.processes(beh.Processes)
 	filled := p.diskFilled(beh.Watches)
@@ -699,21 +705,21 @@ func (p *probe) processes(events []evidence.ProcessEvent) (spawns, shells, tools
 		ev := p.clip(cmd)
 		if !s.noSpawn {
 			spawns++
-			p.emit(CodeProcessSpawn, subject,
+			p.emitCapped(CodeProcessSpawn, subject, short(cmd), "command lines started",
 				fmt.Sprintf("%s started %s %s%s", p.actor(e.Phase, e.Package), displayName(names), p.during(e.Phase), times), ev)
 		}
 		if name, ok := match(names, es.Shells); ok && hasCommandFlag(args) && (!p.atLeast(execFrom) || shellRunsCode(args)) {
 			shells++
-			p.emit(CodeProcessShell, subject,
+			p.emitCapped(CodeProcessShell, subject, short(cmd), "shell commands",
 				fmt.Sprintf("%s ran a shell command with %s -c %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)
 		}
 		if name, ok := match(names, es.NetworkTools); ok {
 			tools++
-			p.emit(CodeProcessNetworkTool, subject,
+			p.emitCapped(CodeProcessNetworkTool, subject, short(cmd), "network tool commands",
 				fmt.Sprintf("%s ran the network tool %s %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)
 		}
 		if name, ok := match(names, es.PackageManagers); ok {
-			p.emit(CodeProcessPackageManager, subject,
+			p.emitCapped(CodeProcessPackageManager, subject, short(cmd), "package manager commands",
 				fmt.Sprintf("%s ran the package manager %s %s%s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), times), ev)
 		}
 	}

@@ -293,7 +293,7 @@ func TestExecutionSafety(t *testing.T) {
 			name: "spawn_and_two_writes",
 			modify: watched(func(b *evidence.Behavior) {
 				b.Processes = append(b.Processes, proc("run", "git", "--version"))
-				b.Files = append(b.Files, write("~/.cache/a"), write("~/.cache/b"))
+				b.Files = append(b.Files, write("~/.cache/a"), write("~/.config/b")) // two directories: not folded (v12)
 			}),
 			want: outcome{State: StateScored, Score: 50, Findings: []string{
 				"pkg.behavior.file.write run", "pkg.behavior.file.write run", "pkg.behavior.process.spawn run",

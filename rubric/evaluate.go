@@ -175,6 +175,7 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 		}
 		res.Dimensions = append(res.Dimensions, ds)
 	}
+	p.flushFolds()
 	sortFindings(p.findings)
 	res.Findings = p.findings
 	if weights > 0 {
@@ -420,6 +421,11 @@ type probe struct {
 	// memo is the Memo's entry for the bundle's contract, nil when
 	// Evaluate runs without a Memo.
 	memo *memoContract
+	// folds, foldOrder and capped are the floods folded so far
+	// (aggregate.go).
+	folds     map[foldKey]*fold
+	foldOrder []foldKey
+	capped    map[foldKey]int
 }
 
 func (p *probe) emit(code, subject, message, ev string) {

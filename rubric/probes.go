@@ -29,6 +29,10 @@ const (
 	CodeScriptsNetworkDenied    = "pkg.install.scripts.network_denied"
 	CodeScriptsOptionalFailed   = "pkg.install.scripts.optional_failed"
 	CodeInstallOOM              = "pkg.install.oom"
+	CodeArchivePathEscape       = "pkg.install.archive.path_escape"
+	CodeTreeModified            = "pkg.install.tree.modified"
+	CodeScriptsLeftRunning      = "pkg.install.scripts.left_running"
+	CodeStartupHook             = "pkg.install.startup_hook"
 	CodeSessionAfterDenied      = "pkg.session.failed_after_denied_install"
 	CodeSessionStartCrashed     = "pkg.session.start_crashed"
 	CodeSessionHandshakeTimeout = "pkg.session.handshake_timeout"
@@ -57,9 +61,9 @@ var scorers = map[string]scorer{
 		emits: map[string]Kind{
 			CodeInstallFailed: KindFinding, CodeInstallTimeout: KindFinding,
 			CodeIntegrityMismatch: KindFinding, CodeIntegrityUnverified: KindFinding,
-			CodeInstallOOM: KindFinding,
+			CodeInstallOOM: KindFinding, CodeArchivePathEscape: KindFinding, CodeTreeModified: KindFinding,
 		},
-		since: map[string]string{CodeInstallOOM: "6"},
+		since: map[string]string{CodeInstallOOM: "6", CodeArchivePathEscape: "12", CodeTreeModified: "12"},
 		until: map[string]string{CodeIntegrityUnverified: unverifiedUntil},
 		score: scoreInstallability,
 	},
@@ -67,8 +71,9 @@ var scorers = map[string]scorer{
 		emits: map[string]Kind{
 			CodeScriptsPresent: KindFinding, CodeScriptsFailed: KindFinding,
 			CodeScriptsNetworkDenied: KindFinding, CodeScriptsOptionalFailed: KindFinding,
+			CodeScriptsLeftRunning: KindFinding, CodeStartupHook: KindFinding,
 		},
-		since: map[string]string{CodeScriptsNetworkDenied: "6", CodeScriptsOptionalFailed: "6"},
+		since: map[string]string{CodeScriptsNetworkDenied: "6", CodeScriptsOptionalFailed: "6", CodeScriptsLeftRunning: "12", CodeStartupHook: "12"},
 		score: scoreInstallScripts,
 	},
 	"session": {
@@ -244,9 +249,12 @@ func scoreInstallability(p *probe) verdict {
 			"the installed "+file+" does not match "+against+" for this version",
 			p.clip(fmt.Sprintf("expected %s; computed %s; lockfile %s", orNone(ig.Expected), orNone(ig.Computed), orNone(ig.Lockfile))))
 	}
+	tampered := p.archiveEscapes(in) + p.treeModified(in)
 	switch in.Outcome {
 	case installOK:
 		switch {
+		case tampered > 0:
+			return scored(0, "installed, but "+plural(tampered, "finding")+" show the tree leaving or changing the directory it was installed into")
 		case ig.Match:
 			return scored(100, "installed; integrity matched")
 		case mismatch && p.readsPyPI():
@@ -372,13 +380,18 @@ func scoreInstallScripts(p *probe) verdict {
 			msg := fmt.Sprintf("%s exited with code %d", p.scriptOf(s), s.ExitCode)
 			if v6 {
 				msg += " in the sandbox, which has no network and no C/C++ compiler"
-				if s.Network == nil {
+				switch {
+				case s.Network == nil && p.atLeast(aggregateSince) && p.scriptsWatched():
+					msg += " (it tried no network while it was watched)"
+				case s.Network == nil:
 					msg += " (behaviour was not watched, so whether it tried the network is not known)"
 				}
 			}
 			p.emit(CodeScriptsFailed, s.Package, msg, p.scriptEvidence(s, "exit code "+strconv.Itoa(s.ExitCode)))
 		}
 	}
+	p.leftRunning(in)
+	p.startupHooks(in)
 	noun := "lifecycle script"
 	if pypi {
 		noun = "sdist build"
@@ -403,6 +416,20 @@ func scoreInstallScripts(p *probe) verdict {
 	default:
 		return scored(50, fmt.Sprintf("%s present; %d ran and exited 0, none failed", plural(len(in.Scripts), noun), ran))
 	}
+}
+
+// scriptsWatched reports whether the bundle's behaviour evidence watched
+// the script step.
+func (p *probe) scriptsWatched() bool {
+	if p.b.Behavior == nil {
+		return false
+	}
+	for _, w := range p.b.Behavior.Watches {
+		if w.Phase == evidence.PhaseScripts {
+			return true
+		}
+	}
+	return false
 }
 
 // deniedScripts lists the lifecycle scripts of required packages that

@@ -28,7 +28,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "11"
+const CurrentVersion = "12"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -161,6 +161,18 @@ type Parameters struct {
 	// Composite holds the critical cap of the composite score; required
 	// from rubric v9 on and absent before (see validateCap).
 	Composite *CompositeParams `yaml:"composite"`
+	// Aggregate bounds floods of findings; required from rubric v12 on and
+	// absent before (aggregate.go).
+	Aggregate *AggregateParams `yaml:"aggregate"`
+}
+
+// AggregateParams fold a flood of findings (rubric v12 on): files of one
+// directory fold into one finding; past MaxPerSubject findings of one code
+// and subject, the rest fold into one. Examples is how many items a folded
+// finding names.
+type AggregateParams struct {
+	MaxPerSubject int `yaml:"max_per_subject"`
+	Examples      int `yaml:"examples"`
 }
 
 // SessionParams parameterise the session dimension.
@@ -521,6 +533,7 @@ func (r *Rubric) validate() error {
 	errs = append(errs, r.validateCapabilityClarity()...)
 	errs = append(errs, r.validateDrift()...)
 	errs = append(errs, r.validateCap()...)
+	errs = append(errs, r.validateAggregate()...)
 	return errors.Join(errs...)
 }
 
