@@ -137,6 +137,9 @@ type watch struct {
 	procs   map[string][]execEvent
 	windows []scriptWindow
 	listEnd time.Time
+	// treeCheck is the installed tree's digest at install, checked and
+	// completed before the server is released (treedigest.go).
+	treeCheck *evidence.TreeCheck
 	// relistAt is when the second listing began: from then on a request
 	// of ours is in flight again, so the idle watch is over.
 	relistAt time.Time
@@ -261,6 +264,9 @@ func (w *watch) begin(ctx context.Context, phase string, stdin io.Writer) (time.
 		status = "attached to no process"
 	}
 	w.diskStart(ctx, phase)
+	if phase == evidence.PhaseRun {
+		w.treeBeforeRun(ctx)
+	}
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		return time.Time{}, "", fmt.Errorf("release the %s container: %w", phase, err)
 	}
@@ -441,6 +447,7 @@ type observerHandle struct {
 	exits map[int]exitEvent
 	ready chan int // the tracer's ready lines (threads attached)
 	use   chan map[string]placeUsage
+	dig   chan treeDigest
 	// phase is the phase the observer was last told of; dropped counts,
 	// by phase and kind, the events past maxRawEvents that were not kept.
 	// keepSink and keepExec keep such an event anyway when it holds a
@@ -493,7 +500,7 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("create observer: %w", err)
 	}
-	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), dig: make(chan treeDigest, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	o.att, err = r.cli.ContainerAttach(ctx, o.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("attach observer: %w", err)
@@ -545,6 +552,14 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 				if json.Unmarshal(line, &u) == nil {
 					select {
 					case o.use <- u:
+					default:
+					}
+				}
+			case "digest":
+				var d treeDigest
+				if json.Unmarshal(line, &d) == nil {
+					select {
+					case o.dig <- d:
 					default:
 					}
 				}
@@ -745,6 +760,62 @@ func (o *observerHandle) usage(ctx context.Context) (map[string]placeUsage, erro
 		return nil, errors.New("observer did not report the use of the bounded places within 5s")
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// digest asks the observer for the digest of the held tree's venv.
+func (o *observerHandle) digest(ctx context.Context) (treeDigest, error) {
+	select { // a stale answer, after an earlier timeout
+	case <-o.dig:
+	default:
+	}
+	o.control("digest")
+	select {
+	case d := <-o.dig:
+		if d.Error != "" {
+			return d, errors.New(d.Error)
+		}
+		return d, nil
+	case <-o.done:
+		return treeDigest{}, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(2 * time.Minute):
+		return treeDigest{}, errors.New("observer did not digest the installed tree within 2m")
+	case <-ctx.Done():
+		return treeDigest{}, ctx.Err()
+	}
+}
+
+// treeInstalled records the digest of the installed tree when the install
+// has ended, into the install evidence; the run phase checks it before it
+// releases the server (treeBeforeRun).
+func (w *watch) treeInstalled(ctx context.Context, inst *evidence.Install) {
+	started := time.Now()
+	d, err := w.obs.digest(ctx)
+	if err != nil {
+		w.s.opts.Logger.Warn("installed tree digest", "err", err)
+		return
+	}
+	w.s.opts.Logger.Debug("installed tree digested", "files", d.Files, "ms", time.Since(started).Milliseconds())
+	inst.TreeCheck = &evidence.TreeCheck{Files: d.Files, Digest: d.Digest}
+	w.treeCheck = inst.TreeCheck
+}
+
+// treeBeforeRun compares the installed tree with its digest at install,
+// just before the server is released.
+func (w *watch) treeBeforeRun(ctx context.Context) {
+	tc := w.treeCheck
+	if tc == nil {
+		return
+	}
+	w.treeCheck = nil
+	d, err := w.obs.digest(ctx)
+	if err != nil {
+		w.s.opts.Logger.Warn("installed tree check", "err", err)
+		return
+	}
+	tc.Checked, tc.Match = d.Digest, d.Digest == tc.Digest
+	if !tc.Match {
+		tc.Changed = d.Changed
 	}
 }
 

@@ -29,7 +29,9 @@ import (
 // sink; "attach" makes the tracer attach to the processes that joined since,
 // after which the tracer writes a ready line; "usage" writes one line,
 // prefixed "usage ", with the use of every bounded place of the scan the
-// observer holds mounted under heldDir (see bounds.go). EOF on in stops
+// observer holds mounted under heldDir (see bounds.go); "digest" writes one
+// line, prefixed "digest ", with the digest of the held tree's venv and the
+// paths changed since the last digest (see treedigest.go). EOF on in stops
 // both, after they flushed their events.
 func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The scan stops the observer only after every watched container
@@ -45,6 +47,8 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 	sinkOut := &prefixWriter{prefix: "sink ", w: shared}
 	traceOut := &prefixWriter{prefix: "trace ", w: shared}
 	usageOut := &prefixWriter{prefix: "usage ", w: shared}
+	digestOut := &prefixWriter{prefix: "digest ", w: shared}
+	var digester treeDigester
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -80,6 +84,9 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
 		case line == "usage":
 			b, _ := json.Marshal(heldUsage(heldDir))
 			_, _ = usageOut.Write(append(b, '\n'))
+		case line == "digest":
+			b, _ := json.Marshal(digester.digest(digestDir))
+			_, _ = digestOut.Write(append(b, '\n'))
 		case strings.HasPrefix(line, "phase "), strings.HasPrefix(line, "mark "):
 			if _, err := io.WriteString(sinkCtlW, line+"\n"); err != nil {
 				errs <- fmt.Errorf("sink control: %w", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
 
@@ -98,6 +99,19 @@ func TestPyPIBuildLeavesNothingRunning(t *testing.T) {
 	}
 	if !build.LeftRunning {
 		t.Errorf("the build's setsid daemon was not recorded as left running: %+v", *build)
+	}
+	// From rubric v12 the process left running is a finding of its own.
+	var left int
+	for _, f := range rubric.Evaluate(b, rubric.Current()).Findings {
+		if f.Code == rubric.CodeScriptsLeftRunning && f.Subject == "leaky-mcp" {
+			left++
+		}
+	}
+	if left != 1 {
+		t.Errorf("%d scripts.left_running findings about leaky-mcp, want 1", left)
+	}
+	if tc := b.Install.TreeCheck; tc == nil || !tc.Match {
+		t.Errorf("tree check %+v, want the installed tree unchanged when the server started", tc)
 	}
 	// Nothing of the daemon ran after the build step.
 	for _, pr := range b.Behavior.Processes {

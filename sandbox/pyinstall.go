@@ -69,6 +69,8 @@ type pyFetchResult struct {
 	Target         *pyFile          `json:"target"`
 	Files          []pyFile         `json:"files"`
 	Sdists         []pySdist        `json:"sdists"`
+	// ArchiveEscapes: an archive uv refused for a member outside its tree.
+	ArchiveEscapes []evidence.ArchiveEscape `json:"archive_escapes"`
 }
 
 type pyFile struct {
@@ -101,6 +103,9 @@ type pyBuildResult struct {
 	ConsoleScripts map[string]string `json:"console_scripts"`
 	DistInfo       string            `json:"dist_info"`
 	Error          string            `json:"error"`
+	// ArchiveEscapes and StartupHooks: see evidence.Install.
+	ArchiveEscapes []evidence.ArchiveEscape `json:"archive_escapes"`
+	StartupHooks   []evidence.StartupHook   `json:"startup_hooks"`
 }
 
 type pyRun struct {
@@ -200,6 +205,7 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		inst.Integrity.Match = inst.Integrity.Expected != "" && inst.Integrity.Computed == inst.Integrity.Expected &&
 			inst.Integrity.Lockfile == inst.Integrity.Expected
 	}
+	inst.ArchiveEscapes = maskEscapes(r, fr.ArchiveEscapes)
 	if !fr.OK {
 		inst.LogTail = r.mask.text(fr.LogTail, "install")
 		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
@@ -248,6 +254,11 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		inst.LogTail = tail
 		return inst, nil, lock, "", nil
 	}
+	inst.ArchiveEscapes = append(inst.ArchiveEscapes, maskEscapes(r, br.ArchiveEscapes)...)
+	for _, h := range br.StartupHooks {
+		h.Line = r.mask.text(h.Line, "install")
+		inst.StartupHooks = append(inst.StartupHooks, h)
+	}
 	for i := range inst.Scripts {
 		if i >= len(br.Builds) {
 			break
@@ -274,7 +285,20 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		return inst, nil, lock, "", nil
 	}
 	inst.DeclaredBins = br.ConsoleScripts
+	if w != nil {
+		w.treeInstalled(ctx, inst)
+	}
 	return inst, &targetInfo{Name: fr.Target.Name, Version: fr.Target.Version, Bin: br.ConsoleScripts}, lock, work, nil
+}
+
+// maskEscapes masks what a package wrote in its member names.
+func maskEscapes(r *run, in []evidence.ArchiveEscape) []evidence.ArchiveEscape {
+	out := make([]evidence.ArchiveEscape, 0, len(in))
+	for _, e := range in {
+		e.Member, e.File = r.mask.text(e.Member, "install"), r.mask.text(e.File, "install")
+		out = append(out, e)
+	}
+	return out
 }
 
 // sriHex writes a hex sha256 as the SRI string the evidence keeps.
@@ -395,6 +419,8 @@ func pyFetchFailure(fr *pyFetchResult) string {
 	switch fr.ErrorKind {
 	case "hash_mismatch":
 		return "integrity: " + msg
+	case "unsafe_archive":
+		return msg
 	case "requires_python", "dynamic_metadata", "not_found", "resolution":
 		return "uv could not resolve the tree: " + msg
 	}

@@ -49,6 +49,26 @@ func TestScriptOutcomes(t *testing.T) {
 			t.Errorf("limit %+v (%v), want the install stopped at the memory limit", lim, ok)
 		}
 	})
+	t.Run("setsid_daemon", func(t *testing.T) {
+		// A postinstall that starts a detached child (a session of its
+		// own, out of the script's process group) and exits: the child is
+		// killed when the script ends, recorded, and a finding (v12).
+		s := behaviourSandbox(t)
+		b, codes := scanFixture(t, s, fixture{Name: "daemonscript",
+			Postinstall: `node -e "require('child_process').spawn('sleep', ['120'], {detached: true, stdio: 'ignore'}).unref()"`})
+		sc := b.Install.Scripts[0]
+		if sc.ExitCode != 0 || !sc.LeftRunning {
+			t.Fatalf("script %+v, want exit 0 and the daemon recorded as left running", sc)
+		}
+		if !codes[rubric.CodeScriptsLeftRunning] {
+			t.Errorf("codes %v, want %s", keys(codes), rubric.CodeScriptsLeftRunning)
+		}
+		for _, pr := range b.Behavior.Processes {
+			if pr.Phase == evidence.PhaseRun && len(pr.Argv) == 2 && pr.Argv[0] == "sleep" {
+				t.Errorf("the script's daemon was seen in the run phase: %+v", pr)
+			}
+		}
+	})
 	t.Run("timeout", func(t *testing.T) {
 		s := newSandbox(t, func(o *sandbox.Options) { o.Behavior = true; o.InstallTimeout = 25 * time.Second })
 		b, _ := scanFixture(t, s, fixture{Name: "slowscript", Postinstall: `node -e "console.log('compiling the native part'); setTimeout(() => {}, 600000)"`})

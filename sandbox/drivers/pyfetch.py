@@ -23,6 +23,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -42,8 +43,10 @@ args = json.loads(sys.argv[1])
 result = {
     "ok": False, "stage": "preflight", "preflight": None, "uv_exit": None, "log_tail": "",
     "error": "", "error_kind": "", "lockfile": "", "build_lockfiles": [], "packages": 0,
-    "target": None, "files": [], "sdists": [],
+    "target": None, "files": [], "sdists": [], "archive_escapes": [],
 }
+UNSAFE_RE = re.compile(r'unsafe member path "([^"\n]*)": ([^\n]*)')
+BUILD_RE = re.compile(r"Failed to (?:build|extract archive:?) `?([^`\n]+?)`?\s*$", re.M)
 
 
 def tail(s, n):
@@ -211,6 +214,16 @@ def compile_lock(requirements, out, kind):
         return tomllib.loads(open(out).read()), open(out).read()
     result["log_tail"] = tail(log, 4000)
     low = log.lower()
+    unsafe = UNSAFE_RE.search(log)
+    if unsafe:
+        # uv refuses an archive that would write outside its directory:
+        # the package's own archive, not metadata it could not read.
+        who = BUILD_RE.search(log)
+        name = who.group(1) if who else "a distribution of the tree"
+        pkg, _, url = name.partition(" @ ")
+        result["archive_escapes"].append({"package": pkg.split("==")[0], "file": os.path.basename(url) if url else name, "member": unsafe.group(1)[:300], "where": "archive",
+                                          "why": "absolute" if "absolute" in unsafe.group(2) else "parent"})
+        fail("unsafe_archive", "uv refused %s: unsafe member path \"%s\": %s" % (name, unsafe.group(1)[:300], unsafe.group(2)))
     if "fatal python error" in low or "failed to build" in low or "build backend" in low or "encodings" in low:
         fail("dynamic_metadata", "resolving %s needs the metadata of an sdist that does not declare it statically (PKG-INFO 2.2+ or pyproject.toml [project]); only its build backend could say, and the fetch step, the one with network, never runs package code" % kind)
     if "python>=" in low.replace(" ", "") or "requires-python" in low or "python version" in low:

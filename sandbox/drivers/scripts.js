@@ -10,8 +10,8 @@
 // time), duration and output tail. When the budget runs out the
 // running script's group is killed and recorded as timed out, with its
 // tail, and the scripts after it are not run. Processes a script leaves
-// running are killed when it ends, so that what they do is never taken for
-// the next script's doing. Once an event of a package fails, that package's
+// running, in its process group or not, are killed when it ends, so that
+// what they do is never taken for the next script's doing. Once an event of a package fails, that package's
 // later events are not run (npm would stop there); other packages' scripts
 // still run, so that everything is observed. It prints one line
 // "VERIFYMCP-RESULT <json>" at the end.
@@ -43,6 +43,49 @@ function killGroup(pid) {
   try { process.kill(-pid, 'SIGKILL'); return true; } catch (e) { return false; }
 }
 
+// ancestors returns this driver's pid and its ancestors' in its PID
+// namespace.
+function ancestors() {
+  const keep = new Set();
+  let pid = process.pid;
+  while (pid > 0 && !keep.has(pid)) {
+    keep.add(pid);
+    try {
+      const st = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch (e) { break; }
+  }
+  return keep;
+}
+
+// sweep kills every process of the driver's user but the driver and its
+// ancestors: what a script left running outside its process group (a
+// setsid daemon, a double fork) goes too. In the step's PID namespace (its
+// own, or the observer's, whose processes run as root) no other process
+// runs as this user. It says whether it killed any; a fork racing the
+// sweep is caught by the next pass.
+function sweep() {
+  const keep = ancestors();
+  const uid = process.getuid();
+  let killed = false;
+  for (let pass = 0; pass < 5; pass++) {
+    let found = false;
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^[0-9]+$/.test(d) || keep.has(Number(d))) continue;
+      try {
+        if (fs.statSync('/proc/' + d).uid !== uid) continue;
+        const st = fs.readFileSync('/proc/' + d + '/stat', 'utf8');
+        if (st.slice(st.lastIndexOf(')') + 2).split(' ')[0] === 'Z') continue; // dead already
+        process.kill(Number(d), 'SIGKILL');
+        found = killed = true;
+      } catch (e) { /* gone meanwhile */ }
+    }
+    if (!found) break;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+  return killed;
+}
+
 function runOne(s) {
   return new Promise((resolve) => {
     const args = s.implicit
@@ -65,8 +108,10 @@ function runOne(s) {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      // Whatever the script left running goes with it.
-      const leftRunning = !timedOut && killGroup(child.pid);
+      // Whatever the script left running goes with it, in its process
+      // group or not.
+      const inGroup = !timedOut && killGroup(child.pid);
+      const leftRunning = sweep() || inGroup;
       // Give the pipes a moment to deliver the last output.
       setTimeout(() => resolve({ code, signal, timedOut, out, error, leftRunning }), 100);
     };
