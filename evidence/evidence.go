@@ -402,6 +402,22 @@ type Install struct {
 	DeclaredBins map[string]string `json:"declared_bins,omitempty"`
 	// DeclaredEngines is the target's package.json engines field.
 	DeclaredEngines map[string]string `json:"declared_engines,omitempty"`
+	// Python is the interpreter a PyPI target was installed and run on,
+	// and why (absent from bundles recorded before it was chosen: those
+	// ran on CPython 3.11).
+	Python *Python `json:"python,omitempty"`
+}
+
+// Python records the sandbox's choice of interpreter for a PyPI target.
+type Python struct {
+	// Version is the CPython version used ("" when none fitted).
+	Version string `json:"version,omitempty"`
+	// RequiresPython is the release's Requires-Python ("" when none).
+	RequiresPython string `json:"requires_python,omitempty"`
+	// Offered lists the versions the sandbox offered, comma-separated.
+	Offered string `json:"offered"`
+	// Rule says why Version was chosen.
+	Rule string `json:"rule"`
 }
 
 // TreeCache describes a reuse of an install tree fetched by an earlier run.
