@@ -419,6 +419,10 @@ type Install struct {
 	// the installer ended, compared before the server started. Nil when
 	// it was not made.
 	TreeCheck *TreeCheck `json:"tree_check,omitempty"`
+	// Python is the interpreter a PyPI target was installed and run on,
+	// and why (absent from bundles recorded before it was chosen: those
+	// ran on CPython 3.11).
+	Python *Python `json:"python,omitempty"`
 }
 
 // ArchiveEscape is one member of a distribution file whose path leaves
@@ -468,6 +472,18 @@ type TreeCheck struct {
 	Checked string   `json:"checked"`
 	Match   bool     `json:"match"`
 	Changed []string `json:"changed,omitempty"`
+}
+
+// Python records the sandbox's choice of interpreter for a PyPI target.
+type Python struct {
+	// Version is the CPython version used ("" when none fitted).
+	Version string `json:"version,omitempty"`
+	// RequiresPython is the release's Requires-Python ("" when none).
+	RequiresPython string `json:"requires_python,omitempty"`
+	// Offered lists the versions the sandbox offered, comma-separated.
+	Offered string `json:"offered"`
+	// Rule says why Version was chosen.
+	Rule string `json:"rule"`
 }
 
 // TreeCache describes a reuse of an install tree fetched by an earlier run.

@@ -132,7 +132,11 @@ var (
 	pyDynamicRe     = regexp.MustCompile(`only its build backend could say`)
 	pyNoFileRe      = regexp.MustCompile(`the resolution gives (\S+ \S+) no file to fetch`)
 	sandboxPythonRe = regexp.MustCompile(`sandbox's Python (\d+\.\d+)`)
-	pyTooLargeRe    = regexp.MustCompile(`(\S+) is larger than the fetch step's bound of (\d+ MiB) per file`)
+	// pyNoPythonRe reads the sandbox's own refusal when none of the
+	// interpreters it offers satisfies the release's Requires-Python
+	// (sandbox/pyinterp.go, noPythonError).
+	pyNoPythonRe = regexp.MustCompile(`(\S+) requires Python (.+), which is satisfied by none of the sandbox's Pythons \(CPython ([^)]*)\)`)
+	pyTooLargeRe = regexp.MustCompile(`(\S+) is larger than the fetch step's bound of (\d+ MiB) per file`)
 )
 
 // installLimit reads a failed install. Only the fetch step's failures and
@@ -192,6 +196,12 @@ func installLimit(b *Bundle, in *Install) (Limit, bool) {
 		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
 		lim.Reason = "a dependency of the tree is a tarball on " + m[1] + ", and the fetch step reaches only the registry, by design: " +
 			"the tree could not be fetched to be assessed (a tarball from another host is outside what the registry's integrity covers)"
+		return lim, true
+	}
+	if m := pyNoPythonRe.FindStringSubmatch(in.Error); m != nil {
+		lim.Kind, lim.Evidence = LimitInterpreter, clipLine(m[0])
+		lim.Reason = m[1] + " requires Python " + m[2] + " and the sandbox offers CPython " + m[3] +
+			": an interpreter the scanner lacks, so the release could not be installed to be assessed"
 		return lim, true
 	}
 	// uv (PyPI). A derivation that also shows a dependency missing from

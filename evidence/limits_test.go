@@ -61,6 +61,9 @@ func TestScannerLimitInstall(t *testing.T) {
 	}{
 		{"python newer than the sandbox's (basic-memory)", installFailed(StepFetch, uvBasicMemory, ""), LimitInterpreter,
 			[]string{"basic-memory==0.24.1 requires Python>=3.12", "CPython 3.11.2"}, "does not satisfy Python>=3.12"},
+		{"no offered Python fits the release's Requires-Python", installFailed(StepFetch,
+			"oldpkg==1.0 requires Python <3.9, which is satisfied by none of the sandbox's Pythons (CPython 3.11.2, 3.13.5)", ""), LimitInterpreter,
+			[]string{"oldpkg==1.0 requires Python <3.9", "the sandbox offers CPython 3.11.2, 3.13.5"}, "satisfied by none of the sandbox's Pythons"},
 		{"wheels only for another platform (pywin32)", installFailed(StepFetch, uvPywin32, ""), LimitPlatform,
 			[]string{"pywin32==311 publishes wheels only for other platforms", "needs one such as manylinux_2_36_x86_64"}, "no wheels with a matching platform tag"},
 		{"wheels only for other Pythons", installFailed(StepFetch, "uv could not resolve the tree: error: No solution found when resolving dependencies cause: Because fastfoo==2.0 has no wheels with a matching Python ABI tag (e.g., `cp311`) and you require fastfoo==2.0, we can conclude that your requirements are unsatisfiable.", ""),

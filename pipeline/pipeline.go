@@ -360,6 +360,10 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	b.Sandbox.Outcome = res.Outcome
+	if res.Image != nil {
+		// A PyPI target ran on another Python's image (sandbox/pyinterp.go).
+		b.Sandbox.Image, b.Sandbox.ImageDigest = res.Image.Ref, res.Image.ID
+	}
 	if b.Target.Ecosystem == "pypi" && res.Install != nil && rt.pypi != nil {
 		// The artefact is the file the fetch step chose (a wheel when one
 		// fits, else the sdist), known only once it ran.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -115,6 +116,35 @@ func EnsureImage(ctx context.Context, e *Engine, o ImageOptions) (sandbox.Image,
 	return img, nil
 }
 
+// pythonImageMu keeps concurrent scans from building the same image twice.
+var pythonImageMu sync.Mutex
+
+// EnsurePythonImage is EnsureImage for the image of another Python the
+// sandbox offers PyPI targets (sandbox.Pythons), built the first time a
+// target asks for that Python.
+func EnsurePythonImage(ctx context.Context, e *Engine, o ImageOptions, version string) (sandbox.Image, error) {
+	pythonImageMu.Lock()
+	defer pythonImageMu.Unlock()
+	img, ok, err := sandbox.InspectPythonImage(ctx, e.Client, version)
+	if err != nil {
+		return img, mark(ErrSandbox, fmt.Errorf("inspect sandbox image for Python %s: %w", version, err))
+	}
+	if ok {
+		return img, nil
+	}
+	if o.Logger != nil {
+		o.Logger.Info("sandbox image for Python "+version+" not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "python", version)
+	}
+	img, _, err = sandbox.EnsurePythonImage(ctx, e.Client, sandbox.ImageOptions{NPMRegistry: o.Registry, Progress: o.Progress, HTTPClient: o.HTTPClient}, version)
+	if err != nil {
+		if ctx.Err() != nil {
+			return img, ctx.Err()
+		}
+		return img, mark(ErrImage, fmt.Errorf("build sandbox image for Python %s: %w", version, err))
+	}
+	return img, nil
+}
+
 // Prepare is how a sandbox is prepared for scans.
 type Prepare struct {
 	// Sandbox are the sandbox's options; Image, HelperImage, CABundle and
@@ -182,6 +212,9 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 	}
 	opts := o.Sandbox
 	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = sandbox.ImageRef(), helper.Ref, p.ToolVersion, o.CABundle
+	opts.PythonImage = func(ctx context.Context, version string) (sandbox.Image, error) {
+		return EnsurePythonImage(ctx, e, o.Image, version)
+	}
 	sb, err := sandbox.New(e.Client, opts)
 	if err != nil {
 		return nil, mark(ErrBadOption, err)

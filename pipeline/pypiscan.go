@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -118,6 +119,7 @@ func pypiSandboxTarget(rt *Resolved) sandbox.Target {
 		for _, f := range rt.pypi.Files {
 			st.PyPIFiles[f.Filename] = f.SHA256
 		}
+		st.RequiresPython = releaseRequiresPython(rt.pypi.Files)
 	}
 	return st
 }
@@ -155,4 +157,23 @@ func resolvePyPIFile(t Target) (*Resolved, error) {
 	return &Resolved{Target: t, Name: supplychain.NormalizePyPIName(d.name), Version: d.version, Integrity: sriFromHex(d.sha256),
 		Source: "file", data: d.data, filename: filepath.Base(t.File),
 		registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local " + d.kind + ": no registry metadata"}}, nil
+}
+
+// releaseRequiresPython is the Requires-Python of a release as the index
+// lists it per file: that of its first wheel that declares one, else of
+// any file ("" when none does). The files of a release carry the same
+// metadata but for rare uploads; the fetch step prefers a wheel.
+func releaseRequiresPython(files []supplychain.PyPIFile) string {
+	any := ""
+	for _, f := range files {
+		if rp := strings.TrimSpace(f.RequiresPython); rp != "" {
+			if f.PackageType == "bdist_wheel" {
+				return rp
+			}
+			if any == "" {
+				any = rp
+			}
+		}
+	}
+	return any
 }

@@ -287,6 +287,17 @@ type Install struct {
 	Scripts        []Script  `json:"scripts"`
 	Packages       int       `json:"packages"`
 	LockfileSHA256 string    `json:"lockfile_sha256"`
+	// Python is the interpreter of a PyPI target (absent for npm, and in
+	// runs recorded before the sandbox offered more than one).
+	Python *Python `json:"python,omitempty"`
+}
+
+// Python is the sandbox's choice of interpreter for a PyPI target.
+type Python struct {
+	Version        string `json:"version"`
+	RequiresPython string `json:"requires_python"`
+	Offered        string `json:"offered"`
+	Rule           string `json:"rule"`
 }
 
 // Integrity is the check of the tarball against the registry.
@@ -537,6 +548,9 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 			Outcome: in.Outcome, FailedStep: in.FailedStep, Error: in.Error,
 			Integrity: Integrity{Expected: in.Integrity.Expected, Lockfile: in.Integrity.Lockfile, Computed: in.Integrity.Computed, Match: in.Integrity.Match},
 			Scripts:   make([]Script, 0, len(in.Scripts)), Packages: in.Packages, LockfileSHA256: in.LockfileSHA256,
+		}
+		if p := in.Python; p != nil {
+			rep.Install.Python = &Python{Version: p.Version, RequiresPython: p.RequiresPython, Offered: p.Offered, Rule: p.Rule}
 		}
 		for _, sc := range in.Scripts {
 			rep.Install.Scripts = append(rep.Install.Scripts, Script{

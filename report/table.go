@@ -301,6 +301,9 @@ func installLine(in *Install) string {
 	if in.FailedStep != "" {
 		parts = append(parts, "at the "+clean(in.FailedStep)+" step")
 	}
+	if p := in.Python; p != nil && p.Version != "" {
+		parts = append(parts, "CPython "+clean(p.Version))
+	}
 	parts = append(parts, plural(in.Packages, "package"), plural(len(in.Scripts), "lifecycle script"))
 	switch {
 	case in.Integrity.Match:

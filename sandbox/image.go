@@ -64,6 +64,9 @@ const (
 	LabelBase = "verifymcp.base"
 	// LabelBaseRecipe carries the full base-recipe hash of a bootstrapped base.
 	LabelBaseRecipe = "verifymcp.base-recipe"
+	// LabelPython carries the version of the CPython a sandbox image has
+	// (its Debian python3), as the recipe pins it and the build checks.
+	LabelPython = "verifymcp.python"
 )
 
 // Defaults for ImageOptions.
@@ -113,6 +116,8 @@ type Image struct {
 	// Base is how the Debian base was obtained:
 	// "pulled:debian:bookworm-slim" or "bootstrapped:verifymcp-base:<hash>".
 	Base string
+	// Python is the version of the image's CPython (LabelPython).
+	Python string
 }
 
 // IntegrityError reports a downloaded package whose digest differs from the
@@ -166,6 +171,9 @@ func BuildImage(ctx context.Context, cli client.APIClient, opts ImageOptions) (I
 type recipe struct {
 	hash       string // hex SHA-256 over every recipe file
 	baseHash   string // hex SHA-256 over the base part only
+	python     string // the CPython version of the image (pins base.python)
+	suffix     string // "" for the default image, "-py3.13" for a variant
+	variants   []*recipe
 	pins       recipePins
 	packages   []string
 	dockerfile *template.Template
@@ -187,8 +195,21 @@ type recipePins struct {
 		Pull    string   `json:"pull"`
 		Suite   string   `json:"suite"`
 		Variant string   `json:"variant"`
+		Python  string   `json:"python"`  // the suite's python3 version
 		Exclude []string `json:"exclude"` // path.Match patterns, relative to the rootfs
 	} `json:"base"`
+	// Pythons are the other interpreters offered (see pyinterp.go): each
+	// is an image variant, the same recipe on another Debian suite, whose
+	// python3 is that version. Replace swaps packages.txt entries the
+	// suite names otherwise.
+	Pythons []pythonPin `json:"pythons"`
+}
+
+type pythonPin struct {
+	Python  string            `json:"python"`
+	Pull    string            `json:"pull"`
+	Suite   string            `json:"suite"`
+	Replace map[string]string `json:"replace"`
 }
 
 // pkgPin pins one npm package version to its published integrity.
@@ -222,7 +243,7 @@ func (p pkgPin) tarballURL(registry string) string {
 	return strings.TrimRight(registry, "/") + "/" + p.Name + "/-/" + path.Base(p.Name) + "-" + p.Version + ".tgz"
 }
 
-func (r *recipe) ref() string     { return SandboxRepo + ":" + r.hash[:12] }
+func (r *recipe) ref() string     { return SandboxRepo + ":" + r.hash[:12] + r.suffix }
 func (r *recipe) baseRef() string { return BaseRepo + ":" + r.baseHash[:12] }
 
 var embeddedRecipe = sync.OnceValue(func() *recipe {
@@ -294,8 +315,23 @@ func loadRecipe(fsys fs.FS) (*recipe, error) {
 		return nil, fmt.Errorf("recipe/Dockerfile: %w", err)
 	}
 
-	// The base hash covers only what ends up in a bootstrapped rootfs, so a
-	// change to the Dockerfile or the node pins keeps the cached base.
+	if r.baseHash, err = r.hashBase(); err != nil {
+		return nil, err
+	}
+	r.python = r.pins.Base.Python
+	for _, py := range r.pins.Pythons {
+		v, err := r.variant(py)
+		if err != nil {
+			return nil, fmt.Errorf("recipe/pins.json: pythons %s: %w", py.Python, err)
+		}
+		r.variants = append(r.variants, v)
+	}
+	return r, nil
+}
+
+// hashBase hashes what ends up in a bootstrapped rootfs only, so a change
+// to the Dockerfile or the node pins keeps the cached base.
+func (r *recipe) hashBase() (string, error) {
 	base, err := json.Marshal(struct {
 		Scheme   string
 		Suite    string
@@ -305,12 +341,52 @@ func loadRecipe(fsys fs.FS) (*recipe, error) {
 		Changes  []string
 	}{"verifymcp base v1", r.pins.Base.Suite, r.pins.Base.Variant, r.packages, r.pins.Base.Exclude, baseImportChanges})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	sum := sha256.Sum256(base)
-	r.baseHash = hex.EncodeToString(sum[:])
-	return r, nil
+	return hex.EncodeToString(sum[:]), nil
 }
+
+// variant is the recipe of the image that offers py: the same recipe
+// (and recipe hash) on py's Debian suite, tagged <hash>-py<major.minor>.
+func (r *recipe) variant(py pythonPin) (*recipe, error) {
+	v := *r
+	v.variants = nil
+	v.python = py.Python
+	v.suffix = "-py" + majorMinor(py.Python)
+	v.pins.Base.Pull, v.pins.Base.Suite, v.pins.Base.Python = py.Pull, py.Suite, py.Python
+	v.pins.Pythons = nil
+	v.packages = nil
+	seen := map[string]bool{}
+	for _, p := range r.packages {
+		if q, ok := py.Replace[p]; ok {
+			seen[p] = true
+			p = q
+		}
+		v.packages = append(v.packages, p)
+	}
+	for p := range py.Replace {
+		if !seen[p] {
+			return nil, fmt.Errorf("replace: %s is not in packages.txt", p)
+		}
+	}
+	var err error
+	if v.baseHash, err = v.hashBase(); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// majorMinor is "3.13" of "3.13.5".
+func majorMinor(v string) string {
+	if f := strings.SplitN(v, ".", 3); len(f) >= 2 {
+		return f[0] + "." + f[1]
+	}
+	return v
+}
+
+// images is the default recipe followed by its variants.
+func (r *recipe) images() []*recipe { return append([]*recipe{r}, r.variants...) }
 
 func (p *recipePins) validate() error {
 	if p.Node.Version == "" {
@@ -343,8 +419,18 @@ func (p *recipePins) validate() error {
 			return fmt.Errorf("uv.wheels.%s: sha256 %q is not 64 hex digits", arch, w.SHA256)
 		}
 	}
-	if p.Base.Pull == "" || p.Base.Suite == "" || p.Base.Variant == "" {
+	if p.Base.Pull == "" || p.Base.Suite == "" || p.Base.Variant == "" || !pythonVersionRe.MatchString(p.Base.Python) {
 		return errors.New("base pin is incomplete")
+	}
+	seen := map[string]bool{majorMinor(p.Base.Python): true}
+	for _, py := range p.Pythons {
+		if py.Pull == "" || py.Suite == "" || !pythonVersionRe.MatchString(py.Python) {
+			return fmt.Errorf("pythons %q: the pin is incomplete (python X.Y.Z, pull, suite)", py.Python)
+		}
+		if seen[majorMinor(py.Python)] {
+			return fmt.Errorf("pythons %q: Python %s is offered twice", py.Python, majorMinor(py.Python))
+		}
+		seen[majorMinor(py.Python)] = true
 	}
 	for _, pat := range p.Base.Exclude {
 		if _, err := path.Match(pat, ""); err != nil {
@@ -353,6 +439,8 @@ func (p *recipePins) validate() error {
 	}
 	return nil
 }
+
+var pythonVersionRe = regexp.MustCompile(`^3\.[0-9]+\.[0-9]+$`)
 
 // dockerfileData fills the recipe's Dockerfile template.
 type dockerfileData struct {
@@ -364,6 +452,7 @@ type dockerfileData struct {
 	NodeVersion string
 	NPMVersion  string
 	UVVersion   string
+	Python      string
 }
 
 func (r *recipe) renderDockerfile(b baseChoice) ([]byte, error) {
@@ -377,6 +466,7 @@ func (r *recipe) renderDockerfile(b baseChoice) ([]byte, error) {
 		NodeVersion: r.pins.Node.Version,
 		NPMVersion:  r.pins.NPM.Version,
 		UVVersion:   r.pins.UV.Version,
+		Python:      r.python,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render Dockerfile: %w", err)
@@ -396,7 +486,7 @@ func inspectSandbox(ctx context.Context, cli client.APIClient, r *recipe) (Image
 	if resp.Config == nil || resp.Config.Labels[LabelRecipe] != r.hash {
 		return Image{}, false, nil
 	}
-	return Image{Ref: ref, ID: resp.ID, RecipeHash: r.hash, Base: resp.Config.Labels[LabelBase]}, true, nil
+	return Image{Ref: ref, ID: resp.ID, RecipeHash: r.hash, Base: resp.Config.Labels[LabelBase], Python: resp.Config.Labels[LabelPython]}, true, nil
 }
 
 // arch names one engine architecture in the spellings the recipe needs.

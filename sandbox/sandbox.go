@@ -27,6 +27,13 @@ var scriptsDriver string
 type Options struct {
 	// Image is the sandbox image reference (see EnsureImage).
 	Image string
+	// Pythons are the interpreters offered PyPI targets, the default
+	// first (see pyinterp.go); empty means Pythons() when Image is the
+	// embedded recipe's default image, else Image's python3 alone.
+	Pythons []Python
+	// PythonImage, when set, returns the image of an offered Python that
+	// is not Image's, building it if need be; nil means it must exist.
+	PythonImage func(ctx context.Context, version string) (Image, error)
 	// HelperImage is the egress helper image (see EnsureHelperImage).
 	HelperImage string
 	// Registry is the npm registry URL the fetch step may reach.
@@ -240,6 +247,10 @@ type Target struct {
 	Ecosystem string
 	// Filename is the file name of a local PyPI wheel or sdist.
 	Filename string
+	// RequiresPython is the release's Requires-Python as the index lists
+	// it ("" when it declares none), which chooses the interpreter (see
+	// pyinterp.go); a local file's own metadata is read instead.
+	RequiresPython string
 	// PyPIFiles are the release's files as the index lists them, file name
 	// to sha256 (hex): the fetch step's download of the target is checked
 	// against them (Integrity is not used for PyPI).
@@ -284,6 +295,9 @@ type Result struct {
 	Behavior *evidence.Behavior
 	// Masking records the secrets masked in all of the above.
 	Masking []evidence.Masking
+	// Image is the sandbox image the scan ran in, when it is not
+	// Options.Image (a PyPI target on another Python, see pyinterp.go).
+	Image *Image
 }
 
 // ErrBadBin is returned when --bin names no entry of the package, or the
@@ -292,7 +306,34 @@ var ErrBadBin = errors.New("no such entry point")
 
 // Scan installs and runs one target under a fresh run id, then removes
 // every container, network and volume it created, whatever happened.
-func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (res *Result, err error) {
+func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (*Result, error) {
+	if t.Ecosystem != "pypi" {
+		return s.scan(ctx, runID, t)
+	}
+	p, err := s.pickPython(ctx, t)
+	if err == nil && p.none != nil {
+		// No interpreter the sandbox offers fits: nothing is installed.
+		err = s.Discard(context.WithoutCancel(ctx), runID)
+		return &Result{Outcome: evidence.OutcomeInstallFailed, Install: p.none}, err
+	}
+	if err != nil {
+		if derr := s.Discard(context.WithoutCancel(ctx), runID); derr != nil {
+			s.opts.Logger.Warn("could not remove the prepared sandbox", "err", derr)
+		}
+		return nil, err
+	}
+	res, err := s.forPython(runID, p.py).scan(ctx, runID, t)
+	if res != nil {
+		res.Image = p.image
+		if res.Install != nil {
+			res.Install.Python = p.ev
+		}
+	}
+	return res, err
+}
+
+// scan is Scan on this sandbox's image.
+func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result, err error) {
 	r := &run{cli: s.cli, id: runID, mask: newMasker(t.secrets(), nil)}
 	defer func() {
 		if cerr := r.cleanup(ctx); cerr != nil && err == nil {

@@ -184,7 +184,8 @@ setup_postgres
 say "building bin/verifymcp"
 make --no-print-directory build >&2
 
-# 6. The sandbox image (a no-op when the recipe is unchanged).
+# 6. The sandbox images, one per Python offered to PyPI targets (bookworm's 3.11,
+#    trixie's 3.13); a no-op when the recipe is unchanged.
 CA_ARGS=()
 if [ -n "${VERIFYMCP_CA_BUNDLE:-}" ]; then CA_ARGS=(--ca-bundle "$VERIFYMCP_CA_BUNDLE"); fi
 ./bin/verifymcp sandbox build "${CA_ARGS[@]}" >&2

@@ -33,11 +33,14 @@ func newSandboxCmd(g *globals) *cobra.Command {
 
 func newSandboxBuildCmd(g *globals) *cobra.Command {
 	var force bool
-	var registry, caPath string
+	var registry, caPath, python string
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the sandbox image from the recipe embedded in this binary",
 		Long: `Build the sandbox image: Debian bookworm, Node.js 22 LTS with npm, Python 3 with pip.
+With it, one image variant per other Python the sandbox offers PyPI targets: the
+same recipe on Debian trixie, whose python3 is CPython 3.13 (--python chooses one;
+a scan builds the one it needs when it is missing).
 
 Where a base image can be pulled (debian:bookworm-slim) it is used; where no
 container registry is reachable the Debian base is bootstrapped locally with
@@ -67,28 +70,42 @@ only when the recipe changes; scan builds it when it is missing.
 			}
 			defer e.Client.Close()
 			opts := sandbox.ImageOptions{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)}
-			var img sandbox.Image
-			built := true
-			if force {
-				img, err = sandbox.BuildImage(ctx, e.Client, opts)
-			} else {
-				img, built, err = sandbox.EnsureImage(ctx, e.Client, opts)
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+			n := 0
+			for _, py := range sandbox.Pythons() {
+				if python != "all" && python != py.Version && python != majorMinorOf(py.Version) {
+					continue
 				}
-				return imageError{fmt.Errorf("build sandbox image: %w", err)}
+				n++
+				var img sandbox.Image
+				built := true
+				if force {
+					img, err = sandbox.BuildPythonImage(ctx, e.Client, opts, py.Version)
+				} else {
+					img, built, err = sandbox.EnsurePythonImage(ctx, e.Client, opts, py.Version)
+				}
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return imageError{fmt.Errorf("build sandbox image for Python %s: %w", py.Version, err)}
+				}
+				state := "built"
+				if !built {
+					state = "already present (recipe unchanged; --force rebuilds)"
+				}
+				if n > 1 {
+					fmt.Fprintln(g.stdout)
+				}
+				fmt.Fprintf(g.stdout, "image:   %s\nid:      %s\nbase:    %s\npython:  %s\nstate:   %s\n", img.Ref, img.ID, img.Base, py.Version, state)
 			}
-			state := "built"
-			if !built {
-				state = "already present (recipe unchanged; --force rebuilds)"
+			if n == 0 {
+				return usageError{fmt.Errorf("--python %q: the sandbox offers %s (or \"all\")", python, pythonsOffered())}
 			}
-			fmt.Fprintf(g.stdout, "image:   %s\nid:      %s\nbase:    %s\nstate:   %s\n", img.Ref, img.ID, img.Base, state)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "rebuild even if the image for this recipe exists")
+	cmd.Flags().StringVar(&python, "python", "all", "build only the image of this offered Python (3.11, 3.13), or \"all\"")
 	cmd.Flags().StringVar(&registry, "registry", "", "npm registry to download Node.js from (env VERIFYMCP_NPM_REGISTRY)")
 	cmd.Flags().StringVar(&caPath, "ca-bundle", "", "PEM CA bundle for downloads through a TLS-intercepting proxy (env VERIFYMCP_CA_BUNDLE)")
 	return cmd
@@ -150,6 +167,15 @@ in the registry.`,
 			} else {
 				fmt.Fprintf(w, "image:        %s MISSING (run `verifymcp sandbox build`; scan builds it when needed)\n", sandbox.ImageRef())
 				missing = imageError{fmt.Errorf("sandbox image %s is missing", sandbox.ImageRef())}
+			}
+			for _, py := range sandbox.Pythons()[1:] {
+				if pimg, ok, err := sandbox.InspectPythonImage(ctx, e.Client, py.Version); err != nil {
+					return engineError{fmt.Errorf("inspect image: %w", err)}
+				} else if ok {
+					fmt.Fprintf(w, "python %-6s %s\n              id %s\n", majorMinorOf(py.Version)+":", pimg.Ref, pimg.ID)
+				} else {
+					fmt.Fprintf(w, "python %-6s %s not built yet (a scan of a PyPI release that needs it builds it; so does `verifymcp sandbox build`)\n", majorMinorOf(py.Version)+":", py.Image)
+				}
 			}
 			switch {
 			case caErr != nil:
@@ -340,4 +366,20 @@ func newObserveCmd(g *globals) *cobra.Command {
 			return sandbox.Observe(cmd.Context(), os.Stdin, g.stdout)
 		},
 	}
+}
+
+// majorMinorOf is "3.13" of "3.13.5".
+func majorMinorOf(v string) string {
+	if f := strings.SplitN(v, ".", 3); len(f) >= 2 {
+		return f[0] + "." + f[1]
+	}
+	return v
+}
+
+func pythonsOffered() string {
+	var vs []string
+	for _, py := range sandbox.Pythons() {
+		vs = append(vs, majorMinorOf(py.Version))
+	}
+	return strings.Join(vs, ", ")
 }

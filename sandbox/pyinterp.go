@@ -1,0 +1,284 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/textproto"
+	"path"
+	"strings"
+
+	"github.com/docker/docker/client"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+// The interpreters a PyPI target can be installed and run on. Each is the
+// python3 of one Debian release, in its own image variant built from the
+// same recipe on that release (see docs/sandbox.md): CPython 3.11 of
+// bookworm, the default image, and CPython 3.13 of trixie. An interpreter
+// runs with its own distribution's libc and libraries; the fetch and build
+// drivers run the image's /usr/bin/python3 whichever image it is.
+//
+// The choice (choosePython) is what uvx does on a machine with several: the
+// newest offered interpreter that satisfies the release's Requires-Python;
+// the default when the release declares none (or one no PEP 440 parser
+// reads, which uv then judges); when none satisfies it, the install is not
+// assessed, and the reason names the requirement and what is offered.
+
+// Python is one interpreter the sandbox offers PyPI targets.
+type Python struct {
+	// Version is the CPython version, X.Y.Z, as the recipe pins it.
+	Version string
+	// Image is the reference of the sandbox image whose python3 it is.
+	Image string
+}
+
+// Pythons returns the interpreters the embedded recipe offers, the default
+// (that of ImageRef) first.
+func Pythons() []Python {
+	var out []Python
+	for _, r := range embeddedRecipe().images() {
+		out = append(out, Python{Version: r.python, Image: r.ref()})
+	}
+	return out
+}
+
+// pythonRecipe is the recipe of the image that offers version (X.Y.Z or
+// X.Y).
+func pythonRecipe(version string) (*recipe, error) {
+	var offered []string
+	for _, r := range embeddedRecipe().images() {
+		if r.python == version || majorMinor(r.python) == version {
+			return r, nil
+		}
+		offered = append(offered, r.python)
+	}
+	return nil, fmt.Errorf("the sandbox offers no Python %s (it offers %s)", version, strings.Join(offered, ", "))
+}
+
+// EnsurePythonImage is EnsureImage for the image that offers Python
+// version (X.Y.Z or X.Y).
+func EnsurePythonImage(ctx context.Context, cli client.APIClient, opts ImageOptions, version string) (Image, bool, error) {
+	r, err := pythonRecipe(version)
+	if err != nil {
+		return Image{}, false, err
+	}
+	img, ok, err := inspectSandbox(ctx, cli, r)
+	if err != nil {
+		return Image{}, false, err
+	}
+	if ok {
+		fmt.Fprintf(progressOut(opts), "sandbox image %s is present (%s, base %s)\n", img.Ref, img.ID, img.Base)
+		return img, false, nil
+	}
+	img, err = buildSandbox(ctx, cli, opts, r)
+	return img, err == nil, err
+}
+
+// BuildPythonImage is BuildImage for the image that offers Python version.
+func BuildPythonImage(ctx context.Context, cli client.APIClient, opts ImageOptions, version string) (Image, error) {
+	r, err := pythonRecipe(version)
+	if err != nil {
+		return Image{}, err
+	}
+	return buildSandbox(ctx, cli, opts, r)
+}
+
+// InspectPythonImage is InspectImage for the image that offers Python
+// version.
+func InspectPythonImage(ctx context.Context, cli client.APIClient, version string) (Image, bool, error) {
+	r, err := pythonRecipe(version)
+	if err != nil {
+		return Image{}, false, err
+	}
+	return inspectSandbox(ctx, cli, r)
+}
+
+// pythonChoice is what choosePython decided.
+type pythonChoice struct {
+	py   Python
+	ok   bool   // false: no offered interpreter satisfies the requirement
+	rule string // why this one, for the evidence
+}
+
+// choosePython picks the interpreter for a release whose Requires-Python
+// is requires ("" when it declares none) among offered (the default
+// first, as Pythons returns them).
+func choosePython(requires string, offered []Python) pythonChoice {
+	requires = strings.TrimSpace(requires)
+	def := offered[0]
+	if requires == "" {
+		return pythonChoice{py: def, ok: true, rule: "the release declares no Requires-Python: the default"}
+	}
+	var best *Python
+	for i := range offered {
+		ok, err := supplychain.PythonSatisfies(requires, offered[i].Version)
+		if err != nil {
+			return pythonChoice{py: def, ok: true, rule: "the release's Requires-Python " + quoteSpec(requires) + " is not a PEP 440 specifier set: the default, and uv judges it"}
+		}
+		if ok && (best == nil || supplychain.ComparePEP440(offered[i].Version, best.Version) > 0) {
+			best = &offered[i]
+		}
+	}
+	if best == nil {
+		return pythonChoice{py: def, ok: false}
+	}
+	return pythonChoice{py: *best, ok: true, rule: "the newest offered Python that satisfies Requires-Python " + quoteSpec(requires)}
+}
+
+func quoteSpec(s string) string { return "\"" + s + "\"" }
+
+// offeredVersions lists the versions of offered, for messages.
+func offeredVersions(offered []Python) string {
+	vs := make([]string, len(offered))
+	for i, p := range offered {
+		vs[i] = p.Version
+	}
+	return strings.Join(vs, ", ")
+}
+
+// noPythonError is the install error when no offered interpreter satisfies
+// the release's Requires-Python; evidence.ScannerLimit reads it as an
+// interpreter limit (pyNoPythonRe), so keep the two in step.
+func noPythonError(who, requires string, offered []Python) string {
+	return fmt.Sprintf("%s requires Python %s, which is satisfied by none of the sandbox's Pythons (CPython %s)", who, requires, offeredVersions(offered))
+}
+
+// pythons are the interpreters this sandbox offers: Options.Pythons, or,
+// when the sandbox runs the embedded recipe's default image, every
+// interpreter of the recipe; any other image offers its python3 alone, as
+// the recipe's default version.
+func (s *Sandbox) pythons() []Python {
+	if len(s.opts.Pythons) > 0 {
+		return s.opts.Pythons
+	}
+	all := Pythons()
+	if s.opts.Image == all[0].Image {
+		return all
+	}
+	return []Python{{Version: all[0].Version, Image: s.opts.Image}}
+}
+
+// forPython returns the sandbox that runs on py's image: s itself when it
+// is s's image, otherwise a copy that differs in its image only, to which
+// the prewarmed observer of runID moves.
+func (s *Sandbox) forPython(runID string, py Python) *Sandbox {
+	if py.Image == s.opts.Image {
+		return s
+	}
+	c := &Sandbox{cli: s.cli, opts: s.opts}
+	c.opts.Image = py.Image
+	if f, ok := s.takeWarm(runID); ok {
+		c.warm = map[string]func() (*watch, error){runID: f}
+	}
+	return c
+}
+
+// pickedPython is the interpreter chosen for a PyPI target.
+type pickedPython struct {
+	py    Python
+	ev    *evidence.Python
+	image *Image            // the image, when it is not the sandbox's own
+	none  *evidence.Install // set when no offered interpreter fits
+}
+
+// pickPython chooses the interpreter of a PyPI target and makes sure its
+// image is there.
+func (s *Sandbox) pickPython(ctx context.Context, t Target) (pickedPython, error) {
+	offered := s.pythons()
+	requires, who := t.RequiresPython, t.Name+"=="+t.Version
+	if t.Tarball != nil {
+		who = t.Filename
+		requires = localRequiresPython(t.Filename, t.Tarball)
+	}
+	c := choosePython(requires, offered)
+	if !c.ok {
+		ev := &evidence.Python{RequiresPython: requires, Offered: offeredVersions(offered),
+			Rule: "none of the offered Pythons satisfies Requires-Python " + quoteSpec(requires)}
+		return pickedPython{ev: ev, none: &evidence.Install{
+			Outcome: evidence.InstallFailed, FailedStep: evidence.StepFetch, Scripts: []evidence.Script{},
+			Integrity: evidence.Integrity{Expected: t.Integrity}, Error: noPythonError(who, requires, offered), Python: ev,
+		}}, nil
+	}
+	p := pickedPython{py: c.py, ev: &evidence.Python{Version: c.py.Version, RequiresPython: requires, Offered: offeredVersions(offered), Rule: c.rule}}
+	if c.py.Image != s.opts.Image {
+		if s.opts.PythonImage != nil {
+			img, err := s.opts.PythonImage(ctx, c.py.Version)
+			if err != nil {
+				return p, fmt.Errorf("sandbox image for Python %s: %w", c.py.Version, err)
+			}
+			p.image = &img
+		} else {
+			resp, err := s.cli.ImageInspect(ctx, c.py.Image)
+			if err != nil {
+				return p, fmt.Errorf("sandbox image %s for Python %s: %w (`verifymcp sandbox build` builds it)", c.py.Image, c.py.Version, err)
+			}
+			p.image = &Image{Ref: c.py.Image, ID: resp.ID, Python: c.py.Version}
+		}
+	}
+	s.opts.Logger.Info("python", "version", c.py.Version, "image", c.py.Image, "rule", c.rule)
+	return p, nil
+}
+
+// localRequiresPython reads Requires-Python from a local wheel's METADATA
+// or an sdist's PKG-INFO ("" when it has none or cannot be read: the
+// default interpreter, and the fetch step says what is wrong with it).
+func localRequiresPython(filename string, data []byte) string {
+	var meta []byte
+	switch {
+	case strings.HasSuffix(filename, ".whl"):
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return ""
+		}
+		for _, f := range zr.File {
+			dir, base := path.Split(f.Name)
+			if base == "METADATA" && strings.HasSuffix(strings.TrimSuffix(dir, "/"), ".dist-info") && strings.Count(f.Name, "/") == 1 {
+				meta = readBounded(f.Open)
+				break
+			}
+		}
+	case strings.HasSuffix(filename, ".tar.gz"):
+		gz, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return ""
+		}
+		tr := tar.NewReader(gz)
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				break
+			}
+			if path.Base(h.Name) == "PKG-INFO" && strings.Count(strings.Trim(h.Name, "/"), "/") == 1 {
+				meta, _ = io.ReadAll(io.LimitReader(tr, 1<<20))
+				break
+			}
+		}
+	}
+	if meta == nil {
+		return ""
+	}
+	// The headers end at the first blank line (the description follows).
+	hdr, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(meta))).ReadMIMEHeader()
+	if err != nil && len(hdr) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(hdr.Get("Requires-Python"))
+}
+
+func readBounded(open func() (io.ReadCloser, error)) []byte {
+	rc, err := open()
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	return b
+}

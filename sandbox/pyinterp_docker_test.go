@@ -1,0 +1,190 @@
+//go:build docker
+
+package sandbox_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
+)
+
+// interpProbeServer is harmlessServer, but it says which Python runs it:
+// its serverInfo version is platform.python_version().
+var interpProbeServer = strings.Replace(strings.Replace(harmlessServer, "import json\n", "import json\nimport platform\n", 1),
+	`"serverInfo": {"name": "harmless-mcp", "version": "1.0.0"}`, `"serverInfo": {"name": "interp-probe-mcp", "version": platform.python_version()}`, 1)
+
+// interpProbeWheel builds interp_probe_mcp-1.0.0-py3-none-any.whl, a
+// stdlib-only MCP server whose METADATA declares requiresPython, in dir.
+func interpProbeWheel(t *testing.T, requiresPython string) (string, []byte) {
+	t.Helper()
+	const di = "interp_probe_mcp-1.0.0.dist-info/"
+	files := []struct{ name, data string }{
+		{"interp_probe_mcp/__init__.py", interpProbeServer},
+		{di + "METADATA", "Metadata-Version: 2.1\nName: interp-probe-mcp\nVersion: 1.0.0\nSummary: Says which Python runs it\nRequires-Python: " + requiresPython + "\n"},
+		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+		{di + "entry_points.txt", "[console_scripts]\ninterp-probe-mcp = interp_probe_mcp:main\n"},
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	var record strings.Builder
+	for _, f := range files {
+		w, err := zw.Create(f.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(f.data)); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(f.data))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
+	}
+	record.WriteString(di + "RECORD,,\n")
+	w, err := zw.Create(di + "RECORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte(record.String())); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	name := "interp_probe_mcp-1.0.0-py3-none-any.whl"
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, buf.Bytes()
+}
+
+// interpSandbox offers every Python of the recipe, building the image of
+// one a target asks for when the engine lacks it, as a scan does.
+func interpSandbox(t *testing.T) *sandbox.Sandbox {
+	return newSandbox(t, func(o *sandbox.Options) {
+		o.Behavior = true
+		o.HandshakeTimeout = 30 * time.Second
+		o.PythonImage = func(ctx context.Context, version string) (sandbox.Image, error) {
+			img, _, err := sandbox.EnsurePythonImage(ctx, engine, sandbox.ImageOptions{Progress: os.Stderr}, version)
+			return img, err
+		}
+	})
+}
+
+// TestPythonRequires312RunsOn313: a release that needs Python 3.12 or
+// newer installs and runs on the offered 3.13 (trixie's), and the evidence
+// says so.
+func TestPythonRequires312RunsOn313(t *testing.T) {
+	py313 := sandbox.Pythons()[len(sandbox.Pythons())-1]
+	if !strings.HasPrefix(py313.Version, "3.13.") {
+		t.Fatalf("offered Pythons %+v: want 3.13 last", sandbox.Pythons())
+	}
+	path, data := interpProbeWheel(t, ">=3.12")
+	s := interpSandbox(t)
+	id := runID(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	started := time.Now()
+	res, err := s.Scan(ctx, id, sandbox.Target{Ecosystem: "pypi", Name: "interp-probe-mcp", Version: "1.0.0", Tarball: data, Filename: filepath.Base(path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, id)
+	t.Logf("scan on %s in %s", py313.Version, time.Since(started).Round(100*time.Millisecond))
+	if res.Outcome != evidence.OutcomeOK {
+		t.Fatalf("outcome %s; install %+v; session %+v", res.Outcome, res.Install, res.Session)
+	}
+	if p := res.Install.Python; p == nil || p.Version != py313.Version || p.RequiresPython != ">=3.12" || !strings.Contains(p.Rule, "newest") {
+		t.Errorf("install.python = %+v, want %s for >=3.12 by the newest rule", p, py313.Version)
+	}
+	if res.Image == nil || res.Image.Ref != py313.Image || res.Image.ID == "" {
+		t.Errorf("result image = %+v, want %s with its ID", res.Image, py313.Image)
+	}
+	if res.Contract == nil || res.Contract.ServerInfo.Version != py313.Version {
+		t.Errorf("the server did not run on %s: server info %+v", py313.Version, res.Contract)
+	}
+}
+
+// TestPythonRequiresBelow39NotAssessed: a release no offered Python
+// satisfies is not installed; the evidence shows a scanner limit that
+// names the requirement and the Pythons offered, and no finding is raised
+// on the install.
+func TestPythonRequiresBelow39NotAssessed(t *testing.T) {
+	path, _ := interpProbeWheel(t, "<3.9")
+	s := interpSandbox(t)
+	target, err := pipeline.ParseTarget(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
+	rt, err := p.Resolve(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned, err := p.Scan(context.Background(), rt, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := scanned.Bundle
+	assertClean(t, b.Run.ID)
+	if b.Sandbox.Outcome != evidence.OutcomeInstallFailed || b.Install == nil || b.Install.Python == nil || b.Install.Python.Version != "" {
+		t.Fatalf("outcome %s, install %+v", b.Sandbox.Outcome, b.Install)
+	}
+	lim, ok := evidence.ScannerLimit(b)
+	if !ok || lim.Kind != evidence.LimitInterpreter || lim.Signal != evidence.SignalInstall {
+		t.Fatalf("ScannerLimit = %+v, %v; want an interpreter limit on the install", lim, ok)
+	}
+	for _, want := range []string{"requires Python <3.9", "CPython " + sandbox.Pythons()[0].Version} {
+		if !strings.Contains(lim.Reason, want) {
+			t.Errorf("limit reason %q lacks %q", lim.Reason, want)
+		}
+	}
+	if sig := b.Signals[evidence.SignalInstall]; sig.State != evidence.StateNotAssessed || !strings.Contains(sig.Reason, "<3.9") {
+		t.Errorf("install signal = %+v, want not_assessed with the reason", sig)
+	}
+	for _, f := range rubric.Evaluate(b, rubric.Current()).Findings {
+		if strings.HasPrefix(f.Code, "pkg.install.") || strings.HasPrefix(f.Code, "pkg.session.") {
+			t.Errorf("finding on an install the scanner could not do: %s: %s", f.Code, f.Message)
+		}
+	}
+	t.Logf("limit: %s", lim.Reason)
+}
+
+// TestPythonRequiresBelow312RunsOn311: a release that 3.13 does not
+// satisfy but 3.11 does runs on the default image's 3.11.
+func TestPythonRequiresBelow312RunsOn311(t *testing.T) {
+	py311 := sandbox.Pythons()[0]
+	path, data := interpProbeWheel(t, ">=3.10,<3.12")
+	s := interpSandbox(t)
+	id := runID(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	started := time.Now()
+	res, err := s.Scan(ctx, id, sandbox.Target{Ecosystem: "pypi", Name: "interp-probe-mcp", Version: "1.0.0", Tarball: data, Filename: filepath.Base(path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, id)
+	t.Logf("scan on %s in %s", py311.Version, time.Since(started).Round(100*time.Millisecond))
+	if res.Outcome != evidence.OutcomeOK || res.Image != nil {
+		t.Fatalf("outcome %s, image %+v; install %+v; session %+v", res.Outcome, res.Image, res.Install, res.Session)
+	}
+	if p := res.Install.Python; p == nil || p.Version != py311.Version {
+		t.Errorf("install.python = %+v, want %s", p, py311.Version)
+	}
+	if res.Contract == nil || res.Contract.ServerInfo.Version != py311.Version {
+		t.Errorf("the server did not run on %s: %+v", py311.Version, res.Contract)
+	}
+}

@@ -1,0 +1,104 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"strings"
+	"testing"
+)
+
+var testPythons = []Python{{Version: "3.11.2", Image: "img:py311"}, {Version: "3.13.5", Image: "img:py313"}}
+
+func TestChoosePython(t *testing.T) {
+	tests := []struct {
+		name, requires string
+		ok             bool
+		want, rule     string
+	}{
+		{"needs 3.12 or newer: 3.13", ">=3.12", true, "3.13.5", "newest"},
+		{"3.10 up to 3.12: 3.11", ">=3.10,<3.12", true, "3.11.2", "newest"},
+		{"both fit: the newest", ">=3.10", true, "3.13.5", "newest"},
+		{"needs 3.11.5 or newer: not bookworm's 3.11.2", ">=3.11.5", true, "3.13.5", "newest"},
+		{"compatible release", "~=3.11.0", true, "3.11.2", "newest"},
+		{"exclusion", ">=3.10, !=3.13.*", true, "3.11.2", "newest"},
+		{"trailing comma, as packaging reads it", ">=3.12,", true, "3.13.5", "newest"},
+		{"older than any offered", "<3.9", false, "", ""},
+		{"newer than any offered", ">=3.14", false, "", ""},
+		{"absent: the default", "", true, "3.11.2", "no Requires-Python"},
+		{"blank: the default", "  ", true, "3.11.2", "no Requires-Python"},
+		{"malformed: the default, uv judges", ">=3.10 <4", true, "3.11.2", "not a PEP 440"},
+		{"not an operator: the default", "python3", true, "3.11.2", "not a PEP 440"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := choosePython(tt.requires, testPythons)
+			if c.ok != tt.ok {
+				t.Fatalf("ok = %v, want %v (%+v)", c.ok, tt.ok, c)
+			}
+			if !c.ok {
+				return
+			}
+			if c.py.Version != tt.want || !strings.Contains(c.rule, tt.rule) {
+				t.Errorf("chose %s (%q), want %s (%q)", c.py.Version, c.rule, tt.want, tt.rule)
+			}
+		})
+	}
+}
+
+func TestNoPythonError(t *testing.T) {
+	got := noPythonError("old==1.0", "<3.9", testPythons)
+	want := "old==1.0 requires Python <3.9, which is satisfied by none of the sandbox's Pythons (CPython 3.11.2, 3.13.5)"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestRecipePythons(t *testing.T) {
+	all := Pythons()
+	if len(all) < 2 || all[0].Image != ImageRef() || !strings.HasPrefix(all[0].Version, "3.11.") {
+		t.Fatalf("Pythons() = %+v: want the default 3.11 image first", all)
+	}
+	r := embeddedRecipe()
+	for _, v := range r.variants {
+		if v.hash != r.hash || v.ref() != ImageRef()+"-py"+majorMinor(v.python) || v.baseHash == r.baseHash || v.pins.Base.Suite == r.pins.Base.Suite {
+			t.Errorf("variant %s: ref %s, suite %s: want the recipe hash, a -py tag and its own base", v.python, v.ref(), v.pins.Base.Suite)
+		}
+		if strings.Contains(strings.Join(v.packages, " "), "libicu72") {
+			t.Errorf("variant %s keeps bookworm's libicu72: %v", v.python, v.packages)
+		}
+	}
+	if !strings.HasPrefix(all[len(all)-1].Version, "3.13.") {
+		t.Errorf("Pythons() = %+v: want trixie's 3.13 offered", all)
+	}
+	df, err := r.variants[0].renderDockerfile(baseChoice{from: "x", desc: "y"})
+	if err != nil || !strings.Contains(string(df), `verifymcp.python="`+r.variants[0].python+`"`) {
+		t.Errorf("variant Dockerfile lacks its python label: %v", err)
+	}
+}
+
+func TestLocalRequiresPython(t *testing.T) {
+	var wb bytes.Buffer
+	zw := zip.NewWriter(&wb)
+	w, _ := zw.Create("p-1.0.dist-info/METADATA")
+	w.Write([]byte("Metadata-Version: 2.1\nName: p\nVersion: 1.0\nRequires-Python: >=3.12\n\nRequires-Python: <3\n"))
+	zw.Close()
+	if got := localRequiresPython("p-1.0-py3-none-any.whl", wb.Bytes()); got != ">=3.12" {
+		t.Errorf("wheel: %q", got)
+	}
+	var sb bytes.Buffer
+	gz := gzip.NewWriter(&sb)
+	tw := tar.NewWriter(gz)
+	meta := []byte("Metadata-Version: 2.1\nName: p\nVersion: 1.0\nRequires-Python: <3.9\n")
+	tw.WriteHeader(&tar.Header{Name: "p-1.0/PKG-INFO", Mode: 0o644, Size: int64(len(meta))})
+	tw.Write(meta)
+	tw.Close()
+	gz.Close()
+	if got := localRequiresPython("p-1.0.tar.gz", sb.Bytes()); got != "<3.9" {
+		t.Errorf("sdist: %q", got)
+	}
+	if got := localRequiresPython("p.whl", []byte("not a zip")); got != "" {
+		t.Errorf("garbage: %q", got)
+	}
+}
