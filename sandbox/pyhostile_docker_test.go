@@ -226,3 +226,32 @@ func keysOf(m map[string][]rubric.Finding) []string {
 	}
 	return out
 }
+
+// TestPyPIBuildFloodFolds (item 6): a build that writes 500 files into its
+// home and fails gives one file.write finding for the directory, with the
+// count, and its failure does not say behaviour was unwatched.
+func TestPyPIBuildFloodFolds(t *testing.T) {
+	b, codes := scanLocal(t, hostileSdist(t, "flood_sdist_mcp", []member{{"flood_sdist_mcp-1.0.0/setup.py", `import os, sys
+d = os.path.join(os.path.expanduser("~"), ".cache", "flood")
+os.makedirs(d, exist_ok=True)
+for i in range(500):
+    with open(os.path.join(d, "f%03d" % i), "w") as f:
+        f.write("x")
+sys.exit(1)
+`}}))
+	if len(b.Install.Scripts) != 1 || !b.Install.Scripts[0].Ran || b.Install.Scripts[0].ExitCode == 0 {
+		t.Fatalf("build %+v, want it run and failed", b.Install.Scripts)
+	}
+	writes := codes[rubric.CodeFileWrite]
+	if len(writes) != 1 || !strings.Contains(writes[0].Message, "500 files in ~/.cache/flood") {
+		t.Errorf("file.write findings %+v, want one for the 500 files of ~/.cache/flood", writes)
+	}
+	for _, f := range codes[rubric.CodeScriptsFailed] {
+		if strings.Contains(f.Message, "not watched") {
+			t.Errorf("the watched build's failure says it was not watched: %s", f.Message)
+		}
+	}
+	if n := len(codes[rubric.CodeScriptsFailed]); n != 1 {
+		t.Errorf("%d scripts.failed findings, want 1", n)
+	}
+}
