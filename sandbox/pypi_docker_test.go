@@ -170,6 +170,25 @@ func TestPyPISdistOnly(t *testing.T) {
 	if got := strings.Join(pyToolNames(res), ","); got != "get_wholesale_prices" {
 		t.Errorf("tools = %s", got)
 	}
+	// The hostile-build checks (issue 35) ran on a real release from the
+	// index and found nothing: no archive member outside the tree, no
+	// process the build left running, the venv unchanged when the server
+	// started. Start-up hooks are whatever the tree holds: only
+	// setuptools' own, if any, never one of the sandbox's.
+	if len(res.Install.ArchiveEscapes) != 0 {
+		t.Errorf("archive escapes in a real release: %+v", res.Install.ArchiveEscapes)
+	}
+	if target.LeftRunning {
+		t.Errorf("the build of a real release recorded as leaving a process running: %+v", *target)
+	}
+	if tc := res.Install.TreeCheck; tc == nil || !tc.Match || tc.Files < 100 {
+		t.Errorf("tree check %+v, want the installed venv digested and unchanged", tc)
+	}
+	for _, h := range res.Install.StartupHooks {
+		if h.Package == "" {
+			t.Errorf("a start-up hook no distribution installed: %+v", h)
+		}
+	}
 }
 
 // TestPyPITreeCache: a second scan of the same release reuses the fetched
