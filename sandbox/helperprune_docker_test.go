@@ -5,6 +5,7 @@ package sandbox
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
@@ -63,7 +64,9 @@ func TestPruneHelperImages(t *testing.T) {
 		}
 		refs = append(refs, ref)
 	}
+	// t.Context is cancelled before the cleanups run: they use their own.
 	t.Cleanup(func() {
+		ctx := context.Background()
 		for _, r := range refs {
 			_, _ = cli.ImageRemove(ctx, r, image.RemoveOptions{Force: true, PruneChildren: true})
 		}
@@ -77,7 +80,7 @@ func TestPruneHelperImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { _ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true}) })
 
 	n, err := pruneImages(ctx, cli, label, refs[2])
 	if err != nil {
