@@ -29,3 +29,32 @@ func TestInstallPython(t *testing.T) {
 		t.Errorf("install line %q does not name the interpreter", got)
 	}
 }
+
+// TestInstallTreeCheck: the installed tree's check is in the JSON report
+// (valid under the schema) and on the install line, changed or not.
+func TestInstallTreeCheck(t *testing.T) {
+	for _, tc := range []struct {
+		check *evidence.TreeCheck
+		line  string
+	}{
+		{&evidence.TreeCheck{Files: 1731, Digest: "aa", Checked: "aa", Match: true}, "venv unchanged at start"},
+		{&evidence.TreeCheck{Files: 1731, Digest: "aa", Checked: "bb", Changed: []string{"lib/x.py"}}, "VENV CHANGED BEFORE START"},
+	} {
+		b := loadBundle(t, "hostile")
+		b.Install.TreeCheck = tc.check
+		rep := build(t, b)
+		var js bytes.Buffer
+		if err := WriteJSON(&js, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := validate(t, compileSchema(t), js.Bytes()); err != nil {
+			t.Fatalf("report with install.tree_check does not validate: %v", err)
+		}
+		if !strings.Contains(js.String(), `"tree_check"`) {
+			t.Errorf("JSON lacks install.tree_check")
+		}
+		if got := installLine(rep.Install); !strings.Contains(got, tc.line) {
+			t.Errorf("install line %q, want %q", got, tc.line)
+		}
+	}
+}

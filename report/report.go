@@ -290,6 +290,18 @@ type Install struct {
 	// Python is the interpreter of a PyPI target (absent for npm, and in
 	// runs recorded before the sandbox offered more than one).
 	Python *Python `json:"python,omitempty"`
+	// TreeCheck is the check that the installed tree the server ran from
+	// is the one the installer wrote (absent when it was not made).
+	TreeCheck *TreeCheck `json:"tree_check,omitempty"`
+}
+
+// TreeCheck is the installed tree's digest at install and before start.
+type TreeCheck struct {
+	Files   int      `json:"files"`
+	Digest  string   `json:"digest"`
+	Checked string   `json:"checked"`
+	Match   bool     `json:"match"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // Python is the sandbox's choice of interpreter for a PyPI target.
@@ -551,6 +563,9 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 		}
 		if p := in.Python; p != nil {
 			rep.Install.Python = &Python{Version: p.Version, RequiresPython: p.RequiresPython, Offered: p.Offered, Rule: p.Rule}
+		}
+		if tc := in.TreeCheck; tc != nil {
+			rep.Install.TreeCheck = &TreeCheck{Files: tc.Files, Digest: tc.Digest, Checked: tc.Checked, Match: tc.Match, Changed: tc.Changed}
 		}
 		for _, sc := range in.Scripts {
 			rep.Install.Scripts = append(rep.Install.Scripts, Script{

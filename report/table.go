@@ -315,6 +315,13 @@ func installLine(in *Install) string {
 	default:
 		parts = append(parts, "INTEGRITY MISMATCH")
 	}
+	switch tc := in.TreeCheck; {
+	case tc == nil || tc.Checked == "":
+	case tc.Match:
+		parts = append(parts, "venv unchanged at start")
+	default:
+		parts = append(parts, "VENV CHANGED BEFORE START")
+	}
 	return strings.Join(parts, "  ")
 }
 
