@@ -402,6 +402,22 @@ type Install struct {
 	DeclaredBins map[string]string `json:"declared_bins,omitempty"`
 	// DeclaredEngines is the target's package.json engines field.
 	DeclaredEngines map[string]string `json:"declared_engines,omitempty"`
+	// LearnedMetadata is, for a PyPI tree, the metadata of the sdists that
+	// only their build backend could give: the metadata step built them
+	// (their builds are in Scripts, event "metadata") and the resolution
+	// used what they declared. The lockfile is what uv resolved with it.
+	LearnedMetadata []LearnedMetadata `json:"learned_metadata,omitempty"`
+}
+
+// LearnedMetadata is the core metadata an sdist's build gave, with no
+// network, in the metadata step of round Round (from 1).
+type LearnedMetadata struct {
+	Package        string   `json:"package"`
+	Version        string   `json:"version"`
+	Filename       string   `json:"filename"`
+	RequiresDist   []string `json:"requires_dist"`
+	RequiresPython string   `json:"requires_python,omitempty"`
+	Round          int      `json:"round"`
 }
 
 // TreeCache describes a reuse of an install tree fetched by an earlier run.

@@ -130,6 +130,7 @@ var (
 	npmGitRe        = regexp.MustCompile(`a dependency comes from a git repository \(([^)]*)\)`)
 	npmForeignRe    = regexp.MustCompile(`a dependency is fetched from (\S+) \(`)
 	pyDynamicRe     = regexp.MustCompile(`only its build backend could say`)
+	pyMetaRe        = regexp.MustCompile(`dynamic metadata: ([^\n]+)`)
 	pyNoFileRe      = regexp.MustCompile(`the resolution gives (\S+ \S+) no file to fetch`)
 	sandboxPythonRe = regexp.MustCompile(`sandbox's Python (\d+\.\d+)`)
 	pyTooLargeRe    = regexp.MustCompile(`(\S+) is larger than the fetch step's bound of (\d+ MiB) per file`)
@@ -192,6 +193,17 @@ func installLimit(b *Bundle, in *Install) (Limit, bool) {
 		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
 		lim.Reason = "a dependency of the tree is a tarball on " + m[1] + ", and the fetch step reaches only the registry, by design: " +
 			"the tree could not be fetched to be assessed (a tarball from another host is outside what the registry's integrity covers)"
+		return lim, true
+	}
+	// Before uv's own failures: the metadata build's log may show one
+	// (a build requirement offline uv did not find).
+	if m := pyMetaRe.FindStringSubmatch(in.Error); m != nil {
+		// The metadata step (no network, watched) could not learn what an
+		// sdist declares. A user's uv builds it with the network open; how
+		// that ends is not known, so the package is not blamed.
+		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
+		lim.Reason = "an sdist of the tree declares its dependencies only through its build backend, and the sandbox could not learn them by building it with no network (" +
+			strings.TrimSpace(m[1]) + "): the tree could not be resolved to be assessed"
 		return lim, true
 	}
 	// uv (PyPI). A derivation that also shows a dependency missing from
