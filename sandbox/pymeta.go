@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -125,7 +127,7 @@ func learnedFrom(sd pySdist, b pyMetaBuild) (*pyMetadata, string) {
 	case b.TimedOut:
 		return nil, fmt.Sprintf("the metadata build of %s did not end within the install timeout", sd.Filename)
 	case b.exit() != 0:
-		why := lastLine(b.OutputTail)
+		why := buildWhy(b.OutputTail)
 		if why == "" {
 			why = "no output"
 		}
@@ -148,6 +150,22 @@ func learnedFrom(sd pySdist, b pyMetaBuild) (*pyMetadata, string) {
 	return &m, ""
 }
 
+// pyExceptionRe is the last line of a Python traceback: the exception.
+var pyExceptionRe = regexp.MustCompile(`^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::.*)?$`)
+
+// buildWhy says in one line why a build failed, from its output: the last
+// exception a traceback shows (what the build backend raised), else the
+// last line.
+func buildWhy(out string) string {
+	lines := strings.Split(out, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); pyExceptionRe.MatchString(l) {
+			return l
+		}
+	}
+	return lastLine(out)
+}
+
 // resolveDynamic runs the metadata rounds of an install whose first fetch
 // step asked for an sdist's metadata (fr), in the run's own tree volume.
 // It returns the last fetch result (a metaLimit one when the rounds could
@@ -163,7 +181,9 @@ func (s *Sandbox) resolveDynamic(ctx context.Context, r *run, tree string, t Tar
 			timedOut bool
 			err      error
 		)
+		started := time.Now()
 		fr, timedOut, err = s.pyFetchRound(ctx, r, tree, t, time.Until(deadline), fetches, nil)
+		s.opts.Logger.Debug("PyPI fetch round", "round", 0, "uncached", true, "ms", time.Since(started).Milliseconds())
 		fetches++
 		if err != nil || timedOut || fr.ErrorKind != pyNeedsMetadata {
 			return dm, fr, timedOut, tree, err
@@ -195,13 +215,13 @@ func (s *Sandbox) resolveDynamic(ctx context.Context, r *run, tree string, t Tar
 			return dm, nil, false, "", err
 		}
 		dm.w = w
+		started := time.Now()
 		work, err := s.workTree(ctx, r, tree, w)
 		if err != nil {
 			return dm, nil, false, "", err
 		}
-		started := time.Now()
 		mr, timedOut, tail, err := s.pyMeta(ctx, r, work, need, time.Until(deadline), w, dm)
-		s.opts.Logger.Debug("PyPI metadata step", "round", round, "sdists", len(need), "ms", time.Since(started).Milliseconds(), "timed_out", timedOut)
+		s.opts.Logger.Debug("PyPI metadata step (with the tree's copy)", "round", round, "sdists", len(need), "ms", time.Since(started).Milliseconds(), "timed_out", timedOut)
 		if err != nil {
 			return dm, nil, false, "", err
 		}
@@ -230,7 +250,9 @@ func (s *Sandbox) resolveDynamic(ctx context.Context, r *run, tree string, t Tar
 		if !mr.Cleaned {
 			s.opts.Logger.Debug("the metadata step could not empty its tree", "err", mr.Error)
 		}
+		started = time.Now()
 		fr, timedOut, err = s.pyFetchRound(ctx, r, tree, t, time.Until(deadline), fetches, learned)
+		s.opts.Logger.Debug("PyPI fetch round", "round", round, "ms", time.Since(started).Milliseconds(), "needs_metadata", fr != nil && fr.ErrorKind == pyNeedsMetadata)
 		fetches++
 		if err != nil || timedOut || fr.ErrorKind != pyNeedsMetadata {
 			return dm, fr, timedOut, tree, err

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,6 +104,23 @@ func brokenMetaSdist(t *testing.T) string {
 	return path
 }
 
+// roundLog logs the metadata rounds' timings to the test.
+type roundLog struct{ t *testing.T }
+
+func (h roundLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h roundLog) Handle(_ context.Context, r slog.Record) error {
+	if !strings.HasPrefix(r.Message, "PyPI") {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
+	h.t.Log(b.String())
+	return nil
+}
+func (h roundLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h roundLog) WithGroup(string) slog.Handler      { return h }
+
 func scanLocal(t *testing.T, s *sandbox.Sandbox, file string) (*evidence.Bundle, string) {
 	t.Helper()
 	target, err := pipeline.ParseTarget(file)
@@ -137,6 +155,7 @@ func TestPyPIDynamicMetadata(t *testing.T) {
 		o.InstallTimeout = 240 * time.Second
 		o.HandshakeTimeout = 30 * time.Second
 		o.TreeCacheDir = t.TempDir()
+		o.Logger = slog.New(roundLog{t})
 	})
 	started := time.Now()
 	b, resLock := scanLocal(t, s, dynMetaWheel(t))
@@ -246,6 +265,8 @@ func TestPyPIDynamicMetadataBroken(t *testing.T) {
 	}
 	if meta == nil || !meta.Ran || meta.ExitCode == 0 || !strings.Contains(meta.OutputTail, "this build is broken") {
 		t.Errorf("scripts %+v: want the failed metadata build with its output", b.Install.Scripts)
+	} else {
+		t.Logf("metadata build output:\n%s", meta.OutputTail)
 	}
 	for _, f := range rubric.Evaluate(b, rubric.Current()).Findings {
 		if strings.HasPrefix(f.Code, "pkg.install.") && f.Code != "pkg.install.scripts.present" {

@@ -45,6 +45,23 @@ func TestLearnedFrom(t *testing.T) {
 	}
 }
 
+func TestBuildWhy(t *testing.T) {
+	uvOut := "Building wheel from source distribution...\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n" +
+		"RuntimeError: vmdynmeta: this build is broken\nerror: Failed to build `/work/tree/.verifymcp/dist/b-0.0.1.tar.gz`\n" +
+		"  cause: The build backend returned an error\n  cause: Call to `setuptools.build_meta:__legacy__.get_requires_for_build_wheel` failed (exit status: 1)\n\n" +
+		"hint: Build failures usually indicate a problem with the package or the build environment\n"
+	for _, tc := range []struct{ out, want string }{
+		{uvOut, "RuntimeError: vmdynmeta: this build is broken"},
+		{"error: No such file\n  cause: x\n", "cause: x"},
+		{"ModuleNotFoundError: No module named 'numpy'\n", "ModuleNotFoundError: No module named 'numpy'"},
+		{"", ""},
+	} {
+		if got := buildWhy(tc.out); got != tc.want {
+			t.Errorf("buildWhy(%.40q) = %q, want %q", tc.out, got, tc.want)
+		}
+	}
+}
+
 func TestMetaKey(t *testing.T) {
 	if got := metaKey(pySdist{Name: "Foo_Bar", Version: "1.0", Filename: "Foo_Bar-1.0.tar.gz"}); got != "foo-bar==1.0" {
 		t.Errorf("metaKey = %q", got)
