@@ -202,8 +202,8 @@ func installLimit(b *Bundle, in *Install) (Limit, bool) {
 		// sdist declares. A user's uv builds it with the network open; how
 		// that ends is not known, so the package is not blamed.
 		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
-		lim.Reason = "an sdist of the tree declares its dependencies only through its build backend, and the sandbox could not learn them by building it with no network (" +
-			strings.TrimSpace(m[1]) + "): the tree could not be resolved to be assessed"
+		lim.Reason = "an sdist of the tree declares its dependencies only through its build backend, and the sandbox, which builds it for them with no network, " +
+			"could not resolve the tree that way (" + strings.TrimSpace(m[1]) + "): the tree could not be resolved to be assessed; how it installs with the network open is not known"
 		return lim, true
 	}
 	// uv (PyPI). A derivation that also shows a dependency missing from

@@ -80,7 +80,7 @@ func TestScannerLimitInstall(t *testing.T) {
 		{"a metadata build that fails", installFailed(StepFetch,
 			"uv could not resolve the tree: dynamic metadata: the metadata build of brokenmeta-0.0.1.tar.gz failed (exit 1: RuntimeError: no)",
 			"  × Failed to build `brokenmeta-0.0.1.tar.gz`\n  ╰─▶ Because setuptools was not found in the provided package locations\n"),
-			LimitFetch, []string{"could not learn them by building it with no network (the metadata build of brokenmeta-0.0.1.tar.gz failed (exit 1: RuntimeError: no))"}, "dynamic metadata: the metadata build"},
+			LimitFetch, []string{"with no network, could not resolve the tree that way (the metadata build of brokenmeta-0.0.1.tar.gz failed (exit 1: RuntimeError: no))"}, "dynamic metadata: the metadata build"},
 		{"a tree still unresolved at the bound", installFailed(StepFetch,
 			"uv could not resolve the tree: dynamic metadata: the tree still needs the metadata of d-1.tar.gz after 3 metadata steps, the sandbox's bound", ""),
 			LimitFetch, []string{"after 3 metadata steps"}, "after 3 metadata steps"},

@@ -144,6 +144,13 @@ func learnedFrom(sd pySdist, b pyMetaBuild) (*pyMetadata, string) {
 	if sd.Version != "" && m.Version != sd.Version {
 		return nil, fmt.Sprintf("the wheel built from %s has version %q, not the index's %q", sd.Filename, m.Version, sd.Version)
 	}
+	for _, req := range m.RequiresDist {
+		if spec, _, _ := strings.Cut(req, ";"); strings.Contains(spec, "@") {
+			// A direct reference: the fetch step fetches only from the
+			// index, by design (as for a lockfile's VCS or URL source).
+			return nil, fmt.Sprintf("the wheel built from %s declares a dependency by URL (%s), and the fetch step fetches only from the index", sd.Filename, oneLineText(req))
+		}
+	}
 	if m.RequiresDist == nil {
 		m.RequiresDist = []string{}
 	}

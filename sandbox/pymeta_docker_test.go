@@ -277,3 +277,22 @@ func TestPyPIDynamicMetadataBroken(t *testing.T) {
 		}
 	}
 }
+
+// TestPyPIDynamicMetadataUnwatched: the same tree with no behaviour watch
+// and no tree cache: the first fetch runs in the run's own tree, and the
+// metadata step and the build step share the run's bounded work tree (one
+// holder keeps it).
+func TestPyPIDynamicMetadataUnwatched(t *testing.T) {
+	s := newSandbox(t, func(o *sandbox.Options) {
+		o.InstallTimeout = 240 * time.Second
+		o.HandshakeTimeout = 30 * time.Second
+	})
+	b, lock := scanLocal(t, s, dynMetaWheel(t))
+	if b.Sandbox.Outcome != evidence.OutcomeOK {
+		t.Fatalf("outcome %s; install %+v", b.Sandbox.Outcome, b.Install)
+	}
+	if len(b.Install.LearnedMetadata) != 1 || !strings.Contains(lock, `name = "plumbum"`) {
+		t.Errorf("learned %+v; lockfile:\n%.2000s", b.Install.LearnedMetadata, lock)
+	}
+	t.Logf("fetch (with the metadata rounds) %d ms, build step %d ms", b.Install.FetchMS, b.Install.ScriptsMS)
+}

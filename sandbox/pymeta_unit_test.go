@@ -27,6 +27,10 @@ func TestLearnedFrom(t *testing.T) {
 		{"not run at all", sd, pyMetaBuild{}, "failed (exit -1"},
 		{"unreadable", sd, pyMetaBuild{pyRun: pyRun{Ran: true, ExitCode: exit(0)}, Error: "the build gave 2 wheels"}, "could not be read: the build gave 2 wheels"},
 		{"another name", sd, pyMetaBuild{pyRun: pyRun{Ran: true, ExitCode: exit(0)}, Metadata: &pyMetadata{Name: "pandocx", Version: "2.4"}}, `named "pandocx"`},
+		{"a dependency by URL", sd, pyMetaBuild{pyRun: pyRun{Ran: true, ExitCode: exit(0)}, Metadata: &pyMetadata{Name: "pandoc", Version: "2.4",
+			RequiresDist: []string{"ply", "evil @ https://example.com/evil-1.0.tar.gz ; python_version > '3'"}}}, "declares a dependency by URL (evil @ https://example.com/evil-1.0.tar.gz"},
+		{"a marker with @ is not a URL", sd, pyMetaBuild{pyRun: pyRun{Ran: true, ExitCode: exit(0)}, Metadata: &pyMetadata{Name: "pandoc", Version: "2.4",
+			RequiresDist: []string{"ply ; platform_release == 'x@y'"}}}, ""},
 		{"another version", sd, pyMetaBuild{pyRun: pyRun{Ran: true, ExitCode: exit(0)}, Metadata: &pyMetadata{Name: "pandoc", Version: "0.0.0"}}, `version "0.0.0"`},
 	}
 	for _, tc := range tests {
