@@ -45,8 +45,9 @@ var pyMetaDriver string
 // waits for an sdist's metadata.
 const pyNeedsMetadata = "needs_metadata"
 
-// maxMetaRounds bounds the metadata steps of one install.
-const maxMetaRounds = 3
+// maxMetaRounds bounds the metadata steps of one install (a variable for
+// the tests).
+var maxMetaRounds = 3
 
 // pyMetaLimit starts the error of a tree the metadata rounds could not
 // resolve (read by evidence.ScannerLimit).

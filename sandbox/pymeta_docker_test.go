@@ -29,13 +29,24 @@ import (
 // server, depending on pandoc==2.4, a real sdist on PyPI whose
 // dependencies (plumbum, ply) only its setup.py declares.
 func dynMetaWheel(t *testing.T) string {
+	return depWheel(t, "vmdynmeta_fix", "pandoc==2.4")
+}
+
+// depWheel builds NAME-0.0.1-py3-none-any.whl: the harmless server,
+// depending on deps.
+func depWheel(t *testing.T, name string, deps ...string) string {
 	t.Helper()
-	const di = "vmdynmeta_fix-0.0.1.dist-info/"
+	di := name + "-0.0.1.dist-info/"
+	dist := strings.ReplaceAll(name, "_", "-")
+	meta := "Metadata-Version: 2.1\nName: " + dist + "\nVersion: 0.0.1\nSummary: A test server with dynamic-metadata dependencies\n"
+	for _, d := range deps {
+		meta += "Requires-Dist: " + d + "\n"
+	}
 	files := []struct{ name, data string }{
-		{"vmdynmeta_fix/__init__.py", harmlessServer},
-		{di + "METADATA", "Metadata-Version: 2.1\nName: vmdynmeta-fix\nVersion: 0.0.1\nSummary: A test server with a dynamic-metadata dependency\nRequires-Dist: pandoc==2.4\n"},
+		{name + "/__init__.py", harmlessServer},
+		{di + "METADATA", meta},
 		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-		{di + "entry_points.txt", "[console_scripts]\nvmdynmeta-fix = vmdynmeta_fix:main\n"},
+		{di + "entry_points.txt", "[console_scripts]\n" + dist + " = " + name + ":main\n"},
 	}
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -62,7 +73,7 @@ func dynMetaWheel(t *testing.T) string {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "vmdynmeta_fix-0.0.1-py3-none-any.whl")
+	path := filepath.Join(t.TempDir(), name+"-0.0.1-py3-none-any.whl")
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -295,4 +306,55 @@ func TestPyPIDynamicMetadataUnwatched(t *testing.T) {
 		t.Errorf("learned %+v; lockfile:\n%.2000s", b.Install.LearnedMetadata, lock)
 	}
 	t.Logf("fetch (with the metadata rounds) %d ms, build step %d ms", b.Install.FetchMS, b.Install.ScriptsMS)
+}
+
+// TestPyPIDynamicMetadataRounds: two dependencies whose metadata only
+// their setup.py gives (pandoc==2.4, docopt==0.6.2): uv names one at a
+// time, so the tree resolves in two metadata steps; with a bound of one
+// step, the tree is the scanner's limit, with the reason.
+func TestPyPIDynamicMetadataRounds(t *testing.T) {
+	s := newSandbox(t, func(o *sandbox.Options) {
+		o.Behavior = true
+		o.InstallTimeout = 240 * time.Second
+		o.HandshakeTimeout = 30 * time.Second
+		o.Logger = slog.New(roundLog{t})
+	})
+	wheel := depWheel(t, "vmdynmeta_two", "pandoc==2.4", "docopt==0.6.2")
+	b, lock := scanLocal(t, s, wheel)
+	if b.Sandbox.Outcome != evidence.OutcomeOK {
+		t.Fatalf("outcome %s; install %+v", b.Sandbox.Outcome, b.Install)
+	}
+	var rounds []string
+	for _, lm := range b.Install.LearnedMetadata {
+		rounds = append(rounds, fmt.Sprintf("%d:%s", lm.Round, lm.Package))
+	}
+	slices.Sort(rounds)
+	if len(rounds) != 2 || rounds[0][:2] != "1:" || rounds[1][:2] != "2:" || !strings.Contains(lock, `name = "docopt"`) || !strings.Contains(lock, `name = "ply"`) {
+		t.Errorf("learned %v, want docopt and pandoc in rounds 1 and 2; lockfile:\n%.2000s", rounds, lock)
+	}
+	var metas int
+	for _, sc := range b.Install.Scripts {
+		if sc.Event == "metadata" {
+			metas++
+		}
+	}
+	if metas != 2 {
+		t.Errorf("%d metadata builds in the scripts, want 2: %+v", metas, b.Install.Scripts)
+	}
+	for _, pr := range b.Behavior.Processes {
+		if pr.Phase == evidence.PhaseScripts && (pr.Provenance == evidence.ProvenancePackage || pr.Provenance == "unknown") {
+			t.Errorf("a build-step process taken for the package's or unknown (%s): %v", pr.Provenance, pr.Argv)
+		}
+	}
+	t.Logf("fetch (with the metadata rounds) %d ms, build step %d ms", b.Install.FetchMS, b.Install.ScriptsMS)
+
+	defer sandbox.SetMaxMetaRounds(1)()
+	b, _ = scanLocal(t, s, wheel)
+	lim, ok := evidence.ScannerLimit(b)
+	if b.Install.Outcome != evidence.InstallFailed || !ok || lim.Kind != evidence.LimitFetch || !strings.Contains(lim.Reason, "after 1 metadata steps, the sandbox's bound") {
+		t.Errorf("install %+v; limit %+v, %v", b.Install, lim, ok)
+	}
+	if len(b.Install.LearnedMetadata) != 1 {
+		t.Errorf("learned %+v, want the first round's", b.Install.LearnedMetadata)
+	}
 }
