@@ -423,6 +423,11 @@ type Install struct {
 	// and why (absent from bundles recorded before it was chosen: those
 	// ran on CPython 3.11).
 	Python *Python `json:"python,omitempty"`
+	// LearnedMetadata is, for a PyPI tree, the metadata of the sdists that
+	// only their build backend could give: the metadata step built them
+	// (their builds are in Scripts, event "metadata") and the resolution
+	// used what they declared. The lockfile is what uv resolved with it.
+	LearnedMetadata []LearnedMetadata `json:"learned_metadata,omitempty"`
 }
 
 // ArchiveEscape is one member of a distribution file whose path leaves
@@ -484,6 +489,17 @@ type Python struct {
 	Offered string `json:"offered"`
 	// Rule says why Version was chosen.
 	Rule string `json:"rule"`
+}
+
+// LearnedMetadata is the core metadata an sdist's build gave, with no
+// network, in the metadata step of round Round (from 1).
+type LearnedMetadata struct {
+	Package        string   `json:"package"`
+	Version        string   `json:"version"`
+	Filename       string   `json:"filename"`
+	RequiresDist   []string `json:"requires_dist"`
+	RequiresPython string   `json:"requires_python,omitempty"`
+	Round          int      `json:"round"`
 }
 
 // TreeCache describes a reuse of an install tree fetched by an earlier run.

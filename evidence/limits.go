@@ -130,6 +130,7 @@ var (
 	npmGitRe        = regexp.MustCompile(`a dependency comes from a git repository \(([^)]*)\)`)
 	npmForeignRe    = regexp.MustCompile(`a dependency is fetched from (\S+) \(`)
 	pyDynamicRe     = regexp.MustCompile(`only its build backend could say`)
+	pyMetaRe        = regexp.MustCompile(`dynamic metadata: ([^\n]+)`)
 	pyNoFileRe      = regexp.MustCompile(`the resolution gives (\S+ \S+) no file to fetch`)
 	sandboxPythonRe = regexp.MustCompile(`sandbox's Python (\d+\.\d+)`)
 	// pyNoPythonRe reads the sandbox's own refusal when none of the
@@ -196,6 +197,17 @@ func installLimit(b *Bundle, in *Install) (Limit, bool) {
 		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
 		lim.Reason = "a dependency of the tree is a tarball on " + m[1] + ", and the fetch step reaches only the registry, by design: " +
 			"the tree could not be fetched to be assessed (a tarball from another host is outside what the registry's integrity covers)"
+		return lim, true
+	}
+	// Before uv's own failures: the metadata build's log may show one
+	// (a build requirement offline uv did not find).
+	if m := pyMetaRe.FindStringSubmatch(in.Error); m != nil {
+		// The metadata step (no network, watched) could not learn what an
+		// sdist declares. A user's uv builds it with the network open; how
+		// that ends is not known, so the package is not blamed.
+		lim.Kind, lim.Evidence = LimitFetch, clipLine(in.Error)
+		lim.Reason = "an sdist of the tree declares its dependencies only through its build backend, and the sandbox, which builds it for them with no network, " +
+			"could not resolve the tree that way (" + strings.TrimSpace(m[1]) + "): the tree could not be resolved to be assessed; how it installs with the network open is not known"
 		return lim, true
 	}
 	if m := pyNoPythonRe.FindStringSubmatch(in.Error); m != nil {

@@ -78,6 +78,15 @@ func TestScannerLimitInstall(t *testing.T) {
 		{"an sdist whose dependencies only its backend could tell", installFailed(StepFetch,
 			"uv could not resolve the tree: resolving the package's tree needs the metadata of an sdist that does not declare it statically (PKG-INFO 2.2+ or pyproject.toml [project]); only its build backend could say, and the fetch step, the one with network, never runs package code", ""),
 			LimitFetch, []string{"only through its build backend"}, "only its build backend could say"},
+		// The metadata step could not learn an sdist's dependencies
+		// (sandbox/pymeta.go): the scanner's limit, whatever the log says.
+		{"a metadata build that fails", installFailed(StepFetch,
+			"uv could not resolve the tree: dynamic metadata: the metadata build of brokenmeta-0.0.1.tar.gz failed (exit 1: RuntimeError: no)",
+			"  × Failed to build `brokenmeta-0.0.1.tar.gz`\n  ╰─▶ Because setuptools was not found in the provided package locations\n"),
+			LimitFetch, []string{"with no network, could not resolve the tree that way (the metadata build of brokenmeta-0.0.1.tar.gz failed (exit 1: RuntimeError: no))"}, "dynamic metadata: the metadata build"},
+		{"a tree still unresolved at the bound", installFailed(StepFetch,
+			"uv could not resolve the tree: dynamic metadata: the tree still needs the metadata of d-1.tar.gz after 3 metadata steps, the sandbox's bound", ""),
+			LimitFetch, []string{"after 3 metadata steps"}, "after 3 metadata steps"},
 		// pypi:mcp-local-rag==0.4.1 pulls torch, a wheel larger than the
 		// fetch step's bound.
 		{"a file larger than the fetch step's bound", installFailed(StepFetch,

@@ -121,3 +121,20 @@ func TestFloodsFold(t *testing.T) {
 		t.Errorf("v12 dns findings %+v, want one folding the 10 past the cap", dns)
 	}
 }
+
+// TestMetadataBuildPresentOnce: an sdist the metadata step built and the
+// build step built again is one scripts.present finding from v12 (two
+// under v11).
+func TestMetadataBuildPresentOnce(t *testing.T) {
+	b := pypiBundle(t)
+	sc := b.Install.Scripts[0]
+	meta := sc
+	meta.Event = "metadata"
+	b.Install.Scripts = append(b.Install.Scripts, meta)
+	if n := len(codesOf(Evaluate(b, mustLoad(t, "11")))[CodeScriptsPresent]); n != 2 {
+		t.Errorf("v11: %d scripts.present, want 2", n)
+	}
+	if n := len(codesOf(Evaluate(b, mustLoad(t, "12")))[CodeScriptsPresent]); n != 1 {
+		t.Errorf("v12: %d scripts.present, want 1", n)
+	}
+}

@@ -326,13 +326,17 @@ func scoreInstallScripts(p *probe) verdict {
 		if s.Ran {
 			ran++
 		}
-		if pypi {
+		switch {
+		case pypi && s.Event == "metadata" && p.atLeast(installNamedSince) && builtAlso(in.Scripts, s.Package):
+			// The metadata step built the sdist before the build step
+			// built it again: one sdist, one finding (v12).
+		case pypi:
 			// A PyPI tree's install-time code is the build backend of
 			// each sdist that had to be built; wheels run none.
 			p.emit(CodeScriptsPresent, s.Package,
 				fmt.Sprintf("%s is installed from its sdist, whose build backend runs code at install (%s)", p.pkgAt(s), s.Command),
 				p.clip(s.Event+": "+s.Command))
-		} else {
+		default:
 			p.emit(CodeScriptsPresent, s.Package,
 				fmt.Sprintf("%s declares lifecycle script %q", p.pkgAt(s), s.Event),
 				p.clip(s.Event+": "+s.Command))
@@ -416,6 +420,17 @@ func scoreInstallScripts(p *probe) verdict {
 	default:
 		return scored(50, fmt.Sprintf("%s present; %d ran and exited 0, none failed", plural(len(in.Scripts), noun), ran))
 	}
+}
+
+// builtAlso reports whether the scripts hold a build of the package (a
+// PyPI sdist the build step built).
+func builtAlso(scripts []evidence.Script, pkg string) bool {
+	for _, s := range scripts {
+		if s.Package == pkg && s.Event == "build" {
+			return true
+		}
+	}
+	return false
 }
 
 // scriptsWatched reports whether the bundle's behaviour evidence watched

@@ -157,12 +157,57 @@ type watch struct {
 	// PID namespace), as the driver itself reported it; 0 when not known.
 	// Attribution starts from it, not from seeing its exec (see procTree).
 	driver int
+	// steps are the script phase's steps, in order (a PyPI install's
+	// metadata steps, then its build step), each with its window and its
+	// driver's PID, which watchedStep moves there from driver.
+	steps []scriptStep
 	// vols and bounds are the bounded places, by volume part (bounds.go).
 	vols   map[string]string
 	bounds map[string]bound
 	diskAt map[string]placeUsage // at the start of package code, by part
 	// dropped counts, by phase and kind, events past the evidence's bounds.
 	dropped drops
+}
+
+// scriptStep is one step of the script phase: when it was watched, and
+// its driver's PID (0 when not known).
+type scriptStep struct {
+	win    [2]time.Time
+	driver int
+}
+
+// mergeWatch adds the watch of another step of the same phase to a: the
+// time watched adds up, a status other than "ok" stays, and each place's
+// disk use is the larger, full when it was full in either step.
+func mergeWatch(a, b evidence.Watch) evidence.Watch {
+	if a.Phase == "" {
+		return b
+	}
+	a.WatchedMS += b.WatchedMS
+	if a.Tracer == "ok" {
+		a.Tracer = b.Tracer
+	}
+	if a.Files == "ok" {
+		a.Files = b.Files
+	}
+	for _, d := range b.Disk {
+		found := false
+		for i := range a.Disk {
+			if a.Disk[i].Place == d.Place {
+				found = true
+				a.Disk[i].UsedBytes = max(a.Disk[i].UsedBytes, d.UsedBytes)
+				a.Disk[i].UsedFiles = max(a.Disk[i].UsedFiles, d.UsedFiles)
+				a.Disk[i].Full = a.Disk[i].Full || d.Full
+			}
+		}
+		if !found {
+			a.Disk = append(a.Disk, d)
+		}
+	}
+	for k, n := range b.Dropped {
+		addDropped(&a, k, n)
+	}
+	return a
 }
 
 // scriptWindow is when one lifecycle script ran, for attribution.
@@ -945,16 +990,24 @@ func (w *watch) close(ctx context.Context) *evidence.Behavior {
 		return out
 	}
 	if w.scriptsWatch.Phase != "" {
-		win := w.scriptsWin
-		if w.driver != 0 {
-			// The script step is the first thing the observer watches, and
-			// nothing runs in it before the release but the held wrapper:
-			// an exec timed before the release was recorded (the driver's
-			// own, on a busy machine) is the step's, attributed from the
-			// driver's PID like the rest.
-			win[0] = time.Time{}
+		for i, st := range w.steps {
+			win := st.win
+			switch {
+			case i == 0 && st.driver != 0:
+				// The script step is the first thing the observer watches,
+				// and nothing runs in it before the release but the held
+				// wrapper: an exec timed before the release was recorded
+				// (the driver's own, on a busy machine) is the step's,
+				// attributed from the driver's PID like the rest.
+				win[0] = time.Time{}
+			case i > 0 && st.driver != 0:
+				// Likewise for a later step, from the end of the one
+				// before: nothing of the observer's runs in between.
+				win[0] = w.steps[i-1].win[1].Add(time.Nanosecond)
+			}
+			w.driver = st.driver
+			w.addProcesses(evidence.PhaseScripts, in(win), w.declared)
 		}
-		w.addProcesses(evidence.PhaseScripts, in(win), w.declared)
 	}
 	if w.runWatch.Phase != "" {
 		run := in(w.runWin)

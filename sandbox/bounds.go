@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
@@ -130,6 +131,11 @@ func (s *Sandbox) startHolder(ctx context.Context, r *run, vols map[string]strin
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image: s.opts.Image, User: sandboxUser, Cmd: []string{"sleep", "infinity"}, Labels: r.labels(),
 	}, hc, nil, nil, r.name("holder"))
+	if cerrdefs.IsConflict(err) {
+		// The run's holder runs already (a PyPI install copies its
+		// tree into the work tree again after a metadata step).
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("create holder: %w", err)
 	}

@@ -682,15 +682,29 @@ func (s *Sandbox) watchedStep(ctx context.Context, r *run, tree string, cmd, env
 	}
 	windows, declared := attribute(res)
 	if w != nil {
+		// A PyPI install may run more than one such step (its metadata
+		// steps, then the build step): each is attributed from its own
+		// driver, within its own window, and the phase's watch covers
+		// them all.
 		w.windows = append(w.windows, windows...)
-		w.declared = declared
-		w.scriptsWin = [2]time.Time{released, released.Add(watched)}
+		if w.declared == nil {
+			w.declared = map[string]bool{}
+		}
+		for k, v := range declared {
+			w.declared[k] = w.declared[k] || v
+		}
+		w.steps = append(w.steps, scriptStep{win: [2]time.Time{released, released.Add(watched)}, driver: w.driver})
+		w.driver = 0
+		if w.scriptsWin[0].IsZero() {
+			w.scriptsWin[0] = released
+		}
+		w.scriptsWin[1] = released.Add(watched)
 		for i := range w.b.Files {
 			if w.b.Files[i].Phase == evidence.PhaseScripts && len(w.windows) == 1 {
 				w.b.Files[i].Package = w.windows[0].Package
 			}
 		}
-		w.scriptsWatch = evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus, Disk: disk}
+		w.scriptsWatch = mergeWatch(w.scriptsWatch, evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus, Disk: disk})
 		addDropped(&w.scriptsWatch, "file", fileDrops)
 	}
 	return res, nil

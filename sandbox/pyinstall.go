@@ -71,6 +71,9 @@ type pyFetchResult struct {
 	Sdists         []pySdist        `json:"sdists"`
 	// ArchiveEscapes: an archive uv refused for a member outside its tree.
 	ArchiveEscapes []evidence.ArchiveEscape `json:"archive_escapes"`
+	// NeedsMetadata: the sdist whose metadata the resolution needs
+	// (ErrorKind "needs_metadata", see pymeta.go).
+	NeedsMetadata []pySdist `json:"needs_metadata"`
 }
 
 type pyFile struct {
@@ -92,6 +95,7 @@ type pySdist struct {
 	Backend     string   `json:"backend"`
 	BackendPath bool     `json:"backend_path"`
 	Default     bool     `json:"default"`
+	Local       bool     `json:"local"`
 }
 
 // pyBuildResult is the PyPI build driver's output (drivers/pybuild.py).
@@ -177,6 +181,11 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
 	} else {
 		fr, timedOut, err = s.pyFetch(ctx, r, tree, t, s.opts.InstallTimeout)
+	}
+	if err == nil && !timedOut && fr != nil && fr.ErrorKind == pyNeedsMetadata {
+		var dm *pyDynamic
+		dm, fr, timedOut, fetched, err = s.resolveDynamic(ctx, r, tree, t, fr, deadline, watchReady)
+		defer dm.record(inst)
 	}
 	inst.FetchMS = time.Since(started).Milliseconds()
 	if err != nil {
@@ -312,10 +321,20 @@ func sriHex(h string) string {
 
 // pyFetch runs the PyPI fetch step into tree.
 func (s *Sandbox) pyFetch(ctx context.Context, r *run, tree string, t Target, timeout time.Duration) (*pyFetchResult, bool, error) {
+	return s.pyFetchRound(ctx, r, tree, t, timeout, 0, nil)
+}
+
+// pyFetchRound is pyFetch's round of a dynamic resolution (pymeta.go):
+// round 0 is the first; meta is the metadata learned so far.
+func (s *Sandbox) pyFetchRound(ctx context.Context, r *run, tree string, t Target, timeout time.Duration, round int, meta []pyMetadata) (*pyFetchResult, bool, error) {
+	part := "fetch"
+	if round > 0 {
+		part = fmt.Sprintf("fetch-%d", round)
+	}
 	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: UVCacheVolume, Labels: map[string]string{LabelCache: "uv"}}); err != nil {
 		return nil, false, fmt.Errorf("create uv cache volume: %w", err)
 	}
-	netID, err := r.createInternalNetwork(ctx, "fetch")
+	netID, err := r.createInternalNetwork(ctx, part)
 	if err != nil {
 		return nil, false, err
 	}
@@ -350,19 +369,19 @@ func (s *Sandbox) pyFetch(ctx context.Context, r *run, tree string, t Target, ti
 	if t.Tarball != nil {
 		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/input/" + t.Filename, Data: t.Tarball, UID: 65534})
 	}
-	arg, _ := json.Marshal(map[string]string{
+	arg, _ := json.Marshal(map[string]any{
 		"requirement": t.pyRequirement(), "target": supplychain.NormalizePyPIName(t.Name),
-		"index": strings.TrimRight(s.opts.IndexURL, "/"), "files_host": filesHost, "python": sandboxPython,
+		"index": strings.TrimRight(s.opts.IndexURL, "/"), "files_host": filesHost, "python": sandboxPython, "metadata": meta,
 	})
 	hc := hardened()
-	hc.NetworkMode = container.NetworkMode(r.name("fetch"))
+	hc.NetworkMode = container.NetworkMode(r.name(part))
 	hc.Mounts = []mount.Mount{
 		{Type: mount.TypeVolume, Source: tree, Target: treeDir},
 		{Type: mount.TypeVolume, Source: UVCacheVolume, Target: "/cache/uv"},
 	}
 	hc.Resources = container.Resources{Memory: 2 << 30, PidsLimit: int64Ptr(1024)}
 	res, err := r.runStep(ctx, step{
-		Part: "fetch",
+		Part: part,
 		Config: &container.Config{
 			Image: s.opts.Image, User: sandboxUser, Env: env, WorkingDir: treeDir,
 			Cmd: []string{"python3", "-I", "-c", pyFetchDriver, string(arg)},

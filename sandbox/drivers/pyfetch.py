@@ -18,7 +18,15 @@
 #      downloads them the same way, so that the build step can run with no
 #      network;
 # then prints one line "VERIFYMCP-RESULT <json>" on stdout. Argument: a JSON
-# object {requirement, target, index, files_host, python}.
+# object {requirement, target, index, files_host, python, metadata}.
+#
+# When uv needs the metadata of an sdist that only its build backend can
+# give, the driver downloads that sdist and its build requirements and ends
+# with error_kind "needs_metadata" (needs_metadata: the sdist): the metadata
+# step (drivers/pymeta.py), with no network and watched, builds it, and the
+# fetch runs again with what it learned as uv's dependency-metadata
+# (metadata: [{name, version, requires_dist, requires_python,
+# provides_extras}]).
 import hashlib
 import http.client
 import json
@@ -43,10 +51,12 @@ args = json.loads(sys.argv[1])
 result = {
     "ok": False, "stage": "preflight", "preflight": None, "uv_exit": None, "log_tail": "",
     "error": "", "error_kind": "", "lockfile": "", "build_lockfiles": [], "packages": 0,
-    "target": None, "files": [], "sdists": [], "archive_escapes": [],
+    "target": None, "files": [], "sdists": [], "archive_escapes": [], "needs_metadata": [],
 }
 UNSAFE_RE = re.compile(r'unsafe member path "([^"\n]*)": ([^\n]*)')
 BUILD_RE = re.compile(r"Failed to (?:build|extract archive:?) `?([^`\n]+?)`?\s*$", re.M)
+META_CONFIG = STATE + "/metadata.uv.toml"
+asking = []  # the sdist whose metadata is being asked for, while it is
 
 
 def tail(s, n):
@@ -207,8 +217,9 @@ def compile_lock(requirements, out, kind):
     req = out + ".in"
     with open(req, "w") as f:
         f.write("\n".join(requirements) + "\n")
+    extra = ["--config-file", META_CONFIG] if args.get("metadata") else []
     code, log = uv(["pip", "compile", req, "-o", out, "--python", args["python"], "--index-url", args["index"].rstrip("/") + "/simple",
-                    "--no-header", "--quiet", "--color", "never"], 600)
+                    "--no-header", "--quiet", "--color", "never"] + extra, 600)
     result["uv_exit"] = code
     if code == 0:
         return tomllib.loads(open(out).read()), open(out).read()
@@ -225,6 +236,7 @@ def compile_lock(requirements, out, kind):
                                           "why": "absolute" if "absolute" in unsafe.group(2) else "parent"})
         fail("unsafe_archive", "uv refused %s: unsafe member path \"%s\": %s" % (name, unsafe.group(1)[:300], unsafe.group(2)))
     if "fatal python error" in low or "failed to build" in low or "build backend" in low or "encodings" in low:
+        ask_metadata(log)
         fail("dynamic_metadata", "resolving %s needs the metadata of an sdist that does not declare it statically (PKG-INFO 2.2+ or pyproject.toml [project]); only its build backend could say, and the fetch step, the one with network, never runs package code" % kind)
     if "python>=" in low.replace(" ", "") or "requires-python" in low or "python version" in low:
         fail("requires_python", "no release of the tree fits the sandbox's Python %d.%d: %s" % (sys.version_info[0], sys.version_info[1], first_error(log)))
@@ -347,8 +359,89 @@ def sdist_build_system(path):
             "backend_path": bool(bs.get("backend-path"))}
 
 
+def write_metadata():
+    """uv's dependency-metadata, from what the metadata step learned."""
+    with open(META_CONFIG, "w") as f:
+        for m in args.get("metadata") or []:
+            f.write("[[dependency-metadata]]\nname = %s\n" % json.dumps(m["name"]))
+            if m.get("version"):
+                f.write("version = %s\n" % json.dumps(m["version"]))
+            f.write("requires-dist = %s\n" % json.dumps(list(m.get("requires_dist") or [])))
+            if m.get("requires_python"):
+                f.write("requires-python = %s\n" % json.dumps(m["requires_python"]))
+            if m.get("provides_extras"):
+                f.write("provides-extras = %s\n" % json.dumps(list(m["provides_extras"])))
+            f.write("\n")
+
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def ask_metadata(log):
+    """When uv names the sdist it could not build (for its metadata), fetches
+    it and its build requirements and ends the step asking for its metadata;
+    returns when it cannot (the caller fails as before)."""
+    m = re.search(r"Failed to (?:download and )?build `([^`]+)`", log)
+    if not m or asking:
+        return
+    spec = m.group(1)
+    if " @ " in spec:
+        # The local input file (the only one the step has).
+        name, _, url = spec.partition(" @ ")
+        path = urllib.parse.unquote(urllib.parse.urlsplit(url).path)
+        if os.path.dirname(path) != STATE + "/input" or not os.path.isfile(path):
+            return
+        lock = {"packages": [{"name": name.strip(), "version": "", "archive": {"path": path}}]}
+    else:
+        name, sep, version = spec.partition("==")
+        if not sep:
+            return
+        name, version = name.strip(), version.strip()
+        page = STATE + "/simple-%s.json" % norm(name)
+        try:
+            status, _ = get(args["index"].rstrip("/") + "/simple/" + norm(name) + "/", out=page, limit=64 << 20,
+                            accept="application/vnd.pypi.simple.v1+json")
+            data = json.load(open(page)) if status == 200 else {}
+        except (Failure, ValueError):
+            return
+        finally:
+            if os.path.exists(page):
+                os.unlink(page)
+        sdist = None
+        for f in data.get("files") or []:
+            fn = f.get("filename", "")
+            for ext in (".tar.gz", ".zip"):
+                if fn.endswith(ext):
+                    n, _, v = fn[: -len(ext)].rpartition("-")
+                    if norm(n) == norm(name) and v == version and not f.get("yanked"):
+                        sdist = f
+        if sdist is None:
+            return
+        lock = {"packages": [{"name": name, "version": version, "sdist": {
+            "url": urllib.parse.urljoin(args["index"].rstrip("/") + "/simple/" + norm(name) + "/", sdist["url"]),
+            "hashes": {"sha256": (sdist.get("hashes") or {}).get("sha256", "")}}}]}
+    asking.append(spec)
+    files = fetch_all(lock, "metadata")
+    f = files[0]
+    bs = sdist_build_system(os.path.join(DIST, f["filename"]))
+    sd = {"name": f["name"], "version": f["version"], "filename": f["filename"], "local": bool(f.get("local"))}
+    sd.update(bs)
+    if bs.get("error"):
+        fail("sdist", "%s: %s" % (f["filename"], bs["error"]))
+    if bs["requires"]:
+        blk, _ = compile_lock(bs["requires"], STATE + "/pylock.metabuild.toml", "the build requirements of " + f["filename"])
+        files.extend(fetch_all(blk, "build:" + f["name"]))
+    result["files"] = files
+    result["needs_metadata"] = [sd]
+    result["stage"] = "metadata"
+    fail("needs_metadata", "resolving the tree needs the metadata of %s, which only its build backend can give" % spec)
+
+
 def main():
     os.makedirs(DIST, exist_ok=True)
+    if args.get("metadata"):
+        write_metadata()
     if PROXY.hostname and not preflight():
         emit()
     result["stage"] = "resolve"
