@@ -46,6 +46,12 @@ var pyFetchDriver string
 //go:embed drivers/pybuild.py
 var pyBuildDriver string
 
+// pyStepsLib is what the build and metadata drivers share; each runs with
+// it put before its own text.
+//
+//go:embed drivers/pysteps.py
+var pyStepsLib string
+
 // UVCacheVolume is uv's cache, shared by PyPI fetch steps only (no package
 // code runs there).
 const UVCacheVolume = "verifymcp-uv-cache"
@@ -490,7 +496,7 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
 	}
 	arg, _ := json.Marshal(map[string]any{"target": supplychain.NormalizePyPIName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
-	cmd := []string{"python3", "-I", "-c", pyBuildDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
+	cmd := []string{"python3", "-I", "-c", pyStepsLib + "\n" + pyBuildDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
 	env := []string{"HOME=/tmp/home", "UV_CACHE_DIR=" + inputDir + "/uv-cache", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1", "UV_OFFLINE=1", "UV_CONCURRENT_BUILDS=1"}
 	br := &pyBuildResult{}
 	var derr error

@@ -308,7 +308,7 @@ func (s *Sandbox) pyMeta(ctx context.Context, r *run, tree string, need []pySdis
 		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
 	}
 	arg, _ := json.Marshal(map[string]any{"python": sandboxPython, "sdists": sdists})
-	cmd := []string{"python3", "-I", "-c", pyMetaDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
+	cmd := []string{"python3", "-I", "-c", pyStepsLib + "\n" + pyMetaDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
 	env := []string{"HOME=/tmp/home", "UV_CACHE_DIR=" + inputDir + "/uv-cache", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1", "UV_OFFLINE=1", "UV_CONCURRENT_BUILDS=1"}
 	mr := &pyMetaResult{}
 	var derr error
