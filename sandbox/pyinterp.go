@@ -26,11 +26,19 @@ import (
 // runs with its own distribution's libc and libraries; the fetch and build
 // drivers run the image's /usr/bin/python3 whichever image it is.
 //
-// The choice (choosePython) is what uvx does on a machine with several: the
-// newest offered interpreter that satisfies the release's Requires-Python;
-// the default when the release declares none (or one no PEP 440 parser
-// reads, which uv then judges); when none satisfies it, the install is not
-// assessed, and the reason names the requirement and what is offered.
+// The choice (choosePython): the default, 3.11, when the release's
+// Requires-Python admits it or the release declares none (or one no PEP 440
+// parser reads, which uv then judges); else the newest offered interpreter
+// that satisfies it; when none does, the install is not assessed, and the
+// reason names the requirement and what is offered. The default comes first
+// when it fits so that a release's results stay comparable over time: its
+// contract is compared with its pin, and Python 3.13 dedents docstrings, so
+// moving a release that runs on both to 3.13 would change the description
+// of every tool documented by a docstring, a drift the server never made.
+// When the default cannot resolve the tree because a dependency needs a
+// newer Python (one that needs 3.11.5, bookworm's being 3.11.2), the
+// release is installed again on the newest offered interpreter that
+// satisfies it (Scan), as a user's uv on that Python would.
 
 // Python is one interpreter the sandbox offers PyPI targets.
 type Python struct {
@@ -106,6 +114,10 @@ type pythonChoice struct {
 	py   Python
 	ok   bool   // false: no offered interpreter satisfies the requirement
 	rule string // why this one, for the evidence
+	// newer is the newest offered interpreter, newer than py, that also
+	// satisfies the requirement: the one to try when py cannot resolve the
+	// tree; nil when there is none.
+	newer *Python
 }
 
 // choosePython picks the interpreter for a release whose Requires-Python
@@ -115,22 +127,53 @@ func choosePython(requires string, offered []Python) pythonChoice {
 	requires = strings.TrimSpace(requires)
 	def := offered[0]
 	if requires == "" {
-		return pythonChoice{py: def, ok: true, rule: "the release declares no Requires-Python: the default"}
+		c := pythonChoice{py: def, ok: true, rule: "the release declares no Requires-Python: the default"}
+		for i := range offered {
+			if supplychain.ComparePEP440(offered[i].Version, def.Version) > 0 && (c.newer == nil || supplychain.ComparePEP440(offered[i].Version, c.newer.Version) > 0) {
+				c.newer = &offered[i]
+			}
+		}
+		return c
 	}
 	var best *Python
+	defOK := false
 	for i := range offered {
 		ok, err := supplychain.PythonSatisfies(requires, offered[i].Version)
 		if err != nil {
 			return pythonChoice{py: def, ok: true, rule: "the release's Requires-Python " + quoteSpec(requires) + " is not a PEP 440 specifier set: the default, and uv judges it"}
 		}
+		if ok && i == 0 {
+			defOK = true
+		}
 		if ok && (best == nil || supplychain.ComparePEP440(offered[i].Version, best.Version) > 0) {
 			best = &offered[i]
 		}
 	}
-	if best == nil {
+	switch {
+	case best == nil:
 		return pythonChoice{py: def, ok: false}
+	case defOK:
+		c := pythonChoice{py: def, ok: true, rule: "the default, which satisfies Requires-Python " + quoteSpec(requires)}
+		if best.Version != def.Version {
+			c.newer = best
+		}
+		return c
 	}
-	return pythonChoice{py: *best, ok: true, rule: "the newest offered Python that satisfies Requires-Python " + quoteSpec(requires)}
+	return pythonChoice{py: *best, ok: true, rule: "the newest offered Python that satisfies Requires-Python " + quoteSpec(requires) + ", which the default does not"}
+}
+
+// retryRule is the rule of an install run again on a newer interpreter.
+func retryRule(def Python, requires string) string {
+	return "the newest offered Python that satisfies Requires-Python " + quoteSpec(requires) + ": the default, " + def.Version +
+		", could not resolve the tree (a dependency needs a newer Python)"
+}
+
+// needsNewerPython reports whether an install failed because the tree
+// needs a newer Python than the one it was resolved for (the fetch
+// driver's requires_python failure; see pyFetchFailure).
+func needsNewerPython(in *evidence.Install) bool {
+	return in != nil && in.Outcome == evidence.InstallFailed && in.FailedStep == evidence.StepFetch &&
+		strings.Contains(in.Error, "no release of the tree fits the sandbox's Python")
 }
 
 func quoteSpec(s string) string { return "\"" + s + "\"" }
@@ -187,6 +230,7 @@ type pickedPython struct {
 	ev    *evidence.Python
 	image *Image            // the image, when it is not the sandbox's own
 	none  *evidence.Install // set when no offered interpreter fits
+	newer *Python           // see pythonChoice.newer
 }
 
 // pickPython chooses the interpreter of a PyPI target and makes sure its
@@ -207,24 +251,34 @@ func (s *Sandbox) pickPython(ctx context.Context, t Target) (pickedPython, error
 			Integrity: evidence.Integrity{Expected: t.Integrity}, Error: noPythonError(who, requires, offered), Python: ev,
 		}}, nil
 	}
-	p := pickedPython{py: c.py, ev: &evidence.Python{Version: c.py.Version, RequiresPython: requires, Offered: offeredVersions(offered), Rule: c.rule}}
-	if c.py.Image != s.opts.Image {
-		if s.opts.PythonImage != nil {
-			img, err := s.opts.PythonImage(ctx, c.py.Version)
-			if err != nil {
-				return p, fmt.Errorf("sandbox image for Python %s: %w", c.py.Version, err)
-			}
-			p.image = &img
-		} else {
-			resp, err := s.cli.ImageInspect(ctx, c.py.Image)
-			if err != nil {
-				return p, fmt.Errorf("sandbox image %s for Python %s: %w (`verifymcp sandbox build` builds it)", c.py.Image, c.py.Version, err)
-			}
-			p.image = &Image{Ref: c.py.Image, ID: resp.ID, Python: c.py.Version}
-		}
+	p := pickedPython{py: c.py, ev: &evidence.Python{Version: c.py.Version, RequiresPython: requires, Offered: offeredVersions(offered), Rule: c.rule}, newer: c.newer}
+	img, err := s.pythonImage(ctx, c.py)
+	if err != nil {
+		return p, err
 	}
+	p.image = img
 	s.opts.Logger.Info("python", "version", c.py.Version, "image", c.py.Image, "rule", c.rule)
 	return p, nil
+}
+
+// pythonImage makes sure the image of py is there and returns it, or nil
+// when it is the sandbox's own.
+func (s *Sandbox) pythonImage(ctx context.Context, py Python) (*Image, error) {
+	if py.Image == s.opts.Image {
+		return nil, nil
+	}
+	if s.opts.PythonImage != nil {
+		img, err := s.opts.PythonImage(ctx, py.Version)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox image for Python %s: %w", py.Version, err)
+		}
+		return &img, nil
+	}
+	resp, err := s.cli.ImageInspect(ctx, py.Image)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox image %s for Python %s: %w (`verifymcp sandbox build` builds it)", py.Image, py.Version, err)
+	}
+	return &Image{Ref: py.Image, ID: resp.ID, Python: py.Version}, nil
 }
 
 // localRequiresPython reads Requires-Python from a local wheel's METADATA

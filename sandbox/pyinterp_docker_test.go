@@ -27,13 +27,18 @@ var interpProbeServer = strings.Replace(strings.Replace(harmlessServer, "import 
 	`"serverInfo": {"name": "harmless-mcp", "version": "1.0.0"}`, `"serverInfo": {"name": "interp-probe-mcp", "version": platform.python_version()}`, 1)
 
 // interpProbeWheel builds interp_probe_mcp-1.0.0-py3-none-any.whl, a
-// stdlib-only MCP server whose METADATA declares requiresPython, in dir.
-func interpProbeWheel(t *testing.T, requiresPython string) (string, []byte) {
+// stdlib-only MCP server whose METADATA declares requiresPython (and the
+// given Requires-Dist lines), in dir.
+func interpProbeWheel(t *testing.T, requiresPython string, requiresDist ...string) (string, []byte) {
 	t.Helper()
 	const di = "interp_probe_mcp-1.0.0.dist-info/"
+	meta := "Metadata-Version: 2.1\nName: interp-probe-mcp\nVersion: 1.0.0\nSummary: Says which Python runs it\nRequires-Python: " + requiresPython + "\n"
+	for _, d := range requiresDist {
+		meta += "Requires-Dist: " + d + "\n"
+	}
 	files := []struct{ name, data string }{
 		{"interp_probe_mcp/__init__.py", interpProbeServer},
-		{di + "METADATA", "Metadata-Version: 2.1\nName: interp-probe-mcp\nVersion: 1.0.0\nSummary: Says which Python runs it\nRequires-Python: " + requiresPython + "\n"},
+		{di + "METADATA", meta},
 		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
 		{di + "entry_points.txt", "[console_scripts]\ninterp-probe-mcp = interp_probe_mcp:main\n"},
 	}
@@ -186,5 +191,32 @@ func TestPythonRequiresBelow312RunsOn311(t *testing.T) {
 	}
 	if res.Contract == nil || res.Contract.ServerInfo.Version != py311.Version {
 		t.Errorf("the server did not run on %s: %+v", py311.Version, res.Contract)
+	}
+}
+
+// TestPythonDependencyNeedsNewer: a release that admits 3.11 runs on the
+// default, but when a dependency needs a newer Python (Django 6 needs
+// 3.12) the default cannot resolve the tree, and the release is installed
+// again on 3.13, with the reason in the evidence.
+func TestPythonDependencyNeedsNewer(t *testing.T) {
+	py313 := sandbox.Pythons()[len(sandbox.Pythons())-1]
+	path, data := interpProbeWheel(t, ">=3.10", "django>=6")
+	s := interpSandbox(t)
+	id := runID(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := s.Scan(ctx, id, sandbox.Target{Ecosystem: "pypi", Name: "interp-probe-mcp", Version: "1.0.0", Tarball: data, Filename: filepath.Base(path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, id)
+	if res.Outcome != evidence.OutcomeOK {
+		t.Fatalf("outcome %s; install %+v", res.Outcome, res.Install)
+	}
+	if p := res.Install.Python; p == nil || p.Version != py313.Version || !strings.Contains(p.Rule, "could not resolve the tree") {
+		t.Errorf("install.python = %+v, want %s after the default could not resolve the tree", p, py313.Version)
+	}
+	if res.Contract == nil || res.Contract.ServerInfo.Version != py313.Version {
+		t.Errorf("the server did not run on %s: %+v", py313.Version, res.Contract)
 	}
 }

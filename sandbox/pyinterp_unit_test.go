@@ -16,20 +16,21 @@ func TestChoosePython(t *testing.T) {
 		name, requires string
 		ok             bool
 		want, rule     string
+		newer          string // the interpreter to try when the choice cannot resolve the tree
 	}{
-		{"needs 3.12 or newer: 3.13", ">=3.12", true, "3.13.5", "newest"},
-		{"3.10 up to 3.12: 3.11", ">=3.10,<3.12", true, "3.11.2", "newest"},
-		{"both fit: the newest", ">=3.10", true, "3.13.5", "newest"},
-		{"needs 3.11.5 or newer: not bookworm's 3.11.2", ">=3.11.5", true, "3.13.5", "newest"},
-		{"compatible release", "~=3.11.0", true, "3.11.2", "newest"},
-		{"exclusion", ">=3.10, !=3.13.*", true, "3.11.2", "newest"},
-		{"trailing comma, as packaging reads it", ">=3.12,", true, "3.13.5", "newest"},
-		{"older than any offered", "<3.9", false, "", ""},
-		{"newer than any offered", ">=3.14", false, "", ""},
-		{"absent: the default", "", true, "3.11.2", "no Requires-Python"},
-		{"blank: the default", "  ", true, "3.11.2", "no Requires-Python"},
-		{"malformed: the default, uv judges", ">=3.10 <4", true, "3.11.2", "not a PEP 440"},
-		{"not an operator: the default", "python3", true, "3.11.2", "not a PEP 440"},
+		{"needs 3.12 or newer: 3.13", ">=3.12", true, "3.13.5", "newest", ""},
+		{"3.10 up to 3.12: 3.11", ">=3.10,<3.12", true, "3.11.2", "the default", ""},
+		{"both fit: the default", ">=3.10", true, "3.11.2", "the default", "3.13.5"},
+		{"needs 3.11.5 or newer: not bookworm's 3.11.2", ">=3.11.5", true, "3.13.5", "newest", ""},
+		{"compatible release", "~=3.11.0", true, "3.11.2", "the default", ""},
+		{"exclusion", ">=3.10, !=3.13.*", true, "3.11.2", "the default", ""},
+		{"trailing comma, as packaging reads it", ">=3.12,", true, "3.13.5", "newest", ""},
+		{"older than any offered", "<3.9", false, "", "", ""},
+		{"newer than any offered", ">=3.14", false, "", "", ""},
+		{"absent: the default", "", true, "3.11.2", "no Requires-Python", "3.13.5"},
+		{"blank: the default", "  ", true, "3.11.2", "no Requires-Python", "3.13.5"},
+		{"malformed: the default, uv judges", ">=3.10 <4", true, "3.11.2", "not a PEP 440", ""},
+		{"not an operator: the default", "python3", true, "3.11.2", "not a PEP 440", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +43,14 @@ func TestChoosePython(t *testing.T) {
 			}
 			if c.py.Version != tt.want || !strings.Contains(c.rule, tt.rule) {
 				t.Errorf("chose %s (%q), want %s (%q)", c.py.Version, c.rule, tt.want, tt.rule)
+			}
+			if got := ""; c.newer != nil || tt.newer != "" {
+				if c.newer != nil {
+					got = c.newer.Version
+				}
+				if got != tt.newer {
+					t.Errorf("newer %q, want %q", got, tt.newer)
+				}
 			}
 		})
 	}

@@ -323,6 +323,19 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (*Result, er
 		return nil, err
 	}
 	res, err := s.forPython(runID, p.py).scan(ctx, runID, t)
+	if err == nil && res != nil && p.newer != nil && needsNewerPython(res.Install) {
+		// The default could not resolve the tree: a dependency needs a
+		// newer Python. The run's objects are gone; install again, under
+		// the same run, on the newest interpreter that fits.
+		s.opts.Logger.Info("python: the tree needs a newer Python than the default", "default", p.py.Version, "again on", p.newer.Version)
+		img, ierr := s.pythonImage(ctx, *p.newer)
+		if ierr != nil {
+			return nil, ierr
+		}
+		p.image, p.py = img, *p.newer
+		p.ev.Version, p.ev.Rule = p.newer.Version, retryRule(s.pythons()[0], p.ev.RequiresPython)
+		res, err = s.forPython(runID, p.py).scan(ctx, runID, t)
+	}
 	if res != nil {
 		res.Image = p.image
 		if res.Install != nil {
