@@ -62,6 +62,11 @@ const TrackPackage = "package"
 // case runs, but its results are never publishable.
 const ReviewerPending = "pending"
 
+// SelectedUnknown is the selection date of a reviewed case for which no
+// record of when it was selected exists: whether it was selected before it
+// was scored cannot be checked, so its results are never publishable.
+const SelectedUnknown = "unknown"
+
 // Sentinel errors; every error LoadCorpus and Validate return wraps one.
 var (
 	// ErrInvalidCase is a malformed or incomplete case file.
@@ -114,6 +119,10 @@ type Case struct {
 	// Provenance says how this package came to be reviewed; it is written
 	// before the case is first scored.
 	Provenance string `yaml:"provenance" json:"provenance"`
+	// Selected is the date (YYYY-MM-DD) the package was selected for
+	// review, required for a reviewed case: a case whose target was
+	// scanned before it is "selected after scoring" and not publishable.
+	Selected string `yaml:"selected" json:"selected,omitempty"`
 	// RubricVersion is the rubric version the case was reviewed under.
 	RubricVersion string `yaml:"rubric_version" json:"rubric_version"`
 	// Scope lists the reason-code prefixes (ending in ".") or exact codes
@@ -174,29 +183,89 @@ func (c Case) Justifies(code, subject, text string) (string, bool) {
 }
 
 // Dispute is a challenge to a case's expected codes or scope, and its
-// answer. A dispute with no answer is open, and a case with an open dispute
-// is not publishable.
+// answer (the method: anyone may dispute a case, the server's author needs
+// no standing; the reviewer answers in the open). Its status is open until
+// the reviewer answers: upheld (the case stays, the disagreement on
+// record), corrected (the case was changed) or withdrawn (the case is out
+// of every total). A case with an open dispute is not publishable, and one
+// whose open dispute asks for withdrawal is out of every total while it is
+// open.
 type Dispute struct {
 	// Code is the code in dispute, when the dispute is about one.
-	Code     string `yaml:"code" json:"code,omitempty"`
+	Code string `yaml:"code" json:"code,omitempty"`
+	// RaisedBy names who raised it: a person, or the server's author
+	// (which may be an organisation).
 	RaisedBy string `yaml:"raised_by" json:"raised_by"`
 	Date     string `yaml:"date" json:"date"` // YYYY-MM-DD
-	Question string `yaml:"question" json:"question"`
-	Answer   string `yaml:"answer" json:"answer"`
+	// Claim is the claim of the case that is disputed, and why, in terms
+	// of the artefact. Question is its older name, still read.
+	Claim    string `yaml:"claim" json:"claim"`
+	Question string `yaml:"question" json:"-"`
+	// WithdrawalRequested is set when the dispute asks for the case to be
+	// withdrawn: while the dispute is open the case counts in nothing.
+	WithdrawalRequested bool `yaml:"withdrawal_requested" json:"withdrawal_requested,omitempty"`
+	// Status is open, upheld, corrected or withdrawn; empty reads as open
+	// when there is no answer.
+	Status string `yaml:"status" json:"status"`
+	Answer string `yaml:"answer" json:"answer"`
 	// AnsweredBy is required with an answer; AnsweredOn is YYYY-MM-DD.
 	AnsweredBy string `yaml:"answered_by" json:"answered_by,omitempty"`
 	AnsweredOn string `yaml:"answered_on" json:"answered_on,omitempty"`
 }
 
+// Dispute statuses.
+const (
+	DisputeOpen      = "open"
+	DisputeUpheld    = "upheld"
+	DisputeCorrected = "corrected"
+	DisputeWithdrawn = "withdrawn"
+)
+
+// State returns the dispute's status: Status, or open when it is empty and
+// there is no answer.
+func (d Dispute) State() string {
+	if st := strings.ToLower(strings.TrimSpace(d.Status)); st != "" {
+		return st
+	}
+	if strings.TrimSpace(d.Answer) == "" {
+		return DisputeOpen
+	}
+	return ""
+}
+
 // Open reports whether the dispute still waits for an answer.
-func (d Dispute) Open() bool { return strings.TrimSpace(d.Answer) == "" }
+func (d Dispute) Open() bool { return d.State() == DisputeOpen }
+
+// ClaimText is the disputed claim (Claim, or the older Question).
+func (d Dispute) ClaimText() string {
+	if strings.TrimSpace(d.Claim) != "" {
+		return d.Claim
+	}
+	return d.Question
+}
+
+// Withdrawn says whether the case counts in no total, and why: a dispute
+// withdrew it, or an open dispute asks for its withdrawal (the method
+// withdraws a case about a real server on request while a dispute is
+// open).
+func (c Case) Withdrawn() (string, bool) {
+	for i, d := range c.Disputes {
+		switch {
+		case d.State() == DisputeWithdrawn:
+			return fmt.Sprintf("withdrawn on %s after dispute %d (raised by %s on %s)", d.AnsweredOn, i+1, d.RaisedBy, d.Date), true
+		case d.Open() && d.WithdrawalRequested:
+			return fmt.Sprintf("withdrawn while dispute %d is open: %s asked for its withdrawal on %s", i+1, d.RaisedBy, d.Date), true
+		}
+	}
+	return "", false
+}
 
 // caseFields are the keys a case file may hold, in the order they are
 // documented.
-var caseFields = []string{"id", "kind", "track", "target", "reviewer", "provenance", "rubric_version",
+var caseFields = []string{"id", "kind", "track", "target", "reviewer", "provenance", "selected", "rubric_version",
 	"scope", "expected", "statement", "bin", "args", "env", "notes", "findings", "disputes"}
 
-var disputeFields = []string{"code", "raised_by", "date", "question", "answer", "answered_by", "answered_on"}
+var disputeFields = []string{"code", "raised_by", "date", "claim", "question", "withdrawal_requested", "status", "answer", "answered_by", "answered_on"}
 
 var (
 	idPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*[a-z0-9]$`)
@@ -590,11 +659,18 @@ func (c Case) Validate() error {
 			add("target", "a reviewed case targets a published package (npm:NAME@VERSION); fixtures are synthetic cases")
 		}
 	}
-	if err := checkPerson(c.Reviewer, true); err != nil {
+	if err := checkReviewer(c.Reviewer); err != nil {
 		add("reviewer", "%v", err)
 	}
-	if strings.TrimSpace(c.Provenance) == "" {
-		add("provenance", "missing: say how this package came to be reviewed, before it is scored")
+	if err := checkProvenance(c.Provenance); err != nil {
+		add("provenance", "%v", err)
+	}
+	switch {
+	case c.Selected == SelectedUnknown:
+	case c.Selected != "" && !validDate(c.Selected):
+		add("selected", "%q: want the date the package was selected for review, YYYY-MM-DD (or unknown, which no result of the case may be published under)", c.Selected)
+	case c.Selected == "" && c.Kind == KindReviewed:
+		add("selected", "missing: the date (YYYY-MM-DD) the package was selected for review, before it was scored; unknown when no record of it exists")
 	}
 	if v := strings.TrimSpace(c.RubricVersion); v == "" {
 		add("rubric_version", "missing: the rubric version the case was reviewed under")
@@ -660,20 +736,33 @@ func (c Case) Validate() error {
 		if d.Code != "" && !codePattern.MatchString(d.Code) {
 			add(field, "code %q is not a reason code", d.Code)
 		}
-		if err := checkPerson(d.RaisedBy, false); err != nil {
-			add(field, "raised_by: %v", err)
+		if strings.TrimSpace(d.RaisedBy) == "" || !letterPattern.MatchString(d.RaisedBy) {
+			add(field, "raised_by: missing: who raised the dispute (a person, or the server's author)")
 		}
 		if !validDate(d.Date) {
 			add(field, "date %q: want YYYY-MM-DD", d.Date)
 		}
-		if strings.TrimSpace(d.Question) == "" {
-			add(field, "question: missing")
+		switch {
+		case strings.TrimSpace(d.Claim) != "" && strings.TrimSpace(d.Question) != "":
+			add(field, "claim and question both given: question is the older name of claim; keep one")
+		case strings.TrimSpace(d.ClaimText()) == "":
+			add(field, "claim: missing: which claim of the case is disputed, and why")
 		}
-		if d.Open() {
-			if d.AnsweredBy != "" || d.AnsweredOn != "" {
-				add(field, "answered_by/answered_on given, but no answer")
+		st := d.State()
+		switch st {
+		case DisputeOpen:
+			if strings.TrimSpace(d.Answer) != "" || d.AnsweredBy != "" || d.AnsweredOn != "" {
+				add(field, "status open, but an answer is given: say upheld, corrected or withdrawn")
 			}
 			continue
+		case DisputeUpheld, DisputeCorrected, DisputeWithdrawn:
+		case "":
+			add(field, "status: missing: an answered dispute is upheld, corrected or withdrawn")
+		default:
+			add(field, "status %q: want open, upheld, corrected or withdrawn", d.Status)
+		}
+		if strings.TrimSpace(d.Answer) == "" {
+			add(field, "answer: missing: a dispute that is %s has the reviewer's answer", st)
 		}
 		if err := checkPerson(d.AnsweredBy, false); err != nil {
 			add(field, "answered_by: %v", err)

@@ -26,7 +26,7 @@ const validReviewed = `id: example
 kind: reviewed
 track: package
 target: npm:example-mcp@1.2.3
-reviewer: Ada Lovelace
+reviewer: Ada Lovelace <ada@lovelace.example>
 provenance: Reported by a user on 2026-01-05, reviewed before any scan.
 rubric_version: "5"
 scope: [pkg.session.]
@@ -34,6 +34,7 @@ expected: [pkg.session.start_crashed]
 env: {API_TOKEN: placeholder}
 args: [--stdio]
 disputes: []
+selected: 2026-01-05
 `
 
 const validSynthetic = `id: crash
@@ -113,9 +114,9 @@ func TestLoadCorpusErrors(t *testing.T) {
 		{"pypi_range_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "pypi:example-mcp>=1.2.3"), benchmark.ErrTarget, "example.yaml:4", "not one exact version"},
 		{"uvx_target", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "uvx:example-mcp"), benchmark.ErrTarget, "example.yaml:4", "pypi:NAME==VERSION"},
 		{"reviewed_case_on_a_fixture", "cases/reviewed/example.yaml", replace(validReviewed, "npm:example-mcp@1.2.3", "fixture:crash@1.0.0"), benchmark.ErrInvalidCase, "example.yaml:4", "fixtures are synthetic"},
-		{"no_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "reviewer: Ada Lovelace\n", ""), benchmark.ErrInvalidCase, "example.yaml", "reviewer: missing"},
+		{"no_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "reviewer: Ada Lovelace <ada@lovelace.example>\n", ""), benchmark.ErrInvalidCase, "example.yaml", "reviewer: missing"},
 		{"bot_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "Ada Lovelace", "renovate[bot]"), benchmark.ErrInvalidCase, "example.yaml:5", "signed by a person"},
-		{"email_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "Ada Lovelace", "ada@example.com"), benchmark.ErrInvalidCase, "example.yaml:5", "not an address"},
+		{"email_reviewer", "cases/reviewed/example.yaml", replace(validReviewed, "Ada Lovelace <ada@lovelace.example>", "ada@example.com"), benchmark.ErrInvalidCase, "example.yaml:5", "a name and a way to reach them"},
 		{"no_provenance", "cases/reviewed/example.yaml", replace(validReviewed, "provenance: Reported by a user on 2026-01-05, reviewed before any scan.\n", ""), benchmark.ErrInvalidCase, "example.yaml", "provenance: missing"},
 		{"no_rubric_version", "cases/reviewed/example.yaml", replace(validReviewed, "rubric_version: \"5\"\n", ""), benchmark.ErrInvalidCase, "example.yaml", "rubric_version: missing"},
 		{"empty_scope", "cases/reviewed/example.yaml", replace(replace(validReviewed, "[pkg.session.]", "[]"), "[pkg.session.start_crashed]", "[]"), benchmark.ErrInvalidCase, "example.yaml:8", "scope: empty"},
@@ -125,13 +126,13 @@ func TestLoadCorpusErrors(t *testing.T) {
 		{"expected_twice", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.start_crashed]", "[pkg.session.start_crashed, pkg.session.start_crashed]"), benchmark.ErrInvalidCase, "example.yaml:9", "listed twice"},
 		{"wrong_type", "cases/reviewed/example.yaml", replace(validReviewed, "[pkg.session.]", "{a: b}"), benchmark.ErrInvalidCase, "line 8", "cannot unmarshal"},
 		{"yaml_syntax", "cases/reviewed/example.yaml", replace(validReviewed, "scope: [pkg.session.]", "scope: [pkg.session."), benchmark.ErrInvalidCase, "example.yaml", "line"},
-		{"two_documents", "cases/reviewed/example.yaml", validReviewed + "---\nid: other\n", benchmark.ErrInvalidCase, "example.yaml:13", "one case per file"},
+		{"two_documents", "cases/reviewed/example.yaml", validReviewed + "---\nid: other\n", benchmark.ErrInvalidCase, "example.yaml:14", "one case per file"},
 		{"kind_in_the_wrong_directory", "cases/synthetic/example.yaml", validReviewed, benchmark.ErrInvalidCase, "example.yaml:2", "the file is in cases/synthetic"},
 		{"id_not_the_file_name", "cases/reviewed/other.yaml", validReviewed, benchmark.ErrInvalidCase, "other.yaml:1", "must agree"},
 		{"synthetic_without_statement", "cases/synthetic/crash.yaml", replace(validSynthetic, "statement: It exits at start; it would not if it answered initialize.\n", ""), benchmark.ErrInvalidCase, "crash.yaml", "what would change the answer"},
 		{"fixture_of_another_version", "cases/synthetic/crash.yaml", replace(validSynthetic, "crash@1.0.0", "crash@1.0.1"), benchmark.ErrInvalidCase, "crash.yaml:4", "package.json has version \"1.0.0\""},
 		{"missing_fixture", "cases/synthetic/crash.yaml", replace(validSynthetic, "fixture:crash@1.0.0", "fixture:nosuch@1.0.0"), benchmark.ErrInvalidCase, "crash.yaml:4", "fixture nosuch"},
-		{"open_dispute_half_answered", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answered_by: Ada Lovelace"), benchmark.ErrInvalidCase, "example.yaml:13", "no answer"},
+		{"open_dispute_half_answered", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answered_by: Ada Lovelace"), benchmark.ErrInvalidCase, "example.yaml:13", "status open, but an answer is given"},
 		{"answered_dispute_without_who", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "disputes:\n  - raised_by: Grace Hopper\n    date: 2026-02-01\n    question: Why?\n    answer: Because."), benchmark.ErrInvalidCase, "example.yaml:13", "answered_by: missing"},
 		{"finding_not_expected", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "findings:\n  - code: pkg.session.oom\n    subject: \"\"\n    why: It needs 2 GiB.\ndisputes: []"), benchmark.ErrInvalidCase, "example.yaml:12", "pkg.session.oom is justified but not expected"},
 		{"finding_without_why", "cases/reviewed/example.yaml", replace(validReviewed, "disputes: []", "findings:\n  - code: pkg.session.start_crashed\n    subject: \"\"\ndisputes: []"), benchmark.ErrInvalidCase, "example.yaml:12", "why is missing"},

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -50,6 +51,16 @@ type Observed struct {
 	// Error, when set, says why there is no scan to compare (the scan
 	// failed, or no stored run was found); Findings are then ignored.
 	Error string `json:"error,omitempty"`
+	// FirstScan is the earliest stored run of the case's exact target
+	// (any run, this one included), when the store was asked: a reviewed
+	// case selected after it was selected after scoring.
+	FirstScan *ScanRef `json:"first_scan,omitempty"`
+}
+
+// ScanRef names one stored run.
+type ScanRef struct {
+	RunID string    `json:"run_id"`
+	Date  time.Time `json:"date"`
 }
 
 // Observe turns a bundle and its evaluation into an Observed, the same way
@@ -198,8 +209,11 @@ type CaseResult struct {
 	// Artefact is what was scanned: the case's package and version, and
 	// the integrity of the fixture or of the registry's tarball.
 	Artefact ScanTarget `json:"artefact"`
-	// Reviewer and ReviewedUnder come from the case file.
+	// Reviewer, Provenance, Selected and ReviewedUnder come from the case
+	// file.
 	Reviewer      string   `json:"reviewer"`
+	Provenance    string   `json:"provenance"`
+	Selected      string   `json:"selected,omitempty"`
 	ReviewedUnder string   `json:"reviewed_under_rubric"`
 	Scope         []string `json:"scope"`
 	Expected      []string `json:"expected"`
@@ -207,6 +221,17 @@ type CaseResult struct {
 	Args          []string `json:"args"`
 	OpenDisputes  int      `json:"open_disputes"`
 	Disputes      int      `json:"disputes"`
+	// DisputeLog is every dispute of the case with its status and answer:
+	// an upheld one keeps the disagreement on record.
+	DisputeLog []Dispute `json:"dispute_log"`
+	// Withdrawn, when set, says why the case counts in no total: a dispute
+	// withdrew it, or an open one asks for its withdrawal. It is still
+	// compared and listed.
+	Withdrawn string `json:"withdrawn,omitempty"`
+	// SelectedAfterScoring is the stored run of the case's target made
+	// before the date the case says it was selected (reviewed cases): the
+	// method selects real servers before they are scored, never after.
+	SelectedAfterScoring *ScanRef `json:"selected_after_scoring,omitempty"`
 	// Publishable is false while any of NotPublishable holds: the case was
 	// reviewed under another rubric than the run's, no person has signed
 	// it, a dispute is open, or the scan failed.
@@ -270,9 +295,9 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *r
 	}
 	r := CaseResult{
 		ID: c.ID, Kind: c.Kind, File: c.File, Target: c.Target, Artefact: ScanTarget{Name: target.Name, Version: target.Version, Integrity: target.Integrity},
-		Reviewer: c.Reviewer, ReviewedUnder: c.RubricVersion,
+		Reviewer: c.Reviewer, Provenance: strings.TrimSpace(c.Provenance), Selected: c.Selected, ReviewedUnder: c.RubricVersion,
 		Scope: nonNil(c.Scope), Expected: nonNil(c.Expected), EnvNames: c.EnvNames(), Args: nonNil(c.Args),
-		OpenDisputes: c.OpenDisputes(), Disputes: len(c.Disputes),
+		OpenDisputes: c.OpenDisputes(), Disputes: len(c.Disputes), DisputeLog: nonNil(c.Disputes),
 		NotPublishable: []string{},
 		RunID:          o.RunID, ScannedAt: o.Date, ScanToolVersion: o.ToolVersion,
 		Refused: []string{},
@@ -299,6 +324,20 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *r
 	}
 	if n := c.OpenDisputes(); n > 0 {
 		r.NotPublishable = append(r.NotPublishable, plural(n, "open dispute"))
+	}
+	if why, ok := c.Withdrawn(); ok {
+		r.Withdrawn = why
+		r.NotPublishable = append(r.NotPublishable, why+": it counts in no total")
+	}
+	if c.Kind == KindReviewed {
+		switch sel, err := time.Parse(time.DateOnly, c.Selected); {
+		case c.Selected == SelectedUnknown:
+			r.NotPublishable = append(r.NotPublishable, "the date it was selected is not recorded (selected: unknown), so selection before scoring cannot be checked")
+		case err == nil && o.FirstScan != nil && o.FirstScan.Date.Before(sel):
+			r.SelectedAfterScoring = o.FirstScan
+			r.NotPublishable = append(r.NotPublishable, fmt.Sprintf("selected after scoring: its target was scanned on %s (run %s), before it was selected on %s",
+				o.FirstScan.Date.UTC().Format(time.DateOnly), o.FirstScan.RunID, c.Selected))
+		}
 	}
 	if err := checkObserved(c, target, o, rubricVersion); err != "" {
 		r.Error = err

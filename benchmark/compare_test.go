@@ -20,7 +20,7 @@ const inForce = "5"
 func testCase(mod func(*benchmark.Case)) benchmark.Case {
 	c := benchmark.Case{
 		ID: "example", Kind: benchmark.KindReviewed, Track: benchmark.TrackPackage,
-		Target: "npm:example-mcp@1.2.3", Reviewer: "Ada Lovelace", Provenance: "Reported by a user.",
+		Target: "npm:example-mcp@1.2.3", Reviewer: "Ada Lovelace <ada@lovelace.example>", Provenance: "Reported by a user.", Selected: "2026-01-05",
 		RubricVersion: inForce,
 		Scope:         []string{"pkg.session.", "pkg.supply.osv."},
 		Expected:      []string{"pkg.session.start_crashed", "pkg.supply.osv.vulnerable"},

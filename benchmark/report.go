@@ -67,12 +67,17 @@ type KindSummary struct {
 	Failed []string `json:"failed"`
 	// Refused are the ids of cases refused when the corpus was read.
 	Refused []string `json:"refused"`
-	Counts  Counts   `json:"counts"`
+	// Withdrawn are the ids of cases withdrawn by a dispute, or while an
+	// open dispute asks for it: compared and listed, counted in nothing.
+	Withdrawn []string `json:"withdrawn"`
+	Counts    Counts   `json:"counts"`
 	// FalseDiscoveryRate is FP/(TP+FP): the share of in-scope findings
 	// nobody expected. Nil when there was no in-scope finding.
 	FalseDiscoveryRate *float64 `json:"false_discovery_rate"`
 	// Publishable holds when the kind has cases, every one was compared
 	// and every one is publishable; NotPublishable lists the others' ids.
+	// A withdrawn case does not hold it back: a result is published
+	// without it, listing it as withdrawn.
 	Publishable    bool          `json:"publishable"`
 	NotPublishable []string      `json:"not_publishable"`
 	Codes          []CodeSummary `json:"codes"`
@@ -117,7 +122,7 @@ func NewReport(info RunInfo, results []CaseResult) Report {
 }
 
 func summarize(k Kind, results []CaseResult) KindSummary {
-	ks := KindSummary{Kind: k, Failed: []string{}, Refused: []string{}, NotPublishable: []string{}, Codes: []CodeSummary{}}
+	ks := KindSummary{Kind: k, Failed: []string{}, Refused: []string{}, Withdrawn: []string{}, NotPublishable: []string{}, Codes: []CodeSummary{}}
 	codes := map[string]*Counts{}
 	count := func(code string, c Counts) {
 		if codes[code] == nil {
@@ -130,7 +135,7 @@ func summarize(k Kind, results []CaseResult) KindSummary {
 			continue
 		}
 		ks.Cases++
-		if !r.Publishable {
+		if !r.Publishable && r.Withdrawn == "" {
 			ks.NotPublishable = append(ks.NotPublishable, r.ID)
 		}
 		if len(r.Refused) > 0 {
@@ -139,6 +144,10 @@ func summarize(k Kind, results []CaseResult) KindSummary {
 		}
 		if r.Error != "" {
 			ks.Failed = append(ks.Failed, r.ID)
+			continue
+		}
+		if r.Withdrawn != "" {
+			ks.Withdrawn = append(ks.Withdrawn, r.ID)
 			continue
 		}
 		ks.Compared++
@@ -310,6 +319,8 @@ func WriteTable(w io.Writer, rep Report) error {
 				rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (refused)"})
 			case r.Error != "":
 				rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (not compared)"})
+			case r.Withdrawn != "":
+				rows = append(rows, append([]string{r.ID + " (withdrawn)"}, append(countCells(r.Counts), "no (withdrawn)")...))
 			default:
 				rows = append(rows, append([]string{r.ID}, append(countCells(r.Counts), yesNo(r.Publishable))...))
 			}
@@ -332,6 +343,9 @@ func WriteTable(w io.Writer, rep Report) error {
 		}
 		if len(ks.Refused) > 0 {
 			p("refused when the corpus was read: %s\n", strings.Join(ks.Refused, ", "))
+		}
+		if len(ks.Withdrawn) > 0 {
+			p("withdrawn, counted in no total: %s\n", strings.Join(ks.Withdrawn, ", "))
 		}
 		if ks.Publishable {
 			p("publishable: yes\n")
@@ -369,6 +383,16 @@ func WriteTable(w io.Writer, rep Report) error {
 		}
 		p("\n%s (%s) %s\n", r.ID, kind, r.Target)
 		list(ew, "reviewer", []string{r.Reviewer + ", under rubric " + r.ReviewedUnder})
+		if r.Withdrawn != "" {
+			list(ew, "withdrawn", []string{r.Withdrawn})
+		}
+		for i, d := range r.DisputeLog {
+			line := fmt.Sprintf("%d. %s, raised by %s on %s: %s", i+1, d.State(), d.RaisedBy, d.Date, oneLine(d.ClaimText()))
+			if a := strings.TrimSpace(d.Answer); a != "" {
+				line += "; answered by " + d.AnsweredBy + " on " + d.AnsweredOn + ": " + oneLine(a)
+			}
+			list(ew, "dispute", []string{line})
+		}
 		if rep.Run.Source == SourceStore && r.RunID != "" {
 			list(ew, "stored run", []string{r.RunID + " of " + r.ScannedAt.UTC().Format(time.RFC3339) + " by verifymcp " + r.ScanToolVersion})
 		}
@@ -387,6 +411,9 @@ func WriteTable(w io.Writer, rep Report) error {
 	}
 	return ew.err
 }
+
+// oneLine folds text onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // unverified names the in-scope signals that were not observed, each with
 // its state: what they would have found is unknown, not clean.

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -27,6 +29,7 @@ func newCasesCmd(g *globals) *cobra.Command {
 	var fromStore bool
 	var only []string
 	var kind string
+	var publish string
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Scan every case's pinned target and diff the emitted codes against the expected ones",
@@ -48,17 +51,32 @@ catalog, a scope entry that covers no code, a measurement in scope but not expec
 refused with its file and line, reported as refused and counted in nothing; the other
 cases are scored.
 
+A reviewer is a person, written as a name and a way to reach them ("Ada Lovelace
+<ada@example.org>" or "Ada Lovelace (github:ada)"); a role, team, organisation or tool is
+refused when the corpus is read. A reviewed case records the date it was selected; when the
+store holds a scan of its target from before that date it is flagged "selected after
+scoring" on every run. A case withdrawn by a dispute, or whose open dispute asks for its
+withdrawal, is compared and listed but counted in no total.
+
 --from-store diffs the newest stored run of each case's target (rescored under the rubric
 in force) without scanning again. Every scan is saved like a scan's. --kind synthetic or
 --kind reviewed runs the cases of one kind.
 
+--publish DIR writes what may be published: DIR/package/synthetic.{json,txt} and
+DIR/package/reviewed.{json,txt}, each kind apart and only when every case of it is
+publishable (a withdrawn case is listed as such and counted in nothing), and records each
+part in DIR/publications.json. A kind that is not publishable is refused with every
+reason, and the command exits 2. Earlier publications that counted a case since corrected
+or withdrawn are listed as needing republication.
+
 Examples:
   verifymcp cases run --kind synthetic --no-behavior --skip osv,socket,github,dnssec,judge,mcp_registry
   verifymcp cases run --case server-memory
-  verifymcp cases run --from-store --format json -o cases.json`,
+  verifymcp cases run --from-store --format json -o cases.json
+  verifymcp cases run --from-store --kind synthetic --publish site/benchmark`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.runCases(cmd.Context(), corpus, only, kind, fromStore, f)
+			return g.runCases(cmd.Context(), corpus, only, kind, fromStore, publish, f)
 		},
 	}
 	fl := run.Flags()
@@ -66,6 +84,7 @@ Examples:
 	fl.StringSliceVar(&only, "case", nil, "run only these case ids (repeatable or comma-separated)")
 	fl.StringVar(&kind, "kind", "", "run only the cases of this kind: synthetic or reviewed")
 	fl.BoolVar(&fromStore, "from-store", false, "diff the stored runs of the cases' targets instead of scanning")
+	fl.StringVar(&publish, "publish", "", "write what may be published into this directory (each kind apart), refusing what may not")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of stdout")
 	bindSandboxFlags(fl, f)
@@ -73,7 +92,7 @@ Examples:
 	return cmd
 }
 
-func (g *globals) runCases(ctx context.Context, corpus string, only []string, kind string, fromStore bool, f *scanFlags) error {
+func (g *globals) runCases(ctx context.Context, corpus string, only []string, kind string, fromStore bool, publish string, f *scanFlags) error {
 	if _, err := checkFormat(f.format); err != nil {
 		return err
 	}
@@ -140,6 +159,24 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 			return scanOne(ctx, c, t)
 		}
 	}
+	// A reviewed case's earliest stored scan: selected after it, the case
+	// was selected after scoring.
+	scanCase := scan
+	scan = func(ctx context.Context, c benchmark.Case, t benchmark.ScanTarget) (benchmark.Observed, error) {
+		var first *benchmark.ScanRef
+		if c.Kind == benchmark.KindReviewed {
+			var err error
+			if first, err = firstScan(ctx, st, t); err != nil {
+				return benchmark.Observed{}, err
+			}
+		}
+		o, err := scanCase(ctx, c, t)
+		if first == nil && err == nil && c.Kind == benchmark.KindReviewed && o.RunID != "" {
+			first = &benchmark.ScanRef{RunID: o.RunID, Date: o.Date}
+		}
+		o.FirstScan = first
+		return o, err
+	}
 	rep, err := benchmark.RunCases(ctx, info, cases, corpus, tmp, scan, rb)
 	if err != nil {
 		return err
@@ -152,7 +189,56 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	}); err != nil {
 		return err
 	}
+	if publish != "" {
+		if err := g.publishCases(publish, rep); err != nil {
+			return err
+		}
+	}
 	return infra()
+}
+
+// firstScan returns the earliest stored run of a target's exact version,
+// nil when there is none.
+func firstScan(ctx context.Context, st *store.Store, t benchmark.ScanTarget) (*benchmark.ScanRef, error) {
+	if t.Ecosystem == "" || t.Name == "" || t.Version == "" {
+		return nil, nil
+	}
+	runs, err := st.Runs(ctx, store.Filter{Ecosystem: t.Ecosystem, Name: t.Name, Version: t.Version})
+	if err != nil {
+		return nil, fmt.Errorf("stored runs of %s@%s: %w", t.Name, t.Version, err)
+	}
+	var first *benchmark.ScanRef
+	for _, r := range runs {
+		if first == nil || r.Date.Before(first.Date) {
+			first = &benchmark.ScanRef{RunID: r.RunID, Date: r.Date}
+		}
+	}
+	return first, nil
+}
+
+// publishCases writes what of rep may be published into dir, and says
+// what it wrote, refused and found needing republication.
+func (g *globals) publishCases(dir string, rep benchmark.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--publish %s: %w", dir, err)
+	}
+	res, err := benchmark.Publish(dir, rep, time.Now())
+	for _, w := range res.Written {
+		fmt.Fprintf(g.stderr, "published %s\n", filepath.Join(dir, w))
+	}
+	for _, r := range res.Republish {
+		fmt.Fprintf(g.stderr, "needs republication: %s\n", r)
+	}
+	if errors.Is(err, benchmark.ErrRefused) {
+		for _, r := range res.Refused {
+			fmt.Fprintf(g.stderr, "not published: %s\n", r)
+		}
+		return usagef("--publish %s: %d kind(s) of case not publishable (the reasons are above); nothing of it was written", dir, len(res.Refused))
+	}
+	if err != nil {
+		return fmt.Errorf("--publish %s: %w", dir, err)
+	}
+	return nil
 }
 
 // caseScanner returns the scan of one case, exactly as scan does it and

@@ -52,7 +52,8 @@ func TestCasesRunRefusesOneCaseAndScoresTheRest(t *testing.T) {
 kind: reviewed
 track: remote
 target: npm:example-mcp@1.2.3
-reviewer: Ada Lovelace
+reviewer: Ada Lovelace <ada@lovelace.example>
+selected: 2026-01-05
 provenance: A remote endpoint, filed by mistake in the package corpus.
 rubric_version: "` + rubric.CurrentVersion + `"
 scope: [pkg.session.]
