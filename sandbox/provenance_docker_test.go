@@ -3,14 +3,8 @@
 package sandbox_test
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,42 +65,7 @@ def main():
 // entry_points.txt (one console script) and RECORD.
 func harmlessWheel(t *testing.T) string {
 	t.Helper()
-	const di = "harmless_mcp-1.0.0.dist-info/"
-	files := []struct{ name, data string }{
-		{"harmless_mcp/__init__.py", harmlessServer},
-		{di + "METADATA", "Metadata-Version: 2.1\nName: harmless-mcp\nVersion: 1.0.0\nSummary: A harmless MCP server for tests\n"},
-		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-		{di + "entry_points.txt", "[console_scripts]\nharmless-mcp = harmless_mcp:main\n"},
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	var record strings.Builder
-	for _, f := range files {
-		w, err := zw.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(f.data)); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256([]byte(f.data))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
-	}
-	record.WriteString(di + "RECORD,,\n")
-	w, err := zw.Create(di + "RECORD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write([]byte(record.String())); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "harmless_mcp-1.0.0-py3-none-any.whl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := pyWheel(t, "harmless_mcp", "1.0.0", harmlessServer, "Summary: A harmless MCP server for tests\n", nil, "")
 	return path
 }
 

@@ -3,22 +3,11 @@
 package sandbox_test
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"bytes"
-	"compress/gzip"
-	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
@@ -26,49 +15,12 @@ import (
 // The hostile Python fixtures of issue 35 (items 1, 4 and 5): one flaw each,
 // built here, scanned from local files with behaviour watched.
 
-type member struct{ name, data string }
-
 // hostileWheel writes NAME-1.0.0-py3-none-any.whl: the harmless server as
 // module NAME, the given extra members, and a RECORD listing every member
 // plus recordExtra lines.
 func hostileWheel(t *testing.T, name string, extra []member, recordExtra string) string {
 	t.Helper()
-	di := name + "-1.0.0.dist-info/"
-	files := append([]member{
-		{name + "/__init__.py", harmlessServer},
-		{di + "METADATA", "Metadata-Version: 2.1\nName: " + strings.ReplaceAll(name, "_", "-") + "\nVersion: 1.0.0\n"},
-		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-		{di + "entry_points.txt", "[console_scripts]\n" + strings.ReplaceAll(name, "_", "-") + " = " + name + ":main\n"},
-	}, extra...)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	var record strings.Builder
-	for _, f := range files {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Deflate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(f.data)); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256([]byte(f.data))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
-	}
-	record.WriteString(di + "RECORD,,\n" + recordExtra)
-	w, err := zw.Create(di + "RECORD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write([]byte(record.String())); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+"-1.0.0-py3-none-any.whl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := pyWheel(t, name, "1.0.0", harmlessServer, "", extra, recordExtra)
 	return path
 }
 
@@ -78,33 +30,11 @@ func hostileSdist(t *testing.T, name string, extra []member) string {
 	t.Helper()
 	root := name + "-1.0.0/"
 	dist := strings.ReplaceAll(name, "_", "-")
-	files := append([]member{
+	return pySdist(t, name+"-1.0.0.tar.gz", append([]member{
 		{root + "PKG-INFO", "Metadata-Version: 2.2\nName: " + dist + "\nVersion: 1.0.0\n"},
 		{root + "pyproject.toml", "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n" +
 			"[project]\nname = \"" + dist + "\"\nversion = \"1.0.0\"\n"},
-	}, extra...)
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: time.Unix(1700000000, 0), Format: tar.FormatPAX}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(f.data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+"-1.0.0.tar.gz")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	}, extra...))
 }
 
 // scanLocal scans a local file with behaviour watched and returns the
@@ -115,21 +45,7 @@ func scanLocal(t *testing.T, file string) (*evidence.Bundle, map[string][]rubric
 		o.Behavior = true
 		o.HandshakeTimeout = 30 * time.Second
 	})
-	target, err := pipeline.ParseTarget(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
-	rt, err := p.Resolve(context.Background(), target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scanned, err := p.Scan(context.Background(), rt, pipeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := scanned.Bundle
-	assertClean(t, b.Run.ID)
+	b, _ := scanLocalLock(t, s, file)
 	byCode := map[string][]rubric.Finding{}
 	for _, f := range rubric.Evaluate(b, rubric.Current()).Findings {
 		byCode[f.Code] = append(byCode[f.Code], f)

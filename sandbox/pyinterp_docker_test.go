@@ -3,12 +3,7 @@
 package sandbox_test
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,48 +26,11 @@ var interpProbeServer = strings.Replace(strings.Replace(harmlessServer, "import 
 // given Requires-Dist lines), in dir.
 func interpProbeWheel(t *testing.T, requiresPython string, requiresDist ...string) (string, []byte) {
 	t.Helper()
-	const di = "interp_probe_mcp-1.0.0.dist-info/"
-	meta := "Metadata-Version: 2.1\nName: interp-probe-mcp\nVersion: 1.0.0\nSummary: Says which Python runs it\nRequires-Python: " + requiresPython + "\n"
+	meta := "Summary: Says which Python runs it\nRequires-Python: " + requiresPython + "\n"
 	for _, d := range requiresDist {
 		meta += "Requires-Dist: " + d + "\n"
 	}
-	files := []struct{ name, data string }{
-		{"interp_probe_mcp/__init__.py", interpProbeServer},
-		{di + "METADATA", meta},
-		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-		{di + "entry_points.txt", "[console_scripts]\ninterp-probe-mcp = interp_probe_mcp:main\n"},
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	var record strings.Builder
-	for _, f := range files {
-		w, err := zw.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(f.data)); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256([]byte(f.data))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
-	}
-	record.WriteString(di + "RECORD,,\n")
-	w, err := zw.Create(di + "RECORD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write([]byte(record.String())); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	name := "interp_probe_mcp-1.0.0-py3-none-any.whl"
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, buf.Bytes()
+	return pyWheel(t, "interp_probe_mcp", "1.0.0", interpProbeServer, meta, nil, "")
 }
 
 // interpSandbox offers every Python of the recipe, building the image of

@@ -3,17 +3,9 @@
 package sandbox_test
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -36,47 +28,11 @@ func dynMetaWheel(t *testing.T) string {
 // depending on deps.
 func depWheel(t *testing.T, name string, deps ...string) string {
 	t.Helper()
-	di := name + "-0.0.1.dist-info/"
-	dist := strings.ReplaceAll(name, "_", "-")
-	meta := "Metadata-Version: 2.1\nName: " + dist + "\nVersion: 0.0.1\nSummary: A test server with dynamic-metadata dependencies\n"
+	meta := "Summary: A test server with dynamic-metadata dependencies\n"
 	for _, d := range deps {
 		meta += "Requires-Dist: " + d + "\n"
 	}
-	files := []struct{ name, data string }{
-		{name + "/__init__.py", harmlessServer},
-		{di + "METADATA", meta},
-		{di + "WHEEL", "Wheel-Version: 1.0\nGenerator: verifymcp-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-		{di + "entry_points.txt", "[console_scripts]\n" + dist + " = " + name + ":main\n"},
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	var record strings.Builder
-	for _, f := range files {
-		w, err := zw.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(f.data)); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256([]byte(f.data))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
-	}
-	record.WriteString(di + "RECORD,,\n")
-	w, err := zw.Create(di + "RECORD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write([]byte(record.String())); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+"-0.0.1-py3-none-any.whl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := pyWheel(t, name, "0.0.1", harmlessServer, meta, nil, "")
 	return path
 }
 
@@ -86,33 +42,11 @@ func depWheel(t *testing.T, name string, deps ...string) string {
 func brokenMetaSdist(t *testing.T) string {
 	t.Helper()
 	const root = "vmdynmeta_broken-0.0.1/"
-	files := []struct{ name, data string }{
+	return pySdist(t, "vmdynmeta_broken-0.0.1.tar.gz", []member{
 		{root + "PKG-INFO", "Metadata-Version: 1.0\nName: vmdynmeta-broken\nVersion: 0.0.1\n"},
 		{root + "setup.py", "raise RuntimeError('vmdynmeta: this build is broken')\n"},
 		{root + "vmdynmeta_broken/__init__.py", harmlessServer},
-	}
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: time.Unix(1700000000, 0)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(f.data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "vmdynmeta_broken-0.0.1.tar.gz")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	})
 }
 
 // roundLog logs the metadata rounds' timings to the test.
