@@ -447,6 +447,9 @@ func (c Case) checkLoaded(fsys fs.FS, dir Kind, stem string, r *rubric.Rubric) [
 		if err := c.checkFixture(fsys); err != nil {
 			errs = append(errs, err)
 		}
+		if err := c.checkCapture(fsys); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return append(errs, c.CheckCatalog(r)...)
 }
@@ -653,8 +656,10 @@ func (c Case) Validate() error {
 		errs = append(errs, c.errorf("target", err))
 	} else {
 		switch {
-		case c.Kind == KindSynthetic && t.Scheme != SchemeFixture:
-			add("target", "a synthetic case targets a fixture of this corpus (fixture:ID@VERSION), not %q", c.Target)
+		case c.Kind == KindSynthetic && t.Scheme != SchemeFixture && t.Scheme != SchemeCapture:
+			add("target", "a synthetic case targets a fixture of this corpus (fixture:ID@VERSION, or capture:ID@VERSION for a static capture), not %q", c.Target)
+		case c.Kind == KindReviewed && t.Scheme == SchemeCapture:
+			add("target", "a reviewed case targets a published package (npm:NAME@VERSION); static captures are synthetic cases")
 		case c.Kind == KindReviewed && t.Scheme == SchemeFixture:
 			add("target", "a reviewed case targets a published package (npm:NAME@VERSION); fixtures are synthetic cases")
 		}

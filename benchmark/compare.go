@@ -206,6 +206,10 @@ type CaseResult struct {
 	Kind   Kind   `json:"kind"`
 	File   string `json:"file"`
 	Target string `json:"target"`
+	// Form is how the case's evidence is obtained: FormCapture (a static
+	// capture, scored with no engine and no network, reproducible) or
+	// FormLive (run in the sandbox: it depends on the world).
+	Form string `json:"form"`
 	// Artefact is what was scanned: the case's package and version, and
 	// the integrity of the fixture or of the registry's tarball.
 	Artefact ScanTarget `json:"artefact"`
@@ -294,7 +298,7 @@ func Compare(c Case, target ScanTarget, o Observed, rubricVersion string, cat *r
 		return ok && def.Kind == rubric.KindMeasurement
 	}
 	r := CaseResult{
-		ID: c.ID, Kind: c.Kind, File: c.File, Target: c.Target, Artefact: ScanTarget{Name: target.Name, Version: target.Version, Integrity: target.Integrity},
+		ID: c.ID, Kind: c.Kind, File: c.File, Target: c.Target, Form: c.Form(), Artefact: ScanTarget{Name: target.Name, Version: target.Version, Integrity: target.Integrity},
 		Reviewer: c.Reviewer, Provenance: strings.TrimSpace(c.Provenance), Selected: c.Selected, ReviewedUnder: c.RubricVersion,
 		Scope: nonNil(c.Scope), Expected: nonNil(c.Expected), EnvNames: c.EnvNames(), Args: nonNil(c.Args),
 		OpenDisputes: c.OpenDisputes(), Disputes: len(c.Disputes), DisputeLog: nonNil(c.Disputes),

@@ -81,6 +81,9 @@ type KindSummary struct {
 	Publishable    bool          `json:"publishable"`
 	NotPublishable []string      `json:"not_publishable"`
 	Codes          []CodeSummary `json:"codes"`
+	// Forms splits the kind by form (static captures, live), each form of
+	// the kind that has cases; see FormSummary.
+	Forms []FormSummary `json:"forms"`
 }
 
 // CodeSummary is the counts of one code over a kind's compared cases.
@@ -116,7 +119,7 @@ func NewReport(info RunInfo, results []CaseResult) Report {
 		rep.Signals = append(rep.Signals, *signals[name])
 	}
 	for _, k := range Kinds() {
-		rep.Kinds = append(rep.Kinds, summarize(k, rep.Cases))
+		rep.Kinds = append(rep.Kinds, withForms(summarize(k, rep.Cases), rep.Cases))
 	}
 	return rep
 }
@@ -311,6 +314,7 @@ func WriteTable(w io.Writer, rep Report) error {
 			}
 			continue
 		}
+		writeForms(ew, ks)
 		rows := [][]string{{"CASE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL", "PUBLISHABLE"}}
 		for _, r := range rep.Cases {
 			switch {
@@ -381,7 +385,7 @@ func WriteTable(w io.Writer, rep Report) error {
 			list(ew, "refused", r.Refused)
 			continue
 		}
-		p("\n%s (%s) %s\n", r.ID, kind, r.Target)
+		p("\n%s (%s, %s) %s\n", r.ID, kind, formLabel(r), r.Target)
 		list(ew, "reviewer", []string{r.Reviewer + ", under rubric " + r.ReviewedUnder})
 		if r.Withdrawn != "" {
 			list(ew, "withdrawn", []string{r.Withdrawn})

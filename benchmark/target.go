@@ -30,11 +30,14 @@ const (
 	// SchemePyPI is a published Python package: pypi:NAME==VERSION (or
 	// pkg:pypi/NAME@VERSION).
 	SchemePyPI = "pypi"
+	// SchemeCapture is a static capture of the corpus: capture:ID@VERSION,
+	// the recorded listing in fixtures/ID/capture.json (see capture.go).
+	SchemeCapture = "capture"
 )
 
 // TargetRef is a parsed case target.
 type TargetRef struct {
-	Scheme  string // SchemeNPM, SchemePyPI or SchemeFixture
+	Scheme  string // SchemeNPM, SchemePyPI, SchemeFixture or SchemeCapture
 	Name    string // package name as written, or fixture id
 	Version string // exact version
 }
@@ -53,7 +56,7 @@ func (t TargetRef) String() string {
 // '-', '_', '.' one '-'), or verifymcp-case-ID for a fixture.
 func (t TargetRef) PackageName() string {
 	switch t.Scheme {
-	case SchemeFixture:
+	case SchemeFixture, SchemeCapture:
 		return FixturePackagePrefix + t.Name
 	case SchemePyPI:
 		return pypiRuns.ReplaceAllString(strings.ToLower(t.Name), "-")
@@ -111,8 +114,10 @@ func ParseTarget(s string) (TargetRef, error) {
 		scheme, rest = SchemeNPM, strings.TrimPrefix(s, SchemeNPM+":")
 	case strings.HasPrefix(s, SchemeFixture+":"):
 		scheme, rest = SchemeFixture, strings.TrimPrefix(s, SchemeFixture+":")
+	case strings.HasPrefix(s, SchemeCapture+":"):
+		scheme, rest = SchemeCapture, strings.TrimPrefix(s, SchemeCapture+":")
 	default:
-		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION or fixture:ID@VERSION")
+		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION, fixture:ID@VERSION or capture:ID@VERSION")
 	}
 	at := strings.LastIndex(rest, "@")
 	if at <= 0 {
@@ -137,7 +142,7 @@ func ParseTarget(s string) (TargetRef, error) {
 		if len(name) > 214 || !npmPattern.MatchString(name) {
 			return fail("%q is not a valid npm package name", name)
 		}
-	case SchemeFixture:
+	case SchemeFixture, SchemeCapture:
 		if !idPattern.MatchString(name) {
 			return fail("%q is not a fixture id (lower-case letters, digits and dashes)", name)
 		}
@@ -221,9 +226,13 @@ type ScanTarget struct {
 	// Name and Version identify the package the scan must report.
 	Name    string `json:"name"`
 	Version string `json:"version"`
-	// Integrity is the SRI sha512 of a packed fixture; empty for a
-	// registry target, whose integrity the registry states.
+	// Integrity is the SRI sha512 of a packed fixture or of a static
+	// capture's files; empty for a registry target, whose integrity the
+	// registry states.
 	Integrity string `json:"integrity,omitempty"`
+	// Capture is the static capture of a capture:ID@VERSION target, scored
+	// with no engine (see WithCaptures); nil for every other target.
+	Capture *Capture `json:"-"`
 }
 
 // ResolveTarget turns the case's target into a scan target. A fixture is
@@ -241,6 +250,12 @@ func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
 		return ScanTarget{Arg: t.String(), Ecosystem: "npm", Name: t.Name, Version: t.Version}, nil
 	case SchemePyPI:
 		return ScanTarget{Arg: t.String(), Ecosystem: "pypi", Name: t.PackageName(), Version: t.Version}, nil
+	case SchemeCapture:
+		cp, err := ReadCapture(os.DirFS(corpusDir), t)
+		if err != nil {
+			return ScanTarget{}, fmt.Errorf("case %s: %w", c.ID, err)
+		}
+		return ScanTarget{Arg: t.String(), Ecosystem: CaptureSource, Name: cp.Name, Version: cp.Version, Integrity: cp.Integrity, Capture: cp}, nil
 	}
 	data, err := PackFixture(os.DirFS(corpusDir), t)
 	if err != nil {

@@ -145,7 +145,9 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 			}
 			return benchmark.Observe(b, rubric.Evaluate(b, rb)), nil
 		}
-	} else {
+	} else if slices.ContainsFunc(cases, func(c benchmark.Case) bool { return c.Form() == benchmark.FormLive && len(c.Refused) == 0 }) {
+		// The scanner (and the engine behind it) only when a case is live:
+		// a run of static captures needs neither.
 		var closeFn func()
 		scanOne, closeFn, infra, err = g.caseScanner(ctx, f, st, dataDir, rb)
 		if err != nil {
@@ -159,6 +161,9 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 			return scanOne(ctx, c, t)
 		}
 	}
+	// Static captures are scored from their recorded files, with no engine
+	// and no network, whatever the source of the live cases.
+	scan = benchmark.WithCaptures(scan, rb)
 	// A reviewed case's earliest stored scan: selected after it, the case
 	// was selected after scoring.
 	scanCase := scan
