@@ -138,11 +138,11 @@ func ReadCapture(fsys fs.FS, t TargetRef) (*Capture, error) {
 		if errors.As(err, &se) {
 			return nil, invalid("%s:%d: %s", file, lineAt(data, se.offset), se.msg)
 		}
-		return nil, bad(nil, "%v", jsonError(data, err))
+		return nil, invalid("%s", jsonError(file, data, err))
 	}
 	var w captureWire
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, bad(nil, "%v", jsonError(data, err))
+		return nil, invalid("%s", jsonError(file, data, err))
 	}
 	switch {
 	case w.Format != CaptureFormat:
@@ -260,7 +260,7 @@ func ReadCapture(fsys fs.FS, t TargetRef) (*Capture, error) {
 		dec.DisallowUnknownFields()
 		var bw captureBundleWire
 		if err := dec.Decode(&bw); err != nil {
-			return nil, invalid("%s: %v (a capture's bundle.json holds only the recorded \"behavior\" of a scan)", bfile, jsonError(bdata, err))
+			return nil, invalid("%s (a capture's bundle.json holds only the recorded \"behavior\" of a scan)", jsonError(bfile, bdata, err))
 		}
 		if bw.Behavior == nil || len(bw.Behavior.Watches) == 0 {
 			return nil, invalid("%s: no behaviour watched (behavior.watches is empty): leave the file out instead", bfile)
@@ -394,6 +394,10 @@ func checkMembers(data []byte, allowed []string) error {
 	seen := map[string]bool{}
 	for dec.More() {
 		off := dec.InputOffset()
+		// The key starts after the blanks and the comma before it.
+		for off < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n,"), data[off]) >= 0 {
+			off++
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			return err
@@ -401,9 +405,9 @@ func checkMembers(data []byte, allowed []string) error {
 		key, _ := tok.(string)
 		switch {
 		case !slices.Contains(allowed, key):
-			return &memberError{off + 1, fmt.Sprintf("unknown member %q (a capture holds %s)", key, strings.Join(allowed, ", "))}
+			return &memberError{off, fmt.Sprintf("unknown member %q (a capture holds %s)", key, strings.Join(allowed, ", "))}
 		case seen[key]:
-			return &memberError{off + 1, fmt.Sprintf("member %q is given twice", key)}
+			return &memberError{off, fmt.Sprintf("member %q is given twice", key)}
 		}
 		seen[key] = true
 		var v json.RawMessage
@@ -420,17 +424,18 @@ func checkMembers(data []byte, allowed []string) error {
 	return nil
 }
 
-// jsonError adds the line to a JSON syntax or type error.
-func jsonError(data []byte, err error) error {
+// jsonError says where in file a JSON syntax or type error is: file:line,
+// or the file alone when the error has no offset.
+func jsonError(file string, data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return fmt.Errorf("line %d: %w", lineAt(data, se.Offset), err)
+		return fmt.Errorf("%s:%d: %w", file, lineAt(data, se.Offset), err)
 	case errors.As(err, &te):
-		return fmt.Errorf("line %d: %w", lineAt(data, te.Offset), err)
+		return fmt.Errorf("%s:%d: %w", file, lineAt(data, te.Offset), err)
 	}
-	return err
+	return fmt.Errorf("%s: %w", file, err)
 }
 
 // lineAt returns the line of byte offset off in data.
