@@ -95,3 +95,13 @@ func formLabel(r CaseResult) string {
 	}
 	return "live: depends on the world"
 }
+
+// hasCaptures says whether rep holds a static capture.
+func hasCaptures(rep Report) bool {
+	for _, r := range rep.Cases {
+		if resultForm(r) == FormCapture {
+			return true
+		}
+	}
+	return false
+}

@@ -278,6 +278,9 @@ func WriteTable(w io.Writer, rep Report) error {
 	default:
 		p("source:  every case scanned by this run\n")
 	}
+	if hasCaptures(rep) {
+		p("         static captures scored from their recorded files, with no engine and no network\n")
+	}
 	p("signals (cases by state during their scan):\n")
 	if len(rep.Signals) == 0 {
 		p("  none recorded\n")

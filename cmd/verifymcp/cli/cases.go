@@ -62,6 +62,13 @@ withdrawal, is compared and listed but counted in no total.
 in force) without scanning again. Every scan is saved like a scan's. --kind synthetic or
 --kind reviewed runs the cases of one kind.
 
+A synthetic case may be a static capture (target capture:ID@VERSION): the MCP listing a
+server sent, recorded in the corpus. It is scored from those files by the same contract
+checks and rubric as a scan, with no engine and no network, with or without --from-store,
+and every signal it cannot give is not assessed ("static capture"). The report lists
+static captures apart from live cases, which depend on the world. --form capture runs
+the static captures only (no engine is needed), --form live the others.
+
 --publish DIR writes what may be published: DIR/package/synthetic.{json,txt} and
 DIR/package/reviewed.{json,txt}, each kind apart and only when every case of it is
 publishable (a withdrawn case is listed as such and counted in nothing), and records each
@@ -72,6 +79,7 @@ or withdrawn are listed as needing republication.
 Examples:
   verifymcp cases run --kind synthetic --no-behavior --skip osv,socket,github,dnssec,judge,mcp_registry
   verifymcp cases run --case server-memory
+  verifymcp cases run --form capture
   verifymcp cases run --from-store --format json -o cases.json
   verifymcp cases run --from-store --kind synthetic --publish site/benchmark`,
 		Args: cobra.NoArgs,
@@ -84,6 +92,7 @@ Examples:
 	fl.StringSliceVar(&only, "case", nil, "run only these case ids (repeatable or comma-separated)")
 	fl.StringVar(&kind, "kind", "", "run only the cases of this kind: synthetic or reviewed")
 	fl.BoolVar(&fromStore, "from-store", false, "diff the stored runs of the cases' targets instead of scanning")
+	fl.StringVar(&f.casesForm, "form", "", "run only the cases of this form: capture (static captures, scored with no engine and no network) or live")
 	fl.StringVar(&publish, "publish", "", "write what may be published into this directory (each kind apart), refusing what may not")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of stdout")
@@ -107,6 +116,13 @@ func (g *globals) runCases(ctx context.Context, corpus string, only []string, ki
 	cases, missing := benchmark.Select(cases, benchmark.Kind(kind), only)
 	if missing != "" {
 		return usagef("--case %q: no such case in %s", missing, corpus)
+	}
+	switch f.casesForm {
+	case "":
+	case benchmark.FormCapture, benchmark.FormLive:
+		cases = slices.DeleteFunc(cases, func(c benchmark.Case) bool { return c.Form() != f.casesForm })
+	default:
+		return usagef("--form must be %s or %s, not %q", benchmark.FormCapture, benchmark.FormLive, f.casesForm)
 	}
 	if len(cases) == 0 {
 		return usagef("corpus %s holds no case", corpus)

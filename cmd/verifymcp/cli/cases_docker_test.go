@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +64,8 @@ func TestCasesRun(t *testing.T) {
 		if got != string(golden) {
 			t.Errorf("cases run table differs from benchmark/testdata/synthetic.table.txt:\n%s", got)
 		}
-		low := strings.ToLower(res.stdout)
+		// Integrities are base64, where any three letters may occur.
+		low := strings.ToLower(regexp.MustCompile(`sha512-[A-Za-z0-9+/=]+`).ReplaceAllString(res.stdout, "sha512-"))
 		if strings.Contains(low, "false positive rate") || strings.Contains(low, "fpr") {
 			t.Error("the output names a false positive rate")
 		}

@@ -107,3 +107,49 @@ expected: []
 		t.Errorf("want %s scored (TP 1) and remote-endpoint refused at its track line:\n%s", id, out)
 	}
 }
+
+// TestCasesRunCaptures runs `cases run --form capture` over the project's
+// corpus twice, and once more with --from-store: the static captures are
+// scored with no engine (none is configured here) and no stored run, and
+// every run gives the same cases, byte for byte. A --form that is neither
+// form is a usage error.
+func TestCasesRunCaptures(t *testing.T) {
+	t.Setenv("VERIFYMCP_DATABASE_URL", "")
+	t.Setenv("VERIFYMCP_CONFIG", "")
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	src := filepath.Join("..", "..", "..", "benchmark")
+	var runs []string
+	for _, extra := range [][]string{nil, nil, {"--from-store"}} {
+		args := append([]string{"--data-dir", t.TempDir(), "cases", "run", "--corpus", src, "--form", "capture", "--format", "json"}, extra...)
+		code, out, errOut := run(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s", extra, code, errOut)
+		}
+		var rep benchmark.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(rep.Cases) < 26 {
+			t.Fatalf("%d cases, want every static capture", len(rep.Cases))
+		}
+		for _, r := range rep.Cases {
+			if r.Form != benchmark.FormCapture || r.Error != "" || r.Counts.FP != 0 || r.Counts.TP != len(r.Expected) {
+				t.Errorf("%s: form %s, error %q, counts %+v", r.ID, r.Form, r.Error, r.Counts)
+			}
+		}
+		cases, err := json.Marshal(struct {
+			K []benchmark.KindSummary
+			C []benchmark.CaseResult
+		}{rep.Kinds, rep.Cases})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, string(cases))
+	}
+	if runs[0] != runs[1] || runs[0] != runs[2] {
+		t.Errorf("the static captures scored differently across runs:\n%s\n---\n%s\n---\n%s", runs[0], runs[1], runs[2])
+	}
+	if code, _, errOut := run(t, "--data-dir", t.TempDir(), "cases", "run", "--corpus", src, "--form", "remote"); code != ExitUsage || !strings.Contains(errOut, "--form must be capture or live") {
+		t.Errorf("--form remote: exit %d\n%s", code, errOut)
+	}
+}

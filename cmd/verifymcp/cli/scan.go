@@ -21,6 +21,8 @@ import (
 )
 
 type scanFlags struct {
+	// casesForm is cases run's --form: only the cases of this form.
+	casesForm        string
 	bin              string
 	args             []string
 	env              []string
