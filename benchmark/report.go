@@ -400,7 +400,7 @@ func WriteTable(w io.Writer, rep Report) error {
 			}
 			list(ew, "dispute", []string{line})
 		}
-		if rep.Run.Source == SourceStore && r.RunID != "" {
+		if rep.Run.Source == SourceStore && r.RunID != "" && resultForm(r) == FormLive {
 			list(ew, "stored run", []string{r.RunID + " of " + r.ScannedAt.UTC().Format(time.RFC3339) + " by verifymcp " + r.ScanToolVersion})
 		}
 		list(ew, "scope", []string{strings.Join(r.Scope, ", ")})
