@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,5 +153,81 @@ func TestCasesRunCaptures(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "--data-dir", t.TempDir(), "cases", "run", "--corpus", src, "--form", "remote"); code != ExitUsage || !strings.Contains(errOut, "--form must be capture or live") {
 		t.Errorf("--form remote: exit %d\n%s", code, errOut)
+	}
+}
+
+// capturesChildEnv, when set, makes TestCasesRunCapturesWithoutNetwork the
+// child run: `cases run --form capture`, its cases written to the file it
+// names.
+const capturesChildEnv = "VERIFYMCP_CASES_CAPTURE_CHILD_OUT"
+
+// TestCasesRunCapturesWithoutNetwork runs `cases run --form capture` twice
+// in a new, empty network namespace (unshare -n) and compares the cases and
+// kinds of the two reports byte for byte (the run's own date differs).
+func TestCasesRunCapturesWithoutNetwork(t *testing.T) {
+	t.Setenv("VERIFYMCP_DATABASE_URL", "")
+	t.Setenv("VERIFYMCP_CONFIG", "")
+	src := filepath.Join("..", "..", "..", "benchmark")
+	if out := os.Getenv(capturesChildEnv); out != "" {
+		ifaces, err := net.Interfaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range ifaces {
+			if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagLoopback == 0 {
+				t.Fatalf("interface %s is up: the network is not closed", i.Name)
+			}
+		}
+		code, stdout, errOut := run(t, "--data-dir", t.TempDir(), "cases", "run", "--corpus", src, "--form", "capture", "--format", "json")
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		var rep benchmark.Report
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.MarshalIndent(struct {
+			K []benchmark.KindSummary
+			C []benchmark.CaseResult
+		}{rep.Kinds, rep.Cases}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("SKIPPED, NOT RUN: unshare (util-linux) is not installed, so cases run cannot be tried in a closed network namespace here")
+	}
+	args := []string{"-n"}
+	if os.Geteuid() != 0 {
+		args = []string{"-r", "-n"}
+	}
+	if msg, err := exec.Command(unshare, append(args, "true")...).CombinedOutput(); err != nil {
+		t.Skipf("SKIPPED, NOT RUN: unshare %s cannot make a network namespace here (uid %d; run as root): %v %s",
+			strings.Join(args, " "), os.Geteuid(), err, strings.TrimSpace(string(msg)))
+	}
+	var outs []string
+	for i := range 2 {
+		out := filepath.Join(t.TempDir(), "cases.json")
+		cmd := exec.Command(unshare, append(args, os.Args[0], "-test.run=^TestCasesRunCapturesWithoutNetwork$", "-test.count=1")...)
+		cmd.Env = append(os.Environ(), capturesChildEnv+"="+out)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %d under unshare %s: %v\n%s", i+1, strings.Join(args, " "), err, msg)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("run %d wrote nothing: %v", i+1, err)
+		}
+		outs = append(outs, string(data))
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("two runs of cases run --form capture with no network differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	if !strings.Contains(outs[0], `"form": "capture"`) {
+		t.Errorf("no static capture in the report:\n%s", outs[0])
 	}
 }
