@@ -33,48 +33,53 @@ func newCasesCmd(g *globals) *cobra.Command {
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Scan every case's pinned target and diff the emitted codes against the expected ones",
-		Long: `Scan every case of the corpus (benchmark/cases/{synthetic,reviewed}/*.yaml) through the
-same pipeline as scan, then compare, within each case's scope (reason-code prefixes):
-a true positive is an expected code that was emitted, a false positive an emitted in-scope
-code nobody expected, a false negative an expected code not emitted, whatever the state
-of any signal. Matching is by code, so a measurement matches when it was made. Findings
-outside the scope are shown and counted in nothing. Per kind of case (synthetic fixtures,
-reviewed real packages; never pooled) the false discovery rate is FP over all in-scope
-findings. Beside FN, the false negatives whose producing signal was not observed during
-the run are counted (of which signal unavailable); they stay in FN. A case reviewed under
-another rubric version than the one in force, with no named reviewer, or with an open
-dispute is flagged and its results are not publishable.
+		Long: `Scan every case of the corpus (benchmark/cases/{synthetic,reviewed}/*.yaml)
+through the same pipeline as scan, then compare, within each case's scope
+(reason-code prefixes): a true positive is an expected code that was emitted,
+a false positive an emitted in-scope code nobody expected, a false negative an
+expected code not emitted, whatever the state of any signal. Matching is by
+code, so a measurement matches when it was made. Findings outside the scope
+are shown and counted in nothing. Per kind of case (synthetic fixtures,
+reviewed real packages; never pooled) the false discovery rate is FP over all
+in-scope findings. Beside FN, the false negatives whose producing signal was
+not observed during the run are counted (of which signal unavailable); they
+stay in FN. A case reviewed under another rubric version than the one in
+force, with no named reviewer, or with an open dispute is flagged and its
+results are not publishable.
 
-The corpus is read against the catalog of the rubric in force. A case that cannot be
-scored as written (another track, an unpinned target, an expected code not in the
-catalog, a scope entry that covers no code, a measurement in scope but not expected) is
-refused with its file and line, reported as refused and counted in nothing; the other
-cases are scored.
+The corpus is read against the catalog of the rubric in force. A case that
+cannot be scored as written (another track, an unpinned target, an expected
+code not in the catalog, a scope entry that covers no code, a measurement in
+scope but not expected) is refused with its file and line, reported as refused
+and counted in nothing; the other cases are scored.
 
-A reviewer is a person, written as a name and a way to reach them ("Ada Lovelace
-<ada@example.org>" or "Ada Lovelace (github:ada)"); a role, team, organisation or tool is
-refused when the corpus is read. A reviewed case records the date it was selected; when the
-store holds a scan of its target from before that date it is flagged "selected after
-scoring" on every run. A case withdrawn by a dispute, or whose open dispute asks for its
-withdrawal, is compared and listed but counted in no total.
+A reviewer is a person, written as a name and a way to reach them ("Ada
+Lovelace <ada@example.org>" or "Ada Lovelace (github:ada)"); a role, team,
+organisation or tool is refused when the corpus is read. A reviewed case
+records the date it was selected; when the store holds a scan of its target
+from before that date it is flagged "selected after scoring" on every run. A
+case withdrawn by a dispute, or whose open dispute asks for its withdrawal, is
+compared and listed but counted in no total.
 
---from-store diffs the newest stored run of each case's target (rescored under the rubric
-in force) without scanning again. Every scan is saved like a scan's. --kind synthetic or
---kind reviewed runs the cases of one kind.
+--from-store diffs the newest stored run of each case's target (rescored under
+the rubric in force) without scanning again. Every scan is saved like a
+scan's. --kind synthetic or --kind reviewed runs the cases of one kind.
 
-A synthetic case may be a static capture (target capture:ID@VERSION): the MCP listing a
-server sent, recorded in the corpus. It is scored from those files by the same contract
-checks and rubric as a scan, with no engine and no network, with or without --from-store,
-and every signal it cannot give is not assessed ("static capture"). The report lists
-static captures apart from live cases, which depend on the world. --form capture runs
-the static captures only (no engine is needed), --form live the others.
+A synthetic case may be a static capture (target capture:ID@VERSION): the MCP
+listing a server sent, recorded in the corpus. It is scored from those files
+by the same contract checks and rubric as a scan, with no engine and no
+network, with or without --from-store, and every signal it cannot give is not
+assessed ("static capture"). The report lists static captures apart from live
+cases, which depend on the world. --form capture runs the static captures only
+(no engine is needed), --form live the others.
 
---publish DIR writes what may be published: DIR/package/synthetic.{json,txt} and
-DIR/package/reviewed.{json,txt}, each kind apart and only when every case of it is
-publishable (a withdrawn case is listed as such and counted in nothing), and records each
-part in DIR/publications.json. A kind that is not publishable is refused with every
-reason, and the command exits 2. Earlier publications that counted a case since corrected
-or withdrawn are listed as needing republication.
+--publish DIR writes what may be published: DIR/package/synthetic.{json,txt}
+and DIR/package/reviewed.{json,txt}, each kind apart and only when every case
+of it is publishable (a withdrawn case is listed as such and counted in
+nothing), and records each part in DIR/publications.json. A kind that is not
+publishable is refused with every reason, and the command exits 2. Earlier
+publications that counted a case since corrected or withdrawn are listed as
+needing republication.
 
 Examples:
   verifymcp cases run --kind synthetic --no-behavior --skip osv,socket,github,dnssec,judge,mcp_registry
