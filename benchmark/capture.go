@@ -181,56 +181,32 @@ func ReadCapture(fsys fs.FS, t TargetRef) (*Capture, error) {
 	if len(present(w.Tools)) == 0 {
 		return nil, bad(nil, "no tools/list result: a capture records every page the server answered tools/list with ([] if it answered none)")
 	}
-	lists := []struct {
-		method, key string
-		raw         json.RawMessage
-		add         func(json.RawMessage) error
-	}{
-		{"tools/list", "tools", w.Tools, func(r json.RawMessage) error {
-			x, err := contract.ParseTool(r)
-			c.Tools = append(c.Tools, x)
-			return err
-		}},
-		{"prompts/list", "prompts", w.Prompts, func(r json.RawMessage) error {
-			x, err := contract.ParsePrompt(r)
-			c.Prompts = append(c.Prompts, x)
-			return err
-		}},
-		{"resources/list", "resources", w.Resources, func(r json.RawMessage) error {
-			x, err := contract.ParseResource(r)
-			c.Resources = append(c.Resources, x)
-			return err
-		}},
-		{"resources/templates/list", "resourceTemplates", w.Templates, func(r json.RawMessage) error {
-			x, err := contract.ParseTemplate(r)
-			c.Templates = append(c.Templates, x)
-			return err
-		}},
-	}
-	for _, l := range lists {
-		if len(present(l.raw)) == 0 {
+	raws := map[string]json.RawMessage{"tools/list": w.Tools, "prompts/list": w.Prompts, "resources/list": w.Resources, "resources/templates/list": w.Templates}
+	for _, method := range contract.ListMethods {
+		raw, key := raws[method], contract.ListKey(method)
+		if len(present(raw)) == 0 {
 			continue
 		}
 		var pages []json.RawMessage
-		if err := json.Unmarshal(l.raw, &pages); err != nil {
-			return nil, bad(l.raw, "%s: want the list of result pages the server sent, each an object with %q: %v", l.method, l.key, err)
+		if err := json.Unmarshal(raw, &pages); err != nil {
+			return nil, bad(raw, "%s: want the list of result pages the server sent, each an object with %q: %v", method, key, err)
 		}
 		for i, page := range pages {
 			var p map[string]json.RawMessage
 			if err := json.Unmarshal(page, &p); err != nil || p == nil {
-				return nil, bad(page, "%s page %d: not a result object", l.method, i+1)
+				return nil, bad(page, "%s page %d: not a result object", method, i+1)
 			}
-			raw, ok := p[l.key]
+			member, ok := p[key]
 			if !ok {
-				return nil, bad(page, "%s page %d: no %q member", l.method, i+1, l.key)
+				return nil, bad(page, "%s page %d: no %q member", method, i+1, key)
 			}
 			var items []json.RawMessage
-			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, bad(raw, "%s page %d: %s: %v", l.method, i+1, l.key, err)
+			if err := json.Unmarshal(member, &items); err != nil {
+				return nil, bad(member, "%s page %d: %s: %v", method, i+1, key, err)
 			}
 			for _, it := range items {
-				if err := l.add(it); err != nil {
-					return nil, bad(it, "%s page %d: %v", l.method, i+1, err)
+				if err := contract.AddListItem(c, method, it); err != nil {
+					return nil, bad(it, "%s page %d: %v", method, i+1, err)
 				}
 			}
 		}

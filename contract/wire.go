@@ -172,3 +172,48 @@ func present(raw json.RawMessage) json.RawMessage {
 	}
 	return raw
 }
+
+// ListMethods are the list methods whose results make up a contract, in
+// the order a listing asks them.
+var ListMethods = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+
+// ListKey is the member of a list method's result that holds its items
+// ("tools", "prompts", "resources", "resourceTemplates"); "" for another
+// method.
+func ListKey(method string) string {
+	switch method {
+	case "tools/list":
+		return "tools"
+	case "prompts/list":
+		return "prompts"
+	case "resources/list":
+		return "resources"
+	case "resources/templates/list":
+		return "resourceTemplates"
+	}
+	return ""
+}
+
+// AddListItem parses one item of a list method's result, as the server
+// sent it, and appends it to c.
+func AddListItem(c *Contract, method string, raw json.RawMessage) error {
+	switch method {
+	case "tools/list":
+		x, err := ParseTool(raw)
+		c.Tools = append(c.Tools, x)
+		return err
+	case "prompts/list":
+		x, err := ParsePrompt(raw)
+		c.Prompts = append(c.Prompts, x)
+		return err
+	case "resources/list":
+		x, err := ParseResource(raw)
+		c.Resources = append(c.Resources, x)
+		return err
+	case "resources/templates/list":
+		x, err := ParseTemplate(raw)
+		c.Templates = append(c.Templates, x)
+		return err
+	}
+	return fmt.Errorf("%s is not a list method of a contract", method)
+}

@@ -144,31 +144,11 @@ func Parse(b []byte) (Recording, error) {
 		}
 		return nil
 	}
-	err := each("tools/list", "tools", func(r json.RawMessage) error {
-		x, err := contract.ParseTool(r)
-		c.Tools = append(c.Tools, x)
-		return err
-	})
-	if err == nil {
-		err = each("prompts/list", "prompts", func(r json.RawMessage) error {
-			x, err := contract.ParsePrompt(r)
-			c.Prompts = append(c.Prompts, x)
-			return err
-		})
-	}
-	if err == nil {
-		err = each("resources/list", "resources", func(r json.RawMessage) error {
-			x, err := contract.ParseResource(r)
-			c.Resources = append(c.Resources, x)
-			return err
-		})
-	}
-	if err == nil {
-		err = each("resources/templates/list", "resourceTemplates", func(r json.RawMessage) error {
-			x, err := contract.ParseTemplate(r)
-			c.Templates = append(c.Templates, x)
-			return err
-		})
+	var err error
+	for _, m := range contract.ListMethods {
+		if err == nil {
+			err = each(m, contract.ListKey(m), func(r json.RawMessage) error { return contract.AddListItem(c, m, r) })
+		}
 	}
 	if err != nil {
 		return Recording{}, err
