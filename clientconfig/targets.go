@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
 // Reasons a server is not a package target.
@@ -76,7 +76,7 @@ func Targets(f *File) []Target {
 			case l.eco == "pypi":
 				t.Target = "pypi:" + l.name + l.pySpec
 			default:
-				if err := supplychain.ValidNPMName(l.name); err != nil {
+				if err := pkgspec.ValidNPMName(l.name); err != nil {
 					t.NotScanned = "not a valid npm package name: " + err.Error()
 					break
 				}
@@ -588,7 +588,7 @@ func (t *Target) IsPackage(ref string) bool {
 	var name, version string
 	if eco == "pypi" {
 		name, version, _ = strings.Cut(rest, "==")
-		if supplychain.NormalizePyPIName(strings.TrimSpace(name)) != supplychain.NormalizePyPIName(t.Name) {
+		if pkgspec.NormalizePyPIName(strings.TrimSpace(name)) != pkgspec.NormalizePyPIName(t.Name) {
 			return false
 		}
 	} else {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -154,7 +156,7 @@ func resolvePyPIFile(t Target) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Target: t, Name: supplychain.NormalizePyPIName(d.name), Version: d.version, Integrity: sriFromHex(d.sha256),
+	return &Resolved{Target: t, Name: pkgspec.NormalizePyPIName(d.name), Version: d.version, Integrity: sriFromHex(d.sha256),
 		Source: "file", data: d.data, filename: filepath.Base(t.File),
 		registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local " + d.kind + ": no registry metadata"}}, nil
 }

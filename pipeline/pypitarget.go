@@ -19,6 +19,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/package-url/packageurl-go"
 
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -61,7 +63,7 @@ func parsePyPIRequirement(t Target, scheme, s string) (Target, error) {
 		return bad("%q does not start with a project name (ASCII letters, digits, and '.', '_', '-' between them)", s)
 	}
 	rest := strings.TrimSpace(s[len(name):])
-	if err := supplychain.ValidPyPIName(name); err != nil {
+	if err := pkgspec.ValidPyPIName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
 	}
 	spec := ""
@@ -163,7 +165,7 @@ func parsePyPIPurl(t Target, s string, p packageurl.PackageURL) (Target, error) 
 	if p.Namespace != "" {
 		return t, fmt.Errorf("%w: purl %q: a pypi purl has no namespace (%s/)", ErrBadTarget, s, p.Namespace)
 	}
-	if err := supplychain.ValidPyPIName(p.Name); err != nil {
+	if err := pkgspec.ValidPyPIName(p.Name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
 	}
 	spec := ""
@@ -264,7 +266,7 @@ func readWheel(path string) (localDist, error) {
 	if err != nil {
 		return fail("METADATA: %v", err)
 	}
-	if supplychain.NormalizePyPIName(name) != supplychain.NormalizePyPIName(fileName) {
+	if pkgspec.NormalizePyPIName(name) != pkgspec.NormalizePyPIName(fileName) {
 		return fail("the file name says %s, its METADATA %s", fileName, name)
 	}
 	if strings.ReplaceAll(version, "-", "_") != fileVersion {
@@ -380,7 +382,7 @@ func coreMetadata(meta []byte) (name, version string, err error) {
 		return "", "", fmt.Errorf("not core metadata: %v", err)
 	}
 	name, version = strings.TrimSpace(msg.Header.Get("Name")), strings.TrimSpace(msg.Header.Get("Version"))
-	if err := supplychain.ValidPyPIName(name); err != nil {
+	if err := pkgspec.ValidPyPIName(name); err != nil {
 		return "", "", fmt.Errorf("Name: %v", err)
 	}
 	if version == "" || strings.ContainsAny(version, " \t/\\") {

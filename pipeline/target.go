@@ -20,6 +20,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/package-url/packageurl-go"
 
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -107,7 +109,7 @@ func ParseTarget(s string) (Target, error) {
 		return t, fmt.Errorf("%w: %q looks like a Python requirement; write pypi:%s (a bare target is npm)", ErrBadTarget, t.Raw, s)
 	}
 	name, spec := splitNameSpec(s)
-	if err := supplychain.ValidNPMName(name); err != nil {
+	if err := pkgspec.ValidNPMName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
 	}
 	if spec == "" && strings.HasSuffix(s, "@") {
@@ -179,7 +181,7 @@ func parsePurl(t Target, s string) (Target, error) {
 	if p.Namespace != "" {
 		name = "@" + strings.TrimPrefix(p.Namespace, "@") + "/" + p.Name
 	}
-	if err := supplychain.ValidNPMName(name); err != nil {
+	if err := pkgspec.ValidNPMName(name); err != nil {
 		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
 	}
 	if path, _, _ := strings.Cut(s, "?"); p.Version == "" && strings.HasSuffix(strings.SplitN(path, "#", 2)[0], "@") {
@@ -280,7 +282,7 @@ func readTarball(path string) (tb localTarball, err error) {
 		if err != nil {
 			return fail(fmt.Errorf("%w: %s: package.json: %v", ErrBadTarget, path, err))
 		}
-		if err := supplychain.ValidNPMName(pj.Name); err != nil || pj.Version == "" {
+		if err := pkgspec.ValidNPMName(pj.Name); err != nil || pj.Version == "" {
 			return fail(fmt.Errorf("%w: %s: package.json lacks a valid name and version", ErrBadTarget, path))
 		}
 		return localTarball{name: pj.Name, version: pj.Version, integrity: integrity, data: data, manifest: manifest}, nil

@@ -14,10 +14,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/verifymcp/verifymcp/rubric"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // IgnoreFileName is the ignore file a scan reads from the current
@@ -281,7 +282,7 @@ func (e IgnoreEntry) matches(f *Finding, t Target) bool {
 	}
 	if eco == "pypi" {
 		// PyPI compares names by PEP 503's normal form.
-		name = supplychain.NormalizePyPIName(name)
+		name = pkgspec.NormalizePyPIName(name)
 	}
 	return name == t.Name && (version == "" || version == t.Version)
 }

@@ -16,12 +16,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // A PyPI target is installed in the same two steps as an npm one, with the
@@ -227,7 +228,7 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		inst.Error = r.mask.text(pyFetchFailure(fr), "install")
 		return inst, nil, lock, "", nil
 	}
-	if t.Tarball == nil && (supplychain.NormalizePyPIName(fr.Target.Name) != supplychain.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
+	if t.Tarball == nil && (pkgspec.NormalizePyPIName(fr.Target.Name) != pkgspec.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
 		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
 		inst.Error = fmt.Sprintf("resolved %s==%s, asked for %s==%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
 		return inst, nil, lock, "", nil
@@ -376,7 +377,7 @@ func (s *Sandbox) pyFetchRound(ctx context.Context, r *run, tree string, t Targe
 		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/input/" + t.Filename, Data: t.Tarball, UID: 65534})
 	}
 	arg, _ := json.Marshal(map[string]any{
-		"requirement": t.pyRequirement(), "target": supplychain.NormalizePyPIName(t.Name),
+		"requirement": t.pyRequirement(), "target": pkgspec.NormalizePyPIName(t.Name),
 		"index": strings.TrimRight(s.opts.IndexURL, "/"), "files_host": filesHost, "python": sandboxPython, "metadata": meta,
 	})
 	hc := hardened()
@@ -495,7 +496,7 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	for _, sd := range fr.Sdists {
 		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
 	}
-	arg, _ := json.Marshal(map[string]any{"target": supplychain.NormalizePyPIName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
+	arg, _ := json.Marshal(map[string]any{"target": pkgspec.NormalizePyPIName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
 	cmd := []string{"python3", "-I", "-c", pyStepsLib + "\n" + pyBuildDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
 	env := []string{"HOME=/tmp/home", "UV_CACHE_DIR=" + inputDir + "/uv-cache", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1", "UV_OFFLINE=1", "UV_CONCURRENT_BUILDS=1"}
 	br := &pyBuildResult{}
@@ -570,7 +571,7 @@ func choosePyScript(pkg string, scripts map[string]string, override string) (*ev
 		return nil, fmt.Errorf("%w: --bin %q is not a console script of %s (it declares: %s)", ErrBadBin, override, pkg, strings.Join(keys, ", "))
 	}
 	for _, k := range keys {
-		if supplychain.NormalizePyPIName(k) == supplychain.NormalizePyPIName(pkg) {
+		if pkgspec.NormalizePyPIName(k) == pkgspec.NormalizePyPIName(pkg) {
 			return &evidence.Bin{Name: k, Path: binPath(k), Rule: "console script named like the project"}, nil
 		}
 	}

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // A dependency whose metadata only its build backend can give (an sdist
@@ -111,7 +112,7 @@ func metaKey(sd pySdist) string {
 	if sd.Local || sd.Version == "" {
 		return "file " + sd.Filename
 	}
-	return supplychain.NormalizePyPIName(sd.Name) + "==" + sd.Version
+	return pkgspec.NormalizePyPIName(sd.Name) + "==" + sd.Version
 }
 
 // metaLimit is the fetch result of a tree the rounds could not resolve.
@@ -139,7 +140,7 @@ func learnedFrom(sd pySdist, b pyMetaBuild) (*pyMetadata, string) {
 		return nil, fmt.Sprintf("the metadata build of %s gave no metadata", sd.Filename)
 	}
 	m := *b.Metadata
-	if supplychain.NormalizePyPIName(m.Name) != supplychain.NormalizePyPIName(sd.Name) {
+	if pkgspec.NormalizePyPIName(m.Name) != pkgspec.NormalizePyPIName(sd.Name) {
 		return nil, fmt.Sprintf("the wheel built from %s is named %q, not %q", sd.Filename, m.Name, sd.Name)
 	}
 	if sd.Version != "" && m.Version != sd.Version {

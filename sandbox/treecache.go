@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -26,7 +28,6 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/internal/atomicfile"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 // The tree cache keeps the install tree that a fetch step produced, in a
@@ -91,7 +92,7 @@ func (s *Sandbox) treeKey(t Target) string {
 	h := sha256.New()
 	if t.Ecosystem == "pypi" {
 		driver := sha256.Sum256([]byte(pyFetchDriver))
-		fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", supplychain.NormalizePyPIName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
+		fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", pkgspec.NormalizePyPIName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
 		names := make([]string, 0, len(t.PyPIFiles))
 		for n := range t.PyPIFiles {
 			names = append(names, n)

@@ -18,13 +18,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"deps.dev/util/semver"
 )
 
 // Sentinel errors of registry resolution; the CLI maps them to exit codes.
 var (
-	// ErrBadName: the package name is not a valid npm name.
-	ErrBadName = errors.New("invalid package name")
+	// ErrBadName: the package name is not a valid name (pkgspec's error).
+	ErrBadName = pkgspec.ErrBadName
 	// ErrPackageNotFound: the registry does not know the package.
 	ErrPackageNotFound = errors.New("package not found")
 	// ErrVersionNotFound: no published version matches what was asked for.
@@ -35,19 +37,6 @@ var (
 
 // DefaultNPMRegistry is the public npm registry.
 const DefaultNPMRegistry = "https://registry.npmjs.org/"
-
-var npmNameRe = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
-
-// ValidNPMName reports whether name follows npm's rules for new packages.
-func ValidNPMName(name string) error {
-	if name == "" || len(name) > 214 {
-		return fmt.Errorf("%w: %q must be 1 to 214 characters", ErrBadName, name)
-	}
-	if !npmNameRe.MatchString(name) {
-		return fmt.Errorf("%w: %q (lower case letters, digits, '-', '.', '_', '~', optionally @scope/)", ErrBadName, name)
-	}
-	return nil
-}
 
 // NPM is a client for an npm registry.
 type NPM struct {
@@ -201,7 +190,7 @@ type manifest struct {
 // fit the running Node.js is left out: the sandbox's Node.js, not the
 // host's, would decide it.
 func (n *NPM) Resolve(ctx context.Context, name, spec string) (*Version, error) {
-	if err := ValidNPMName(name); err != nil {
+	if err := pkgspec.ValidNPMName(name); err != nil {
 		return nil, err
 	}
 	if spec == "" {

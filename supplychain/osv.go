@@ -16,6 +16,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/Masterminds/semver/v3"
 	cpb "github.com/google/osv-scalibr/binary/proto/config_go_proto"
 	"github.com/google/osv-scalibr/enricher"
@@ -662,7 +664,7 @@ func osvAffects(a *osvpb.Affected, eco, name string) bool {
 		return false
 	}
 	if eco == osvEcosystemPyPI {
-		return NormalizePyPIName(a.GetPackage().GetName()) == NormalizePyPIName(name)
+		return pkgspec.NormalizePyPIName(a.GetPackage().GetName()) == pkgspec.NormalizePyPIName(name)
 	}
 	return a.GetPackage().GetName() == name
 }

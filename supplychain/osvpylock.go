@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/google/osv-scalibr/extractor"
 	"github.com/google/osv-scalibr/inventory"
 	"github.com/google/osv-scalibr/purl"
@@ -125,7 +127,7 @@ func extractPylockPackages(l *pylockFile) *inventory.Inventory {
 			continue
 		}
 		pkg := &extractor.Package{
-			Name:     NormalizePyPIName(p.Name),
+			Name:     pkgspec.NormalizePyPIName(p.Name),
 			Version:  p.Version,
 			PURLType: purl.TypePyPi,
 			Location: extractor.LocationFromPath("pylock.toml"),
@@ -155,11 +157,11 @@ func extractPylockPackages(l *pylockFile) *inventory.Inventory {
 // from a directory, a VCS checkout or an archive) cannot be matched
 // against OSV: ErrNotApplicable, with what the lock says.
 func (l *pylockFile) roles(target string) (osvRoles, error) {
-	norm := NormalizePyPIName(target)
+	norm := pkgspec.NormalizePyPIName(target)
 	r := osvRoles{direct: map[string]bool{}, targets: map[string]bool{}}
 	var unversioned *pylockPackage
 	for i, p := range l.Packages {
-		if p.root() || NormalizePyPIName(p.Name) != norm {
+		if p.root() || pkgspec.NormalizePyPIName(p.Name) != norm {
 			continue
 		}
 		if p.Version == "" {
@@ -198,14 +200,14 @@ func PyPITreePurls(pylock []byte, skip string) []string {
 	if strings.HasPrefix(skip, "pkg:") {
 		skipPurl = purlKey(skip)
 	} else if skip != "" {
-		skipName = NormalizePyPIName(skip)
+		skipName = pkgspec.NormalizePyPIName(skip)
 	}
 	out := []string{}
 	for _, p := range l.Packages {
 		if p.root() || p.Name == "" || p.Version == "" {
 			continue
 		}
-		name := NormalizePyPIName(p.Name)
+		name := pkgspec.NormalizePyPIName(p.Name)
 		if name == skipName {
 			continue
 		}
@@ -223,5 +225,5 @@ func PyPITreePurls(pylock []byte, skip string) []string {
 // name>@<version>, encoded by packageurl-go (the '+' of a local version
 // label as %2B, an epoch's '!' kept).
 func PyPIPurl(name, version string) string {
-	return packageurl.NewPackageURL(packageurl.TypePyPi, "", NormalizePyPIName(name), version, nil, "").ToString()
+	return packageurl.NewPackageURL(packageurl.TypePyPi, "", pkgspec.NormalizePyPIName(name), version, nil, "").ToString()
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
@@ -98,13 +100,13 @@ const pypiIntegrityMaxBody = 4 << 20
 // something that is not a provenance object; anything else (406: our
 // request) is our own failure.
 func (p *PyPI) Provenance(ctx context.Context, name, version, filename string) (*PyPIProvenance, error) {
-	if err := ValidPyPIName(name); err != nil {
+	if err := pkgspec.ValidPyPIName(name); err != nil {
 		return nil, fmt.Errorf("pypi provenance: %w", err)
 	}
 	if filename == "" || strings.ContainsAny(filename, "/\\") || strings.TrimSpace(version) == "" {
 		return nil, fmt.Errorf("pypi provenance: %w: file %q of version %q", ErrBadName, filename, version)
 	}
-	norm := NormalizePyPIName(name)
+	norm := pkgspec.NormalizePyPIName(name)
 	u := p.base + "/integrity/" + url.PathEscape(norm) + "/" + url.PathEscape(version) + "/" + url.PathEscape(filename) + "/provenance"
 	out := &PyPIProvenance{Project: norm, Version: version, Filename: filename, URL: u}
 

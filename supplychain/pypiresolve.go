@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
 // ErrBadRequirement: the version specifier of a requirement is not valid
@@ -47,25 +49,8 @@ func (p *PyPI) WithRetry(rt Retry) *PyPI {
 // Index returns the index's base URL.
 func (p *PyPI) Index() string { return p.base }
 
-var (
-	pypiNameRe     = regexp.MustCompile(`(?i)^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`)
-	pypiNameRunsRe = regexp.MustCompile(`[-_.]+`)
-)
-
-// NormalizePyPIName is the PEP 503 normal form of a project name: lower
-// case, every run of '-', '_' and '.' made one '-'.
-func NormalizePyPIName(name string) string {
-	return pypiNameRunsRe.ReplaceAllString(strings.ToLower(name), "-")
-}
-
-// ValidPyPIName reports whether name is a valid project name (PEP 508:
-// ASCII letters and digits, with '.', '_' and '-' inside).
-func ValidPyPIName(name string) error {
-	if !pypiNameRe.MatchString(name) {
-		return fmt.Errorf("%w: %q (ASCII letters, digits, and '.', '_', '-' between them)", ErrBadName, name)
-	}
-	return nil
-}
+// pypiNameRunsRe splits a local version label into its parts.
+var pypiNameRunsRe = regexp.MustCompile(`[-_.]+`)
 
 // PyPIFile is one distribution file of a release.
 type PyPIFile struct {
@@ -153,10 +138,10 @@ type pypiResolveFile struct {
 // newest releases), and an index that does not answer after the retries
 // ErrRegistryUnreachable (wrapping ErrUnavailable too).
 func (p *PyPI) Resolve(ctx context.Context, name, spec string) (*PyPIRelease, error) {
-	if err := ValidPyPIName(name); err != nil {
+	if err := pkgspec.ValidPyPIName(name); err != nil {
 		return nil, err
 	}
-	norm := NormalizePyPIName(name)
+	norm := pkgspec.NormalizePyPIName(name)
 	spec = strings.TrimSpace(spec)
 	req, err := parsePyPIRequirement(spec)
 	if err != nil {

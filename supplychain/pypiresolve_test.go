@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
 // pypiIndex is a loopback index serving the project documents recorded
@@ -156,32 +158,6 @@ func (ix *pypiIndex) synthetic(name, latest string, versions []string, yanked, n
 	ix.docs[name] = data
 }
 
-func TestPyPINormalizeName(t *testing.T) {
-	for in, want := range map[string]string{
-		"Mcp_Server.Time":  "mcp-server-time",
-		"mcp-server-time":  "mcp-server-time",
-		"MCP__server--git": "mcp-server-git",
-		"a.-_b":            "a-b",
-		"Django":           "django",
-		"zope.interface":   "zope-interface",
-		"x":                "x",
-	} {
-		if got := NormalizePyPIName(in); got != want {
-			t.Errorf("NormalizePyPIName(%q) = %q, want %q", in, got, want)
-		}
-	}
-	for _, ok := range []string{"a", "A1", "mcp-server-time", "Mcp_Server.Time", "a..b", "0"} {
-		if err := ValidPyPIName(ok); err != nil {
-			t.Errorf("ValidPyPIName(%q) = %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "-a", "a-", ".a", "a_", "a b", "ünicode", "a/b", "a@1", "../x"} {
-		if err := ValidPyPIName(bad); !errors.Is(err, ErrBadName) {
-			t.Errorf("ValidPyPIName(%q) = %v, want ErrBadName", bad, err)
-		}
-	}
-}
-
 func TestPyPIResolve(t *testing.T) {
 	ix := newPyPIIndex(t)
 	ix.synthetic("order", "1.0", []string{"1.0", "1.0.post1", "1.1.dev0", "1.1rc1", "2.0a1", "1!0.1", "1!0.2.dev1", "0.9+local.1", "3.0"},
@@ -246,7 +222,7 @@ func TestPyPIResolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve(%q, %q): %v", tt.pkg, tt.spec, err)
 			}
-			if r.Version != tt.want || r.Yanked != tt.yanked || r.Requested != strings.TrimSpace(tt.spec) || r.Name != NormalizePyPIName(tt.pkg) {
+			if r.Version != tt.want || r.Yanked != tt.yanked || r.Requested != strings.TrimSpace(tt.spec) || r.Name != pkgspec.NormalizePyPIName(tt.pkg) {
 				t.Errorf("Resolve(%q, %q) = %s %s yanked=%v requested=%q; want %s yanked=%v", tt.pkg, tt.spec, r.Name, r.Version, r.Yanked, r.Requested, tt.want, tt.yanked)
 			}
 			if len(r.Files) == 0 || r.Published == nil || len(r.Document) == 0 {

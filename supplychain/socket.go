@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
@@ -416,7 +418,7 @@ func (sc *socketScore) scores() map[string]float64 {
 // form, as the OSV evidence names it).
 func artifactName(a socketArtifact) string {
 	if strings.EqualFold(a.Type, "pypi") {
-		return NormalizePyPIName(a.Name)
+		return pkgspec.NormalizePyPIName(a.Name)
 	}
 	ns := a.Namespace
 	if ns == "" {
@@ -461,7 +463,7 @@ func purlKey(p string) string {
 	}
 	typ = strings.ToLower(typ)
 	if typ == "pypi" {
-		path, version = NormalizePyPIName(path), strings.ToLower(version)
+		path, version = pkgspec.NormalizePyPIName(path), strings.ToLower(version)
 	}
 	return typ + "/" + path + "@" + version
 }
