@@ -251,3 +251,7 @@ func changeText(c Change) string {
 }
 
 func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// ChangeText is how a drift change reads in a table: "detail: before ->
+// after", or its detail alone for an addition or removal.
+func ChangeText(c Change) string { return changeText(c) }

@@ -621,3 +621,6 @@ func isPlain(s string) bool {
 	}
 	return true
 }
+
+// OrDash is orDash, for the outputs written outside this package.
+func OrDash(s string) string { return orDash(s) }

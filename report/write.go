@@ -110,3 +110,10 @@ func indentedJSON(w io.Writer, v any) func() error {
 		return enc.Encode(v)
 	}
 }
+
+// WriteValue writes v in format f: indented JSON, or the table asTable
+// draws. The outputs of the commands over many runs (package
+// report/batchreport) go through it.
+func WriteValue(w io.Writer, f Format, v any, asTable func() error) error {
+	return write(w, f, indentedJSON(w, v), asTable)
+}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report/batchreport"
+
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -449,7 +451,7 @@ func (g *globals) writeBatchSummary(s batch.Summary, format, output string) erro
 		return err
 	}
 	return g.writeOutput(output, func(w io.Writer) error {
-		if err := report.WriteBatch(w, f, s, g.tableOptions(output)); err != nil {
+		if err := batchreport.WriteBatch(w, f, s, g.tableOptions(output)); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
 		return nil

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report/batchreport"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -17,7 +19,6 @@ import (
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
-	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/store/queue"
@@ -126,7 +127,7 @@ func (g *globals) writeEnqueueSummary(s batch.EnqueueSummary, format, output str
 	if err != nil {
 		return err
 	}
-	return g.writeOutput(output, func(w io.Writer) error { return report.WriteEnqueue(w, f, s) })
+	return g.writeOutput(output, func(w io.Writer) error { return batchreport.WriteEnqueue(w, f, s) })
 }
 
 type workerFlags struct {
@@ -371,5 +372,5 @@ func (g *globals) queueStatus(ctx context.Context, f *queueFlags) error {
 	if err != nil {
 		return err
 	}
-	return report.WriteQueueStatus(g.stdout, format, batch.QueueStatus{Pending: n.Pending, Running: n.Running, Completed: n.Completed, Discarded: n.Discarded, Cancelled: n.Cancelled, Failed: failed})
+	return batchreport.WriteQueueStatus(g.stdout, format, batch.QueueStatus{Pending: n.Pending, Running: n.Running, Completed: n.Completed, Discarded: n.Discarded, Cancelled: n.Cancelled, Failed: failed})
 }

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report/batchreport"
+
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge/checks"
-	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rescore"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
@@ -207,7 +208,7 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 		}
 		return fmt.Errorf("rescore: %w", err)
 	}
-	out := report.NewRescore(sum, f.dryRun)
+	out := batchreport.NewRescore(sum, f.dryRun)
 	if f.recollect {
 		rec, err := g.recollectRuns(ctx, st, dir, rb, f, need)
 		if err != nil {
@@ -215,7 +216,7 @@ func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
 		}
 		out.Recollection = rec
 	}
-	if err := report.WriteRescore(g.stdout, format, out); err != nil {
+	if err := batchreport.WriteRescore(g.stdout, format, out); err != nil {
 		return fmt.Errorf("write rescore report: %w", err)
 	}
 	if n := len(sum.Failed); n > 0 {

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report/batchreport"
+
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge/judgetest"
-	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 )
@@ -197,7 +198,7 @@ func TestRescore(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("rescore --format json: %v\n%s", err, out)
 	}
-	if sum.SchemaVersion != report.RescoreSchemaVersion || !sum.DryRun || sum.Saved || sum.Rescored != len(ids) ||
+	if sum.SchemaVersion != batchreport.RescoreSchemaVersion || !sum.DryRun || sum.Saved || sum.Rescored != len(ids) ||
 		sum.Baselines["5"] != len(ids) || sum.ResultsPerSecond <= 0 || sum.Failed == nil {
 		t.Errorf("dry run summary %+v", sum)
 	}

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report/batchreport"
+
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/pipeline"
-	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/store"
 )
 
@@ -59,12 +60,12 @@ and "diff".
 			if err != nil {
 				return err
 			}
-			rows := make([]report.RunRow, 0, len(runs))
+			rows := make([]batchreport.RunRow, 0, len(runs))
 			for _, r := range runs {
-				rows = append(rows, report.RunRow{RunID: r.RunID, Target: r.Ecosystem + ":" + r.Name + "@" + r.Version, Date: r.Date.UTC().Format(time.RFC3339),
+				rows = append(rows, batchreport.RunRow{RunID: r.RunID, Target: r.Ecosystem + ":" + r.Name + "@" + r.Version, Date: r.Date.UTC().Format(time.RFC3339),
 					ToolVersion: r.ToolVersion, Outcome: string(r.Outcome), RubricVersion: r.RubricVersion, Score: r.Score})
 			}
-			return report.WriteRuns(g.stdout, rf, rows)
+			return batchreport.WriteRuns(g.stdout, rf, rows)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")

@@ -1,4 +1,4 @@
-package report
+package batchreport
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rescore"
 )
 
@@ -20,8 +21,8 @@ import (
 const RescoreSchemaVersion = "verifymcp.rescore/v1"
 
 // WriteRescore writes a rescoring pass's output in format.
-func WriteRescore(w io.Writer, format Format, out Rescore) error {
-	return write(w, format, indentedJSON(w, out), func() error { return writeRescoreTable(w, out) })
+func WriteRescore(w io.Writer, format report.Format, out Rescore) error {
+	return report.WriteValue(w, format, out, func() error { return writeRescoreTable(w, out) })
 }
 
 // Rescore is the output of a rescoring pass (`verifymcp rescore`): its
@@ -149,7 +150,7 @@ func writeRescoreTable(w io.Writer, out Rescore) error {
 	if len(sum.Failed) > 0 {
 		fmt.Fprintf(&b, "Failed: %d runs could not be rescored:\n", len(sum.Failed))
 		for _, f := range sum.Failed {
-			fmt.Fprintf(&b, "  %s: %s\n", f.RunID, oneLine(f.Error))
+			fmt.Fprintf(&b, "  %s: %s\n", f.RunID, firstLine(f.Error))
 		}
 	}
 	st := sum.Stages
@@ -232,15 +233,6 @@ func writeRecollectTable(b *strings.Builder, r *pipeline.RecollectSummary) {
 		fmt.Fprintf(b, "  needs a new scan (batch): %s\n", strings.Join(parts, ", "))
 	}
 	for _, f := range r.Failed {
-		fmt.Fprintf(b, "  failed %s: %s\n", f.RunID, oneLine(f.Error))
+		fmt.Fprintf(b, "  failed %s: %s\n", f.RunID, firstLine(f.Error))
 	}
-}
-
-// oneLine is the first line of s, marked as cut when there was more.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	return s
 }

@@ -1,4 +1,8 @@
-package report
+// Package batchreport writes the outputs of the commands over many runs:
+// a batch's summary, an enqueue, the queue's state, the stored runs and a
+// rescoring pass, as JSON or a table. The package report (package report)
+// knows none of them.
+package batchreport
 
 import (
 	"fmt"
@@ -12,14 +16,15 @@ import (
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/store/queue"
 )
 
 // WriteBatch writes a batch's summary in format f: JSON (its schema is
 // batch.SchemaVersion) or a table of the targets with the totals below
 // it, and, with o.Verbose, the time per phase (JSON always has it).
-func WriteBatch(w io.Writer, f Format, s batch.Summary, o TableOptions) error {
-	return write(w, f, indentedJSON(w, s), func() error { return writeBatchTable(w, s, o.Verbose) })
+func WriteBatch(w io.Writer, f report.Format, s batch.Summary, o report.TableOptions) error {
+	return report.WriteValue(w, f, s, func() error { return writeBatchTable(w, s, o.Verbose) })
 }
 
 // phaseOrder is the order a batch summary's phases are shown in, roughly the order they run.
@@ -42,7 +47,7 @@ func writeBatchTable(w io.Writer, s batch.Summary, verbose bool) error {
 		if it.SkipReason != "" {
 			status += " (" + it.SkipReason + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Line, name, orDash(it.Version), status, orDash(it.Outcome), score, orDash(it.RunID))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Line, name, report.OrDash(it.Version), status, report.OrDash(it.Outcome), score, report.OrDash(it.RunID))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -118,16 +123,16 @@ func writeBatchDrift(w io.Writer, d batch.DriftSummary) {
 		if e.Scope == "session" {
 			scope = "in session"
 		}
-		fmt.Fprintf(w, "    %s  line %d %s@%s  %s  %s  %s  %s\n", safety, e.Line, clean(e.Target), clean(e.Version), scope, e.Kind, clean(e.Subject),
-			clean(changeText(Change{Detail: e.Detail, Before: e.Before, After: e.After})))
+		fmt.Fprintf(w, "    %s  line %d %s@%s  %s  %s  %s  %s\n", safety, e.Line, report.Clean(e.Target), report.Clean(e.Version), scope, e.Kind, report.Clean(e.Subject),
+			report.Clean(report.ChangeText(report.Change{Detail: e.Detail, Before: e.Before, After: e.After})))
 	}
 }
 
 // WriteEnqueue writes what `batch --enqueue` did in format f: JSON (its
 // schema is batch.EnqueueSchemaVersion) or the totals and the targets that
 // failed.
-func WriteEnqueue(w io.Writer, f Format, s batch.EnqueueSummary) error {
-	return write(w, f, indentedJSON(w, s), func() error { return writeEnqueueTable(w, s) })
+func WriteEnqueue(w io.Writer, f report.Format, s batch.EnqueueSummary) error {
+	return report.WriteValue(w, f, s, func() error { return writeEnqueueTable(w, s) })
 }
 
 func writeEnqueueTable(w io.Writer, s batch.EnqueueSummary) error {
@@ -154,11 +159,11 @@ func writeEnqueueTable(w io.Writer, s batch.EnqueueSummary) error {
 
 // WriteQueueStatus writes the fleet queue's counts and its discarded and
 // cancelled jobs in format f.
-func WriteQueueStatus(w io.Writer, f Format, s batch.QueueStatus) error {
+func WriteQueueStatus(w io.Writer, f report.Format, s batch.QueueStatus) error {
 	if s.Failed == nil {
 		s.Failed = []queue.DiscardedJob{}
 	}
-	return write(w, f, indentedJSON(w, s), func() error { return writeQueueStatusTable(w, s) })
+	return report.WriteValue(w, f, s, func() error { return writeQueueStatusTable(w, s) })
 }
 
 func writeQueueStatusTable(w io.Writer, s batch.QueueStatus) error {
@@ -196,8 +201,8 @@ type RunRow struct {
 }
 
 // WriteRuns writes stored runs, newest first: JSON (a list) or a table.
-func WriteRuns(w io.Writer, f Format, rows []RunRow) error {
-	return write(w, f, indentedJSON(w, rows), func() error {
+func WriteRuns(w io.Writer, f report.Format, rows []RunRow) error {
+	return report.WriteValue(w, f, rows, func() error {
 		if len(rows) == 0 {
 			_, err := fmt.Fprintln(w, "no stored run matches")
 			return err
@@ -209,7 +214,7 @@ func WriteRuns(w io.Writer, f Format, rows []RunRow) error {
 			if r.Score != nil {
 				score = fmt.Sprintf("%.1f", *r.Score)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.RunID), clean(r.Target), r.Date, clean(r.Outcome), orDash(clean(r.RubricVersion)), score, clean(r.ToolVersion))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", report.Clean(r.RunID), report.Clean(r.Target), r.Date, report.Clean(r.Outcome), report.OrDash(report.Clean(r.RubricVersion)), score, report.Clean(r.ToolVersion))
 		}
 		return tw.Flush()
 	})
