@@ -38,7 +38,10 @@ require deps.dev/util/semver v0.0.0-20260529052642-cf1e78d92744
 
 require github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 
-require golang.org/x/term v0.46.0
+require (
+	al.essio.dev/pkg/shellescape v1.6.1
+	golang.org/x/term v0.46.0
+)
 
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
@@ -129,7 +132,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/package-url/packageurl-go v0.1.6
-	github.com/pelletier/go-toml/v2 v2.2.3 // indirect
+	github.com/pelletier/go-toml/v2 v2.2.3
 	github.com/pierrec/lz4/v4 v4.1.27 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pkg/xattr v0.4.12 // indirect
@@ -190,7 +193,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/ini.v1 v1.67.2 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	gopkg.in/yaml.v3 v3.0.1
 	gotest.tools/v3 v3.5.2 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"al.essio.dev/pkg/shellescape"
+
 	units "github.com/docker/go-units"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -294,25 +296,13 @@ func argvLine(p ProcessEvent) string {
 	}
 	parts := make([]string, len(p.Argv))
 	for i, a := range p.Argv {
-		parts[i] = clean(shellQuote(a))
+		parts[i] = clean(shellescape.Quote(a))
 	}
 	line := strings.Join(parts, " ")
 	if p.Exe != "" && !strings.HasSuffix(p.Exe, "/"+p.Argv[0]) && p.Exe != p.Argv[0] {
 		line += "  [exe " + clean(p.Exe) + "]"
 	}
 	return line
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }
 
 // clock shows the time of day of an event, to the millisecond, so that

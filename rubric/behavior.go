@@ -2,13 +2,15 @@ package rubric
 
 import (
 	"fmt"
-	units "github.com/docker/go-units"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"al.essio.dev/pkg/shellescape"
+	units "github.com/docker/go-units"
 
 	"github.com/verifymcp/verifymcp/evidence"
 )
@@ -797,19 +799,7 @@ func commandLine(e evidence.ProcessEvent) string {
 	}
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		parts[i] = shellQuote(a)
+		parts[i] = shellescape.Quote(a)
 	}
 	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }
