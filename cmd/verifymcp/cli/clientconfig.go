@@ -155,16 +155,11 @@ func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configSc
 		}
 		locations = clientconfig.KnownLocations(home, cwd, goos)
 	}
-	files, err := readConfigFiles(paths, locations, f.client)
+	read, err := readConfigFiles(paths, locations, f.client)
 	if err != nil {
 		return err
 	}
-	var findings []clientconfig.Finding
-	var targets []clientconfig.Target
-	for i := range files {
-		findings = append(findings, clientconfig.Findings(&files[i])...)
-		targets = append(targets, clientconfig.Targets(&files[i])...)
-	}
+	files, findings, targets := read.Files, read.Findings, read.Targets
 	var scans []report.ConfigScan
 	var tripped []string
 	var stopped error
@@ -197,7 +192,7 @@ func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configSc
 // with none named, the known locations that exist. A file named twice (by
 // two paths, or by a link) is read once, as its first name says: its
 // findings are not doubled.
-func readConfigFiles(paths []string, locations []clientconfig.Location, client string) ([]clientconfig.File, error) {
+func readConfigFiles(paths []string, locations []clientconfig.Location, client string) (clientconfig.Disclosed, error) {
 	type one struct{ path, client string }
 	var todo []one
 	for _, p := range paths {
@@ -208,12 +203,12 @@ func readConfigFiles(paths []string, locations []clientconfig.Location, client s
 			todo = append(todo, one{l.Path, l.Client})
 		}
 	}
-	files := make([]clientconfig.File, 0, len(todo))
+	var d clientconfig.Disclosed
 	var read []os.FileInfo
 	for _, t := range todo {
 		st, err := os.Stat(t.path)
 		if err != nil {
-			return nil, usagef("read %s: %v", t.path, errors.Unwrap(err))
+			return d, usagef("read %s: %v", t.path, errors.Unwrap(err))
 		}
 		if slices.ContainsFunc(read, func(r os.FileInfo) bool { return os.SameFile(r, st) }) {
 			continue
@@ -221,19 +216,13 @@ func readConfigFiles(paths []string, locations []clientconfig.Location, client s
 		read = append(read, st)
 		data, err := os.ReadFile(t.path)
 		if err != nil {
-			return nil, usagef("read %s: %v", t.path, errors.Unwrap(err))
+			return d, usagef("read %s: %v", t.path, errors.Unwrap(err))
 		}
-		c := t.client
-		if c == "" {
-			c = clientconfig.DetectClient(t.path, data)
+		if err := d.Read(clientconfig.Source{Path: t.path, Data: data, Client: t.client}); err != nil {
+			return d, usageError{err}
 		}
-		f, err := clientconfig.ParseFile(t.path, data, c)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		files = append(files, *f)
 	}
-	return files, nil
+	return d, nil
 }
 
 // standInFailure says whether a sandbox outcome is a failure to start
