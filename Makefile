@@ -17,10 +17,17 @@ PKG ?= npm:@modelcontextprotocol/server-everything@2026.8.31
 ARGS ?=
 FORMAT ?= table
 
-.PHONY: build setup scan test unit lint cross helpers dist image bench clean
+.PHONY: build web setup scan test unit lint cross helpers dist image bench clean
 
-build:
+build: web
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/verifymcp ./cmd/verifymcp
+
+# The config scan's browser page (package web): index.html, its script and
+# stylesheet, Go's wasm_exec.js and the config scan compiled to
+# WebAssembly, in bin/web, which file://, any static host or
+# `bin/verifymcp config serve` serves.
+web:
+	go run ./web/buildweb -o bin/web -version $(VERSION)
 
 setup:
 	./scripts/setup.sh
@@ -82,15 +89,18 @@ helpers:
 
 dist: helpers
 	rm -rf dist && mkdir -p dist
+	go run ./web/buildweb -o dist/web -version $(VERSION)
 	@set -e; for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; name=verifymcp_$(DIST_VERSION)_$${os}_$${arch}; \
 		echo "dist/$$name.tar.gz"; mkdir -p dist/$$name/docs; \
 		GOOS=$$os GOARCH=$$arch go build $(RELEASE_FLAGS) -tags embedhelpers -o dist/$$name/verifymcp ./cmd/verifymcp; \
 		cp README.md dist/$$name/; cp docs/install.md dist/$$name/docs/; \
+		cp -R dist/web dist/$$name/web; \
 		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) \
 			-C dist -cf - $$name | gzip -9 -n > dist/$$name.tar.gz; \
 		rm -rf dist/$$name; \
 	done
+	rm -rf dist/web
 	cd dist && sha256sum *.tar.gz > verifymcp_$(DIST_VERSION)_checksums.txt
 	@ls -l dist
 

@@ -40,8 +40,12 @@ require github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 
 require (
 	al.essio.dev/pkg/shellescape v1.6.1
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.24.0
 	golang.org/x/term v0.46.0
 )
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect

@@ -67,3 +67,9 @@ func ScanCommand(t Target) string {
 	}
 	return strings.Join(quoted, " ")
 }
+
+// Clients lists the client ids a file can be read as (Source.Client, the
+// CLI's --client), in the order people are offered them.
+func Clients() []string {
+	return []string{ClientClaudeDesktop, ClientClaudeCode, ClientCursor, ClientVSCode, ClientWindsurf, ClientGemini, ClientZed, ClientCline, ClientGeneric}
+}

@@ -87,7 +87,7 @@ Examples:
   verifymcp cases run --form capture
   verifymcp cases run --from-store --format json -o cases.json
   verifymcp cases run --from-store --kind synthetic --publish site/benchmark`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.runCases(cmd.Context(), corpus, only, kind, fromStore, publish, f)
 		},

@@ -33,7 +33,7 @@ func newClientConfigCmd(g *globals) *cobra.Command {
 		Use:   "config",
 		Short: "Read MCP client config files: what they prove alone, and a sandboxed scan of every server in them",
 	}
-	cmd.AddCommand(newConfigScanCmd(g))
+	cmd.AddCommand(newConfigScanCmd(g), newConfigServeCmd(g))
 	return cmd
 }
 
