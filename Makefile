@@ -60,13 +60,16 @@ lint: cross
 
 # The release platforms. cross builds every package for each (and vets the
 # tests, all tags, for macOS, which CI has no machine of), without linking
-# or writing a binary: a Linux-only import in a host-side package fails here.
+# or writing a binary: a Linux-only import in a host-side package fails here,
+# as does an import that keeps the browser page's module from compiling.
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 cross:
 	@set -e; for p in $(PLATFORMS); do \
 		echo "go build ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} go build ./...; \
 	done
 	GOOS=darwin GOARCH=arm64 go vet -tags docker,postgres ./...
+	@echo "go vet for js/wasm: the browser page's module, and report and clientconfig under it"
+	GOOS=js GOARCH=wasm go vet ./web/wasm ./web/configscan
 
 # Release archives, one per platform, and their SHA-256 sums in dist/ (what
 # goreleaser makes from .goreleaser.yaml; see docs/install.md). The helper

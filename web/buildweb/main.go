@@ -21,5 +21,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "buildweb:", err)
 		os.Exit(1)
 	}
-	fmt.Println(*out)
+	fmt.Fprintln(os.Stderr, "buildweb: wrote", *out)
 }

@@ -92,6 +92,9 @@ the package the server runs (npm:NAME, pypi:NAME, NAME@VERSION,
 NAME==VERSION). An ignored finding is still reported, marked, and trips
 nothing. Run it daily to learn when a server you run changed.
 
+The same reading of a file, without --scan-servers, runs in a browser tab:
+'verifymcp config serve' serves the page, which uploads nothing.
+
 ` + exitCodesHelp,
 		Example: `  verifymcp config scan
   verifymcp config scan ~/.cursor/mcp.json .vscode/mcp.json --format json
