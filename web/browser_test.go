@@ -494,6 +494,36 @@ func TestPageMatchesCLI(t *testing.T) {
 			t.Errorf("the pasted config's JSON differs from the CLI's: %s", d)
 		}
 	})
+	// A file given again is read once; another file of the same name is
+	// added, told apart.
+	t.Run("again", func(t *testing.T) {
+		p := openPage(t, chrome, url)
+		defer p.checkQuiet()
+		var vscode, cursor configCase
+		for _, c := range good {
+			switch c.client {
+			case clientconfig.ClientVSCode:
+				vscode = c
+			case clientconfig.ClientCursor:
+				cursor = c
+			}
+		}
+		p.scan(vscode.client, vscode.path)
+		for i, step := range []struct {
+			c    configCase
+			want string
+		}{{vscode, "Read 1 file"}, {cursor, "Read 2 files"}} {
+			if err := chromedp.Do(p.ctx, chromedp.SetValue(chromedp.ID("client"), step.c.client), chromedp.SetUploadFiles(chromedp.ID("files"), []string{step.c.path})); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.waitShown(i + 1); !strings.HasPrefix(got.Status, step.want) {
+				t.Errorf("after giving %s: %q, want %q", step.c.name, got.Status, step.want)
+			}
+		}
+		if got := p.text("#file-list"); !strings.Contains(got, "mcp.json (2)") {
+			t.Errorf("files: %q", got)
+		}
+	})
 	// The page as a user sees it, in a wide window and a phone's.
 	t.Run("screenshots", func(t *testing.T) {
 		p := openPage(t, chrome, url)

@@ -81,13 +81,33 @@
     }
   }
 
+  function same(a, b) {
+    return a.length === b.length && a.every((x, i) => x === b[i]);
+  }
+
+  // add keeps a file for the next scan; the same name with the same bytes
+  // (a file dropped again) is kept once.
+  function add(name, bytes, client) {
+    if (!given.some((g) => g.name === name && g.client === client && same(g.bytes, bytes))) {
+      given.push({ name, bytes, client });
+    }
+  }
+
   async function addFiles(fileList) {
     const client = $("client").value;
+    const unread = [];
     for (const f of fileList) {
-      const bytes = new Uint8Array(await f.arrayBuffer());
-      given.push({ name: f.webkitRelativePath || f.name, bytes, client });
+      const name = f.webkitRelativePath || f.name;
+      try {
+        add(name, new Uint8Array(await f.arrayBuffer()), client);
+      } catch (err) {
+        unread.push(name + ": the browser could not read it (a folder?)");
+      }
     }
     scan();
+    if (unread.length) {
+      status(unread.join("; "), true);
+    }
   }
 
   function addPasted() {
@@ -97,7 +117,7 @@
       return;
     }
     const name = $("paste-name").value.trim() || "pasted.json";
-    given.push({ name, bytes: new TextEncoder().encode(text), client: $("client").value });
+    add(name, new TextEncoder().encode(text), $("client").value);
     scan();
   }
 
@@ -246,7 +266,11 @@
   }
 
   function wire() {
-    $("files").addEventListener("change", (e) => addFiles(e.target.files));
+    $("files").addEventListener("change", async (e) => {
+      await addFiles([...e.target.files]);
+      // So that picking the same file again (after editing it) reads it again.
+      e.target.value = "";
+    });
     const drop = $("drop");
     drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
     drop.addEventListener("dragleave", () => drop.classList.remove("over"));
