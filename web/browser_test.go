@@ -597,7 +597,7 @@ func (p *browserPage) screenshots(name string) {
 		if int64(width) > w {
 			t.Errorf("at %d px the page is %d px wide: it scrolls sideways", w, width)
 		}
-		// The whole page, and what the window shows first.
+		// The whole page, what the window shows first, and the servers.
 		full, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
@@ -606,7 +606,11 @@ func (p *browserPage) screenshots(name string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for suffix, png := range map[string][]byte{"": full, "-window": first} {
+		servers, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.ID("server-list")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for suffix, png := range map[string][]byte{"": full, "-window": first, "-servers": servers} {
 			out := filepath.Join(dir, name+"-"+itoa(int(w))+suffix+".png")
 			if err := os.WriteFile(out, png, 0o644); err != nil {
 				t.Fatal(err)
