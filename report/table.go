@@ -622,5 +622,15 @@ func isPlain(s string) bool {
 	return true
 }
 
+// FirstLine is the first line of s, trimmed, marked " …" when more
+// followed: a long error in a table cell or a one-line message.
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}
+
 // OrDash is orDash, for the outputs written outside this package.
 func OrDash(s string) string { return orDash(s) }

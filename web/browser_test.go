@@ -22,6 +22,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/clientconfig"
 	"github.com/verifymcp/verifymcp/cmd/verifymcp/cli"
+	"github.com/verifymcp/verifymcp/internal/testdiff"
 	"github.com/verifymcp/verifymcp/web"
 )
 
@@ -301,26 +302,10 @@ var dated = regexp.MustCompile(`"(date|run_date)": "[0-9T:Z-]+"`)
 
 func undated(b string) string { return dated.ReplaceAllString(b, `"$1": "DATE"`) }
 
-// diff is "" when page and cli are the same text, or their first
-// differing line, numbered.
+// diff is "" when page and cli are the same text, or how they differ,
+// line by line ("-" the CLI's, "+" the page's).
 func diff(page, cli string) string {
-	if page == cli {
-		return ""
-	}
-	a, b := strings.Split(page, "\n"), strings.Split(cli, "\n")
-	for i := range max(len(a), len(b)) {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return "line " + itoa(i+1) + ":\npage: " + x + "\n cli: " + y
-		}
-	}
-	return "they differ"
+	return testdiff.Lines(strings.Split(cli, "\n"), strings.Split(page, "\n"))
 }
 
 // configCase is one real-shaped config file of clientconfig's tests,

@@ -173,20 +173,11 @@ func writeQueueStatusTable(w io.Writer, s batch.QueueStatus) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "JOB\tSTATE\tTARGET\tATTEMPTS\tLAST ERROR")
 		for _, j := range s.Failed {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", j.ID, j.State, j.Target, j.Attempts, firstLine(j.LastError))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", j.ID, j.State, j.Target, j.Attempts, report.FirstLine(j.LastError))
 		}
 		return tw.Flush()
 	}
 	return nil
-}
-
-// firstLine is the first line of s, trimmed, marked when more followed.
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	return s
 }
 
 // RunRow is one stored run, as `verifymcp runs` lists it.

@@ -150,7 +150,7 @@ func writeRescoreTable(w io.Writer, out Rescore) error {
 	if len(sum.Failed) > 0 {
 		fmt.Fprintf(&b, "Failed: %d runs could not be rescored:\n", len(sum.Failed))
 		for _, f := range sum.Failed {
-			fmt.Fprintf(&b, "  %s: %s\n", f.RunID, firstLine(f.Error))
+			fmt.Fprintf(&b, "  %s: %s\n", f.RunID, report.FirstLine(f.Error))
 		}
 	}
 	st := sum.Stages
@@ -233,6 +233,6 @@ func writeRecollectTable(b *strings.Builder, r *pipeline.RecollectSummary) {
 		fmt.Fprintf(b, "  needs a new scan (batch): %s\n", strings.Join(parts, ", "))
 	}
 	for _, f := range r.Failed {
-		fmt.Fprintf(b, "  failed %s: %s\n", f.RunID, firstLine(f.Error))
+		fmt.Fprintf(b, "  failed %s: %s\n", f.RunID, report.FirstLine(f.Error))
 	}
 }

@@ -61,17 +61,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		// An error may quote a package's text (a tool name that tripped
 		// the gate): escaped as the report escapes it.
-		fmt.Fprintln(stderr, "verifymcp: "+report.Clean(oneLine(err.Error())))
+		fmt.Fprintln(stderr, "verifymcp: "+report.Clean(report.FirstLine(err.Error())))
 	}
 	return code
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	return s
 }
 
 func newRoot(g *globals) *cobra.Command {

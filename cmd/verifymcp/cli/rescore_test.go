@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/report/batchreport"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -36,7 +37,7 @@ func runRescore(t *testing.T, args ...string) (int, string, string) {
 	code := ExitOK
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		code = exitCode(err)
-		fmt.Fprintln(&errb, "verifymcp: "+oneLine(err.Error()))
+		fmt.Fprintln(&errb, "verifymcp: "+report.FirstLine(err.Error()))
 	}
 	return code, out.String(), errb.String()
 }

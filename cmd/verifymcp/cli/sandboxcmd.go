@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
@@ -237,7 +238,7 @@ func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *pipeline.Engi
 	}
 	v, err := supplychain.NewNPM(httpClient(ca, 60*time.Second), registry).Resolve(ctx, tg.Name, tg.Spec)
 	if err != nil {
-		fmt.Fprintf(w, "fetch check:  FAILED on this machine, before the sandbox: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(w, "fetch check:  FAILED on this machine, before the sandbox: %s\n", report.FirstLine(err.Error()))
 		return fmt.Errorf("fetch check: resolve %s on %s: %w", spec, registry, err)
 	}
 	opts := sandbox.Options{Registry: registry, InstallTimeout: 2 * time.Minute, Logger: g.log}
@@ -251,7 +252,7 @@ func (g *globals) doctorFetch(ctx context.Context, w io.Writer, e *pipeline.Engi
 	if err != nil {
 		var fe *pipeline.FetchError
 		if errors.As(err, &fe) {
-			fmt.Fprintf(w, "fetch check:  FAILED %s from %s through the sandbox (%s): %s\n", pkg, registry, trust, oneLine(fe.Err.Error()))
+			fmt.Fprintf(w, "fetch check:  FAILED %s from %s through the sandbox (%s): %s\n", pkg, registry, trust, report.FirstLine(fe.Err.Error()))
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
