@@ -1,0 +1,36 @@
+// Package layers is the import graph the module holds to: every package
+// of the module in one tier, and a package imports only packages of lower
+// tiers. Its test reads the real imports (go list) and fails on an import
+// that crosses a tier upward or sideways, on a package placed in no tier,
+// and when docs/layout.md does not draw the graph it read (go test
+// ./internal/layers -update redraws it).
+package layers
+
+// Tiers are the module's packages, lowest first, by import path below the
+// module. A path ending in "/..." stands for every package under it that
+// no longer entry names.
+var Tiers = []Tier{
+	{"leaves", "standard library and third parties only", []string{
+		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
+		"sandbox/canary", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
+		"internal/...", "web", "bench/internal/benchutil"}},
+	{"model", "what is read and stored, without scoring", []string{
+		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd"}},
+	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
+		"rubric", "supplychain", "store"}},
+	{"collectors that ask a registry, outputs", "the sandbox and the judge read registry metadata; report prints the model", []string{
+		"sandbox", "judge", "report", "rescore", "benchmark"}},
+	{"one scan", "a target end to end", []string{
+		"pipeline", "web/configscan", "benchmark/realcorpus"}},
+	{"many scans", "batches, the fleet, their outputs, the corpus tools", []string{
+		"pipeline/batch", "benchmark/realcorpus/findings", "benchmark/realcorpus/importscans", "web/buildweb", "web/wasm"}},
+	{"outputs of many scans", "", []string{"report/batchreport"}},
+	{"commands", "flags, wiring, exit codes", []string{"cmd/verifymcp/cli", "bench/..."}},
+	{"main", "", []string{"cmd/verifymcp"}},
+}
+
+// Tier is one layer of the graph.
+type Tier struct {
+	Name, What string
+	Packages   []string
+}
