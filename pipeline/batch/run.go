@@ -125,19 +125,12 @@ type Scans struct {
 	// takes it.
 	FirstID   string
 	usedFirst atomic.Bool
-	// Ahead, when set, hands out the later scans' run ids, each with an
-	// observer started ahead of it (see sandbox.Pool).
-	Ahead *sandbox.Pool
 }
 
-// RunID returns the next scan's run id: FirstID once, then ids from
-// Ahead, or new ones.
+// RunID returns the next scan's run id: FirstID once, then new ones.
 func (s *Scans) RunID() string {
 	if s.usedFirst.CompareAndSwap(false, true) {
 		return s.FirstID
-	}
-	if s.Ahead != nil {
-		return s.Ahead.Take()
 	}
 	return pipeline.NewRunID(time.Now())
 }
