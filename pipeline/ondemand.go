@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
@@ -19,16 +17,13 @@ import (
 type OnDemand struct {
 	Pipeline *Pipeline
 	Save     Saver
-	// Prepare prepares the sandbox, prewarmed for runID (see
-	// PrepareSandbox).
-	Prepare func(ctx context.Context, runID string) (io.Closer, func(), error)
+	// Prepare prepares the sandbox (see PrepareSandbox).
+	Prepare func(ctx context.Context) (Session, error)
 
-	firstID  string
+	session  Session
 	prepared bool
-	used     bool
 	prepErr  error
 	first    error
-	closers  []func()
 }
 
 // Run parses raw, resolves it, prepares the sandbox if it is the first
@@ -44,26 +39,13 @@ func (o *OnDemand) Run(ctx context.Context, raw string, opts Options) (*Ran, err
 	}
 	if !o.prepared {
 		o.prepared = true
-		o.firstID = NewRunID(time.Now())
-		engine, discard, err := o.Prepare(ctx, o.firstID)
-		if err != nil {
-			o.prepErr, o.first = err, err
-		} else {
-			o.closers = append(o.closers, func() { engine.Close() }, func() {
-				if !o.used {
-					discard()
-				}
-			})
-		}
+		o.session, o.prepErr = o.Prepare(ctx)
+		o.first = o.prepErr
 	}
 	if o.prepErr != nil {
 		return nil, o.prepErr
 	}
-	opts.RunID = o.firstID
-	if o.used {
-		opts.RunID = NewRunID(time.Now())
-	}
-	o.used = true
+	opts.RunID = o.session.NextRunID()
 	ran, err := o.Pipeline.Run(ctx, Job{Target: rt, Options: opts}, o.Save)
 	if err != nil {
 		var env *sandbox.EnvironmentError
@@ -79,12 +61,13 @@ func (o *OnDemand) Run(ctx context.Context, raw string, opts Options) (*Ran, err
 // (the engine, the image, the environment), or nil.
 func (o *OnDemand) Infra() error { return o.first }
 
-// Close closes the engine and removes what was prepared and not used.
+// Close closes the session: the engine, and what was prepared and not
+// used.
 func (o *OnDemand) Close() {
-	for i := len(o.closers) - 1; i >= 0; i-- {
-		o.closers[i]()
+	if o.session != nil {
+		o.session.Close()
+		o.session = nil
 	}
-	o.closers = nil
 }
 
 // RunLister is the part of the run store LatestRun reads (a *store.Store

@@ -3,8 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"io"
 	"testing"
+	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
@@ -22,9 +22,27 @@ func (fakeResolver) Resolve(_ context.Context, name, spec string) (*supplychain.
 }
 func (fakeResolver) Registry() string { return "http://127.0.0.1:1/" }
 
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
+// TestPreparedSession: the prewarmed run id goes to the first scan only;
+// closing a session whose prewarmed run no scan took removes it, and
+// closing one whose run was taken removes nothing.
+func TestPreparedSession(t *testing.T) {
+	closed, discarded := 0, 0
+	newSession := func() *Prepared {
+		return &Prepared{first: "run-prewarmed", closeEngine: func() error { closed++; return nil }, discard: func() { discarded++ }}
+	}
+	s := newSession()
+	if a, b := s.NextRunID(), s.NextRunID(); a != "run-prewarmed" || b == a || b == "" {
+		t.Errorf("run ids %q, %q", a, b)
+	}
+	s.Close()
+	if closed != 1 || discarded != 0 {
+		t.Errorf("taken: closed %d, discarded %d", closed, discarded)
+	}
+	newSession().Close()
+	if closed != 2 || discarded != 1 {
+		t.Errorf("not taken: closed %d, discarded %d", closed, discarded)
+	}
+}
 
 // TestOnDemand: nothing is prepared until a target resolved; the sandbox
 // is prepared once, the first scan takes the prewarmed run id, and an
@@ -48,9 +66,10 @@ func TestOnDemand(t *testing.T) {
 	var prepared []string
 	closed, discarded := 0, 0
 	od := &OnDemand{Pipeline: p, Save: StoreSaver{Store: &memStore{}},
-		Prepare: func(_ context.Context, runID string) (io.Closer, func(), error) {
-			prepared = append(prepared, runID)
-			return closerFunc(func() error { closed++; return nil }), func() { discarded++ }, nil
+		Prepare: func(context.Context) (Session, error) {
+			id := NewRunID(time.Now())
+			prepared = append(prepared, id)
+			return &Prepared{first: id, closeEngine: func() error { closed++; return nil }, discard: func() { discarded++ }}, nil
 		}}
 
 	if _, err := od.Run(ctx, "npm:not-there@1.0.0", Options{}); !errors.Is(err, supplychain.ErrPackageNotFound) {

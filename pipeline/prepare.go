@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -156,26 +157,48 @@ type Prepare struct {
 	// Image says how the sandbox image is built when it is missing.
 	Image ImageOptions
 	// RunID is prewarmed once the target resolved (the observer's start
-	// then overlaps the fetch step).
+	// then overlaps the fetch step); "" makes one. The first
+	// Prepared.NextRunID hands it to a scan.
 	RunID string
 	// Resolved reports the resolution of the (first) target; nil when it
 	// resolved already.
 	Resolved func() error
 }
 
-// Prepared is a prepared sandbox: Close closes the engine connection;
-// Discard removes what was prepared for the prewarmed run id, when no scan
-// took it.
-type Prepared struct {
-	engine  *Engine
-	discard func()
+// Session is a prepared sandbox as a command holds it: NextRunID hands
+// each scan its run id, the first the one prewarmed; Close removes what
+// was prepared for that run when no scan took it, and lets the engine go.
+// Every scanning command (scan, batch, worker, cases, config
+// --scan-servers) holds one, so none discards anything itself.
+type Session interface {
+	NextRunID() string
+	Close() error
 }
 
-// Close closes the connection to the engine.
-func (pr *Prepared) Close() error { return pr.engine.Client.Close() }
+// Prepared is the Session PrepareSandbox returns.
+type Prepared struct {
+	closeEngine func() error
+	discard     func()
+	first       string
+	taken       atomic.Bool
+}
 
-// Discard removes what was prepared for the prewarmed run id.
-func (pr *Prepared) Discard() { pr.discard() }
+// NextRunID returns the prewarmed run id once, then new ones.
+func (pr *Prepared) NextRunID() string {
+	if pr.taken.CompareAndSwap(false, true) {
+		return pr.first
+	}
+	return NewRunID(time.Now())
+}
+
+// Close removes the prewarmed run if no scan took it, and closes the
+// connection to the engine.
+func (pr *Prepared) Close() error {
+	if !pr.taken.Load() {
+		pr.discard()
+	}
+	return pr.closeEngine()
+}
 
 // PrepareSandbox connects to the engine, reaps leftovers, makes sure the
 // images are there and starts the observer, then sets p's Scanner,
@@ -233,9 +256,13 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 		}
 		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
 	}
-	sb.Prewarm(ctx, o.RunID)
+	runID := o.RunID
+	if runID == "" {
+		runID = NewRunID(time.Now())
+	}
+	sb.Prewarm(ctx, runID)
 	discard := func() {
-		if derr := sb.Discard(context.WithoutCancel(ctx), o.RunID); derr != nil {
+		if derr := sb.Discard(context.WithoutCancel(ctx), runID); derr != nil {
 			log.Warn("could not remove the prepared sandbox", "err", derr)
 		}
 	}
@@ -253,7 +280,7 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 	p.Sandbox = SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.Version, APIVersion: e.APIVersion, Limits: opts.Limits(), CABundle: o.CABundleSHA256}
 	p.Scanner = sb
 	ok = true
-	return &Prepared{engine: e, discard: discard}, nil
+	return &Prepared{closeEngine: e.Client.Close, discard: discard, first: runID}, nil
 }
 
 // selectHelper finds the helper binary for the engine (see

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -121,23 +120,18 @@ dispatch:
 type Scans struct {
 	Pipeline *pipeline.Pipeline
 	Save     pipeline.Saver
-	// FirstID is the run id the sandbox was prewarmed for; the first scan
-	// takes it.
-	FirstID   string
-	usedFirst atomic.Bool
+	// Session, when set, hands out the scans' run ids (the first the one
+	// the sandbox was prewarmed for); otherwise each scan gets a new one.
+	Session pipeline.Session
 }
 
-// RunID returns the next scan's run id: FirstID once, then new ones.
+// RunID returns the next scan's run id.
 func (s *Scans) RunID() string {
-	if s.usedFirst.CompareAndSwap(false, true) {
-		return s.FirstID
+	if s.Session != nil {
+		return s.Session.NextRunID()
 	}
 	return pipeline.NewRunID(time.Now())
 }
-
-// UsedFirst reports whether a scan took FirstID (if none did, what was
-// prepared for it is the caller's to discard).
-func (s *Scans) UsedFirst() bool { return s.usedFirst.Load() }
 
 // Scan scans one resolved item and saves it, and records what became of
 // it: completed, failed (a package failure in the sandbox, or an error),

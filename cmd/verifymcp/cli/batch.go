@@ -310,21 +310,17 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 
 	save := g.storeSaver(st, dataDir)
 	save.Detached = true
-	bs := &batch.Scans{Pipeline: p, Save: save, FirstID: pipeline.NewRunID(time.Now())}
+	bs := &batch.Scans{Pipeline: p, Save: save}
 	if len(todo) > 0 {
-		engine, discard, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, bs.FirstID, func() error { return nil })
+		session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, func() error { return nil })
 		if err != nil {
 			if interrupted.Load() {
 				return batch.Summary{}, nil, context.Canceled
 			}
 			return batch.Summary{}, nil, err
 		}
-		defer engine.Close()
-		defer func() {
-			if !bs.UsedFirst() {
-				discard()
-			}
-		}()
+		defer session.Close()
+		bs.Session = session
 		scanning.Store(true)
 		bs.ScanAll(hard, drain, stopNew, f.concurrency, todo, prog)
 	}

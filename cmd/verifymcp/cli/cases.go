@@ -301,8 +301,8 @@ func (g *globals) onDemand(ctx context.Context, f *scanFlags, st *store.Store, d
 		return nil, nil, err
 	}
 	od := &pipeline.OnDemand{Pipeline: p, Save: g.storeSaver(st, dataDir),
-		Prepare: func(ctx context.Context, runID string) (io.Closer, func(), error) {
-			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, runID, nil)
+		Prepare: func(ctx context.Context) (pipeline.Session, error) {
+			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, nil)
 		}}
 	return od, func() { od.Close(); closeScanner() }, nil
 }

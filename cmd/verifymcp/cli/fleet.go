@@ -218,17 +218,13 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer closeAll()
-	bs := &batch.Scans{Pipeline: p, FirstID: pipeline.NewRunID(time.Now())}
-	engine, discard, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, bs.FirstID, func() error { return nil })
+	bs := &batch.Scans{Pipeline: p}
+	session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, func() error { return nil })
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	defer func() {
-		if !bs.UsedFirst() {
-			discard()
-		}
-	}()
+	defer session.Close()
+	bs.Session = session
 
 	w := &batch.Worker{Scans: bs, Store: st, ToolVersion: Version, RubricVersion: rb.Version, Logger: g.log,
 		Saver: func(tx pgx.Tx) pipeline.Saver { return pipeline.StoreSaver{Store: txStore{st, tx}} }}

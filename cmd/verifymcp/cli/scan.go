@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	units "github.com/docker/go-units"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
+
+	units "github.com/docker/go-units"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -268,15 +268,13 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 	}
 	defer closeClients()
 
-	runID := pipeline.NewRunID(time.Now())
-	engine, discard, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, runID, func() error { _, err := resolved(); return err })
+	session, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, func() error { _, err := resolved(); return err })
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
+	defer session.Close()
 	rt, err := resolved()
 	if err != nil {
-		discard()
 		return err
 	}
 	args := f.args
@@ -290,7 +288,7 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 			env[n] = placeholder
 		}
 	}
-	ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: runID, Bin: f.bin, Args: args, Env: env}}, g.storeSaver(st, dataDir))
+	ran, err := p.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: session.NextRunID(), Bin: f.bin, Args: args, Env: env}}, g.storeSaver(st, dataDir))
 	if err != nil {
 		return err
 	}
@@ -306,7 +304,7 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 // pipeline.PrepareSandbox) with the sandbox flags, and returns what closes
 // the engine and what discards the sandbox prepared for runID when no scan
 // took it.
-func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *scanFlags, dataDir, registry string, ca *caBundle, mem int64, runID string, resolved func() error) (io.Closer, func(), error) {
+func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *scanFlags, dataDir, registry string, ca *caBundle, mem int64, resolved func() error) (pipeline.Session, error) {
 	o := pipeline.Prepare{
 		Sandbox: sandbox.Options{
 			Registry:       registry,
@@ -318,7 +316,6 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 			Behavior:     !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
 		},
 		Image:    g.imageOptions(registry, ca),
-		RunID:    runID,
 		Resolved: resolved,
 	}
 	if ca != nil {
@@ -326,9 +323,9 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 	}
 	pr, err := p.PrepareSandbox(ctx, o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return pr, pr.Discard, nil
+	return pr, nil
 }
 
 // pypiIndex is the Python package index the pipeline resolves pypi
