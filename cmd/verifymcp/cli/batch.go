@@ -6,10 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/verifymcp/verifymcp/report/batchreport"
@@ -245,51 +243,24 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 	}
 	g.log = slog.New(newProgressHandler(prog, level))
 
-	// The first interrupt cancels ctx (Run's signal context); here it only
-	// stops new targets from starting, unless nothing is in flight yet. A
-	// second interrupt cancels hard, which abandons the scans in flight.
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHard()
-	sigC := make(chan os.Signal, 4)
-	signal.Notify(sigC, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigC)
+	// The first interrupt only stops new targets from starting, unless
+	// nothing is in flight yet; a second abandons the scans in flight.
 	// drain closes when no new target may start: on an interrupt, or on an
 	// environment fault (every other target would meet it too).
 	drain := make(chan struct{})
 	stopNew := sync.OnceFunc(func() { close(drain) })
 	var scanning atomic.Bool
 	var interrupted atomic.Bool
-	first := sync.OnceFunc(func() {
+	hard, _, stopWatch := twoStage(ctx, func(abandon func()) {
 		interrupted.Store(true)
 		stopNew()
 		if !scanning.Load() {
-			cancelHard()
+			abandon()
 			return
 		}
 		prog.Note("interrupt: no new target starts; the scans in flight finish (interrupt again to abandon them)")
-	})
-	stopWatch := make(chan struct{})
-	defer close(stopWatch)
-	go func() {
-		n := 0
-		parentDone := ctx.Done()
-		for {
-			select {
-			case <-parentDone:
-				first()
-				parentDone = nil // seen; wait for signals only
-			case <-sigC:
-				n++
-				first()
-				if n == 2 {
-					prog.Note("second interrupt: abandoning the scans in flight and removing their containers")
-					cancelHard()
-				}
-			case <-stopWatch:
-				return
-			}
-		}
-	}()
+	}, func() { prog.Note("second interrupt: abandoning the scans in flight and removing their containers") })
+	defer stopWatch()
 
 	rb := rubric.Current()
 	st, dataDir, p, ca, closeAll, err := g.openScanning(hard, sf, rb)

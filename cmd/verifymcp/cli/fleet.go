@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/verifymcp/verifymcp/report/batchreport"
@@ -204,13 +201,12 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 
-	// The first signal cancels ctx (Run's signal context): stop fetching,
-	// let running jobs finish. A second cancels hard.
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHard()
-	sigC := make(chan os.Signal, 2)
-	signal.Notify(sigC, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigC)
+	// The first interrupt stops fetching jobs and lets running ones finish;
+	// a second abandons them.
+	hard, interruptC, stopWatch := twoStage(ctx, nil, func() {
+		g.log.Warn("second interrupt: abandoning running jobs; they are rolled back and rescued by another worker")
+	})
+	defer stopWatch()
 
 	rb := rubric.Current()
 	st, dataDir, p, ca, closeAll, err := g.openScanning(hard, sf, rb)
@@ -257,10 +253,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 wait:
 	for {
 		select {
-		case <-ctx.Done():
-			interrupted = true
-			break wait
-		case <-sigC:
+		case <-interruptC:
 			interrupted = true
 			break wait
 		case <-tick:
@@ -276,14 +269,6 @@ wait:
 	}
 	if interrupted {
 		g.log.Warn("stopping: no new job starts; running jobs finish (interrupt again to abandon them)")
-		go func() {
-			select {
-			case <-sigC:
-				g.log.Warn("second interrupt: abandoning running jobs; they are rolled back and rescued by another worker")
-				cancelHard()
-			case <-hard.Done():
-			}
-		}()
 	}
 	stopErr := client.Stop(hard)
 	g.log.Info("worker stopped", "jobs", w.Jobs(), "saved", w.Saved())
