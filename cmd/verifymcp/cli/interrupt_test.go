@@ -27,7 +27,7 @@ func TestTwoStage(t *testing.T) {
 	hard, firstC, stop := twoStage(ctx, func(func()) { firsts++ }, func() { seconds++ })
 	defer stop()
 
-	cancel() // Run's signal context ends on the first SIGINT ...
+	cancel()                                                          // Run's signal context ends on the first SIGINT ...
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil { // ... which the watch gets as well
 		t.Fatal(err)
 	}
