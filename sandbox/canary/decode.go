@@ -89,23 +89,7 @@ func decodeBase64(sc *scan, p *stream) *stream {
 			var pos []int32
 			if lineContinues(src, j, sg.b, j-i) > 0 {
 				// Wrapped: gather the lines.
-				chars, pos = sc.chars.get(), sc.pos.get()
-				ls := i
-				for {
-					for k := ls; k < j; k++ {
-						chars = append(chars, src[k])
-						pos = append(pos, int32(k))
-					}
-					next := lineContinues(src, j, sg.b, j-ls)
-					if next == 0 {
-						break
-					}
-					ls, j = next, next
-					for j < sg.b && b64val[src[j]] >= 0 {
-						j++
-					}
-				}
-				chars, pos = sc.chars.put(chars), sc.pos.put(pos)
+				chars, pos, j = gatherWrapped(sc, src, i, j, sg.b)
 			} else {
 				if j-i < minB64 {
 					i = j
@@ -115,45 +99,8 @@ func decodeBase64(sc *scan, p *stream) *stream {
 			}
 			// The standard library decodes whole groups fast; it wants one
 			// alphabet, so URL-alphabet characters are mapped first.
-			if bytes.ContainsAny(chars, "-_") {
-				std := sc.chars.get()
-				for _, c := range chars {
-					switch c {
-					case '-':
-						c = '+'
-					case '_':
-						c = '/'
-					}
-					std = append(std, c)
-				}
-				chars = sc.chars.put(std)
-			}
-			for shift := range 4 {
-				if len(chars)-shift < minB64 {
-					break
-				}
-				start := len(out)
-				whole := (len(chars) - shift) / 4 * 4
-				out = slices.Grow(out, whole/4*3+2)
-				n, err := base64.StdEncoding.Decode(out[start:start+whole/4*3], chars[shift:shift+whole])
-				if err != nil {
-					// Only a "=" inside the groups can fail; our runs hold none.
-					n = 0
-				}
-				out = out[:start+n]
-				var acc uint32
-				nb := 0
-				for _, c := range chars[shift+whole:] {
-					acc = acc<<6 | uint32(b64val[c])
-					nb += 6
-					if nb >= 8 {
-						nb -= 8
-						out = append(out, byte(acc>>nb))
-						acc &= 1<<nb - 1
-					}
-				}
-				segs = append(segs, segment{a: start, b: len(out), kind: segBase64, in: i, shift: shift, pos: pos})
-			}
+			chars = toStdAlphabet(sc, chars)
+			out, segs = decodeShifts(out, segs, chars, i, pos)
 			i = j
 		}
 	}
@@ -162,6 +109,87 @@ func decodeBase64(sc *scan, p *stream) *stream {
 		return nil
 	}
 	return &stream{buf: out, orig: out, segs: segs}
+}
+
+// gatherWrapped collects a base64 run that starts at i and continues over
+// line breaks: the characters of each of its lines up to end, with the
+// input position of each character. The first line ends at j; runEnd is
+// where the last one ends.
+func gatherWrapped(sc *scan, src []byte, i, j, end int) (chars []byte, pos []int32, runEnd int) {
+	chars, pos = sc.chars.get(), sc.pos.get()
+	ls := i
+	for {
+		for k := ls; k < j; k++ {
+			chars = append(chars, src[k])
+			pos = append(pos, int32(k))
+		}
+		next := lineContinues(src, j, end, j-ls)
+		if next == 0 {
+			break
+		}
+		ls, j = next, next
+		for j < end && b64val[src[j]] >= 0 {
+			j++
+		}
+	}
+	chars, pos = sc.chars.put(chars), sc.pos.put(pos)
+	return chars, pos, j
+}
+
+// toStdAlphabet maps the URL-alphabet characters of a base64 run ("-" and
+// "_") to the standard alphabet's ("+" and "/"). A run without any is
+// returned as it is.
+func toStdAlphabet(sc *scan, chars []byte) []byte {
+	if !bytes.ContainsAny(chars, "-_") {
+		return chars
+	}
+	std := sc.chars.get()
+	for _, c := range chars {
+		switch c {
+		case '-':
+			c = '+'
+		case '_':
+			c = '/'
+		}
+		std = append(std, c)
+	}
+	return sc.chars.put(std)
+}
+
+// decodeShifts decodes a base64 run (standard alphabet) at each of the
+// four character offsets it is long enough for: whole groups with the
+// standard library, the bits of the trailing partial group by hand. It
+// appends the bytes to out and one segment per offset to segs. in is
+// where the run starts in the input; pos holds the input position of each
+// character when the run was gathered across lines, else nil.
+func decodeShifts(out []byte, segs []segment, chars []byte, in int, pos []int32) ([]byte, []segment) {
+	for shift := range 4 {
+		if len(chars)-shift < minB64 {
+			break
+		}
+		start := len(out)
+		whole := (len(chars) - shift) / 4 * 4
+		out = slices.Grow(out, whole/4*3+2)
+		n, err := base64.StdEncoding.Decode(out[start:start+whole/4*3], chars[shift:shift+whole])
+		if err != nil {
+			// Only a "=" inside the groups can fail; our runs hold none.
+			n = 0
+		}
+		out = out[:start+n]
+		var acc uint32
+		nb := 0
+		for _, c := range chars[shift+whole:] {
+			acc = acc<<6 | uint32(b64val[c])
+			nb += 6
+			if nb >= 8 {
+				nb -= 8
+				out = append(out, byte(acc>>nb))
+				acc &= 1<<nb - 1
+			}
+		}
+		segs = append(segs, segment{a: start, b: len(out), kind: segBase64, in: in, shift: shift, pos: pos})
+	}
+	return out, segs
 }
 
 // lineContinues reports where a wrapped base64 run continues after the
