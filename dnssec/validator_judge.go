@@ -147,12 +147,7 @@ func (v *Validator) judgeType(ctx context.Context, anchor *zoneState, name strin
 			redirect = true
 		case failed:
 			if d.status == StatusBogus {
-				step := ZoneStep{Zone: cand, Status: StatusBogus, Error: d.err.Error()}
-				var be *bogusError
-				if errors.As(d.err, &be) {
-					step.BogusReason = be.reason
-				}
-				a.chain = append(a.chain, step)
+				a.chain = append(a.chain, bogusStep(cand, d.err))
 			}
 			a.fail(d.status, d.err)
 			return a, ttl
@@ -238,6 +233,25 @@ func (v *Validator) judgeType(ctx context.Context, anchor *zoneState, name strin
 		return a, ttl
 	}
 
+	return v.judgeDenial(msg, cur, a, name, qtype, ttl)
+}
+
+// bogusStep is the chain's step for a zone whose delegation is bogus, with
+// the reason when err carries one.
+func bogusStep(zone string, err error) ZoneStep {
+	step := ZoneStep{Zone: zone, Status: StatusBogus, Error: err.Error()}
+	var be *bogusError
+	if errors.As(err, &be) {
+		step.BogusReason = be.reason
+	}
+	return step
+}
+
+// judgeDenial judges a response of the signed zone cur that holds no RRset
+// for name: the NXDOMAIN proof when the response says the name does not
+// exist, else the proof that it has no qtype RRset (which, as a compact
+// denial, can show that it does not exist).
+func (v *Validator) judgeDenial(msg *dns.Msg, cur *zoneState, a *nameAnswer, name string, qtype uint16, ttl time.Duration) (*nameAnswer, time.Duration) {
 	p, pttl, err := v.proofs(msg, cur)
 	if err != nil {
 		a.fail(StatusBogus, err)
