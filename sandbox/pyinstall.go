@@ -210,16 +210,7 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 	}
 	inst.Packages = fr.Packages
 	if fr.Target != nil {
-		inst.Integrity.Lockfile = sriHex(fr.Target.SHA256)
-		inst.Integrity.Computed = sriHex(fr.Target.Computed)
-		if fr.Target.Local {
-			inst.Integrity.Lockfile = inst.Integrity.Computed
-		}
-		if want, ok := t.PyPIFiles[fr.Target.Filename]; ok && t.Tarball == nil {
-			inst.Integrity.Expected = sriHex(want)
-		}
-		inst.Integrity.Match = inst.Integrity.Expected != "" && inst.Integrity.Computed == inst.Integrity.Expected &&
-			inst.Integrity.Lockfile == inst.Integrity.Expected
+		setPyIntegrity(&inst.Integrity, fr.Target, t)
 	}
 	inst.ArchiveEscapes = maskEscapes(r, fr.ArchiveEscapes)
 	if !fr.OK {
@@ -275,18 +266,7 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		h.Line = r.mask.text(h.Line, "install")
 		inst.StartupHooks = append(inst.StartupHooks, h)
 	}
-	for i := range inst.Scripts {
-		if i >= len(br.Builds) {
-			break
-		}
-		sc, b := &inst.Scripts[i], br.Builds[i]
-		sc.Ran, sc.ExitCode, sc.Signal, sc.TimedOut, sc.LeftRunning, sc.DurationMS = b.Ran, b.exit(), b.Signal, b.TimedOut, b.LeftRunning, b.DurationMS
-		sc.OutputTail = tailString(r.mask.text(b.OutputTail, "install.scripts"), scriptTail)
-		if b.TimedOut {
-			inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
-			inst.Error = fmt.Sprintf("the build of %s was running when the build step exceeded the install timeout of %s", sc.Path, s.opts.InstallTimeout)
-		}
-	}
+	s.recordPyBuilds(r, inst, br.Builds)
 	if inst.Outcome != evidence.InstallOK {
 		return inst, nil, lock, "", nil
 	}
@@ -305,6 +285,40 @@ func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target
 		w.treeInstalled(ctx, inst)
 	}
 	return inst, &targetInfo{Name: fr.Target.Name, Version: fr.Target.Version, Bin: br.ConsoleScripts}, lock, work, nil
+}
+
+// setPyIntegrity fills in the integrity of the fetched target file: the
+// lockfile's hash (the computed one for a local file), the computed one,
+// the one the registry listed for its filename (for a registry target),
+// and whether all three agree.
+func setPyIntegrity(in *evidence.Integrity, f *pyFile, t Target) {
+	in.Lockfile = sriHex(f.SHA256)
+	in.Computed = sriHex(f.Computed)
+	if f.Local {
+		in.Lockfile = in.Computed
+	}
+	if want, ok := t.PyPIFiles[f.Filename]; ok && t.Tarball == nil {
+		in.Expected = sriHex(want)
+	}
+	in.Match = in.Expected != "" && in.Computed == in.Expected && in.Lockfile == in.Expected
+}
+
+// recordPyBuilds records the result of each sdist's build in the script
+// of inst it belongs to (in order), its output masked; a build that was
+// still running at the deadline makes the install time out.
+func (s *Sandbox) recordPyBuilds(r *run, inst *evidence.Install, builds []pyRun) {
+	for i := range inst.Scripts {
+		if i >= len(builds) {
+			break
+		}
+		sc, b := &inst.Scripts[i], builds[i]
+		sc.Ran, sc.ExitCode, sc.Signal, sc.TimedOut, sc.LeftRunning, sc.DurationMS = b.Ran, b.exit(), b.Signal, b.TimedOut, b.LeftRunning, b.DurationMS
+		sc.OutputTail = tailString(r.mask.text(b.OutputTail, "install.scripts"), scriptTail)
+		if b.TimedOut {
+			inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
+			inst.Error = fmt.Sprintf("the build of %s was running when the build step exceeded the install timeout of %s", sc.Path, s.opts.InstallTimeout)
+		}
+	}
 }
 
 // maskEscapes masks what a package wrote in its member names.

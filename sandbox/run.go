@@ -27,58 +27,10 @@ var errExited = errors.New("server exited")
 
 func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w *watch) (*evidence.Session, *contract.Contract, error) {
 	sess := &evidence.Session{NonJSONSample: []string{}}
-	cmd := append([]string{bin.Path}, t.Args...)
-	if bin.Name == "main" {
-		cmd = append([]string{"node", bin.Path}, t.Args...)
-	}
-	env := []string{"HOME=/tmp/home", "PATH=" + treeDir + "/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"}
-	if t.Ecosystem == "pypi" {
-		// The venv's scripts first, as an activated venv has them; the
-		// tree is read-only, so no bytecode is written.
-		env = []string{"HOME=/tmp/home", "PATH=" + treeDir + "/venv/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV=" + treeDir + "/venv", "PYTHONDONTWRITEBYTECODE=1"}
-	}
-	names := make([]string, 0, len(t.Env))
-	for k := range t.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		env = append(env, k+"="+t.Env[k])
-	}
-	hc := hardened()
-	hc.NetworkMode = "none"
-	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir, ReadOnly: true}}
-	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
-	mem := s.opts.Memory + s.opts.extraMemory(evidence.PhaseRun, w != nil)
-	hc.Resources = container.Resources{
-		Memory:     mem,
-		MemorySwap: mem,
-		NanoCPUs:   s.opts.NanoCPUs,
-		PidsLimit:  int64Ptr(s.opts.Pids),
-	}
-	if w != nil {
-		w.hostConfig(hc, evidence.PhaseRun)
-		env[0] = "HOME=" + homeDir
-		env = append(env, w.env(t.Env)...)
-		cmd = append([]string{"bash", "-c", runWrapper, "verifymcp-wait"}, cmd...)
-	}
-	created, err := r.cli.ContainerCreate(ctx, &container.Config{
-		Image:        s.opts.Image,
-		User:         sandboxUser,
-		Env:          env,
-		WorkingDir:   "/tmp",
-		Cmd:          cmd,
-		Labels:       r.labels(),
-		OpenStdin:    true,
-		StdinOnce:    true,
-		AttachStdin:  true,
-		AttachStdout: true,
-		AttachStderr: true,
-	}, hc, nil, nil, r.name("run"))
+	id, err := s.createRunContainer(ctx, r, tree, bin, t, w)
 	if err != nil {
-		return nil, nil, fmt.Errorf("create run container: %w", err)
+		return nil, nil, err
 	}
-	id := created.ID
 	defer func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
@@ -95,18 +47,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	defer att.Close()
 
-	stdoutR, stdoutW := io.Pipe()
-	stderr := &tailBuffer{max: 16 << 10}
-	go func() {
-		_, err := stdcopy.StdCopy(stdoutW, stderr, att.Reader)
-		stdoutW.CloseWithError(err)
-	}()
-	wr := newWire()
-	filter := newFrameFilter()
-	filter.oversize = wr.salvage
-	filter.answer = wr.early
-	filter.sample = func(s string) string { return r.mask.text(s, "session") }
-	go filter.run(stdoutR, s.opts.MaxStdout)
+	filter, wr, stderr := s.readStreams(r, att)
 
 	// The run context is cancelled, with errExited as its cause, when the
 	// container's main process exits: the server, or with behaviour
@@ -114,17 +55,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	// are gone (runWrapper). No wait outlives them.
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
-	waitCh, waitErrCh := r.cli.ContainerWait(ctx, id, container.WaitConditionNextExit)
-	exited := make(chan int64, 1)
-	go func() {
-		select {
-		case w := <-waitCh:
-			exited <- w.StatusCode
-			cancelRun(errExited)
-		case <-waitErrCh: //nolint:errcheck // the engine could not wait: the session's own errors say what happened
-		case <-runCtx.Done():
-		}
-	}()
+	exited := notifyExit(ctx, runCtx, r, id, cancelRun)
 
 	started := time.Now()
 	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
@@ -198,14 +129,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	// Decide whether the server died before we close its stdin (which makes
 	// a well-behaved stdio server exit). A failure that is not our deadline
 	// usually means the process is exiting: give its exit a moment to arrive.
-	exitedEarly := errors.Is(context.Cause(runCtx), errExited)
-	if hsErr != nil && !exitedEarly && !errors.Is(hsErr, context.DeadlineExceeded) {
-		select {
-		case <-runCtx.Done():
-		case <-time.After(2 * time.Second):
-		}
-		exitedEarly = errors.Is(context.Cause(runCtx), errExited)
-	}
+	exitedEarly := exitedDuringSession(runCtx, hsErr)
 	if w != nil {
 		w.shutdownAt = time.Now()
 		w.obs.control("mark shutdown")
@@ -223,21 +147,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	defer cancel()
 	exitCode := sess.Shutdown.ExitCode
 	if w != nil {
-		watched := time.Since(released)
-		filesStatus := "ok"
-		disk := w.diskEnd(inspCtx, evidence.PhaseRun)
-		files, dropped, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
-		if err != nil {
-			filesStatus = "error: " + err.Error()
-		}
-		w.addFiles(files)
-		if st := w.obs.status(inspCtx, r.cli); st != "ok" && tracerStatus == "ok" {
-			tracerStatus = st
-		}
-		w.runWin = [2]time.Time{released, time.Now()}
-		s.opts.Logger.Debug("home compared", "phase", evidence.PhaseRun, "changes", len(files))
-		w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus, Disk: disk}
-		addDropped(&w.runWatch, "file", dropped)
+		s.endRunWatch(inspCtx, r, id, w, released, idle, tracerStatus)
 	}
 	info, ierr := r.cli.ContainerInspect(inspCtx, id)
 	if ierr == nil && info.State != nil {
@@ -247,6 +157,140 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			exitCode = &v
 		}
 	}
+	s.recordStreams(sess, r, filter, wr, stderr)
+
+	if err := setOutcome(ctx, sess, hsErr, exitedEarly, exitCode); err != nil {
+		return nil, nil, err
+	}
+	return sess, c, nil
+}
+
+// readStreams starts reading the attached container's output: stdout
+// through the frame filter into the wire, with oversized frames salvaged
+// and non-JSON samples masked, and the tail of stderr kept.
+func (s *Sandbox) readStreams(r *run, att types.HijackedResponse) (*frameFilter, *wire, *tailBuffer) {
+	stdoutR, stdoutW := io.Pipe()
+	stderr := &tailBuffer{max: 16 << 10}
+	go func() {
+		_, err := stdcopy.StdCopy(stdoutW, stderr, att.Reader)
+		stdoutW.CloseWithError(err)
+	}()
+	wr := newWire()
+	filter := newFrameFilter()
+	filter.oversize = wr.salvage
+	filter.answer = wr.early
+	filter.sample = func(s string) string { return r.mask.text(s, "session") }
+	go filter.run(stdoutR, s.opts.MaxStdout)
+	return filter, wr, stderr
+}
+
+// notifyExit waits for the container's next exit in the background: its
+// status is sent on the returned channel and the run context is cancelled
+// with errExited as its cause. The wait ends early when runCtx does or the
+// engine cannot wait.
+func notifyExit(ctx, runCtx context.Context, r *run, id string, cancelRun context.CancelCauseFunc) <-chan int64 {
+	waitCh, waitErrCh := r.cli.ContainerWait(ctx, id, container.WaitConditionNextExit)
+	exited := make(chan int64, 1)
+	go func() {
+		select {
+		case w := <-waitCh:
+			exited <- w.StatusCode
+			cancelRun(errExited)
+		case <-waitErrCh: //nolint:errcheck // the engine could not wait: the session's own errors say what happened
+		case <-runCtx.Done():
+		}
+	}()
+	return exited
+}
+
+// exitedDuringSession reports whether the server exited during the
+// session, before its stdin is closed. When the session failed other than
+// by our deadline, the exit is given two seconds to arrive.
+func exitedDuringSession(runCtx context.Context, hsErr error) bool {
+	exitedEarly := errors.Is(context.Cause(runCtx), errExited)
+	if hsErr != nil && !exitedEarly && !errors.Is(hsErr, context.DeadlineExceeded) {
+		select {
+		case <-runCtx.Done():
+		case <-time.After(2 * time.Second):
+		}
+		exitedEarly = errors.Is(context.Cause(runCtx), errExited)
+	}
+	return exitedEarly
+}
+
+// createRunContainer creates the container of the run phase: the server's
+// command (behind the wrapper of behaviour capture when w watches), its
+// environment, the hardened host configuration with the tree mounted
+// read-only and no network. It returns the container's ID.
+func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w *watch) (string, error) {
+	cmd := append([]string{bin.Path}, t.Args...)
+	if bin.Name == "main" {
+		cmd = append([]string{"node", bin.Path}, t.Args...)
+	}
+	env := runEnv(t)
+	hc := hardened()
+	hc.NetworkMode = "none"
+	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir, ReadOnly: true}}
+	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
+	mem := s.opts.Memory + s.opts.extraMemory(evidence.PhaseRun, w != nil)
+	hc.Resources = container.Resources{
+		Memory:     mem,
+		MemorySwap: mem,
+		NanoCPUs:   s.opts.NanoCPUs,
+		PidsLimit:  int64Ptr(s.opts.Pids),
+	}
+	if w != nil {
+		w.hostConfig(hc, evidence.PhaseRun)
+		env[0] = "HOME=" + homeDir
+		env = append(env, w.env(t.Env)...)
+		cmd = append([]string{"bash", "-c", runWrapper, "verifymcp-wait"}, cmd...)
+	}
+	created, err := r.cli.ContainerCreate(ctx, &container.Config{
+		Image:        s.opts.Image,
+		User:         sandboxUser,
+		Env:          env,
+		WorkingDir:   "/tmp",
+		Cmd:          cmd,
+		Labels:       r.labels(),
+		OpenStdin:    true,
+		StdinOnce:    true,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+	}, hc, nil, nil, r.name("run"))
+	if err != nil {
+		return "", fmt.Errorf("create run container: %w", err)
+	}
+	return created.ID, nil
+}
+
+// endRunWatch closes the behaviour watch of the run phase once the server
+// is shut down: the disk use, the changes to the home directory, the
+// tracer's status, and the watch record with the times released (the
+// server was let go) and idle (the idle watch lasted).
+func (s *Sandbox) endRunWatch(inspCtx context.Context, r *run, id string, w *watch, released time.Time, idle time.Duration, tracerStatus string) {
+	watched := time.Since(released)
+	filesStatus := "ok"
+	disk := w.diskEnd(inspCtx, evidence.PhaseRun)
+	files, dropped, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
+	if err != nil {
+		filesStatus = "error: " + err.Error()
+	}
+	w.addFiles(files)
+	if st := w.obs.status(inspCtx, r.cli); st != "ok" && tracerStatus == "ok" {
+		tracerStatus = st
+	}
+	w.runWin = [2]time.Time{released, time.Now()}
+	s.opts.Logger.Debug("home compared", "phase", evidence.PhaseRun, "changes", len(files))
+	w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus, Disk: disk}
+	addDropped(&w.runWatch, "file", dropped)
+}
+
+// recordStreams records in sess what the server's streams carried besides
+// the session's answers: the non-JSON lines of stdout and a sample of
+// them, the truncation of stdout, the tail of stderr (masked), the late
+// and unmatched answers and the notifications.
+func (s *Sandbox) recordStreams(sess *evidence.Session, r *run, filter *frameFilter, wr *wire, stderr *tailBuffer) {
 	nonJSON, samples, truncated := filter.noise()
 	sess.NonJSONLines = nonJSON
 	sess.NonJSONSample = samples
@@ -260,18 +304,18 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	// Masked whole, then cut, so that the cut leaves no part of a secret.
 	sess.StderrTail = tailString(r.mask.text(stderr.String(), "session"), 4000)
 	late, unmatched := wr.lateAnswers()
-	for _, l := range late {
-		la := evidence.LateAnswer{Method: l.Method, AfterMS: l.After.Milliseconds()}
-		if l.Err != nil {
-			la.Error = clip(r.mask.text(l.Err.Error(), "session"), 300)
-		}
-		sess.LateAnswers = append(sess.LateAnswers, la)
-	}
+	addLateAnswers(sess, r.mask, late)
 	sess.UnmatchedAnswers = unmatched
 	if n := wr.notifications(); len(n) > 0 {
 		sess.Notifications = n
 	}
+}
 
+// setOutcome sets the outcome of the run phase's session, with its error
+// and exit code, from the handshake's (or listing's) error hsErr, whether
+// the server exited early and its exit code. It returns ctx's error when
+// the scan itself was cancelled.
+func setOutcome(ctx context.Context, sess *evidence.Session, hsErr error, exitedEarly bool, exitCode *int) error {
 	// A kill for memory at any point of the run phase (during the
 	// handshake or listing, after it, in the idle watch, at shutdown) is
 	// the oom outcome: a session that listed and was then killed does not
@@ -297,12 +341,45 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		sess.Outcome = evidence.OutcomeHandshakeTimeout
 		sess.Error = hsErr.Error()
 	case ctx.Err() != nil:
-		return nil, nil, ctx.Err()
+		return ctx.Err()
 	default:
 		sess.Outcome = evidence.OutcomeProtocolError
 		sess.Error = hsErr.Error()
 	}
-	return sess, c, nil
+	return nil
+}
+
+// runEnv is the environment of the server in the run phase: HOME, a PATH
+// with the tree's executables first (the venv's for a PyPI package), then
+// the target's variables in the order of their names.
+func runEnv(t Target) []string {
+	env := []string{"HOME=/tmp/home", "PATH=" + treeDir + "/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"}
+	if t.Ecosystem == "pypi" {
+		// The venv's scripts first, as an activated venv has them; the
+		// tree is read-only, so no bytecode is written.
+		env = []string{"HOME=/tmp/home", "PATH=" + treeDir + "/venv/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV=" + treeDir + "/venv", "PYTHONDONTWRITEBYTECODE=1"}
+	}
+	names := make([]string, 0, len(t.Env))
+	for k := range t.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env = append(env, k+"="+t.Env[k])
+	}
+	return env
+}
+
+// addLateAnswers records in sess the answers that arrived after their
+// request had been given up, each error masked and clipped.
+func addLateAnswers(sess *evidence.Session, mask *masker, late []lateAnswer) {
+	for _, l := range late {
+		la := evidence.LateAnswer{Method: l.Method, AfterMS: l.After.Milliseconds()}
+		if l.Err != nil {
+			la.Error = clip(mask.text(l.Err.Error(), "session"), 300)
+		}
+		sess.LateAnswers = append(sess.LateAnswers, la)
+	}
 }
 
 // shutdown stops the server as the MCP stdio transport describes, watching

@@ -392,35 +392,9 @@ dn DNAME secure.vmcp.
 	nosig := leaf("nosig.vmcp.", dns.ECDSAP256SHA256, false, nil, basic)
 	unsigned := newZone("unsigned.vmcp.")
 	unsigned.addText(soaNS + basic + "dn DNAME secure.vmcp.\n")
-	// The revoked zones' KSK is published with the REVOKE bit (RFC 5011
-	// section 2.1), which changes its key tag, and still signs the DNSKEY
-	// RRset, as a zone in the middle of a key roll does. preRevoke is the
-	// same key before the bit was set.
-	revokedLeaf := func(name string) (z *zone, preRevoke *key) {
-		z = newZone(name)
-		zoneKeys(z, dns.ECDSAP256SHA256, true)
-		preRevoke = z.ksk
-		delete(z.rrsets, rrKey{z.name, dns.TypeDNSKEY})
-		z.ksk = revoke(preRevoke)
-		z.add(dns.Copy(z.ksk.pub))
-		z.add(dns.Copy(z.zsk.pub))
-		z.addText(soaNS + basic)
-		return z, preRevoke
-	}
-	revoked, revokedWas := revokedLeaf("revoked.vmcp.")
-	revokedDS, _ := revokedLeaf("revokedds.vmcp.")
-	for name, text := range records {
-		found := false
-		for _, z := range []*zone{secure, rsa, ed, moved, tampered, expired, future, wrongkey, nosig, unsigned, revoked, revokedDS} {
-			if z.name == dns.CanonicalName(name) {
-				z.addText(text)
-				found = true
-			}
-		}
-		if !found {
-			panic(fmt.Sprintf("dnssectest: Records: no leaf zone %q", name))
-		}
-	}
+	revoked, revokedWas := revokedLeaf("revoked.vmcp.", basic)
+	revokedDS, _ := revokedLeaf("revokedds.vmcp.", basic)
+	addRecords(records, []*zone{secure, rsa, ed, moved, tampered, expired, future, wrongkey, nosig, unsigned, revoked, revokedDS})
 
 	for _, z := range []*zone{secure, rsa, ed, moved, tampered, wrongkey, nosig, unsigned, revoked, revokedDS} {
 		z.chain()
@@ -479,6 +453,40 @@ dn DNAME secure.vmcp.
 	h.anchorKeys = []*dns.DNSKEY{dns.Copy(root.ksk.pub).(*dns.DNSKEY)}
 	// Deepest first, so zoneFor finds the closest enclosing zone.
 	h.zones = append([]*zone{}, secure, rsa, ed, moved, tampered, expired, future, wrongkey, nosig, unsigned, revoked, revokedDS, tld, root)
+}
+
+// revokedLeaf creates a leaf zone holding data whose KSK is published with
+// the REVOKE bit (RFC 5011 section 2.1), which changes its key tag, and
+// still signs the DNSKEY RRset, as a zone in the middle of a key roll
+// does. preRevoke is the same key before the bit was set.
+func revokedLeaf(name, data string) (z *zone, preRevoke *key) {
+	z = newZone(name)
+	zoneKeys(z, dns.ECDSAP256SHA256, true)
+	preRevoke = z.ksk
+	delete(z.rrsets, rrKey{z.name, dns.TypeDNSKEY})
+	z.ksk = revoke(preRevoke)
+	z.add(dns.Copy(z.ksk.pub))
+	z.add(dns.Copy(z.zsk.pub))
+	z.addText(soaNS + data)
+	return z, preRevoke
+}
+
+// addRecords adds the extra records of Records (zone name to zone-file
+// text) to the leaf zones of that name. It panics on a name that is no
+// leaf zone.
+func addRecords(records map[string]string, leaves []*zone) {
+	for name, text := range records {
+		found := false
+		for _, z := range leaves {
+			if z.name == dns.CanonicalName(name) {
+				z.addText(text)
+				found = true
+			}
+		}
+		if !found {
+			panic(fmt.Sprintf("dnssectest: Records: no leaf zone %q", name))
+		}
+	}
 }
 
 // zoneFor is the zone that answers a question: the deepest zone holding

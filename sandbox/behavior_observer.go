@@ -1,0 +1,423 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/verifymcp/verifymcp/sandbox/sink"
+)
+
+// observerHandle is the running observer of a scan: the sink and the
+// tracer in one container, whose network and PID namespaces the watched
+// containers join (see Observe).
+type observerHandle struct {
+	id    string
+	att   types.HijackedResponse
+	mu    sync.Mutex
+	sink  []sinkEvent
+	execs []execEvent
+	// forks are the tracer's fork events, by child PID (at most
+	// maxForks): who started each process, for the processes whose parent
+	// never exec'ed in a watched window (see procTree).
+	forks  map[int][]forkRec
+	nforks int
+	// exits are the tracer's exit events, by PID (at most maxRawEvents).
+	exits map[int]exitEvent
+	ready chan int // the tracer's ready lines (threads attached)
+	use   chan map[string]placeUsage
+	dig   chan treeDigest
+	// phase is the phase the observer was last told of; dropped counts,
+	// by phase and kind, the events past maxRawEvents that were not kept.
+	// keepSink and keepExec keep such an event anyway when it holds a
+	// canary (at most maxKeptPast of them).
+	phase    string
+	dropped  drops
+	kept     int
+	keepSink func(sinkEvent) bool
+	keepExec func(execEvent) bool
+	done     chan struct{}
+	stderr   *tailBuffer
+	// waitReady starts the observer (once) and waits until it is ready.
+	waitReady func() error
+}
+
+func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]string) (*observerHandle, error) {
+	hc := &container.HostConfig{
+		Mounts:         heldMounts(held),
+		NetworkMode:    "none",
+		CapDrop:        []string{"ALL"},
+		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Resources:      container.Resources{Memory: 128 << 20, PidsLimit: int64Ptr(128)},
+		// No unprivileged ICMP in the shared namespace: the sink redirects
+		// TCP and UDP only, and a ping would otherwise vanish unrecorded.
+		Sysctls: map[string]string{"net.ipv4.ping_group_range": "1 0"},
+		// The watched containers share this container's resolv.conf. Left
+		// to the engine it names the host's nameserver, so an ordinary
+		// lookup would reach the sink as a packet to an address no DNS
+		// answer gave out, and read as literal-IP egress. Naming the sink
+		// makes a lookup what it is, and keeps literal IP meaning the
+		// package's own code chose an address.
+		// No search domains either: the host's would turn a package's
+		// lookup of "foo" into the operator's "foo.corp.example".
+		DNS:       []string{sink.IsolatedAddr.String()},
+		DNSSearch: []string{"."},
+	}
+	created, err := r.cli.ContainerCreate(ctx, &container.Config{
+		Image:        s.opts.HelperImage,
+		User:         "0:0",
+		Cmd:          []string{"sandbox", "observe"},
+		Labels:       r.labels(),
+		OpenStdin:    true,
+		StdinOnce:    true,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+	}, hc, nil, nil, r.name("observer"))
+	if err != nil {
+		return nil, fmt.Errorf("create observer: %w", err)
+	}
+	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), dig: make(chan treeDigest, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	o.att, err = r.cli.ContainerAttach(ctx, o.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, fmt.Errorf("attach observer: %w", err)
+	}
+	s.opts.Logger.Debug("observer created")
+	// Start it in the background: the watched containers can be created
+	// meanwhile (they join namespaces of a container that exists); they
+	// wait for waitReady before they start.
+	o.waitReady = sync.OnceValue(func() error { return s.runObserver(ctx, r, o) })
+	go func() { _ = o.waitReady() }()
+	return o, nil
+}
+
+// runObserver starts the created observer and waits until its sink and its
+// tracer are ready.
+func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) error {
+	if err := r.cli.ContainerStart(ctx, o.id, container.StartOptions{}); err != nil {
+		o.att.Close()
+		return fmt.Errorf("start observer: %w", err)
+	}
+	s.opts.Logger.Debug("observer started")
+	sinkReady := make(chan struct{})
+	go func() {
+		defer close(o.done)
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := stdcopy.StdCopy(pw, o.stderr, o.att.Reader)
+			pw.CloseWithError(err)
+		}()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		sinkUp := false
+		for sc.Scan() {
+			src, line, _ := bytes.Cut(sc.Bytes(), []byte(" "))
+			switch string(src) {
+			case "sink":
+				var ev sinkEvent
+				if json.Unmarshal(line, &ev) != nil {
+					continue
+				}
+				if ev.Type == "ready" && !sinkUp {
+					sinkUp = true
+					close(sinkReady)
+					continue
+				}
+				o.addSink(ev)
+			case "usage":
+				var u map[string]placeUsage
+				if json.Unmarshal(line, &u) == nil {
+					select {
+					case o.use <- u:
+					default:
+					}
+				}
+			case "digest":
+				var d treeDigest
+				if json.Unmarshal(line, &d) == nil {
+					select {
+					case o.dig <- d:
+					default:
+					}
+				}
+			case "trace":
+				var ev struct {
+					execEvent
+					Attached int `json:"attached"`
+					Code     int `json:"code"`
+				}
+				if json.Unmarshal(line, &ev) != nil {
+					continue
+				}
+				switch ev.Type {
+				case "ready":
+					select {
+					case o.ready <- ev.Attached:
+					default:
+					}
+				case "exec":
+					o.addExec(ev.execEvent)
+				case "fork":
+					o.addFork(ev.PID, forkRec{Time: ev.Time, PPID: ev.PPID})
+				case "exit":
+					o.addExit(exitEvent{PID: ev.PID, Time: ev.Time, Code: ev.Code})
+				}
+			}
+		}
+	}()
+	timeout := time.After(20 * time.Second)
+	for _, wait := range []func() <-chan struct{}{
+		func() <-chan struct{} { return sinkReady },
+		func() <-chan struct{} {
+			c := make(chan struct{})
+			go func() {
+				select {
+				case <-o.ready:
+					close(c)
+				case <-o.done:
+				}
+			}()
+			return c
+		},
+	} {
+		select {
+		case <-wait():
+		case <-o.done:
+			return fmt.Errorf("observer exited before it was ready: %s", strings.TrimSpace(o.stderr.String()))
+		case <-timeout:
+			return errors.New("observer did not become ready within 20s")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.opts.Logger.Debug("observer ready")
+	return nil
+}
+
+// maxRawEvents bounds the sink and the tracer events held for one scan;
+// past it an event is counted, and kept only when it holds a canary (at
+// most maxKeptPast such), so that a flood costs bounded memory and work
+// and hides no exfiltration behind it.
+const (
+	maxRawEvents = 50_000
+	maxKeptPast  = 1_000
+)
+
+func (o *observerHandle) addSink(ev sinkEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.sink) < maxRawEvents || o.keepPast(o.keepSink != nil && o.keepSink(ev)) {
+		o.sink = append(o.sink, ev)
+		return
+	}
+	o.drop(ev.Phase, "network")
+}
+
+func (o *observerHandle) addExec(ev execEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.execs) < maxRawEvents || o.keepPast(o.keepExec != nil && o.keepExec(ev)) {
+		o.execs = append(o.execs, ev)
+		return
+	}
+	o.drop(o.phase, "process")
+}
+
+// maxForks bounds the fork events held for one scan.
+const maxForks = 200_000
+
+// addFork records that ppid started pid.
+func (o *observerHandle) addFork(pid int, f forkRec) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.forks == nil {
+		o.forks = map[int][]forkRec{}
+	}
+	if o.nforks < maxForks {
+		o.forks[pid] = append(o.forks[pid], f)
+	}
+	o.nforks++
+}
+
+// tree returns what the tracer's fork events say of the process tree.
+func (o *observerHandle) tree(driver int) procTree {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return procTree{driver: driver, forks: o.forks, partial: o.nforks >= maxForks}
+}
+
+// exitEvent is the end of a traced process: its exit status, or 128 plus
+// the signal that killed it.
+type exitEvent struct {
+	PID  int
+	Time time.Time
+	Code int
+}
+
+func (o *observerHandle) addExit(ev exitEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.exits == nil {
+		o.exits = map[int]exitEvent{}
+	}
+	if _, seen := o.exits[ev.PID]; !seen && len(o.exits) < maxRawEvents {
+		o.exits[ev.PID] = ev
+	}
+}
+
+// exitOf returns the exit event of a traced process.
+func (o *observerHandle) exitOf(pid int) (exitEvent, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ev, ok := o.exits[pid]
+	return ev, ok
+}
+
+func (o *observerHandle) keepPast(hit bool) bool {
+	if hit && o.kept < maxKeptPast {
+		o.kept++
+		return true
+	}
+	return false
+}
+
+func (o *observerHandle) drop(phase, kind string) {
+	if phase == "" {
+		phase = o.phase
+	}
+	o.dropped.add(phase, kind, 1)
+}
+
+// droppedIn returns the counts of events of a phase the observer dropped.
+func (o *observerHandle) droppedIn(phase string) map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.dropped[phase])
+}
+
+// control sends one control line to the observer.
+func (o *observerHandle) control(line string) {
+	if p, ok := strings.CutPrefix(line, "phase "); ok {
+		o.mu.Lock()
+		o.phase = p
+		o.mu.Unlock()
+	}
+	_, _ = o.att.Conn.Write([]byte(line + "\n"))
+}
+
+// attach asks the tracer to attach to the processes of a container that
+// just joined, and returns how many threads it attached.
+func (o *observerHandle) attach(ctx context.Context) (int, error) {
+	o.control("attach")
+	select {
+	case n := <-o.ready:
+		return n, nil
+	case <-o.done:
+		return 0, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(10 * time.Second):
+		return 0, errors.New("tracer did not attach within 10s")
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// usage asks the observer for the use of the bounded places it holds.
+func (o *observerHandle) usage(ctx context.Context) (map[string]placeUsage, error) {
+	select { // a stale answer, after an earlier timeout
+	case <-o.use:
+	default:
+	}
+	o.control("usage")
+	select {
+	case u := <-o.use:
+		return u, nil
+	case <-o.done:
+		return nil, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(5 * time.Second):
+		return nil, errors.New("observer did not report the use of the bounded places within 5s")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// digest asks the observer for the digest of the held tree's venv.
+func (o *observerHandle) digest(ctx context.Context) (treeDigest, error) {
+	select { // a stale answer, after an earlier timeout
+	case <-o.dig:
+	default:
+	}
+	o.control("digest")
+	select {
+	case d := <-o.dig:
+		if d.Error != "" {
+			return d, errors.New(d.Error)
+		}
+		return d, nil
+	case <-o.done:
+		return treeDigest{}, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(2 * time.Minute):
+		return treeDigest{}, errors.New("observer did not digest the installed tree within 2m")
+	case <-ctx.Done():
+		return treeDigest{}, ctx.Err()
+	}
+}
+
+// status reports whether the observer still runs: "ok", or what happened.
+func (o *observerHandle) status(ctx context.Context, cli client.APIClient) string {
+	info, err := cli.ContainerInspect(ctx, o.id)
+	switch {
+	case err != nil:
+		return "error: " + err.Error()
+	case info.State == nil || !info.State.Running:
+		code := 0
+		if info.State != nil {
+			code = info.State.ExitCode
+		}
+		return fmt.Sprintf("died during the phase (exit %d): %s", code, strings.TrimSpace(o.stderr.String()))
+	}
+	return "ok"
+}
+
+// stop ends the observer (EOF on its control stream), waits for its last
+// events and returns them.
+func (o *observerHandle) stop(ctx context.Context, cli client.APIClient, log *slog.Logger) ([]sinkEvent, []execEvent) {
+	if err := o.waitReady(); err != nil {
+		return nil, nil
+	}
+	// The observer's own footprint, for the operator and the benchmark.
+	if st, err := cli.ContainerStatsOneShot(ctx, o.id); err == nil {
+		var v container.StatsResponse
+		if json.NewDecoder(st.Body).Decode(&v) == nil {
+			// rss excludes the page cache of the binary itself, which the
+			// cgroup is charged for when it first reads it.
+			log.Debug("observer memory", "rss_bytes", v.MemoryStats.Stats["total_rss"], "usage_bytes", v.MemoryStats.Usage, "peak_bytes", v.MemoryStats.MaxUsage)
+		}
+		st.Body.Close()
+	}
+	_ = o.att.CloseWrite()
+	select {
+	case <-o.done:
+	case <-time.After(5 * time.Second):
+		log.Warn("observer did not flush its events within 5s")
+	}
+	o.att.Close()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]sinkEvent(nil), o.sink...), append([]execEvent(nil), o.execs...)
+}
