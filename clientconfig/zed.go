@@ -34,35 +34,15 @@ func (r *reader) zedServer(m *hujson.ObjectMember, jp string) (*Server, error) {
 		case "command":
 			hasCommand = true
 			if _, isObj := val.Value.(*hujson.Object); isObj {
-				cobj, err := r.object(val, fp, "a string or an object {path, args, env}")
+				c, err := r.zedCommandObject(s, val, fp)
 				if err != nil {
 					return nil, err
 				}
-				for j := range cobj.Members {
-					cm := &cobj.Members[j]
-					ck := memberName(*cm)
-					cp := fp + "." + ck
-					switch ck {
-					case "path":
-						if s.Command, err = r.str(&cm.Value, cp); err != nil {
-							return nil, err
-						}
-					case "args":
-						if innerArgs, innerOffs, err = r.strs(&cm.Value, cp); err != nil {
-							return nil, err
-						}
-						hasInnerArgs = true
-					case "env":
-						if innerEnv, err = r.settings(&cm.Value, cp); err != nil {
-							return nil, err
-						}
-						hasInnerEnv = true
-					default:
-						r.unknown(cm.Name.StartOffset, cp, "a command field this reader does not know for Zed")
-					}
+				if c.hasArgs {
+					innerArgs, innerOffs, hasInnerArgs = c.args, c.offs, true
 				}
-				if strings.TrimSpace(s.Command) == "" {
-					return nil, r.errAt(val.StartOffset, "%s: the command object has no path", fp)
+				if c.hasEnv {
+					innerEnv, hasInnerEnv = c.env, true
 				}
 				continue
 			}
@@ -143,6 +123,54 @@ func (r *reader) zedServer(m *hujson.ObjectMember, jp string) (*Server, error) {
 	r.setArgs(s, argVals, argOffs, jp)
 	r.checkURL(s, jp)
 	return s, nil
+}
+
+// zedCommand is what a Zed context server's command object holds besides
+// its path: args and env, with whether each was given.
+type zedCommand struct {
+	args    []string
+	offs    []int // the offset of each of args
+	env     []Setting
+	hasArgs bool
+	hasEnv  bool
+}
+
+// zedCommandObject reads the command object {path, args, env} at val (whose
+// JSON path is fp) of a Zed context server: the path into s.Command, args
+// and env into the zedCommand it returns.
+func (r *reader) zedCommandObject(s *Server, val *hujson.Value, fp string) (zedCommand, error) {
+	var c zedCommand
+	cobj, err := r.object(val, fp, "a string or an object {path, args, env}")
+	if err != nil {
+		return c, err
+	}
+	for j := range cobj.Members {
+		cm := &cobj.Members[j]
+		ck := memberName(*cm)
+		cp := fp + "." + ck
+		switch ck {
+		case "path":
+			if s.Command, err = r.str(&cm.Value, cp); err != nil {
+				return c, err
+			}
+		case "args":
+			if c.args, c.offs, err = r.strs(&cm.Value, cp); err != nil {
+				return c, err
+			}
+			c.hasArgs = true
+		case "env":
+			if c.env, err = r.settings(&cm.Value, cp); err != nil {
+				return c, err
+			}
+			c.hasEnv = true
+		default:
+			r.unknown(cm.Name.StartOffset, cp, "a command field this reader does not know for Zed")
+		}
+	}
+	if strings.TrimSpace(s.Command) == "" {
+		return c, r.errAt(val.StartOffset, "%s: the command object has no path", fp)
+	}
+	return c, nil
 }
 
 // zedSettings collects the string leaves of a Zed server's settings.
