@@ -685,6 +685,26 @@ func (c Case) Validate() error {
 	if len(c.Scope) == 0 {
 		add("scope", "empty: a case asserts ground truth over at least one code prefix, such as pkg.session.")
 	}
+	c.validateScope(add)
+	c.validateExpected(add)
+	if c.Kind == KindSynthetic && strings.TrimSpace(c.Statement) == "" {
+		add("statement", "missing: a synthetic fixture states what would change the answer")
+	}
+	c.validateFindings(add)
+	for name := range c.Env {
+		if !envPattern.MatchString(name) {
+			add("env", "%q is not an environment variable name", name)
+		}
+	}
+	c.validateDisputes(add)
+	return errors.Join(errs...)
+}
+
+// addFunc records a problem with a case's field, as Validate's add does.
+type addFunc func(field, format string, args ...any)
+
+// validateScope checks c.Scope: code prefixes or codes, each once.
+func (c Case) validateScope(add addFunc) {
 	for i, s := range c.Scope {
 		switch {
 		case strings.HasSuffix(s, "."):
@@ -702,6 +722,11 @@ func (c Case) Validate() error {
 			add(fmt.Sprintf("scope[%d]", i), "%q is listed twice", s)
 		}
 	}
+}
+
+// validateExpected checks c.Expected: reason codes within the scope, each
+// once.
+func (c Case) validateExpected(add addFunc) {
 	for i, code := range c.Expected {
 		field := fmt.Sprintf("expected[%d]", i)
 		switch {
@@ -714,9 +739,11 @@ func (c Case) Validate() error {
 			add(field, "%s is listed twice; a code counts once per case", code)
 		}
 	}
-	if c.Kind == KindSynthetic && strings.TrimSpace(c.Statement) == "" {
-		add("statement", "missing: a synthetic fixture states what would change the answer")
-	}
+}
+
+// validateFindings checks c.Findings: expected codes, each with why it
+// holds, each once.
+func (c Case) validateFindings(add addFunc) {
 	for i, j := range c.Findings {
 		field := fmt.Sprintf("findings[%d]", i)
 		switch {
@@ -731,11 +758,10 @@ func (c Case) Validate() error {
 			add(field, "%s %s %q is listed twice", j.Code, j.Subject, j.Match)
 		}
 	}
-	for name := range c.Env {
-		if !envPattern.MatchString(name) {
-			add("env", "%q is not an environment variable name", name)
-		}
-	}
+}
+
+// validateDisputes checks c.Disputes: each open, or answered in full.
+func (c Case) validateDisputes(add addFunc) {
 	for i, d := range c.Disputes {
 		field := fmt.Sprintf("disputes[%d]", i)
 		if d.Code != "" && !codePattern.MatchString(d.Code) {
@@ -776,7 +802,6 @@ func (c Case) Validate() error {
 			add(field, "answered_on %q: want YYYY-MM-DD", d.AnsweredOn)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // notPeople are values that name a role, a team or a placeholder rather
