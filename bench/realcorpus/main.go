@@ -689,94 +689,15 @@ func cmdSelect(args []string) error {
 	reg := newRegistry(*cache)
 
 	// What each row asks of the registries, in order (rule 2).
-	type ask struct {
-		row   map[string]string
-		eco   string
-		names []string // candidates names, in the rule's order
-		seed  bool
-	}
-	var asks []ask
-	for _, r := range rows {
-		if eco, n, _, ok := namedRow(r); ok {
-			// The seed's packages, and amendment 2's, count as named.
-			asks = append(asks, ask{row: r, eco: eco, names: []string{n}, seed: true})
-			continue
-		}
-		g, ok := parseGitHubLink(r["link"])
-		if !ok {
-			return fmt.Errorf("population line %s: %q is not a GitHub repository link", r["ref"], r["link"])
-		}
-		ecos := strings.Fields(r["marks"])
-		if r["source"] == "servers" && len(ecos) == 0 {
-			// Amendment 1: both ecosystems are tried for an item of the
-			// servers README that carries no language mark.
-			ecos = []string{"npm", "pypi"}
-		}
-		for _, eco := range ecos {
-			var names []string
-			add := func(n string) {
-				for _, x := range names {
-					if x == n {
-						return
-					}
-				}
-				names = append(names, n)
-			}
-			if eco == "npm" {
-				add(strings.ToLower(g.Repo))
-				add("@" + strings.ToLower(g.Owner) + "/" + strings.ToLower(g.Repo))
-				if g.Dir != "" {
-					add(strings.ToLower(g.Dir))
-					add("@" + strings.ToLower(g.Owner) + "/" + strings.ToLower(g.Dir))
-				}
-			} else {
-				add(pep503(g.Repo))
-				if g.Dir != "" {
-					add(pep503(g.Dir))
-				}
-			}
-			asks = append(asks, ask{row: r, eco: eco, names: names})
-		}
+	asks, err := asksOf(rows)
+	if err != nil {
+		return err
 	}
 
 	// Fetch every document first (at most 3 requests in flight), then
 	// apply the rule in population order.
-	var wg sync.WaitGroup
-	work := make(chan [2]string)
-	var fetchErr error
-	var feMu sync.Mutex
-	for w := 0; w < 3; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				if _, err := reg.lookup(k[0], k[1]); err != nil {
-					feMu.Lock()
-					if fetchErr == nil {
-						fetchErr = err
-					}
-					feMu.Unlock()
-				}
-			}
-		}()
-	}
-	seen := map[string]bool{}
-	for _, a := range asks {
-		for _, n := range a.names {
-			valid := npmNameRE.MatchString(n)
-			if a.eco == "pypi" {
-				valid = pypiNameRE.MatchString(n)
-			}
-			if valid && !seen[a.eco+":"+n] {
-				seen[a.eco+":"+n] = true
-				work <- [2]string{a.eco, n}
-			}
-		}
-	}
-	close(work)
-	wg.Wait()
-	if fetchErr != nil {
-		return fetchErr
+	if err := prefetch(reg, asks); err != nil {
+		return err
 	}
 
 	cands := map[string]*candidate{}
@@ -791,43 +712,9 @@ func cmdSelect(args []string) error {
 		drop := func(reason string) {
 			drops = append(drops, dropped{Source: r["source"], Ref: r["ref"], Eco: a.eco, OwnerRepo: r["owner_repo"], Link: r["link"], Reason: reason})
 		}
-		var chosen, evidence string
-		var why []string
-		for _, n := range a.names {
-			valid := npmNameRE.MatchString(n)
-			if a.eco == "pypi" {
-				valid = pypiNameRE.MatchString(n)
-			}
-			if !valid {
-				why = append(why, n+": not a valid "+a.eco+" name")
-				continue
-			}
-			d, err := reg.lookup(a.eco, n)
-			if err != nil {
-				return err
-			}
-			if !d.Found {
-				why = append(why, n+": not on "+a.eco)
-				continue
-			}
-			if d.Version == "" {
-				why = append(why, n+": the registry marks no latest version")
-				continue
-			}
-			if a.seed {
-				chosen, evidence = n, r["source"]+" package"
-				break
-			}
-			owner, repo, _ := strings.Cut(r["owner_repo"], "/")
-			if ev, ok := d.naming(a.eco, owner, repo); ok {
-				chosen, evidence = n, ev
-				break
-			}
-			if named := d.githubNamed(a.eco); len(named) > 0 {
-				why = append(why, n+": names "+strings.Join(named, ", "))
-			} else {
-				why = append(why, n+": names no GitHub repository")
-			}
+		chosen, evidence, why, err := choose(reg, a)
+		if err != nil {
+			return err
 		}
 		if chosen == "" {
 			drop("no name counts (rule 2): " + strings.Join(why, "; "))
@@ -870,6 +757,135 @@ func cmdSelect(args []string) error {
 	}
 	fmt.Printf("population rows %d; candidates: npm %d, pypi %d; dropped %d\n", len(rows), n["npm"], n["pypi"], len(drops))
 	return nil
+}
+
+// ask is what one population row asks of one registry (rule 2).
+type ask struct {
+	row   map[string]string
+	eco   string
+	names []string // candidates names, in the rule's order
+	seed  bool
+}
+
+// asksOf returns what each population row asks of the registries, in
+// order (rule 2).
+func asksOf(rows []map[string]string) ([]ask, error) {
+	var asks []ask
+	for _, r := range rows {
+		if eco, n, _, ok := namedRow(r); ok {
+			// The seed's packages, and amendment 2's, count as named.
+			asks = append(asks, ask{row: r, eco: eco, names: []string{n}, seed: true})
+			continue
+		}
+		g, ok := parseGitHubLink(r["link"])
+		if !ok {
+			return nil, fmt.Errorf("population line %s: %q is not a GitHub repository link", r["ref"], r["link"])
+		}
+		ecos := strings.Fields(r["marks"])
+		if r["source"] == "servers" && len(ecos) == 0 {
+			// Amendment 1: both ecosystems are tried for an item of the
+			// servers README that carries no language mark.
+			ecos = []string{"npm", "pypi"}
+		}
+		for _, eco := range ecos {
+			var names []string
+			add := func(n string) {
+				for _, x := range names {
+					if x == n {
+						return
+					}
+				}
+				names = append(names, n)
+			}
+			if eco == "npm" {
+				add(strings.ToLower(g.Repo))
+				add("@" + strings.ToLower(g.Owner) + "/" + strings.ToLower(g.Repo))
+				if g.Dir != "" {
+					add(strings.ToLower(g.Dir))
+					add("@" + strings.ToLower(g.Owner) + "/" + strings.ToLower(g.Dir))
+				}
+			} else {
+				add(pep503(g.Repo))
+				if g.Dir != "" {
+					add(pep503(g.Dir))
+				}
+			}
+			asks = append(asks, ask{row: r, eco: eco, names: names})
+		}
+	}
+	return asks, nil
+}
+
+// prefetch fetches every registry document the asks name, at most 3
+// requests in flight, and returns the first error.
+func prefetch(reg *registry, asks []ask) error {
+	var wg sync.WaitGroup
+	work := make(chan [2]string)
+	var fetchErr error
+	var feMu sync.Mutex
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				if _, err := reg.lookup(k[0], k[1]); err != nil {
+					feMu.Lock()
+					if fetchErr == nil {
+						fetchErr = err
+					}
+					feMu.Unlock()
+				}
+			}
+		}()
+	}
+	seen := map[string]bool{}
+	for _, a := range asks {
+		for _, n := range a.names {
+			if validName(a.eco, n) && !seen[a.eco+":"+n] {
+				seen[a.eco+":"+n] = true
+				work <- [2]string{a.eco, n}
+			}
+		}
+	}
+	close(work)
+	wg.Wait()
+	return fetchErr
+}
+
+// choose applies rule 2 to a: the first of its names that counts, with the
+// evidence that it does; why says of each name before it why it does not.
+func choose(reg *registry, a ask) (chosen, evidence string, why []string, err error) {
+	for _, n := range a.names {
+		if !validName(a.eco, n) {
+			why = append(why, n+": not a valid "+a.eco+" name")
+			continue
+		}
+		d, err := reg.lookup(a.eco, n)
+		if err != nil {
+			return "", "", nil, err
+		}
+		if !d.Found {
+			why = append(why, n+": not on "+a.eco)
+			continue
+		}
+		if d.Version == "" {
+			why = append(why, n+": the registry marks no latest version")
+			continue
+		}
+		if a.seed {
+			return n, a.row["source"] + " package", why, nil
+		}
+		owner, repo, _ := strings.Cut(a.row["owner_repo"], "/")
+		if ev, ok := d.naming(a.eco, owner, repo); ok {
+			return n, ev, why, nil
+		}
+		if named := d.githubNamed(a.eco); len(named) > 0 {
+			why = append(why, n+": names "+strings.Join(named, ", "))
+		} else {
+			why = append(why, n+": names no GitHub repository")
+		}
+	}
+	return "", "", why, nil
 }
 
 // assignIDs gives each candidate its recording id: bench/inspector's rule
