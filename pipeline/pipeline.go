@@ -283,6 +283,41 @@ func (p *Pipeline) ResolveLater(ctx context.Context, t Target) func() (*Resolved
 // Errors are returned only when there is nothing to report: bad input or an
 // engine that failed us; everything the package does is evidence.
 func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned, error) {
+	b := p.newBundle(rt, o)
+	// Registry metadata comes from the document the resolution fetched; the
+	// GitHub lookup needs nothing else, so it runs alongside the sandbox.
+	meta := p.registryMeta(ctx, rt, b)
+	lookups := p.startLookups(ctx, rt, meta)
+
+	st := p.sandboxTarget(rt, o, b)
+	early := p.earlyCollection(ctx, b)
+	defer early.cancel()
+	st.Hooks = early.hooks()
+
+	started := time.Now()
+	res, err := p.runSandbox(ctx, rt, b.Run.ID, st)
+	if err != nil {
+		return nil, err
+	}
+	recordSandbox(b, rt, res, started)
+	p.classify(b, res)
+	// The judge needs only the contract, the tree scans only the lockfile:
+	// both started as soon as the sandbox had them, unless it never said.
+	judgeC := early.judgeFor(b.Contract)
+	early.treeFor(res.Lockfile, b.Sandbox.Outcome).apply(b)
+	lookups.apply(b)
+	j := <-judgeC
+	b.Judge, b.Signals[evidence.SignalJudge] = j.r, j.sig
+	if err := p.drift(ctx, b); err != nil {
+		return nil, err
+	}
+	return seal(b, res.Lockfile)
+}
+
+// newBundle starts the evidence bundle of a scan of rt: the run, the
+// sandbox's configuration, the target as resolved and the registry
+// signal.
+func (p *Pipeline) newBundle(rt *Resolved, o Options) *evidence.Bundle {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
@@ -306,8 +341,13 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	if b.Run.ID == "" {
 		b.Run.ID = NewRunID(date)
 	}
-	// Registry metadata comes from the document the resolution fetched; the
-	// GitHub lookup needs nothing else, so it runs alongside the sandbox.
+	return b
+}
+
+// registryMeta reads the registry metadata of rt from the document its
+// resolution fetched, records its signal in b (and the metadata, when
+// there is some) and returns it; nil when there is none.
+func (p *Pipeline) registryMeta(ctx context.Context, rt *Resolved, b *evidence.Bundle) *evidence.RegistryMeta {
 	var meta *evidence.RegistryMeta
 	switch {
 	case rt.pypi != nil:
@@ -330,10 +370,57 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 			b.Supply = &evidence.Supply{Registry: meta}
 		}
 	}
+	return meta
+}
+
+// supplyLookups are the third-party lookups that run alongside the
+// sandbox; each call waits for its answer.
+type supplyLookups struct {
+	github  func() (*evidence.GitHubResult, evidence.Signal)
+	dnssec  func() (*evidence.DNSSECResult, evidence.Signal)
+	mcpName func() (*evidence.MCPNameCheck, evidence.Signal)
+}
+
+// startLookups starts the GitHub, DNSSEC and MCP-name lookups of rt,
+// which need only its registry metadata, meta.
+func (p *Pipeline) startLookups(ctx context.Context, rt *Resolved, meta *evidence.RegistryMeta) supplyLookups {
 	github := p.githubRepo(ctx, meta)
 	domains := p.dnssecDomains(ctx, rt, meta)
 	mcpName := p.mcpNameCheck(ctx, rt, meta)
+	return supplyLookups{github: github, dnssec: domains, mcpName: mcpName}
+}
 
+// apply waits for each lookup in turn and records its signal, and its
+// result when there is one, in b.
+func (l supplyLookups) apply(b *evidence.Bundle) {
+	gh, ghSig := l.github()
+	b.Signals[evidence.SignalGitHub] = ghSig
+	if gh != nil {
+		supplyOf(b).GitHub = gh
+	}
+	dv, dvSig := l.dnssec()
+	b.Signals[evidence.SignalDNSSEC] = dvSig
+	if dv != nil {
+		supplyOf(b).DNSSEC = dv
+	}
+	mn, mnSig := l.mcpName()
+	b.Signals[evidence.SignalMCPRegistry] = mnSig
+	if mn != nil {
+		supplyOf(b).MCPRegistry = mn
+	}
+}
+
+// supplyOf returns b's supply-chain evidence, made when b has none yet.
+func supplyOf(b *evidence.Bundle) *evidence.Supply {
+	if b.Supply == nil {
+		b.Supply = &evidence.Supply{}
+	}
+	return b.Supply
+}
+
+// sandboxTarget is what the sandbox installs and runs for rt with the
+// options o; it records the target's purl in b.
+func (p *Pipeline) sandboxTarget(rt *Resolved, o Options, b *evidence.Bundle) sandbox.Target {
 	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data}
 	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
 	if b.Target.Ecosystem == "pypi" {
@@ -341,12 +428,14 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		b.Target.Purl = supplychain.PyPIPurl(b.Target.Name, b.Target.Version)
 	}
 	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.Secrets
-	early := p.earlyCollection(ctx, b)
-	defer early.cancel()
-	st.Hooks = early.hooks()
+	return st
+}
 
-	sbStart := time.Now()
-	res, err := p.Scanner.Scan(ctx, b.Run.ID, st)
+// runSandbox installs, starts and lists st in the sandbox under the run id
+// runID. Its error is for a bad bin, a cancelled scan or an engine or
+// environment that failed: then there is no evidence about the package.
+func (p *Pipeline) runSandbox(ctx context.Context, rt *Resolved, runID string, st sandbox.Target) (*sandbox.Result, error) {
+	res, err := p.Scanner.Scan(ctx, runID, st)
 	if err != nil {
 		var env *sandbox.EnvironmentError
 		switch {
@@ -359,6 +448,14 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		}
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
+	return res, nil
+}
+
+// recordSandbox records in b what the sandbox reported for rt (res): the
+// outcome, the install, session, contract (with the contract checks'
+// findings) and masking, and the install signal; started is when the
+// sandbox was started.
+func recordSandbox(b *evidence.Bundle, rt *Resolved, res *sandbox.Result, started time.Time) {
 	b.Sandbox.Outcome = res.Outcome
 	if res.Image != nil {
 		// A PyPI target ran on another Python's image (sandbox/pyinterp.go).
@@ -377,11 +474,17 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	relistChecks(b)
 	b.Target.Bin = res.Bin
 	b.Masking = res.Masking
-	installMS := time.Since(sbStart).Milliseconds()
+	installMS := time.Since(started).Milliseconds()
 	if res.Install != nil {
 		installMS = res.Install.FetchMS + res.Install.ScriptsMS
 	}
 	b.Signals[evidence.SignalInstall] = evidence.Signal{State: evidence.StateObserved, DurationMS: installMS}
+}
+
+// classify records in b the state of the session, contract and behaviour
+// signals from what the sandbox reported (res), and the behaviour it
+// watched.
+func (p *Pipeline) classify(b *evidence.Bundle, res *sandbox.Result) {
 	switch {
 	case res.Session != nil:
 		b.Signals[evidence.SignalSession] = evidence.Signal{State: evidence.StateObserved, DurationMS: res.Session.HandshakeMS + res.Session.ListMS}
@@ -410,39 +513,11 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	default:
 		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
 	}
-	// The judge needs only the contract, the tree scans only the lockfile:
-	// both started as soon as the sandbox had them, unless it never said.
-	judgeC := early.judgeFor(b.Contract)
-	early.treeFor(res.Lockfile, b.Sandbox.Outcome).apply(b)
-	gh, ghSig := github()
-	b.Signals[evidence.SignalGitHub] = ghSig
-	if gh != nil {
-		if b.Supply == nil {
-			b.Supply = &evidence.Supply{}
-		}
-		b.Supply.GitHub = gh
-	}
-	dv, dvSig := domains()
-	b.Signals[evidence.SignalDNSSEC] = dvSig
-	if dv != nil {
-		if b.Supply == nil {
-			b.Supply = &evidence.Supply{}
-		}
-		b.Supply.DNSSEC = dv
-	}
-	mn, mnSig := mcpName()
-	b.Signals[evidence.SignalMCPRegistry] = mnSig
-	if mn != nil {
-		if b.Supply == nil {
-			b.Supply = &evidence.Supply{}
-		}
-		b.Supply.MCPRegistry = mn
-	}
-	j := <-judgeC
-	b.Judge, b.Signals[evidence.SignalJudge] = j.r, j.sig
-	if err := p.drift(ctx, b); err != nil {
-		return nil, err
-	}
+}
+
+// seal applies the limits to b, checks it and encodes it; the scan's
+// result is the bundle as stored, with lockfile, the package's lockfile.
+func seal(b *evidence.Bundle, lockfile []byte) (*Scanned, error) {
 	applyLimits(b)
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("assemble bundle: %w", err)
@@ -457,7 +532,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	if err != nil {
 		return nil, err
 	}
-	return &Scanned{Bundle: stored, BundleJSON: data, Lockfile: res.Lockfile}, nil
+	return &Scanned{Bundle: stored, BundleJSON: data, Lockfile: lockfile}, nil
 }
 
 // ecosystemOf names the ecosystem of a resolved target.
