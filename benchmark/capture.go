@@ -181,35 +181,8 @@ func ReadCapture(fsys fs.FS, t TargetRef) (*Capture, error) {
 	if len(present(w.Tools)) == 0 {
 		return nil, bad(nil, "no tools/list result: a capture records every page the server answered tools/list with ([] if it answered none)")
 	}
-	raws := map[string]json.RawMessage{"tools/list": w.Tools, "prompts/list": w.Prompts, "resources/list": w.Resources, "resources/templates/list": w.Templates}
-	for _, method := range contract.ListMethods {
-		raw, key := raws[method], contract.ListKey(method)
-		if len(present(raw)) == 0 {
-			continue
-		}
-		var pages []json.RawMessage
-		if err := json.Unmarshal(raw, &pages); err != nil {
-			return nil, bad(raw, "%s: want the list of result pages the server sent, each an object with %q: %v", method, key, err)
-		}
-		for i, page := range pages {
-			var p map[string]json.RawMessage
-			if err := json.Unmarshal(page, &p); err != nil || p == nil {
-				return nil, bad(page, "%s page %d: not a result object", method, i+1)
-			}
-			member, ok := p[key]
-			if !ok {
-				return nil, bad(page, "%s page %d: no %q member", method, i+1, key)
-			}
-			var items []json.RawMessage
-			if err := json.Unmarshal(member, &items); err != nil {
-				return nil, bad(member, "%s page %d: %s: %v", method, i+1, key, err)
-			}
-			for _, it := range items {
-				if err := contract.AddListItem(c, method, it); err != nil {
-					return nil, bad(it, "%s page %d: %v", method, i+1, err)
-				}
-			}
-		}
+	if err := addCaptureLists(c, &w, bad); err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for _, tool := range c.Tools {
@@ -246,6 +219,43 @@ func ReadCapture(fsys fs.FS, t TargetRef) (*Capture, error) {
 	}
 	cp.Integrity = captureIntegrity(files)
 	return cp, nil
+}
+
+// addCaptureLists adds to c the items of every list result page that w,
+// a capture's capture.json, records; bad reports a problem at the line of
+// the raw JSON it names.
+func addCaptureLists(c *contract.Contract, w *captureWire, bad func(raw []byte, format string, args ...any) error) error {
+	raws := map[string]json.RawMessage{"tools/list": w.Tools, "prompts/list": w.Prompts, "resources/list": w.Resources, "resources/templates/list": w.Templates}
+	for _, method := range contract.ListMethods {
+		raw, key := raws[method], contract.ListKey(method)
+		if len(present(raw)) == 0 {
+			continue
+		}
+		var pages []json.RawMessage
+		if err := json.Unmarshal(raw, &pages); err != nil {
+			return bad(raw, "%s: want the list of result pages the server sent, each an object with %q: %v", method, key, err)
+		}
+		for i, page := range pages {
+			var p map[string]json.RawMessage
+			if err := json.Unmarshal(page, &p); err != nil || p == nil {
+				return bad(page, "%s page %d: not a result object", method, i+1)
+			}
+			member, ok := p[key]
+			if !ok {
+				return bad(page, "%s page %d: no %q member", method, i+1, key)
+			}
+			var items []json.RawMessage
+			if err := json.Unmarshal(member, &items); err != nil {
+				return bad(member, "%s page %d: %s: %v", method, i+1, key, err)
+			}
+			for _, it := range items {
+				if err := contract.AddListItem(c, method, it); err != nil {
+					return bad(it, "%s page %d: %v", method, i+1, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // captureIntegrity is the SRI sha512 of a capture's files: capture.json's

@@ -285,80 +285,11 @@ func WriteTable(w io.Writer, rep Report) error {
 	if len(rep.Signals) == 0 {
 		p("  none recorded\n")
 	}
-	var rows [][]string
-	for _, s := range rep.Signals {
-		var parts []string
-		for _, st := range []evidence.State{evidence.StateObserved, evidence.StateUnavailable, evidence.StateError, evidence.StateNotAssessed} {
-			if n := s.States[st]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %d", st, n))
-			}
-		}
-		for _, st := range sortedKeys(stringStates(s.States)) {
-			if !evidence.State(st).Valid() {
-				parts = append(parts, fmt.Sprintf("%s %d", st, s.States[evidence.State(st)]))
-			}
-		}
-		party := ""
-		if s.ThirdParty {
-			party = "third party"
-		}
-		rows = append(rows, []string{"  " + s.Name, strings.Join(parts, ", "), party})
-	}
-	columns(ew, rows, 0)
+	writeSignalRows(ew, rep.Signals)
 	p("\n%s", legend)
 
 	for _, ks := range rep.Kinds {
-		p("\n%s: %s, %d compared\n", kindTitles[ks.Kind], plural(ks.Cases, "case"), ks.Compared)
-		if ks.Cases == 0 {
-			if ks.Kind == KindReviewed {
-				p("  none yet: reviewed cases are added by people (benchmark/README.md says how)\n")
-			} else {
-				p("  none\n")
-			}
-			continue
-		}
-		writeForms(ew, ks)
-		rows := [][]string{{"CASE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL", "PUBLISHABLE"}}
-		for _, r := range rep.Cases {
-			switch {
-			case r.Kind != ks.Kind:
-			case len(r.Refused) > 0:
-				rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (refused)"})
-			case r.Error != "":
-				rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (not compared)"})
-			case r.Withdrawn != "":
-				rows = append(rows, append([]string{r.ID + " (withdrawn)"}, append(countCells(r.Counts), "no (withdrawn)")...))
-			default:
-				rows = append(rows, append([]string{r.ID}, append(countCells(r.Counts), yesNo(r.Publishable))...))
-			}
-		}
-		columns(ew, rows, 4)
-		p("\n")
-		rows = [][]string{{"CODE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL"}}
-		for _, cs := range ks.Codes {
-			rows = append(rows, append([]string{cs.Code}, countCells(cs.Counts)...))
-		}
-		rows = append(rows, append([]string{"TOTAL"}, countCells(ks.Counts)...))
-		columns(ew, rows, 4)
-		if ks.FalseDiscoveryRate != nil {
-			p("false discovery rate, FP/(TP+FP): %.1f%% (%d of %s)\n", 100**ks.FalseDiscoveryRate, ks.Counts.FP, plural(ks.Counts.TP+ks.Counts.FP, "in-scope finding"))
-		} else {
-			p("false discovery rate, FP/(TP+FP): undefined (no in-scope finding)\n")
-		}
-		if len(ks.Failed) > 0 {
-			p("not compared: %s\n", strings.Join(ks.Failed, ", "))
-		}
-		if len(ks.Refused) > 0 {
-			p("refused when the corpus was read: %s\n", strings.Join(ks.Refused, ", "))
-		}
-		if len(ks.Withdrawn) > 0 {
-			p("withdrawn, counted in no total: %s\n", strings.Join(ks.Withdrawn, ", "))
-		}
-		if ks.Publishable {
-			p("publishable: yes\n")
-		} else {
-			p("publishable: no (%s not publishable: %s)\n", plural(len(ks.NotPublishable), "case"), strings.Join(ks.NotPublishable, ", "))
-		}
+		writeKind(ew, rep, ks)
 	}
 
 	flagged := false
@@ -417,6 +348,88 @@ func WriteTable(w io.Writer, rep Report) error {
 		list(ew, "out of scope", matches(r.OutOfScope))
 	}
 	return ew.err
+}
+
+// writeSignalRows writes one row per signal: its cases by state, and
+// whether a third party gives it.
+func writeSignalRows(ew *errWriter, signals []Signal) {
+	var rows [][]string
+	for _, s := range signals {
+		var parts []string
+		for _, st := range []evidence.State{evidence.StateObserved, evidence.StateUnavailable, evidence.StateError, evidence.StateNotAssessed} {
+			if n := s.States[st]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", st, n))
+			}
+		}
+		for _, st := range sortedKeys(stringStates(s.States)) {
+			if !evidence.State(st).Valid() {
+				parts = append(parts, fmt.Sprintf("%s %d", st, s.States[evidence.State(st)]))
+			}
+		}
+		party := ""
+		if s.ThirdParty {
+			party = "third party"
+		}
+		rows = append(rows, []string{"  " + s.Name, strings.Join(parts, ", "), party})
+	}
+	columns(ew, rows, 0)
+}
+
+// writeKind writes the section of rep for one kind of case, ks: its
+// cases' counts, its codes' counts and its totals.
+func writeKind(ew *errWriter, rep Report, ks KindSummary) {
+	p := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
+	p("\n%s: %s, %d compared\n", kindTitles[ks.Kind], plural(ks.Cases, "case"), ks.Compared)
+	if ks.Cases == 0 {
+		if ks.Kind == KindReviewed {
+			p("  none yet: reviewed cases are added by people (benchmark/README.md says how)\n")
+		} else {
+			p("  none\n")
+		}
+		return
+	}
+	writeForms(ew, ks)
+	rows := [][]string{{"CASE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL", "PUBLISHABLE"}}
+	for _, r := range rep.Cases {
+		switch {
+		case r.Kind != ks.Kind:
+		case len(r.Refused) > 0:
+			rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (refused)"})
+		case r.Error != "":
+			rows = append(rows, []string{r.ID, "-", "-", "-", "-", "no (not compared)"})
+		case r.Withdrawn != "":
+			rows = append(rows, append([]string{r.ID + " (withdrawn)"}, append(countCells(r.Counts), "no (withdrawn)")...))
+		default:
+			rows = append(rows, append([]string{r.ID}, append(countCells(r.Counts), yesNo(r.Publishable))...))
+		}
+	}
+	columns(ew, rows, 4)
+	p("\n")
+	rows = [][]string{{"CODE", "TP", "FP", "FN", "OF-WHICH-UNAVAIL"}}
+	for _, cs := range ks.Codes {
+		rows = append(rows, append([]string{cs.Code}, countCells(cs.Counts)...))
+	}
+	rows = append(rows, append([]string{"TOTAL"}, countCells(ks.Counts)...))
+	columns(ew, rows, 4)
+	if ks.FalseDiscoveryRate != nil {
+		p("false discovery rate, FP/(TP+FP): %.1f%% (%d of %s)\n", 100**ks.FalseDiscoveryRate, ks.Counts.FP, plural(ks.Counts.TP+ks.Counts.FP, "in-scope finding"))
+	} else {
+		p("false discovery rate, FP/(TP+FP): undefined (no in-scope finding)\n")
+	}
+	if len(ks.Failed) > 0 {
+		p("not compared: %s\n", strings.Join(ks.Failed, ", "))
+	}
+	if len(ks.Refused) > 0 {
+		p("refused when the corpus was read: %s\n", strings.Join(ks.Refused, ", "))
+	}
+	if len(ks.Withdrawn) > 0 {
+		p("withdrawn, counted in no total: %s\n", strings.Join(ks.Withdrawn, ", "))
+	}
+	if ks.Publishable {
+		p("publishable: yes\n")
+	} else {
+		p("publishable: no (%s not publishable: %s)\n", plural(len(ks.NotPublishable), "case"), strings.Join(ks.NotPublishable, ", "))
+	}
 }
 
 // oneLine folds text onto one line.

@@ -247,22 +247,10 @@ func (p *Pipeline) RecollectRuns(ctx context.Context, st RecollectStore, bundleD
 				mu.Unlock()
 				return
 			}
-			data, err := st.Bundle(ctx, it.RunID)
+			b, lockfile, err := storedForRecollect(ctx, st, it.RunID, can)
 			if err != nil {
 				fail(it.RunID, err)
 				return
-			}
-			b, err := evidence.Decode(data)
-			if err != nil {
-				fail(it.RunID, err)
-				return
-			}
-			var lockfile []byte
-			if (slices.Contains(can, evidence.SignalOSV) || slices.Contains(can, evidence.SignalSocket)) && b.Install != nil && b.Install.LockfileSHA256 != "" {
-				if lockfile, err = st.Artifact(ctx, b.Install.LockfileSHA256); err != nil {
-					fail(it.RunID, fmt.Errorf("the stored lockfile: %w", err))
-					return
-				}
 			}
 			ran, err := p.Run(ctx, Job{Options: Options{RunID: NewRunID(time.Now())}, Recollect: &RecollectJob{From: b, Signals: can, Lockfile: lockfile}}, save)
 			if err != nil {
@@ -314,6 +302,26 @@ func (p *Pipeline) RecollectRuns(ctx context.Context, st RecollectStore, bundleD
 		return sum, err
 	}
 	return sum, nil
+}
+
+// storedForRecollect reads the stored bundle of run id and, when one of
+// the signals to recollect (can) reads it, the run's stored lockfile.
+func storedForRecollect(ctx context.Context, st RecollectStore, id string, can []string) (*evidence.Bundle, []byte, error) {
+	data, err := st.Bundle(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := evidence.Decode(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var lockfile []byte
+	if (slices.Contains(can, evidence.SignalOSV) || slices.Contains(can, evidence.SignalSocket)) && b.Install != nil && b.Install.LockfileSHA256 != "" {
+		if lockfile, err = st.Artifact(ctx, b.Install.LockfileSHA256); err != nil {
+			return nil, nil, fmt.Errorf("the stored lockfile: %w", err)
+		}
+	}
+	return b, lockfile, nil
 }
 
 // ScoreDelta is after - before for scores rounded to one decimal, rounded

@@ -529,52 +529,8 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	rep.Supply = buildSupply(b, rep.Signals)
 	rep.Judge = buildJudge(b, rep.Signals)
 	rep.Drift = buildDrift(b)
-	if s := b.Session; s != nil {
-		rep.Session = &Session{
-			Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,
-			OOMKilled: s.OOMKilled, NonJSONLines: s.NonJSONLines, NonJSONSample: nonNil(s.NonJSONSample),
-			StderrTail: s.StderrTail, Truncated: s.Truncated, ListErrors: map[string]string{},
-			Truncations: []Truncation{}, LateAnswers: []LateAnswer{}, UnmatchedAnswers: s.UnmatchedAnswers, Notifications: map[string]int{},
-			UnreadMessages: s.UnreadMessages,
-		}
-		for m, e := range s.ListErrors {
-			rep.Session.ListErrors[m] = e
-		}
-		for _, t := range s.Truncations {
-			rep.Session.Truncations = append(rep.Session.Truncations, Truncation{List: t.List, Item: t.Item, Field: t.Field, Kept: t.Kept,
-				Offered: t.Offered, MorePages: t.MorePages, Bytes: t.Bytes, Reason: t.Reason})
-		}
-		for _, l := range s.LateAnswers {
-			rep.Session.LateAnswers = append(rep.Session.LateAnswers, LateAnswer{Method: l.Method, AfterMS: l.AfterMS, Error: l.Error})
-		}
-		for m, n := range s.Notifications {
-			rep.Session.Notifications[m] = n
-		}
-		if sd := s.Shutdown; sd != nil {
-			rep.Session.Shutdown = &Shutdown{Ended: sd.Ended, ExitCode: sd.ExitCode, StdinWaitMS: sd.StdinWaitMS,
-				TermWaitMS: sd.TermWaitMS, KillWaitMS: sd.KillWaitMS, GraceMS: sd.GraceMS}
-		}
-	}
-	if in := b.Install; in != nil {
-		rep.Install = &Install{
-			Outcome: in.Outcome, FailedStep: in.FailedStep, Error: in.Error,
-			Integrity: Integrity{Expected: in.Integrity.Expected, Lockfile: in.Integrity.Lockfile, Computed: in.Integrity.Computed, Match: in.Integrity.Match},
-			Scripts:   make([]Script, 0, len(in.Scripts)), Packages: in.Packages, LockfileSHA256: in.LockfileSHA256,
-		}
-		if p := in.Python; p != nil {
-			rep.Install.Python = &Python{Version: p.Version, RequiresPython: p.RequiresPython, Offered: p.Offered, Rule: p.Rule}
-		}
-		if tc := in.TreeCheck; tc != nil {
-			rep.Install.TreeCheck = &TreeCheck{Files: tc.Files, Digest: tc.Digest, Checked: tc.Checked, Match: tc.Match, Changed: tc.Changed}
-		}
-		for _, sc := range in.Scripts {
-			rep.Install.Scripts = append(rep.Install.Scripts, Script{
-				Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command,
-				Ran: sc.Ran, Optional: sc.Optional, ExitCode: sc.ExitCode, Signal: sc.Signal, TimedOut: sc.TimedOut, OOM: sc.OOM,
-				LeftRunning: sc.LeftRunning, OutputTail: sc.OutputTail, Network: scriptNetwork(sc.Network),
-			})
-		}
-	}
+	rep.Session = buildSession(b.Session)
+	rep.Install = buildInstall(b.Install)
 	rep.Behavior = buildBehavior(b.Behavior)
 	rep.Masking = make([]Masking, 0, len(b.Masking))
 	for _, m := range b.Masking {
@@ -608,6 +564,66 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	rep.Summary.Cap = res.Cap
 	summarize(&rep, b)
 	return rep
+}
+
+// buildSession is the report's session, from the bundle's; nil when the
+// bundle has none.
+func buildSession(s *evidence.Session) *Session {
+	if s == nil {
+		return nil
+	}
+	out := &Session{
+		Outcome: string(s.Outcome), HandshakePath: s.HandshakePath, Error: s.Error, ExitCode: s.ExitCode,
+		OOMKilled: s.OOMKilled, NonJSONLines: s.NonJSONLines, NonJSONSample: nonNil(s.NonJSONSample),
+		StderrTail: s.StderrTail, Truncated: s.Truncated, ListErrors: map[string]string{},
+		Truncations: []Truncation{}, LateAnswers: []LateAnswer{}, UnmatchedAnswers: s.UnmatchedAnswers, Notifications: map[string]int{},
+		UnreadMessages: s.UnreadMessages,
+	}
+	for m, e := range s.ListErrors {
+		out.ListErrors[m] = e
+	}
+	for _, t := range s.Truncations {
+		out.Truncations = append(out.Truncations, Truncation{List: t.List, Item: t.Item, Field: t.Field, Kept: t.Kept,
+			Offered: t.Offered, MorePages: t.MorePages, Bytes: t.Bytes, Reason: t.Reason})
+	}
+	for _, l := range s.LateAnswers {
+		out.LateAnswers = append(out.LateAnswers, LateAnswer{Method: l.Method, AfterMS: l.AfterMS, Error: l.Error})
+	}
+	for m, n := range s.Notifications {
+		out.Notifications[m] = n
+	}
+	if sd := s.Shutdown; sd != nil {
+		out.Shutdown = &Shutdown{Ended: sd.Ended, ExitCode: sd.ExitCode, StdinWaitMS: sd.StdinWaitMS,
+			TermWaitMS: sd.TermWaitMS, KillWaitMS: sd.KillWaitMS, GraceMS: sd.GraceMS}
+	}
+	return out
+}
+
+// buildInstall is the report's install, from the bundle's; nil when the
+// bundle has none.
+func buildInstall(in *evidence.Install) *Install {
+	if in == nil {
+		return nil
+	}
+	out := &Install{
+		Outcome: in.Outcome, FailedStep: in.FailedStep, Error: in.Error,
+		Integrity: Integrity{Expected: in.Integrity.Expected, Lockfile: in.Integrity.Lockfile, Computed: in.Integrity.Computed, Match: in.Integrity.Match},
+		Scripts:   make([]Script, 0, len(in.Scripts)), Packages: in.Packages, LockfileSHA256: in.LockfileSHA256,
+	}
+	if p := in.Python; p != nil {
+		out.Python = &Python{Version: p.Version, RequiresPython: p.RequiresPython, Offered: p.Offered, Rule: p.Rule}
+	}
+	if tc := in.TreeCheck; tc != nil {
+		out.TreeCheck = &TreeCheck{Files: tc.Files, Digest: tc.Digest, Checked: tc.Checked, Match: tc.Match, Changed: tc.Changed}
+	}
+	for _, sc := range in.Scripts {
+		out.Scripts = append(out.Scripts, Script{
+			Package: sc.Package, Version: sc.Version, Path: sc.Path, Event: sc.Event, Command: sc.Command,
+			Ran: sc.Ran, Optional: sc.Optional, ExitCode: sc.ExitCode, Signal: sc.Signal, TimedOut: sc.TimedOut, OOM: sc.OOM,
+			LeftRunning: sc.LeftRunning, OutputTail: sc.OutputTail, Network: scriptNetwork(sc.Network),
+		})
+	}
+	return out
 }
 
 func scriptNetwork(n *evidence.ScriptNetwork) *ScriptNetwork {

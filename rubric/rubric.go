@@ -401,6 +401,32 @@ func (r *Rubric) validate() error {
 	if len(r.Dimensions) == 0 {
 		add("dimensions: none")
 	}
+	dims, dimErrs := r.validateDimensions()
+	errs = append(errs, dimErrs...)
+	errs = append(errs, r.validateCodes(dims)...)
+	errs = append(errs, r.validateEmitted(dims)...)
+
+	errs = append(errs, r.Params.validate()...)
+	if r.usesBehavior() {
+		errs = append(errs, r.Params.Behavior.validate()...)
+	}
+	if r.usesSupply() {
+		errs = append(errs, r.Params.Supply.validate()...)
+		errs = append(errs, r.validateDNSSEC()...)
+	}
+	errs = append(errs, r.validatePromptIntegrity()...)
+	errs = append(errs, r.validateCapabilityClarity()...)
+	errs = append(errs, r.validateDrift()...)
+	errs = append(errs, r.validateCap()...)
+	errs = append(errs, r.validateAggregate()...)
+	return errors.Join(errs...)
+}
+
+// validateDimensions checks each dimension of r and returns the set of
+// dimension ids it declares.
+func (r *Rubric) validateDimensions() (map[string]bool, []error) {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	dims := map[string]bool{}
 	for i, d := range r.Dimensions {
 		where := fmt.Sprintf("dimensions[%d] %q", i, d.ID)
@@ -449,7 +475,14 @@ func (r *Rubric) validate() error {
 			}
 		}
 	}
+	return dims, errs
+}
 
+// validateCodes checks each code of r's catalog against dims, the
+// rubric's dimension ids, and indexes it in r.byCode.
+func (r *Rubric) validateCodes(dims map[string]bool) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	for i, c := range r.Codes {
 		where := fmt.Sprintf("codes[%d] %q", i, c.Code)
 		if !codePattern.MatchString(c.Code) {
@@ -484,7 +517,14 @@ func (r *Rubric) validate() error {
 			add("%s: description missing", where)
 		}
 	}
+	return errs
+}
 
+// validateEmitted checks the catalog against the probes of r's
+// dimensions (dims holds their ids).
+func (r *Rubric) validateEmitted(dims map[string]bool) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	// Every code a probe of this rubric can emit must be catalogued under
 	// that probe's dimension, and the catalog must hold no code that no
 	// probe emits: a benchmark case expecting it would never match.
@@ -520,21 +560,7 @@ func (r *Rubric) validate() error {
 			add("code %s: no probe emits it", c.Code)
 		}
 	}
-
-	errs = append(errs, r.Params.validate()...)
-	if r.usesBehavior() {
-		errs = append(errs, r.Params.Behavior.validate()...)
-	}
-	if r.usesSupply() {
-		errs = append(errs, r.Params.Supply.validate()...)
-		errs = append(errs, r.validateDNSSEC()...)
-	}
-	errs = append(errs, r.validatePromptIntegrity()...)
-	errs = append(errs, r.validateCapabilityClarity()...)
-	errs = append(errs, r.validateDrift()...)
-	errs = append(errs, r.validateCap()...)
-	errs = append(errs, r.validateAggregate()...)
-	return errors.Join(errs...)
+	return errs
 }
 
 // usesBehavior reports whether any dimension of r is a behaviour dimension,

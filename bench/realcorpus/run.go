@@ -59,261 +59,320 @@ func cmdRun(args []string) error {
 			return err
 		}
 	}
-	candPath := filepath.Join(o.dir, "candidates.tsv")
-	list, err := readCandidates(candPath)
+	r := &runner{o: o, candPath: filepath.Join(o.dir, "candidates.tsv"), dropPath: filepath.Join(o.dir, "dropped.tsv")}
+	var err error
+	r.list, err = readCandidates(r.candPath)
 	if err != nil {
 		return err
 	}
-	dropPath := filepath.Join(o.dir, "dropped.tsv")
-	drows, _, err := readTSV(dropPath)
+	drows, _, err := readTSV(r.dropPath)
 	if err != nil {
 		return err
 	}
-	var drops [][]string
 	for _, d := range drows {
 		f := make([]string, len(dropHeader))
 		for i, h := range dropHeader {
 			f[i] = d[h]
 		}
-		drops = append(drops, f)
+		r.drops = append(r.drops, f)
 	}
 	if err := os.MkdirAll(o.cache, 0o755); err != nil {
 		return err
 	}
-	reg := newRegistry(o.cache)
+	r.reg = newRegistry(o.cache)
 	logf, err := os.OpenFile(filepath.Join(o.logdir, "progress.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
 	var logMu sync.Mutex
-	logp := func(format string, a ...any) {
+	r.logp = func(format string, a ...any) {
 		logMu.Lock()
 		defer logMu.Unlock()
 		fmt.Fprintf(logf, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, a...))
 	}
-	quota := map[string]int{"npm": o.quotaNPM, "pypi": o.quotaPyPI}
-	inCorpus := relabel(list, quota)
-	logp("start: pid %d; %d candidates; in corpus so far: npm %d/%d, pypi %d/%d; workers %d", os.Getpid(), len(list), inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"], o.workers)
+	r.quota = map[string]int{"npm": o.quotaNPM, "pypi": o.quotaPyPI}
+	r.inCorpus = relabel(r.list, r.quota)
+	r.logp("start: pid %d; %d candidates; in corpus so far: npm %d/%d, pypi %d/%d; workers %d", os.Getpid(), len(r.list), r.inCorpus["npm"], r.quota["npm"], r.inCorpus["pypi"], r.quota["pypi"], o.workers)
 
-	var mu sync.Mutex
-	cond := sync.NewCond(&mu)
-	inflightC := map[*candidate]bool{}
-	running := map[*candidate]*exec.Cmd{}
-	total := 0
-	attempted := map[*candidate]bool{}
-	lookupFailed := map[*candidate]bool{}
-	stopping := false
-	done := 0
-	var pending []*candidate // outcomes not yet committed
+	r.cond = sync.NewCond(&r.mu)
+	r.inflightC = map[*candidate]bool{}
+	r.running = map[*candidate]*exec.Cmd{}
+	r.attempted = map[*candidate]bool{}
+	r.lookupFailed = map[*candidate]bool{}
+	r.stopOnSignal()
+	return r.run()
+}
 
-	save := func() error {
-		for eco, n := range relabel(list, quota) {
-			inCorpus[eco] = n
-		}
-		if err := writeCandidates(candPath, list); err != nil {
-			return err
-		}
-		if err := writeTSV(dropPath, dropHeader, len(drops), func(i int) []string { return append([]string{}, drops[i]...) }); err != nil {
-			return err
-		}
-		return writeCorpusFiles(o.dir, list)
+// runner is the state of one run: the candidates and dropped rows as the
+// files will hold them, the recordings in flight and the outcomes not yet
+// committed. mu guards it once the recordings start; cond is signalled
+// whenever a recording ends or the run is stopping.
+type runner struct {
+	o                  runOpts
+	reg                *registry
+	candPath, dropPath string
+	list               []*candidate
+	drops              [][]string
+	quota, inCorpus    map[string]int
+	logp               func(format string, a ...any)
+
+	mu           sync.Mutex
+	cond         *sync.Cond
+	inflightC    map[*candidate]bool
+	running      map[*candidate]*exec.Cmd
+	total        int
+	attempted    map[*candidate]bool
+	lookupFailed map[*candidate]bool
+	stopping     bool
+	done         int
+	pending      []*candidate // outcomes not yet committed
+}
+
+// save writes candidates.tsv, dropped.tsv, servers.txt and split.tsv
+// again, with the corpus counts brought up to date.
+func (r *runner) save() error {
+	for eco, n := range relabel(r.list, r.quota) {
+		r.inCorpus[eco] = n
 	}
-	commit := func(final bool) {
-		if !o.commit || len(pending) == 0 {
-			return
-		}
-		paths := []string{filepath.Join(o.dir, "candidates.tsv"), filepath.Join(o.dir, "dropped.tsv"), filepath.Join(o.dir, "servers.txt"), filepath.Join(o.dir, "split.tsv")}
-		for _, c := range pending {
-			for _, p := range []string{filepath.Join(o.dir, "recordings", c.ID+".inspector.json"), filepath.Join(o.dir, "trees", c.ID+".txt")} {
-				if _, err := os.Stat(p); err == nil {
-					paths = append(paths, p)
-				}
+	if err := writeCandidates(r.candPath, r.list); err != nil {
+		return err
+	}
+	if err := writeTSV(r.dropPath, dropHeader, len(r.drops), func(i int) []string { return append([]string{}, r.drops[i]...) }); err != nil {
+		return err
+	}
+	return writeCorpusFiles(r.o.dir, r.list)
+}
+
+// commit commits the files and the pending candidates' recordings, when
+// -commit is on and there are pending outcomes; final marks the run's last
+// commit.
+func (r *runner) commit(final bool) {
+	o := r.o
+	if !o.commit || len(r.pending) == 0 {
+		return
+	}
+	paths := []string{filepath.Join(o.dir, "candidates.tsv"), filepath.Join(o.dir, "dropped.tsv"), filepath.Join(o.dir, "servers.txt"), filepath.Join(o.dir, "split.tsv")}
+	for _, c := range r.pending {
+		for _, p := range []string{filepath.Join(o.dir, "recordings", c.ID+".inspector.json"), filepath.Join(o.dir, "trees", c.ID+".txt")} {
+			if _, err := os.Stat(p); err == nil {
+				paths = append(paths, p)
 			}
 		}
-		msg := fmt.Sprintf("benchmark/realcorpus: %d more candidates recorded or looked up (rules 3, 6); in the corpus: npm %d, PyPI %d", len(pending), inCorpus["npm"], inCorpus["pypi"])
-		if final {
-			msg += "; the run's last commit"
-		}
-		if err := gitCommit(paths, msg); err != nil {
-			logp("commit failed (kept for the next one): %v", err)
-			return
-		}
-		logp("committed: %s", msg)
-		pending = nil
 	}
-	// pick: the first candidate in rule order that has no outcome and that
-	// its ecosystem may still need: fewer servers of that ecosystem before
-	// it in rule order are in the corpus (or being recorded, counted as if
-	// they will list) than the quota. Rule 7 applied per ecosystem in rule
-	// order: whatever comes after the quota is met is not taken.
-	pick := func() *candidate {
-		before := map[string]int{}
-		for _, c := range list {
-			b := baseOutcome(c.Outcome)
-			switch {
-			case b == "in corpus", inflightC[c]:
-				before[c.Eco]++
-				continue
-			case attempted[c] || (b != "" && !strings.HasPrefix(b, "not recorded")):
-				continue
-			}
-			if before[c.Eco] < quota[c.Eco] {
-				return c
-			}
-		}
-		return nil
+	msg := fmt.Sprintf("benchmark/realcorpus: %d more candidates recorded or looked up (rules 3, 6); in the corpus: npm %d, PyPI %d", len(r.pending), r.inCorpus["npm"], r.inCorpus["pypi"])
+	if final {
+		msg += "; the run's last commit"
 	}
+	if err := gitCommit(paths, msg); err != nil {
+		r.logp("commit failed (kept for the next one): %v", err)
+		return
+	}
+	r.logp("committed: %s", msg)
+	r.pending = nil
+}
 
+// pick returns the first candidate in rule order that has no outcome and
+// that its ecosystem may still need: fewer servers of that ecosystem
+// before it in rule order are in the corpus (or being recorded, counted as
+// if they will list) than the quota. Rule 7 applied per ecosystem in rule
+// order: whatever comes after the quota is met is not taken.
+func (r *runner) pick() *candidate {
+	before := map[string]int{}
+	for _, c := range r.list {
+		b := baseOutcome(c.Outcome)
+		switch {
+		case b == "in corpus", r.inflightC[c]:
+			before[c.Eco]++
+			continue
+		case r.attempted[c] || (b != "" && !strings.HasPrefix(b, "not recorded")):
+			continue
+		}
+		if before[c.Eco] < r.quota[c.Eco] {
+			return c
+		}
+	}
+	return nil
+}
+
+// stopOnSignal ends the recordings in flight on SIGINT, SIGTERM or SIGHUP,
+// and stops the run.
+func (r *runner) stopOnSignal() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
-		mu.Lock()
-		stopping = true
-		logp("signal %v: ending the recordings in flight (their candidates stay without an outcome)", s)
-		for _, cmd := range running {
+		r.mu.Lock()
+		r.stopping = true
+		r.logp("signal %v: ending the recordings in flight (their candidates stay without an outcome)", s)
+		for _, cmd := range r.running {
 			if cmd.Process != nil {
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) // gone already is fine
 			}
 		}
-		cond.Broadcast()
-		mu.Unlock()
+		r.cond.Broadcast()
+		r.mu.Unlock()
 	}()
+}
 
-	mu.Lock()
-	for !stopping {
-		if total >= o.workers {
-			cond.Wait()
+// run records candidates, at most -workers at once, until none is left to
+// pick or the run is stopped; then gives the candidates left the outcome
+// "not recorded", writes the files and commits them.
+func (r *runner) run() error {
+	r.mu.Lock()
+	for !r.stopping {
+		if r.total >= r.o.workers {
+			r.cond.Wait()
 			continue
 		}
-		c := pick()
+		c := r.pick()
 		if c == nil {
-			if total == 0 {
+			if r.total == 0 {
 				break
 			}
-			cond.Wait()
+			r.cond.Wait()
 			continue
 		}
-		attempted[c] = true
-		inflightC[c] = true
-		total++
-		go func(c *candidate) {
-			start := time.Now()
-			if c.Version == "" {
-				// Amendment 2: a candidate added without a registry
-				// lookup gets its version now, on its first lookup
-				// (rule 3), pinned; a name the registry does not have
-				// is no candidate (rule 2) and goes to dropped.tsv.
-				d, err := reg.lookup(c.Eco, c.Name)
-				mu.Lock()
-				switch {
-				case err != nil:
-					lookupFailed[c] = true
-					logp("lookup %s:%s failed (no outcome; tried again in the next run): %v", c.Eco, c.Name, err)
-				case !d.Found || d.Version == "":
-					why := c.Name + ": not on " + c.Eco
-					if d.Found {
-						why = c.Name + ": the registry marks no latest version"
-					}
-					for _, src := range c.Sources {
-						s, ref, _ := strings.Cut(src, ":")
-						drops = append(drops, []string{s, ref, c.Eco, "", "", "no name counts (rule 2): " + why})
-					}
-					for i, x := range list {
-						if x == c {
-							list = append(list[:i:i], list[i+1:]...)
-							break
-						}
-					}
-					logp("lookup %s:%s: %s; to dropped.tsv", c.Eco, c.Name, why)
-					pending = append(pending, c)
-					if err := save(); err != nil {
-						logp("writing the files: %v", err)
-					}
-				default:
-					c.Version = d.Version
-					logp("lookup %s:%s: latest %s, pinned (rule 3)", c.Eco, c.Name, c.Version)
-					if err := save(); err != nil {
-						logp("writing the files: %v", err)
-					}
-				}
-				if c.Version == "" || stopping {
-					delete(inflightC, c)
-					total--
-					cond.Broadcast()
-					mu.Unlock()
-					return
-				}
-				mu.Unlock()
-			}
-			mu.Lock()
-			if stopping {
-				delete(inflightC, c)
-				total--
-				cond.Broadcast()
-				mu.Unlock()
-				return
-			}
-			logp("record start %s (id %s, rank %s)", targetOf(c), c.ID, rankOf(list, c))
-			cmd := recordCmd(o, c)
-			running[c] = cmd
-			mu.Unlock()
-			outcome := recordOne(o, c, cmd)
-			mu.Lock()
-			defer mu.Unlock()
-			delete(running, c)
-			delete(inflightC, c)
-			total--
-			defer cond.Broadcast()
-			if stopping {
-				return
-			}
-			if outcome == "" {
-				logp("record %s:%s: the recorder failed; no outcome (see %s)", c.Eco, c.Name, logPath(o, c))
-				return
-			}
-			c.Outcome = outcome
-			done++
-			pending = append(pending, c)
-			if err := save(); err != nil {
-				logp("writing the files: %v", err)
-			}
-			logp("record done %s -> %s (%.0fs); in corpus: npm %d/%d, pypi %d/%d", targetOf(c), outcome, time.Since(start).Seconds(), inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"])
-			if len(pending) >= o.commitEvery {
-				commit(false)
-			}
-		}(c)
+		r.attempted[c] = true
+		r.inflightC[c] = true
+		r.total++
+		go r.record(c)
 	}
-	for total > 0 {
-		cond.Wait()
+	for r.total > 0 {
+		r.cond.Wait()
 	}
-	if !stopping {
-		// What was not recorded: its ecosystem's quota was met first.
-		for _, c := range list {
-			if c.Outcome == "" {
-				c.Outcome = "not recorded (quota met)"
-				if c.Version == "" {
-					c.Outcome = "not recorded (quota met): the registry was not asked, so no version is pinned"
-				}
-				if attempted[c] {
-					c.Outcome = "not recorded: the recorder failed (see its log)"
-				}
-				if lookupFailed[c] {
-					c.Outcome = "not recorded: the registry lookup failed (see progress.log)"
-				}
-				pending = append(pending, c)
-			}
-		}
+	if !r.stopping {
+		r.markNotRecorded()
 	}
-	if err := save(); err != nil {
-		mu.Unlock()
+	if err := r.save(); err != nil {
+		r.mu.Unlock()
 		return err
 	}
-	commit(true)
-	mu.Unlock()
-	logp("end%s: in corpus npm %d/%d, pypi %d/%d", map[bool]string{true: " (interrupted)", false: ""}[stopping], inCorpus["npm"], quota["npm"], inCorpus["pypi"], quota["pypi"])
+	r.commit(true)
+	r.mu.Unlock()
+	r.logp("end%s: in corpus npm %d/%d, pypi %d/%d", map[bool]string{true: " (interrupted)", false: ""}[r.stopping], r.inCorpus["npm"], r.quota["npm"], r.inCorpus["pypi"], r.quota["pypi"])
 	return nil
+}
+
+// markNotRecorded gives each candidate without an outcome the reason it
+// was not recorded: what was not recorded when the run was not stopped
+// had its ecosystem's quota met first, unless its recording or lookup
+// failed.
+func (r *runner) markNotRecorded() {
+	for _, c := range r.list {
+		if c.Outcome == "" {
+			c.Outcome = "not recorded (quota met)"
+			if c.Version == "" {
+				c.Outcome = "not recorded (quota met): the registry was not asked, so no version is pinned"
+			}
+			if r.attempted[c] {
+				c.Outcome = "not recorded: the recorder failed (see its log)"
+			}
+			if r.lookupFailed[c] {
+				c.Outcome = "not recorded: the registry lookup failed (see progress.log)"
+			}
+			r.pending = append(r.pending, c)
+		}
+	}
+}
+
+// release ends c's turn without a recording. r.mu is held.
+func (r *runner) release(c *candidate) {
+	delete(r.inflightC, c)
+	r.total--
+	r.cond.Broadcast()
+}
+
+// record records c (looking its version up first when it has none),
+// records its outcome and commits every -commit-every outcomes.
+func (r *runner) record(c *candidate) {
+	o := r.o
+	start := time.Now()
+	if c.Version == "" && !r.pinVersion(c) {
+		return
+	}
+	r.mu.Lock()
+	if r.stopping {
+		r.release(c)
+		r.mu.Unlock()
+		return
+	}
+	r.logp("record start %s (id %s, rank %s)", targetOf(c), c.ID, rankOf(r.list, c))
+	cmd := recordCmd(o, c)
+	r.running[c] = cmd
+	r.mu.Unlock()
+	outcome := recordOne(o, c, cmd)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.running, c)
+	delete(r.inflightC, c)
+	r.total--
+	defer r.cond.Broadcast()
+	if r.stopping {
+		return
+	}
+	if outcome == "" {
+		r.logp("record %s:%s: the recorder failed; no outcome (see %s)", c.Eco, c.Name, logPath(o, c))
+		return
+	}
+	c.Outcome = outcome
+	r.done++
+	r.pending = append(r.pending, c)
+	if err := r.save(); err != nil {
+		r.logp("writing the files: %v", err)
+	}
+	r.logp("record done %s -> %s (%.0fs); in corpus: npm %d/%d, pypi %d/%d", targetOf(c), outcome, time.Since(start).Seconds(), r.inCorpus["npm"], r.quota["npm"], r.inCorpus["pypi"], r.quota["pypi"])
+	if len(r.pending) >= o.commitEvery {
+		r.commit(false)
+	}
+}
+
+// pinVersion applies amendment 2 to c, a candidate added without a
+// registry lookup: it gets its version now, on its first lookup (rule 3),
+// pinned; a name the registry does not have is no candidate (rule 2) and
+// goes to dropped.tsv. It reports whether c is to be recorded; when not,
+// c's turn has ended.
+func (r *runner) pinVersion(c *candidate) bool {
+	d, err := r.reg.lookup(c.Eco, c.Name)
+	r.mu.Lock()
+	switch {
+	case err != nil:
+		r.lookupFailed[c] = true
+		r.logp("lookup %s:%s failed (no outcome; tried again in the next run): %v", c.Eco, c.Name, err)
+	case !d.Found || d.Version == "":
+		why := c.Name + ": not on " + c.Eco
+		if d.Found {
+			why = c.Name + ": the registry marks no latest version"
+		}
+		for _, src := range c.Sources {
+			s, ref, _ := strings.Cut(src, ":")
+			r.drops = append(r.drops, []string{s, ref, c.Eco, "", "", "no name counts (rule 2): " + why})
+		}
+		for i, x := range r.list {
+			if x == c {
+				r.list = append(r.list[:i:i], r.list[i+1:]...)
+				break
+			}
+		}
+		r.logp("lookup %s:%s: %s; to dropped.tsv", c.Eco, c.Name, why)
+		r.pending = append(r.pending, c)
+		if err := r.save(); err != nil {
+			r.logp("writing the files: %v", err)
+		}
+	default:
+		c.Version = d.Version
+		r.logp("lookup %s:%s: latest %s, pinned (rule 3)", c.Eco, c.Name, c.Version)
+		if err := r.save(); err != nil {
+			r.logp("writing the files: %v", err)
+		}
+	}
+	if c.Version == "" || r.stopping {
+		r.release(c)
+		r.mu.Unlock()
+		return false
+	}
+	r.mu.Unlock()
+	return true
 }
 
 // cmdOutcomes computes every recorded candidate's outcome again from its

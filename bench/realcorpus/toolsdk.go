@@ -243,8 +243,34 @@ func cmdAddSource(args []string) error {
 		n["new "+eco]++
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Hash < list[j].Hash })
-	// Ids for the new candidates only (the recorded ones keep theirs), by
-	// bench/inspector's rule, in rule order, npm first as assignIDs does.
+	assignFreshIDs(fresh, used)
+	if err := writeCandidates(*candPath, list); err != nil {
+		return err
+	}
+	all := make([][]string, 0, len(drows)+len(newDrops))
+	for _, d := range drows {
+		f := make([]string, len(dropHeader))
+		for i, h := range dropHeader {
+			f[i] = d[h]
+		}
+		all = append(all, f)
+	}
+	all = append(all, newDrops...)
+	if err := writeTSV(*dropPath, dropHeader, len(all), func(i int) []string { return all[i] }); err != nil {
+		return err
+	}
+	eco := map[string]int{}
+	for _, c := range list {
+		eco[c.Eco]++
+	}
+	fmt.Printf("add-source %s: %v; candidates now npm %d, pypi %d (%d without a version yet)\n", *source, n, eco["npm"], eco["pypi"], nNoVersion(list))
+	return nil
+}
+
+// assignFreshIDs gives ids to the new candidates only (the recorded ones
+// keep theirs), by bench/inspector's rule, in rule order, npm first as
+// assignIDs does; used holds the ids taken, and gets the new ones.
+func assignFreshIDs(fresh []*candidate, used map[string]bool) {
 	sort.SliceStable(fresh, func(i, j int) bool {
 		if fresh[i].Eco != fresh[j].Eco {
 			return fresh[i].Eco == "npm"
@@ -271,27 +297,6 @@ func cmdAddSource(args []string) error {
 		used[id] = true
 		c.ID = id
 	}
-	if err := writeCandidates(*candPath, list); err != nil {
-		return err
-	}
-	all := make([][]string, 0, len(drows)+len(newDrops))
-	for _, d := range drows {
-		f := make([]string, len(dropHeader))
-		for i, h := range dropHeader {
-			f[i] = d[h]
-		}
-		all = append(all, f)
-	}
-	all = append(all, newDrops...)
-	if err := writeTSV(*dropPath, dropHeader, len(all), func(i int) []string { return all[i] }); err != nil {
-		return err
-	}
-	eco := map[string]int{}
-	for _, c := range list {
-		eco[c.Eco]++
-	}
-	fmt.Printf("add-source %s: %v; candidates now npm %d, pypi %d (%d without a version yet)\n", *source, n, eco["npm"], eco["pypi"], nNoVersion(list))
-	return nil
 }
 
 func nNoVersion(list []*candidate) int {
