@@ -30,7 +30,10 @@ const (
 // environment's failure: Scan returns an *EnvironmentError naming TLS and
 // the fix, no result (nothing that could be stored as the package's), and
 // leaves nothing on the engine. The same sandbox with the CA bundle
-// fetches the package.
+// fetches the package. The tree cache is on, in the test's own namespace
+// (newSandbox): a tree of is-number in the engine's cache, as on any
+// machine that has scanned it, would be mounted with no fetch and no fault
+// to see (TestTreeCacheNamespaceApart).
 func TestScanWithoutCABundleIsAnEnvironmentFault(t *testing.T) {
 	target := sandbox.Target{Name: isNumber, Version: isNumberVersion, Integrity: isNumberIntegrity}
 	sb := newSandbox(t, func(o *sandbox.Options) { o.CABundle = nil; o.TreeCacheDir = t.TempDir() })

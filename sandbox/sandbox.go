@@ -83,6 +83,13 @@ type Options struct {
 	// TreeCacheDir, when set, enables the install tree cache and holds its
 	// index (see treecache.go); empty fetches afresh on every scan.
 	TreeCacheDir string
+	// TreeCacheNamespace, when set, keeps this sandbox's cached trees
+	// apart from every other namespace's: it is part of the tree-cache key
+	// and a label of the volume. The tests give themselves one, so that
+	// whether a scan fetches does not depend on what the engine's cache
+	// already holds; the program leaves it empty (the key as it always
+	// was).
+	TreeCacheNamespace string
 	// ToolVersion is the program's version, sent as the MCP client
 	// version ("dev" when empty).
 	ToolVersion string

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,6 +173,8 @@ func newSandbox(t *testing.T, mod func(*sandbox.Options)) *sandbox.Sandbox {
 		InstallTimeout: 120 * time.Second, HandshakeTimeout: 10 * time.Second,
 		DiscoverProbe: 2 * time.Second, ListTimeout: 10 * time.Second,
 		Memory: 256 << 20,
+		// Never the engine's own cache: see treeNamespace.
+		TreeCacheNamespace: treeNamespace(t),
 	}
 	if ca, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt"); err == nil {
 		opts.CABundle = ca
@@ -184,6 +187,36 @@ func newSandbox(t *testing.T, mod func(*sandbox.Options)) *sandbox.Sandbox {
 		t.Fatal(err)
 	}
 	return s
+}
+
+var (
+	treeNSMu sync.Mutex
+	treeNS   = map[*testing.T]string{}
+)
+
+// treeNamespace is t's own tree-cache namespace, the same for every
+// sandbox of t: whether a scan of t fetches, hits or fills depends on t
+// alone, never on what the engine's cache already holds (a machine that
+// has scanned the package, another test, a test run that died). The
+// volumes cached in it are removed when t ends.
+func treeNamespace(t *testing.T) string {
+	treeNSMu.Lock()
+	defer treeNSMu.Unlock()
+	if ns, ok := treeNS[t]; ok {
+		return ns
+	}
+	host, _ := os.Hostname()
+	ns := fmt.Sprintf("test %s %s/%d %d", t.Name(), host, os.Getpid(), time.Now().UnixNano())
+	treeNS[t] = ns
+	t.Cleanup(func() {
+		if _, err := sandbox.PruneTreeNamespace(context.Background(), engine, treeCache, ns); err != nil {
+			t.Errorf("remove the trees cached in the test's namespace: %v", err)
+		}
+		treeNSMu.Lock()
+		delete(treeNS, t)
+		treeNSMu.Unlock()
+	})
+	return ns
 }
 
 func runID(t *testing.T) string {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,6 +56,10 @@ import (
 // LabelTreeKey names the tree-cache key of a cached tree volume.
 const LabelTreeKey = "verifymcp.tree.key"
 
+// LabelTreeNamespace names the tree-cache namespace of a cached tree
+// volume (Options.TreeCacheNamespace); the default namespace has none.
+const LabelTreeNamespace = "verifymcp.tree.namespace"
+
 // treeMarker is the completeness marker, relative to the tree's root.
 const treeMarker = ".verifymcp/tree-complete.json"
 
@@ -87,7 +92,8 @@ type treeIndex[R any] struct {
 
 // treeKey identifies a fetched tree: the exact artefact, where it came
 // from, the image that fetched it (node and npm versions, or uv and
-// Python) and the driver.
+// Python), the driver and, when set, the namespace (the default namespace
+// adds nothing, so its keys are those stored before namespaces were).
 func (s *Sandbox) treeKey(t Target) string {
 	h := sha256.New()
 	if t.Ecosystem == "pypi" {
@@ -105,13 +111,21 @@ func (s *Sandbox) treeKey(t Target) string {
 			sum := sha256.Sum256(t.Tarball)
 			fmt.Fprintf(h, "file %s %x\n", t.Filename, sum)
 		}
-		return hex.EncodeToString(h.Sum(nil))[:24]
+		return s.treeSum(h)
 	}
 	driver := sha256.Sum256([]byte(fetchDriver))
 	fmt.Fprintf(h, "verifymcp-tree/1\n%s\n%s\n%s\n%s\n%s\n%x\n", t.Name, t.Version, t.Integrity, s.opts.Registry, s.opts.Image, driver)
 	if t.Tarball != nil {
 		sum := sha256.Sum256(t.Tarball)
 		fmt.Fprintf(h, "file %x\n", sum)
+	}
+	return s.treeSum(h)
+}
+
+// treeSum ends a tree key: the namespace, if any, then the digest.
+func (s *Sandbox) treeSum(h hash.Hash) string {
+	if ns := s.opts.TreeCacheNamespace; ns != "" {
+		fmt.Fprintf(h, "namespace %q\n", ns)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
@@ -188,6 +202,9 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 		}
 	}
 	labels := map[string]string{LabelCache: "tree", LabelTreeKey: key, LabelOwner: ownerLabel(), labelTreeFiller: r.id}
+	if ns := s.opts.TreeCacheNamespace; ns != "" {
+		labels[LabelTreeNamespace] = ns
+	}
 	created, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: labels})
 	if err != nil {
 		return cachedTree[R]{}, fmt.Errorf("create tree cache volume: %w", err)
@@ -429,6 +446,16 @@ func writeTreeMarker[R any](ctx context.Context, s *Sandbox, r *run, vol string,
 // entries of removed volumes.
 func PruneTreeCache(ctx context.Context, cli client.APIClient, dir string) (int, error) {
 	return pruneTrees(ctx, cli, dir, func(*volume.Volume) bool { return true })
+}
+
+// PruneTreeNamespace removes the cached tree volumes of namespace ns (never
+// the default one) not in use, and their index entries in dir: what the
+// tests that gave themselves ns cached, and nothing else.
+func PruneTreeNamespace(ctx context.Context, cli client.APIClient, dir, ns string) (int, error) {
+	if ns == "" {
+		return 0, errors.New("tree cache: no namespace to prune")
+	}
+	return pruneTrees(ctx, cli, dir, func(v *volume.Volume) bool { return v.Labels[LabelTreeNamespace] == ns })
 }
 
 // pruneTrees removes the cached tree volumes not in use that pick picks.

@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"sync"
@@ -110,8 +111,8 @@ func mustHost(t *testing.T) string {
 }
 
 // memoryTarget is a small real npm package, resolved on the registry, and
-// its cached tree volume, removed before the test (another test or store
-// on this engine may have cached it) and after it.
+// its cached tree volume in the test's namespace (so none before the
+// test, whoever else on this engine cached the package), removed after it.
 func memoryTarget(t *testing.T) (sandbox.Target, string) {
 	t.Helper()
 	v, err := supplychain.NewNPM(nil, "").Resolve(context.Background(), "@modelcontextprotocol/server-memory", "2026.8.31")
@@ -120,7 +121,6 @@ func memoryTarget(t *testing.T) (sandbox.Target, string) {
 	}
 	target := sandbox.Target{Name: v.Name, Version: v.Version, Integrity: v.Integrity}
 	vol := "verifymcp-tree-" + realStore(t, t.TempDir()).TreeKey(target)
-	_ = engine.VolumeRemove(context.Background(), vol, true)
 	t.Cleanup(func() { _ = engine.VolumeRemove(context.Background(), vol, true) })
 	return target, vol
 }
@@ -244,5 +244,84 @@ func TestTreeCacheConcurrentFillers(t *testing.T) {
 	third := scanStore(t, t.TempDir(), target)
 	if tc := third.Install.TreeCache; tc == nil || !tc.Hit || tc.FetchedBy != filler.FetchedBy {
 		t.Errorf("third store: tree cache %+v; want a hit on %s", tc, filler.FetchedBy)
+	}
+}
+
+// TestTreeCacheNamespaceApart: a test's answer does not depend on what
+// the engine's cache holds. With is-number's tree in the engine's default
+// namespace (as on a machine that has scanned it; filled here when it was
+// not, and then removed), a scan in the test's namespace without the CA
+// bundle still meets the fault of its fetch, and with the CA bundle misses
+// and fetches into a tree of its own (labelled with the namespace), which
+// its next scan hits; the namespace's volumes are removed when it is
+// pruned, the default namespace's tree is left alone.
+func TestTreeCacheNamespaceApart(t *testing.T) {
+	ctx := context.Background()
+	target := sandbox.Target{Name: isNumber, Version: isNumberVersion, Integrity: isNumberIntegrity}
+	scan := func(s *sandbox.Sandbox) (*sandbox.Result, string, error) {
+		t.Helper()
+		id := runID(t)
+		res, err := s.Scan(ctx, id, target)
+		assertClean(t, id)
+		if res != nil {
+			t.Logf("run %s: outcome %s, tree cache %+v, fetch %d ms", id, res.Outcome, res.Install.TreeCache, res.Install.FetchMS)
+		}
+		return res, id, err
+	}
+
+	def := newSandbox(t, func(o *sandbox.Options) { o.TreeCacheDir = t.TempDir(); o.TreeCacheNamespace = "" })
+	defVol := "verifymcp-tree-" + def.TreeKey(target)
+	base, id, err := scan(def)
+	if err != nil {
+		t.Fatalf("scan in the default namespace: %v", err)
+	}
+	if base.Install.TreeCache == nil {
+		t.Fatalf("scan in the default namespace: outcome %s, not from the cache nor filling it (another scan filling it?)", base.Outcome)
+	}
+	if tc := base.Install.TreeCache; !tc.Hit && tc.FetchedBy == id {
+		// This test filled it: remove it when done, unless a scan of the
+		// user's mounts it meanwhile (then it stays, a tree like any).
+		t.Cleanup(func() { _ = engine.VolumeRemove(context.Background(), defVol, false) })
+	}
+
+	ns := treeNamespace(t)
+	noCA := newSandbox(t, func(o *sandbox.Options) { o.CABundle = nil; o.TreeCacheDir = t.TempDir() })
+	if res, _, err := scan(noCA); !errors.As(err, new(*sandbox.EnvironmentError)) {
+		t.Errorf("scan in the test's namespace without the CA bundle = %+v, %v; want the fetch's *EnvironmentError, whatever the default namespace holds", res, err)
+	}
+
+	dir := t.TempDir()
+	own := newSandbox(t, func(o *sandbox.Options) { o.TreeCacheDir = dir })
+	first, _, err := scan(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := own.TreeKey(target)
+	if tc := first.Install.TreeCache; tc == nil || tc.Hit || tc.Key != key || key == base.Install.TreeCache.Key {
+		t.Fatalf("first scan in the namespace: tree cache %+v (default namespace's key %s); want a miss and a fill on a key of its own", tc, base.Install.TreeCache.Key)
+	}
+	if first.Outcome != base.Outcome || first.Install.LockfileSHA256 != base.Install.LockfileSHA256 {
+		t.Errorf("outcome %s, lockfile %s; the default namespace's scan gave %s, %s", first.Outcome, first.Install.LockfileSHA256, base.Outcome, base.Install.LockfileSHA256)
+	}
+	vol := "verifymcp-tree-" + key
+	if v, err := engine.VolumeInspect(ctx, vol); err != nil || v.Labels[sandbox.LabelTreeNamespace] != ns {
+		t.Errorf("the namespace's volume: %v, labels %v; want it labelled %q", err, v.Labels, ns)
+	}
+	second, _, err := scan(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := second.Install.TreeCache; tc == nil || !tc.Hit || tc.FetchedBy != first.Install.TreeCache.FetchedBy {
+		t.Errorf("second scan in the namespace: tree cache %+v; want a hit on %s", tc, first.Install.TreeCache.FetchedBy)
+	}
+
+	if n, err := sandbox.PruneTreeNamespace(ctx, engine, dir, ns); err != nil || n != 1 {
+		t.Errorf("prune the namespace: %d volumes, %v; want its one", n, err)
+	}
+	if _, err := engine.VolumeInspect(ctx, vol); err == nil {
+		t.Errorf("%s outlived its namespace's prune", vol)
+	}
+	if _, err := engine.VolumeInspect(ctx, defVol); err != nil {
+		t.Errorf("the default namespace's tree did not outlive the test namespace's prune: %v", err)
 	}
 }

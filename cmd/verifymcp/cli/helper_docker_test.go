@@ -127,7 +127,9 @@ func TestScanWithExplicitHelper(t *testing.T) {
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d", host, os.Getpid())
 
-	// A release no other test scans: the tree cache is the engine's.
+	// Scanned in the test's own tree-cache namespace (ownTreeCache): a
+	// tree of it in the engine's cache would need no fetch, and so no
+	// egress proxy.
 	const target = "npm:@modelcontextprotocol/server-memory@2026.1.26"
 
 	t.Run("a build for another architecture is refused", func(t *testing.T) {
@@ -137,7 +139,6 @@ func TestScanWithExplicitHelper(t *testing.T) {
 			t.Fatal(err)
 		}
 		data := t.TempDir()
-		t.Cleanup(func() { removeCachedTrees(t, data) })
 		stop := watchEngine(t, ec)
 		res := runCLI(t, "scan", "--data-dir", data, "--ca-bundle", caBundle, "--skip", skipThirdParties, "--format", "json", target)
 		seen := stop()
@@ -155,7 +156,7 @@ func TestScanWithExplicitHelper(t *testing.T) {
 	t.Run("a build for the engine scans", func(t *testing.T) {
 		t.Setenv(sandbox.HelperBinaryEnv, helperBin)
 		data := t.TempDir()
-		t.Cleanup(func() { removeCachedTrees(t, data) })
+		ownTreeCache(t)
 		scan := func() (result, map[string]int) {
 			stop := watchEngine(t, ec)
 			res := runCLI(t, "scan", "--data-dir", data, "--ca-bundle", caBundle, "--skip", skipThirdParties, "--format", "json", target)
@@ -171,12 +172,6 @@ func TestScanWithExplicitHelper(t *testing.T) {
 			return res, created
 		}
 		res, created := scan()
-		// A tree left cached by a run that died needs no fetch, and so no
-		// egress proxy: it is removed, and the scan made again.
-		if created[h.Ref] < 2 && removeCachedTrees(t, data) > 0 {
-			data = t.TempDir()
-			res, created = scan()
-		}
 		var rep struct {
 			Sandbox struct {
 				Outcome string `json:"outcome"`

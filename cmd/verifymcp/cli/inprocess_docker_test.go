@@ -315,19 +315,12 @@ func TestEnvironmentFaultIsNotAVerdict(t *testing.T) {
 	data := t.TempDir()
 	const fix = "pass --ca-bundle (or VERIFYMCP_CA_BUNDLE) with the proxy's CA"
 
-	// A release no other test scans: the tree cache is the engine's, so a
-	// tree another test cached would be mounted without any fetch (and
-	// rightly so), and there would be no fault to see.
+	// The test's own tree-cache namespace: a tree of the release in the
+	// engine's cache (a machine that has scanned it) would be mounted
+	// without any fetch, rightly, and there would be no fault to see.
+	ownTreeCache(t)
 	const target = "npm:@modelcontextprotocol/server-memory@2026.7.4"
-	// The tree this test fills is removed when it ends, so that the next
-	// run on the engine fetches again; one left by a run that died is
-	// removed here, and the scan made again in a fresh data directory.
-	t.Cleanup(func() { removeCachedTrees(t, data) })
 	res := runCLI(t, "scan", "--data-dir", data, "--skip", skipThirdParties, "--format", "json", target)
-	if res.code == cli.ExitOK && removeCachedTrees(t, data) > 0 {
-		data = t.TempDir()
-		res = runCLI(t, "scan", "--data-dir", data, "--skip", skipThirdParties, "--format", "json", target)
-	}
 	if res.code != cli.ExitRegistry {
 		t.Fatalf("scan without the CA bundle: exit %d, want %d\n%s", res.code, cli.ExitRegistry, res.stderr)
 	}
@@ -496,37 +489,26 @@ func TestBatchSARIFAndGate(t *testing.T) {
 	noLeftovers(t, os.Getpid())
 }
 
-// removeCachedTrees removes the cached tree volumes the bundles stored in
-// data name, and returns how many it removed.
-func removeCachedTrees(t *testing.T, data string) int {
+// ownTreeCache gives t's in-process scans a tree-cache namespace of
+// their own, so that what they fetch does not depend on what the engine's
+// cache holds; the volumes cached in it are removed when t ends, and no
+// other.
+func ownTreeCache(t *testing.T) {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(data, "bundles", "*.json"))
-	ec, err := sandbox.NewClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ec.Close()
-	n := 0
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
+	host, _ := os.Hostname()
+	ns := fmt.Sprintf("test %s %s/%d %d", t.Name(), host, os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		ec, err := sandbox.NewClient()
 		if err != nil {
-			continue
+			t.Error(err)
+			return
 		}
-		var b struct {
-			Install *struct {
-				TreeCache *struct {
-					Key string `json:"key"`
-				} `json:"tree_cache"`
-			} `json:"install"`
+		defer ec.Close()
+		if _, err := sandbox.PruneTreeNamespace(context.Background(), ec, "", ns); err != nil {
+			t.Errorf("remove the trees cached in the test's namespace: %v", err)
 		}
-		if json.Unmarshal(raw, &b) != nil || b.Install == nil || b.Install.TreeCache == nil || b.Install.TreeCache.Key == "" {
-			continue
-		}
-		if ec.VolumeRemove(context.Background(), "verifymcp-tree-"+b.Install.TreeCache.Key, true) == nil {
-			n++
-		}
-	}
-	return n
+	})
+	cli.SetTreeCacheNamespace(t, ns)
 }
 
 // TestBatchPyPIResume: a batch takes a PyPI target beside an npm one (it
