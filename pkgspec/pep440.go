@@ -225,24 +225,21 @@ type clause struct {
 }
 
 var (
-	clauseRe  = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(.*)$`)
-	releaseRe = regexp.MustCompile(`(?i)^v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*$`)
+	clauseRe      = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(.*)$`)
+	splitClauseRe = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(\S+)$`)
+	releaseRe     = regexp.MustCompile(`(?i)^v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*$`)
 )
 
 // SplitClause splits one clause of a specifier set (" >= 1.2 ") into its
 // operator and its version as written, which it does not check: ok is
 // false when s does not start with an operator (~=, ==, !=, <=, >=, <,
-// >, ===) or has not one word after it.
+// >, ===) followed by one word (no white space inside).
 func SplitClause(s string) (op, version string, ok bool) {
-	m := clauseRe.FindStringSubmatch(strings.TrimSpace(s))
+	m := splitClauseRe.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", "", false
 	}
-	version = strings.TrimSpace(m[2])
-	if version == "" || strings.ContainsAny(version, " \t\n\f\r") {
-		return "", "", false
-	}
-	return m[1], version, true
+	return m[1], m[2], true
 }
 
 func parseClause(s string) (clause, error) {
