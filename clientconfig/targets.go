@@ -360,15 +360,6 @@ var (
 		"--refresh-package", "--reinstall-package", "--upgrade-package", "--constraints", "-c",
 		"--overrides", "--build-constraints", "-b", "--spec", "--pip-args", "--backend")
 	pyNameRe = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,\s-]*\])?(.*)$`)
-	// pep440Re is a PEP 440 version (packaging's VERSION_PATTERN).
-	pep440Re = regexp.MustCompile(`(?i)^v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*` +
-		`(?:[-_.]?(?:alpha|a|beta|b|preview|pre|c|rc)[-_.]?[0-9]*)?` +
-		`(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?` +
-		`(?:[-_.]?dev[-_.]?[0-9]*)?` +
-		`(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$`)
-	// pep440ReleaseRe is a version's epoch and release numbers.
-	pep440ReleaseRe = regexp.MustCompile(`^(?i)v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*`)
-	pep440ClauseRe  = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(\S+)$`)
 	// pyIndexFlags name another index, pyMoreFlags more packages or other
 	// dependency pins than the one package a scan installs.
 	pyIndexFlags = set("--index", "--default-index", "--index-url", "-i", "--extra-index-url", "--pip-args", "--config-file")
@@ -376,29 +367,32 @@ var (
 )
 
 // pySpecSet checks a PEP 440 specifier set as the scan's resolver reads
-// it, and returns it with its clauses trimmed ("" when it is not one).
+// it (pkgspec), and returns it with its clauses trimmed ("" when it is
+// not one).
 func pySpecSet(spec string) string {
 	clauses := strings.Split(spec, ",")
 	for i, c := range clauses {
-		m := pep440ClauseRe.FindStringSubmatch(strings.TrimSpace(c))
-		if m == nil {
+		op, v, ok := pkgspec.SplitClause(c)
+		if !ok {
 			return ""
 		}
-		op, v := m[1], m[2]
-		if op != "===" {
-			wild := strings.HasSuffix(v, ".*")
-			v = strings.TrimSuffix(v, ".*")
-			switch {
-			case !pep440Re.MatchString(v),
-				wild && op != "==" && op != "!=",
-				strings.Contains(v, "+") && (wild || op != "==" && op != "!="),
-				op == "~=" && !strings.Contains(pep440ReleaseRe.FindString(v), "."):
-				return ""
-			}
-		}
-		clauses[i] = m[1] + m[2]
+		clauses[i] = op + v
 	}
-	return strings.Join(clauses, ",")
+	set := strings.Join(clauses, ",")
+	if _, err := pkgspec.ParseVersionSpec(set); err != nil {
+		return ""
+	}
+	return set
+}
+
+// pyVersion reports whether v, as written (no white space around it), is
+// one PEP 440 version.
+func pyVersion(v string) bool {
+	if v != strings.TrimSpace(v) {
+		return false
+	}
+	_, err := pkgspec.ParseVersion(v)
+	return err == nil
 }
 
 // pyLaunch reads uvx / uv tool run (--from SPEC) and pipx run (--spec
@@ -480,7 +474,7 @@ func pyLaunch(args []string, k int, launcher string) *launch {
 	case strings.HasPrefix(rest, "@") && launcher != "pipx run":
 		v := rest[1:]
 		l.spec = v
-		l.pinned = v != "latest" && pep440Re.MatchString(v)
+		l.pinned = v != "latest" && pyVersion(v)
 		if l.pinned {
 			l.pySpec = "==" + v
 		}
@@ -494,7 +488,7 @@ func pyLaunch(args []string, k int, launcher string) *launch {
 		l.notScanned = "a Python requirement with extras (" + tok + "): the scan installs the package alone"
 	case strings.Contains(rest, ";"):
 		l.notScanned = "a Python requirement with environment markers (" + tok + "): the scan installs the package alone"
-	case l.pinned && !pep440Re.MatchString(strings.TrimSpace(l.spec)) && !strings.HasPrefix(l.pySpec, "==="):
+	case l.pinned && !pyVersion(strings.TrimSpace(l.spec)) && !strings.HasPrefix(l.pySpec, "==="):
 		l.notScanned = "not a PEP 440 version (" + tok + "): not resolved"
 	case l.spec == "latest" && strings.HasPrefix(rest, "@"):
 	case rest != "" && l.pySpec == "":

@@ -88,6 +88,8 @@ func TestTargetsLaunchers(t *testing.T) {
 		{"uvx @ not a version", `{"command": "uvx", "args": ["pkg@main"]}`, ns("pypi", "pkg", "main", false, "not a PEP 440 version or specifier set (pkg@main): not resolved")},
 		{"uvx ~= one number", `{"command": "uvx", "args": ["pkg~=1"]}`, ns("pypi", "pkg", "~=1", false, "not a PEP 440 version or specifier set (pkg~=1): not resolved")},
 		{"uvx >= wildcard", `{"command": "uvx", "args": ["pkg>=1.*"]}`, ns("pypi", "pkg", ">=1.*", false, "not a PEP 440 version or specifier set (pkg>=1.*): not resolved")},
+		// The resolver's grammar (pkgspec): a wildcard after a pre-release is no specifier.
+		{"uvx wildcard after a pre-release", `{"command": "uvx", "args": ["pkg==1.0a1.*"]}`, ns("pypi", "pkg", "==1.0a1.*", false, "not a PEP 440 version or specifier set (pkg==1.0a1.*): not resolved")},
 		{"docker", `{"command": "docker", "args": ["run", "-i", "--rm", "mcp/github", "stdio"]}`, ns("oci", "mcp/github", "", false, NotScannedImage, "stdio")},
 		{"docker digest", `{"command": "docker", "args": ["run", "-i", "mcp/github@` + digest + `"]}`, ns("oci", "mcp/github", digest, true, NotScannedImage)},
 		{"node script", `{"command": "node", "args": ["path/to/x.js"]}`, none(NotScannedLocal)},

@@ -5,13 +5,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/mail"
 	"net/url"
 	"os"
@@ -19,11 +17,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/verifymcp/verifymcp/pkgspec"
-
 	"github.com/package-url/packageurl-go"
 
-	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
 // PyPI targets: pypi:REQUIREMENT, uvx:REQUIREMENT, pkg:pypi purls and
@@ -40,9 +36,6 @@ import (
 
 // pypiNameHeadRe reads the project name that starts a requirement.
 var pypiNameHeadRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`)
-
-// pypiClauseRe is one clause of a specifier set, its version not yet checked.
-var pypiClauseRe = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(\S+)$`)
 
 // parsePyPIRequirement reads "NAME[SPECIFIERS]" (after pypi: or uvx:)
 // into t. scheme is "pypi" or "uvx"; uvx also takes NAME@VERSION (==) and
@@ -97,14 +90,14 @@ func parsePyPIRequirement(t Target, scheme, s string) (Target, error) {
 		clauses := strings.Split(rest, ",")
 		for i, c := range clauses {
 			c = strings.TrimSpace(c)
-			m := pypiClauseRe.FindStringSubmatch(c)
-			if m == nil {
+			op, v, ok := pkgspec.SplitClause(c)
+			if !ok {
 				if c == "" {
 					return bad("the specifier set %q has an empty clause", rest)
 				}
 				return bad("%q is not a version specifier (want ==VERSION, or a PEP 440 set such as >=1.2,<2 or ~=1.4)", c)
 			}
-			clauses[i] = m[1] + m[2]
+			clauses[i] = op + v
 		}
 		spec = strings.Join(clauses, ",")
 	}
@@ -117,26 +110,15 @@ func parsePyPIRequirement(t Target, scheme, s string) (Target, error) {
 	return t, nil
 }
 
-// offlineTransport answers every request with an error: checkPyPISpec
-// never reaches an index.
-type offlineTransport struct{}
-
-var errOffline = errors.New("offline: specifier check only")
-
-func (offlineTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, errOffline }
-
-// checkPyPISpec checks a specifier set as the resolver will read it. It
-// asks supplychain's resolver, which checks the name and the specifier
-// before any request (ErrBadName, ErrBadRequirement), through a client
-// that cannot reach anything, so that one PEP 440 grammar decides.
+// checkPyPISpec checks a specifier as the resolver will read it
+// (pkgspec.ParseVersionSpec, which supplychain's resolver reads too), and
+// says what is wrong in the resolver's words.
 func checkPyPISpec(name, spec string) error {
-	hc := &http.Client{Transport: offlineTransport{}}
-	_, err := supplychain.NewPyPI(hc, "http://offline.invalid").WithRetry(supplychain.Retry{Attempts: 1}).Resolve(context.Background(), name, spec)
-	if errors.Is(err, supplychain.ErrBadRequirement) || errors.Is(err, supplychain.ErrBadName) {
-		msg := err.Error()
+	spec = strings.TrimSpace(spec)
+	if _, err := pkgspec.ParseVersionSpec(spec); err != nil {
 		// "invalid requirement: x" reads better without the sentinel's words.
-		msg = strings.Replace(msg, supplychain.ErrBadRequirement.Error()+": ", "", 1)
-		return errors.New(msg)
+		msg := strings.Replace(err.Error(), pkgspec.ErrBadRequirement.Error()+": ", "", 1)
+		return fmt.Errorf("%s %q: %s", pkgspec.NormalizePyPIName(name), spec, msg)
 	}
 	return nil
 }

@@ -1,8 +1,9 @@
-// Package pkgspec is the grammar of package names: npm's rules for a
-// package name and PyPI's for a project name and its PEP 503 normal form.
-// It is a leaf (the standard library only), so that code which must run
-// anywhere, the config reader in the browser included, can check a name
-// without importing a registry client.
+// Package pkgspec is the grammar of package names and versions: npm's
+// rules for a package name, PyPI's for a project name and its PEP 503
+// normal form, and PEP 440's versions and specifier sets, their order and
+// their matching. It is a leaf (the standard library only), so that code
+// which must run anywhere, the config reader in the browser included, can
+// check a name or a version without importing a registry client.
 package pkgspec
 
 import (

@@ -2,17 +2,13 @@ package supplychain
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +16,9 @@ import (
 )
 
 // ErrBadRequirement: the version specifier of a requirement is not valid
-// PEP 440 (the name is ErrBadName).
-var ErrBadRequirement = errors.New("invalid requirement")
+// PEP 440 (the name is ErrBadName). It is pkgspec's, so that errors.Is
+// holds whichever package a caller names.
+var ErrBadRequirement = pkgspec.ErrBadRequirement
 
 // DefaultPyPIIndex is the public Python Package Index.
 const DefaultPyPIIndex = "https://pypi.org"
@@ -48,9 +45,6 @@ func (p *PyPI) WithRetry(rt Retry) *PyPI {
 
 // Index returns the index's base URL.
 func (p *PyPI) Index() string { return p.base }
-
-// pypiNameRunsRe splits a local version label into its parts.
-var pypiNameRunsRe = regexp.MustCompile(`[-_.]+`)
 
 // PyPIFile is one distribution file of a release.
 type PyPIFile struct {
@@ -143,7 +137,8 @@ func (p *PyPI) Resolve(ctx context.Context, name, spec string) (*PyPIRelease, er
 	}
 	norm := pkgspec.NormalizePyPIName(name)
 	spec = strings.TrimSpace(spec)
-	req, err := parsePyPIRequirement(spec)
+	set, err := pkgspec.ParseVersionSpec(spec)
+	req := pypiRequirement{set}
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", norm, spec, err)
 	}
@@ -168,7 +163,7 @@ func (p *PyPI) Resolve(ctx context.Context, name, spec string) (*PyPIRelease, er
 	}
 	chosen, err := req.pick(cands)
 	if err != nil {
-		if req.exact {
+		if req.Exact() {
 			for key, files := range doc.Releases {
 				if v, perr := parsePEP440(key); perr == nil && len(files) == 0 && req.matches(pypiCandidate{key: key, v: v}) {
 					err = fmt.Errorf("%w: release %s has no files (registered, never installable)", ErrVersionNotFound, key)
@@ -300,68 +295,11 @@ func pypiCandidates(releases map[string][]pypiResolveFile) []pypiCandidate {
 	return out
 }
 
-// pypiRequirement is a parsed version specifier set; no clauses means the
-// latest release.
-type pypiRequirement struct {
-	clauses []pep440Clause
-	exact   bool
-}
+// pypiRequirement is a parsed version specifier set (pkgspec's PEP 440
+// grammar); no clauses means the latest release.
+type pypiRequirement struct{ pkgspec.SpecifierSet }
 
-// parsePyPIRequirement parses "" / "latest", a bare version (an exact
-// pin), or a comma-separated PEP 440 specifier set.
-func parsePyPIRequirement(spec string) (pypiRequirement, error) {
-	if spec == "" || spec == "latest" {
-		return pypiRequirement{}, nil
-	}
-	if !strings.ContainsAny(spec[:1], "=!<>~") {
-		v, err := parsePEP440(spec)
-		if err != nil {
-			return pypiRequirement{}, fmt.Errorf("%w: %q is neither \"latest\", a version nor a PEP 440 specifier set", ErrBadRequirement, spec)
-		}
-		return pypiRequirement{clauses: []pep440Clause{{op: "==", v: v, raw: spec}}, exact: true}, nil
-	}
-	var r pypiRequirement
-	for part := range strings.SplitSeq(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			return pypiRequirement{}, fmt.Errorf("%w: %q has an empty clause", ErrBadRequirement, spec)
-		}
-		c, err := parsePEP440Clause(part)
-		if err != nil {
-			return pypiRequirement{}, err
-		}
-		r.clauses = append(r.clauses, c)
-	}
-	r.exact = len(r.clauses) == 1 && !r.clauses[0].wildcard && (r.clauses[0].op == "==" || r.clauses[0].op == "===")
-	return r, nil
-}
-
-// prereleases reports whether a clause admits pre-releases by naming one
-// (packaging's Specifier.prereleases).
-func (r pypiRequirement) prereleases() bool {
-	for _, c := range r.clauses {
-		v := c.v
-		if c.op == "===" {
-			v, _ = parsePEP440(c.raw) // not a version: no pre-release
-		}
-		switch c.op {
-		case "==", ">=", "<=", "~=", "===":
-			if v.isPrerelease() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (r pypiRequirement) matches(c pypiCandidate) bool {
-	for _, cl := range r.clauses {
-		if !cl.match(c.key, c.v) {
-			return false
-		}
-	}
-	return true
-}
+func (r pypiRequirement) matches(c pypiCandidate) bool { return r.Contains(c.v.Version) }
 
 // pick chooses among the candidates (newest first); see Resolve.
 func (r pypiRequirement) pick(cands []pypiCandidate) (pypiCandidate, error) {
@@ -371,14 +309,14 @@ func (r pypiRequirement) pick(cands []pypiCandidate) (pypiCandidate, error) {
 		if !r.matches(c) {
 			continue
 		}
-		if c.yanked && !r.exact {
+		if c.yanked && !r.Exact() {
 			yankedSkipped++
 			continue
 		}
 		match = append(match, c)
 	}
-	if !r.prereleases() {
-		finals := slices.DeleteFunc(slices.Clone(match), func(c pypiCandidate) bool { return c.v.isPrerelease() })
+	if !r.Prereleases() {
+		finals := slices.DeleteFunc(slices.Clone(match), func(c pypiCandidate) bool { return c.v.IsPrerelease() })
 		if len(finals) > 0 {
 			match = finals
 		}
@@ -407,288 +345,13 @@ func (r pypiRequirement) pick(cands []pypiCandidate) (pypiCandidate, error) {
 	return pypiCandidate{}, fmt.Errorf("%w: no release with files matches%s (newest: %s)", ErrVersionNotFound, hint, strings.Join(newest, ", "))
 }
 
-// PEP 440 versions, as the packaging library parses and orders them
-// (packaging.version.Version; VERSION_PATTERN of PEP 440's appendix B).
-
-var pep440Re = regexp.MustCompile(`(?i)^\s*v?(?:(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*)` +
-	`([-_.]?(alpha|a|beta|b|preview|pre|c|rc)[-_.]?([0-9]+)?)?` +
-	`((?:-([0-9]+))|(?:[-_.]?(post|rev|r)[-_.]?([0-9]+)?))?` +
-	`([-_.]?(dev)[-_.]?([0-9]+)?)?)` +
-	`(?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$`)
-
-type pep440Version struct {
-	epoch   uint64
-	release []uint64
-	// preL is "a", "b" or "rc", "" for none; preN its number.
-	preL  string
-	preN  uint64
-	post  *uint64
-	dev   *uint64
-	local []string
-}
+// pep440Version is a PEP 440 version (pkgspec's), with the ordering
+// the resolver and the OSV ranges use.
+type pep440Version struct{ pkgspec.Version }
 
 func parsePEP440(s string) (pep440Version, error) {
-	m := pep440Re.FindStringSubmatch(s)
-	if m == nil {
-		return pep440Version{}, fmt.Errorf("%q is not a PEP 440 version", s)
-	}
-	var v pep440Version
-	var err error
-	num := func(s string) uint64 {
-		if s == "" || err != nil {
-			return 0
-		}
-		n, e := strconv.ParseUint(s, 10, 64)
-		if e != nil {
-			err = fmt.Errorf("version number %s is too large", s)
-		}
-		return n
-	}
-	v.epoch = num(m[1])
-	for r := range strings.SplitSeq(m[2], ".") {
-		v.release = append(v.release, num(r))
-	}
-	if m[3] != "" {
-		switch strings.ToLower(m[4]) {
-		case "alpha", "a":
-			v.preL = "a"
-		case "beta", "b":
-			v.preL = "b"
-		default:
-			v.preL = "rc"
-		}
-		v.preN = num(m[5])
-	}
-	if m[6] != "" {
-		n := num(m[7] + m[9])
-		v.post = &n
-	}
-	if m[10] != "" {
-		n := num(m[12])
-		v.dev = &n
-	}
-	if m[13] != "" {
-		v.local = pypiNameRunsRe.Split(strings.ToLower(m[13]), -1)
-	}
-	if err != nil {
-		return pep440Version{}, err
-	}
-	return v, nil
+	v, err := pkgspec.ParseVersion(s)
+	return pep440Version{v}, err
 }
 
-func (v pep440Version) isPrerelease() bool { return v.preL != "" || v.dev != nil }
-
-// public drops the local label; base keeps only the epoch and release.
-func (v pep440Version) public() pep440Version { v.local = nil; return v }
-
-func (v pep440Version) base() pep440Version {
-	return pep440Version{epoch: v.epoch, release: v.release}
-}
-
-// compare orders versions as packaging's _cmpkey does: epoch, release
-// (trailing zeros ignored), pre-release (a development release of the
-// release itself sorts before its pre-releases; no pre-release sorts
-// after them), post-release (none first), development release (none
-// last), local label (none first; numeric segments above alphanumeric
-// ones, then compared segment by segment).
-func (v pep440Version) compare(w pep440Version) int {
-	if d := cmp.Compare(v.epoch, w.epoch); d != 0 {
-		return d
-	}
-	for i := range max(len(v.release), len(w.release)) {
-		var a, b uint64
-		if i < len(v.release) {
-			a = v.release[i]
-		}
-		if i < len(w.release) {
-			b = w.release[i]
-		}
-		if d := cmp.Compare(a, b); d != 0 {
-			return d
-		}
-	}
-	if d := cmp.Compare(v.preRank(), w.preRank()); d != 0 {
-		return d
-	}
-	if v.preL != "" && w.preL != "" {
-		if d := cmp.Compare(v.preN, w.preN); d != 0 {
-			return d
-		}
-	}
-	if d := compareOpt(v.post, w.post, -1); d != 0 {
-		return d
-	}
-	if d := compareOpt(v.dev, w.dev, 1); d != 0 {
-		return d
-	}
-	return compareLocal(v.local, w.local)
-}
-
-// preRank: 0 for a development release without pre- or post-release,
-// 1, 2, 3 for a, b, rc, 4 for no pre-release.
-func (v pep440Version) preRank() int {
-	switch {
-	case v.preL == "" && v.post == nil && v.dev != nil:
-		return 0
-	case v.preL == "a":
-		return 1
-	case v.preL == "b":
-		return 2
-	case v.preL == "rc":
-		return 3
-	}
-	return 4
-}
-
-// compareOpt compares optional numbers; a missing one sorts below every
-// number when missing is -1, above when 1.
-func compareOpt(a, b *uint64, missing int) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return missing
-	case b == nil:
-		return -missing
-	}
-	return cmp.Compare(*a, *b)
-}
-
-func compareLocal(a, b []string) int {
-	if a == nil || b == nil {
-		return cmp.Compare(len(a), len(b)) // none sorts first
-	}
-	for i := range min(len(a), len(b)) {
-		an, aerr := strconv.ParseUint(a[i], 10, 64)
-		bn, berr := strconv.ParseUint(b[i], 10, 64)
-		var d int
-		switch {
-		case aerr == nil && berr == nil:
-			d = cmp.Compare(an, bn)
-		case aerr == nil:
-			d = 1
-		case berr == nil:
-			d = -1
-		default:
-			d = strings.Compare(a[i], b[i])
-		}
-		if d != 0 {
-			return d
-		}
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-// pep440Clause is one specifier of a set (packaging.specifiers.Specifier).
-type pep440Clause struct {
-	op       string
-	v        pep440Version
-	wildcard bool
-	raw      string // the version as written (for ===)
-}
-
-var (
-	pep440ClauseRe  = regexp.MustCompile(`^(~=|===|==|!=|<=|>=|<|>)\s*(.*)$`)
-	pep440ReleaseRe = regexp.MustCompile(`(?i)^v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*$`)
-)
-
-func parsePEP440Clause(s string) (pep440Clause, error) {
-	bad := func(why string) (pep440Clause, error) {
-		return pep440Clause{}, fmt.Errorf("%w: %q %s", ErrBadRequirement, s, why)
-	}
-	m := pep440ClauseRe.FindStringSubmatch(s)
-	if m == nil {
-		return bad("does not start with a PEP 440 operator (~=, ==, !=, <=, >=, <, >, ===)")
-	}
-	c := pep440Clause{op: m[1], raw: strings.TrimSpace(m[2])}
-	if c.raw == "" || strings.ContainsAny(c.raw, " \t;),") {
-		return bad("has no version after its operator, or more than one")
-	}
-	if c.op == "===" {
-		return c, nil
-	}
-	vs := c.raw
-	if strings.HasSuffix(vs, ".*") {
-		if c.op != "==" && c.op != "!=" {
-			return bad("uses a wildcard, which only == and != allow")
-		}
-		vs = strings.TrimSuffix(vs, ".*")
-		if !pep440ReleaseRe.MatchString(vs) {
-			return bad("has a wildcard after a pre-, post-, development or local part")
-		}
-		c.wildcard = true
-	}
-	v, err := parsePEP440(vs)
-	if err != nil {
-		return bad("has an invalid version")
-	}
-	c.v = v
-	if v.local != nil && c.op != "==" && c.op != "!=" {
-		return bad("has a local version label, which only == and != allow")
-	}
-	if c.op == "~=" && len(v.release) < 2 {
-		return bad("~= needs a version with at least two release numbers")
-	}
-	return c, nil
-}
-
-// match reports whether the release spelled key, parsed as v, satisfies
-// the clause (packaging's Specifier.contains, pre-releases aside).
-func (c pep440Clause) match(key string, v pep440Version) bool {
-	switch c.op {
-	case "===":
-		return strings.EqualFold(strings.TrimSpace(key), c.raw)
-	case "==":
-		return c.equal(v)
-	case "!=":
-		return !c.equal(v)
-	case "~=":
-		// ~=V.N is >=V.N together with ==V.*, suffixes of V.N dropped.
-		prefix := pep440Clause{op: "==", wildcard: true, v: pep440Version{epoch: c.v.epoch, release: c.v.release[:len(c.v.release)-1]}}
-		return v.public().compare(c.v) >= 0 && prefix.equal(v)
-	case "<=":
-		return v.public().compare(c.v) <= 0
-	case ">=":
-		return v.public().compare(c.v) >= 0
-	case "<":
-		// <V never admits a pre-release of V itself unless V is one.
-		if v.compare(c.v) >= 0 {
-			return false
-		}
-		return c.v.isPrerelease() || !v.isPrerelease() || v.base().compare(c.v.base()) != 0
-	case ">":
-		// >V never admits a post-release of V unless V is one, nor V
-		// with a local label.
-		if v.compare(c.v) <= 0 {
-			return false
-		}
-		if c.v.post == nil && v.post != nil && v.base().compare(c.v.base()) == 0 {
-			return false
-		}
-		return v.local == nil || v.base().compare(c.v.base()) != 0
-	}
-	return false
-}
-
-func (c pep440Clause) equal(v pep440Version) bool {
-	if c.wildcard {
-		// Prefix match on the release, the shorter padded with zeros.
-		if v.epoch != c.v.epoch {
-			return false
-		}
-		for i, n := range c.v.release {
-			var m uint64
-			if i < len(v.release) {
-				m = v.release[i]
-			}
-			if m != n {
-				return false
-			}
-		}
-		return true
-	}
-	if c.v.local == nil {
-		v = v.public()
-	}
-	return v.compare(c.v) == 0
-}
+func (v pep440Version) compare(w pep440Version) int { return v.Compare(w.Version) }
