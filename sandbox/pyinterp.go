@@ -16,7 +16,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
 // The interpreters a PyPI target can be installed and run on. Each is the
@@ -129,7 +129,7 @@ func choosePython(requires string, offered []Python) pythonChoice {
 	if requires == "" {
 		c := pythonChoice{py: def, ok: true, rule: "the release declares no Requires-Python: the default"}
 		for i := range offered {
-			if supplychain.ComparePEP440(offered[i].Version, def.Version) > 0 && (c.newer == nil || supplychain.ComparePEP440(offered[i].Version, c.newer.Version) > 0) {
+			if pkgspec.CompareVersions(offered[i].Version, def.Version) > 0 && (c.newer == nil || pkgspec.CompareVersions(offered[i].Version, c.newer.Version) > 0) {
 				c.newer = &offered[i]
 			}
 		}
@@ -138,14 +138,14 @@ func choosePython(requires string, offered []Python) pythonChoice {
 	var best *Python
 	defOK := false
 	for i := range offered {
-		ok, err := supplychain.PythonSatisfies(requires, offered[i].Version)
+		ok, err := pkgspec.Satisfies(requires, offered[i].Version)
 		if err != nil {
 			return pythonChoice{py: def, ok: true, rule: "the release's Requires-Python " + quoteSpec(requires) + " is not a PEP 440 specifier set: the default, and uv judges it"}
 		}
 		if ok && i == 0 {
 			defOK = true
 		}
-		if ok && (best == nil || supplychain.ComparePEP440(offered[i].Version, best.Version) > 0) {
+		if ok && (best == nil || pkgspec.CompareVersions(offered[i].Version, best.Version) > 0) {
 			best = &offered[i]
 		}
 	}

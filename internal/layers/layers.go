@@ -18,7 +18,7 @@ var Tiers = []Tier{
 		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd"}},
 	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
 		"rubric", "supplychain", "store"}},
-	{"collectors that ask a registry, outputs", "the sandbox and the judge read registry metadata; report prints the model", []string{
+	{"collectors that ask a registry, outputs", "the judge reads registry metadata; report prints the model", []string{
 		"sandbox", "judge", "report", "rescore", "benchmark"}},
 	{"one scan", "a target end to end", []string{
 		"pipeline", "web/configscan", "benchmark/realcorpus"}},
