@@ -12,7 +12,7 @@ package layers
 var Tiers = []Tier{
 	{"leaves", "standard library and third parties only", []string{
 		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
-		"sandbox/canary", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
+		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
 		"internal/...", "web", "bench/internal/benchutil"}},
 	{"model", "what is read and stored, without scoring", []string{
 		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd"}},
