@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -96,8 +97,8 @@ type ImageOptions struct {
 
 // EnsureImage makes sure the sandbox image exists, building it when it
 // does not, and says so.
-func EnsureImage(ctx context.Context, e *Engine, o ImageOptions) (sandbox.Image, error) {
-	img, ok, err := sandbox.InspectImage(ctx, e.Client)
+func EnsureImage(ctx context.Context, e *Engine, o ImageOptions) (image.Image, error) {
+	img, ok, err := image.Inspect(ctx, e.Client)
 	if err != nil {
 		return img, mark(ErrSandbox, fmt.Errorf("inspect sandbox image: %w", err))
 	}
@@ -105,14 +106,14 @@ func EnsureImage(ctx context.Context, e *Engine, o ImageOptions) (sandbox.Image,
 		return img, nil
 	}
 	if o.Logger != nil {
-		o.Logger.Info("sandbox image not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "image", sandbox.ImageRef())
+		o.Logger.Info("sandbox image not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "image", image.Ref())
 	}
-	img, _, err = sandbox.EnsureImage(ctx, e.Client, sandbox.ImageOptions{NPMRegistry: o.Registry, Progress: o.Progress, HTTPClient: o.HTTPClient})
+	img, _, err = image.Ensure(ctx, e.Client, image.Options{NPMRegistry: o.Registry, Progress: o.Progress, HTTPClient: o.HTTPClient})
 	if err != nil {
 		if ctx.Err() != nil {
 			return img, ctx.Err()
 		}
-		return img, mark(ErrImage, fmt.Errorf("build sandbox image %s: %w", sandbox.ImageRef(), err))
+		return img, mark(ErrImage, fmt.Errorf("build sandbox image %s: %w", image.Ref(), err))
 	}
 	return img, nil
 }
@@ -123,10 +124,10 @@ var pythonImageMu sync.Mutex
 // EnsurePythonImage is EnsureImage for the image of another Python the
 // sandbox offers PyPI targets (sandbox.Pythons), built the first time a
 // target asks for that Python.
-func EnsurePythonImage(ctx context.Context, e *Engine, o ImageOptions, version string) (sandbox.Image, error) {
+func EnsurePythonImage(ctx context.Context, e *Engine, o ImageOptions, version string) (image.Image, error) {
 	pythonImageMu.Lock()
 	defer pythonImageMu.Unlock()
-	img, ok, err := sandbox.InspectPythonImage(ctx, e.Client, version)
+	img, ok, err := image.InspectPython(ctx, e.Client, version)
 	if err != nil {
 		return img, mark(ErrSandbox, fmt.Errorf("inspect sandbox image for Python %s: %w", version, err))
 	}
@@ -136,7 +137,7 @@ func EnsurePythonImage(ctx context.Context, e *Engine, o ImageOptions, version s
 	if o.Logger != nil {
 		o.Logger.Info("sandbox image for Python "+version+" not found; building it first (once per recipe; a few minutes where no container registry is reachable)", "python", version)
 	}
-	img, _, err = sandbox.EnsurePythonImage(ctx, e.Client, sandbox.ImageOptions{NPMRegistry: o.Registry, Progress: o.Progress, HTTPClient: o.HTTPClient}, version)
+	img, _, err = image.EnsurePython(ctx, e.Client, image.Options{NPMRegistry: o.Registry, Progress: o.Progress, HTTPClient: o.HTTPClient}, version)
 	if err != nil {
 		if ctx.Err() != nil {
 			return img, ctx.Err()
@@ -234,8 +235,8 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 		return nil, err
 	}
 	opts := o.Sandbox
-	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = sandbox.ImageRef(), helper.Ref, p.ToolVersion, o.CABundle
-	opts.PythonImage = func(ctx context.Context, version string) (sandbox.Image, error) {
+	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = image.Ref(), helper.Ref, p.ToolVersion, o.CABundle
+	opts.PythonImage = func(ctx context.Context, version string) (image.Image, error) {
 		return EnsurePythonImage(ctx, e, o.Image, version)
 	}
 	sb, err := sandbox.New(e.Client, opts)
@@ -307,7 +308,7 @@ func CheckFetch(ctx context.Context, e *Engine, o sandbox.Options, v *supplychai
 	if err := helper.Ensure(ctx, e.Client); err != nil {
 		return nil, mark(ErrImage, fmt.Errorf("helper image: %w", err))
 	}
-	o.Image, o.HelperImage = sandbox.ImageRef(), helper.Ref
+	o.Image, o.HelperImage = image.Ref(), helper.Ref
 	sb, err := sandbox.New(e.Client, o)
 	if err != nil {
 		return nil, mark(ErrBadOption, err)

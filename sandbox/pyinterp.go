@@ -13,10 +13,9 @@ import (
 	"path"
 	"strings"
 
-	"github.com/docker/docker/client"
-
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pkgspec"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 // The interpreters a PyPI target can be installed and run on. Each is the
@@ -49,64 +48,13 @@ type Python struct {
 }
 
 // Pythons returns the interpreters the embedded recipe offers, the default
-// (that of ImageRef) first.
+// (that of image.Ref) first.
 func Pythons() []Python {
 	var out []Python
-	for _, r := range embeddedRecipe().images() {
-		out = append(out, Python{Version: r.python, Image: r.ref()})
+	for _, v := range image.Variants() {
+		out = append(out, Python{Version: v.Python, Image: v.Ref})
 	}
 	return out
-}
-
-// pythonRecipe is the recipe of the image that offers version (X.Y.Z or
-// X.Y).
-func pythonRecipe(version string) (*recipe, error) {
-	var offered []string
-	for _, r := range embeddedRecipe().images() {
-		if r.python == version || majorMinor(r.python) == version {
-			return r, nil
-		}
-		offered = append(offered, r.python)
-	}
-	return nil, fmt.Errorf("the sandbox offers no Python %s (it offers %s)", version, strings.Join(offered, ", "))
-}
-
-// EnsurePythonImage is EnsureImage for the image that offers Python
-// version (X.Y.Z or X.Y).
-func EnsurePythonImage(ctx context.Context, cli client.APIClient, opts ImageOptions, version string) (Image, bool, error) {
-	r, err := pythonRecipe(version)
-	if err != nil {
-		return Image{}, false, err
-	}
-	img, ok, err := inspectSandbox(ctx, cli, r)
-	if err != nil {
-		return Image{}, false, err
-	}
-	if ok {
-		fmt.Fprintf(progressOut(opts), "sandbox image %s is present (%s, base %s)\n", img.Ref, img.ID, img.Base)
-		return img, false, nil
-	}
-	img, err = buildSandbox(ctx, cli, opts, r)
-	return img, err == nil, err
-}
-
-// BuildPythonImage is BuildImage for the image that offers Python version.
-func BuildPythonImage(ctx context.Context, cli client.APIClient, opts ImageOptions, version string) (Image, error) {
-	r, err := pythonRecipe(version)
-	if err != nil {
-		return Image{}, err
-	}
-	return buildSandbox(ctx, cli, opts, r)
-}
-
-// InspectPythonImage is InspectImage for the image that offers Python
-// version.
-func InspectPythonImage(ctx context.Context, cli client.APIClient, version string) (Image, bool, error) {
-	r, err := pythonRecipe(version)
-	if err != nil {
-		return Image{}, false, err
-	}
-	return inspectSandbox(ctx, cli, r)
 }
 
 // pythonChoice is what choosePython decided.
@@ -228,7 +176,7 @@ func (s *Sandbox) forPython(runID string, py Python) *Sandbox {
 type pickedPython struct {
 	py    Python
 	ev    *evidence.Python
-	image *Image            // the image, when it is not the sandbox's own
+	image *image.Image      // the image, when it is not the sandbox's own
 	none  *evidence.Install // set when no offered interpreter fits
 	newer *Python           // see pythonChoice.newer
 }
@@ -263,7 +211,7 @@ func (s *Sandbox) pickPython(ctx context.Context, t Target) (pickedPython, error
 
 // pythonImage makes sure the image of py is there and returns it, or nil
 // when it is the sandbox's own.
-func (s *Sandbox) pythonImage(ctx context.Context, py Python) (*Image, error) {
+func (s *Sandbox) pythonImage(ctx context.Context, py Python) (*image.Image, error) {
 	if py.Image == s.opts.Image {
 		return nil, nil
 	}
@@ -278,7 +226,7 @@ func (s *Sandbox) pythonImage(ctx context.Context, py Python) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox image %s for Python %s: %w (`verifymcp sandbox build` builds it)", py.Image, py.Version, err)
 	}
-	return &Image{Ref: py.Image, ID: resp.ID, Python: py.Version}, nil
+	return &image.Image{Ref: py.Image, ID: resp.ID, Python: py.Version}, nil
 }
 
 // localRequiresPython reads Requires-Python from a local wheel's METADATA

@@ -14,6 +14,7 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 // interpProbeServer is harmlessServer, but it says which Python runs it:
@@ -39,8 +40,8 @@ func interpSandbox(t *testing.T) *sandbox.Sandbox {
 	return newSandbox(t, func(o *sandbox.Options) {
 		o.Behavior = true
 		o.HandshakeTimeout = 30 * time.Second
-		o.PythonImage = func(ctx context.Context, version string) (sandbox.Image, error) {
-			img, _, err := sandbox.EnsurePythonImage(ctx, engine, sandbox.ImageOptions{Progress: os.Stderr}, version)
+		o.PythonImage = func(ctx context.Context, version string) (image.Image, error) {
+			img, _, err := image.EnsurePython(ctx, engine, image.Options{Progress: os.Stderr}, version)
 			return img, err
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"compress/gzip"
 	"strings"
 	"testing"
+
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 var testPythons = []Python{{Version: "3.11.2", Image: "img:py311"}, {Version: "3.13.5", Image: "img:py313"}}
@@ -66,24 +68,11 @@ func TestNoPythonError(t *testing.T) {
 
 func TestRecipePythons(t *testing.T) {
 	all := Pythons()
-	if len(all) < 2 || all[0].Image != ImageRef() || !strings.HasPrefix(all[0].Version, "3.11.") {
+	if len(all) < 2 || all[0].Image != image.Ref() || !strings.HasPrefix(all[0].Version, "3.11.") {
 		t.Fatalf("Pythons() = %+v: want the default 3.11 image first", all)
-	}
-	r := embeddedRecipe()
-	for _, v := range r.variants {
-		if v.hash != r.hash || v.ref() != ImageRef()+"-py"+majorMinor(v.python) || v.baseHash == r.baseHash || v.pins.Base.Suite == r.pins.Base.Suite {
-			t.Errorf("variant %s: ref %s, suite %s: want the recipe hash, a -py tag and its own base", v.python, v.ref(), v.pins.Base.Suite)
-		}
-		if strings.Contains(strings.Join(v.packages, " "), "libicu72") {
-			t.Errorf("variant %s keeps bookworm's libicu72: %v", v.python, v.packages)
-		}
 	}
 	if !strings.HasPrefix(all[len(all)-1].Version, "3.13.") {
 		t.Errorf("Pythons() = %+v: want trixie's 3.13 offered", all)
-	}
-	df, err := r.variants[0].renderDockerfile(baseChoice{from: "x", desc: "y"})
-	if err != nil || !strings.Contains(string(df), `verifymcp.python="`+r.variants[0].python+`"`) {
-		t.Errorf("variant Dockerfile lacks its python label: %v", err)
 	}
 }
 

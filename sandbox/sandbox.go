@@ -15,6 +15,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 //go:embed drivers/fetch.js
@@ -25,7 +26,7 @@ var scriptsDriver string
 
 // Options configure a Sandbox. Zero values take the documented defaults.
 type Options struct {
-	// Image is the sandbox image reference (see EnsureImage).
+	// Image is the sandbox image reference (see image.Ensure).
 	Image string
 	// Pythons are the interpreters offered PyPI targets, the default
 	// first (see pyinterp.go); empty means Pythons() when Image is the
@@ -33,7 +34,7 @@ type Options struct {
 	Pythons []Python
 	// PythonImage, when set, returns the image of an offered Python that
 	// is not Image's, building it if need be; nil means it must exist.
-	PythonImage func(ctx context.Context, version string) (Image, error)
+	PythonImage func(ctx context.Context, version string) (image.Image, error)
 	// HelperImage is the egress helper image (see EnsureHelperImage).
 	HelperImage string
 	// Registry is the npm registry URL the fetch step may reach.
@@ -304,7 +305,7 @@ type Result struct {
 	Masking []evidence.Masking
 	// Image is the sandbox image the scan ran in, when it is not
 	// Options.Image (a PyPI target on another Python, see pyinterp.go).
-	Image *Image
+	Image *image.Image
 }
 
 // ErrBadBin is returned when --bin names no entry of the package, or the

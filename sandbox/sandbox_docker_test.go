@@ -25,6 +25,7 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 var (
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		engine = cli
-		img, _, err := sandbox.EnsureImage(ctx, cli, sandbox.ImageOptions{Progress: os.Stderr})
+		img, _, err := image.Ensure(ctx, cli, image.Options{Progress: os.Stderr})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox image:", err)
 			return 1

@@ -25,7 +25,7 @@
 # start-up and to keep what the server sent exactly).
 #
 # A line pypi:NAME==VERSION is recorded the same way: uv (the version pinned
-# in sandbox/recipe/pins.json, from its pinned wheel) installs the release
+# in sandbox/image/recipe/pins.json, from its pinned wheel) installs the release
 # into a venv in the scratch directory for the host's CPython 3.11, from
 # wheels only (`uv pip install --only-binary :all:`: no build backend runs on
 # the host; a release that needs an sdist build is recorded as not listable),
@@ -52,13 +52,13 @@ TREES=${TREES:-$here/trees}
 TIMEOUT=${TIMEOUT:-240}
 CONNECT_TIMEOUT_MS=${CONNECT_TIMEOUT_MS:-120000}
 INSPECTOR_VERSION=2.12.0
-# The sandbox image's node and npm (sandbox/recipe/pins.json), so the servers
+# The sandbox image's node and npm (sandbox/image/recipe/pins.json), so the servers
 # run on the node they get in a scan and the tree is resolved by the same npm.
-NODE_VERSION=$(jq -r .node.version "$repo/sandbox/recipe/pins.json")
-NPM_VERSION=$(jq -r .npm.version "$repo/sandbox/recipe/pins.json")
-UV_VERSION=$(jq -r .uv.version "$repo/sandbox/recipe/pins.json")
-UV_URL=$(jq -r .uv.wheels.x64.url "$repo/sandbox/recipe/pins.json")
-UV_SHA256=$(jq -r .uv.wheels.x64.sha256 "$repo/sandbox/recipe/pins.json")
+NODE_VERSION=$(jq -r .node.version "$repo/sandbox/image/recipe/pins.json")
+NPM_VERSION=$(jq -r .npm.version "$repo/sandbox/image/recipe/pins.json")
+UV_VERSION=$(jq -r .uv.version "$repo/sandbox/image/recipe/pins.json")
+UV_URL=$(jq -r .uv.wheels.x64.url "$repo/sandbox/image/recipe/pins.json")
+UV_SHA256=$(jq -r .uv.wheels.x64.sha256 "$repo/sandbox/image/recipe/pins.json")
 PYTHON=${PYTHON:-/usr/bin/python3}
 
 check=0

@@ -12,13 +12,13 @@ package layers
 var Tiers = []Tier{
 	{"leaves", "standard library and third parties only", []string{
 		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
-		"sandbox/canary", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
+		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
 		"internal/...", "web", "bench/internal/benchutil"}},
 	{"model", "what is read and stored, without scoring", []string{
 		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd"}},
 	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
 		"rubric", "supplychain", "store"}},
-	{"collectors that ask a registry, outputs", "the judge reads registry metadata; report prints the model", []string{
+	{"collectors, outputs", "the sandbox, the judge (which reads registry metadata), the outputs of one run", []string{
 		"sandbox", "judge", "report", "rescore", "benchmark"}},
 	{"one scan", "a target end to end", []string{
 		"pipeline", "web/configscan", "benchmark/realcorpus"}},

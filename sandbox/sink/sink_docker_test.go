@@ -25,18 +25,19 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
+	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 	"github.com/verifymcp/verifymcp/sandbox/sink"
 )
 
 // clientImage is the sandbox image of this recipe (Node.js 22); the
 // package's code runs in it. `make test` builds it first.
-var clientImage = sandbox.ImageRef()
+var clientImage = image.Ref()
 
 // clientScript makes, as uid 65534 in the sink's network namespace, the
 // traffic a malicious package would: a DNS lookup, a connection to a
@@ -107,7 +108,7 @@ func TestSinkInContainers(t *testing.T) {
 		// Without force: an image a concurrent run uses stays.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if _, err := cli.ImageRemove(ctx, builtImage, image.RemoveOptions{PruneChildren: true}); err != nil {
+		if _, err := cli.ImageRemove(ctx, builtImage, imagetypes.RemoveOptions{PruneChildren: true}); err != nil {
 			t.Logf("remove sink image %s: %v", builtImage, err)
 		}
 	})

@@ -17,12 +17,13 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/docker/docker/api/types/image"
+	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/verifymcp/verifymcp/cmd/verifymcp/cli"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 // These tests run the real binary the way a user does, against the real
@@ -74,7 +75,7 @@ func removeOwnHelperImage() {
 		return
 	}
 	defer ec.Close()
-	_, _ = ec.ImageRemove(context.Background(), h.Ref, image.RemoveOptions{PruneChildren: true})
+	_, _ = ec.ImageRemove(context.Background(), h.Ref, imagetypes.RemoveOptions{PruneChildren: true})
 }
 
 type result struct {
@@ -322,7 +323,7 @@ func TestDoctorAndPrune(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("doctor exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	for _, w := range []string{"engine:", "api version:", "image:", sandbox.ImageRef(), "ca bundle:", "ca-certificates.crt", "leftovers:"} {
+	for _, w := range []string{"engine:", "api version:", "image:", image.Ref(), "ca bundle:", "ca-certificates.crt", "leftovers:"} {
 		if !strings.Contains(res.stdout, w) {
 			t.Errorf("doctor output lacks %q:\n%s", w, res.stdout)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -70,19 +71,19 @@ only when the recipe changes; scan builds it when it is missing.
 				return err
 			}
 			defer e.Client.Close()
-			opts := sandbox.ImageOptions{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)}
+			opts := image.Options{NPMRegistry: registry, Progress: &lineWriter{log: g.log}, HTTPClient: httpClient(ca, 0)}
 			n := 0
 			for _, py := range sandbox.Pythons() {
 				if python != "all" && python != py.Version && python != majorMinorOf(py.Version) {
 					continue
 				}
 				n++
-				var img sandbox.Image
+				var img image.Image
 				built := true
 				if force {
-					img, err = sandbox.BuildPythonImage(ctx, e.Client, opts, py.Version)
+					img, err = image.BuildPython(ctx, e.Client, opts, py.Version)
 				} else {
-					img, built, err = sandbox.EnsurePythonImage(ctx, e.Client, opts, py.Version)
+					img, built, err = image.EnsurePython(ctx, e.Client, opts, py.Version)
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -158,7 +159,7 @@ in the registry.`,
 			defer e.Client.Close()
 			fmt.Fprintf(w, "engine:       Docker %s at %s\n", e.Version, e.Host)
 			fmt.Fprintf(w, "api version:  %s (negotiated)\n", e.APIVersion)
-			img, ok, err := sandbox.InspectImage(ctx, e.Client)
+			img, ok, err := image.Inspect(ctx, e.Client)
 			if err != nil {
 				return engineError{fmt.Errorf("inspect image: %w", err)}
 			}
@@ -166,11 +167,11 @@ in the registry.`,
 			if ok {
 				fmt.Fprintf(w, "image:        %s\n              id %s\n              base %s\n", img.Ref, img.ID, img.Base)
 			} else {
-				fmt.Fprintf(w, "image:        %s MISSING (run `verifymcp sandbox build`; scan builds it when needed)\n", sandbox.ImageRef())
-				missing = imageError{fmt.Errorf("sandbox image %s is missing", sandbox.ImageRef())}
+				fmt.Fprintf(w, "image:        %s MISSING (run `verifymcp sandbox build`; scan builds it when needed)\n", image.Ref())
+				missing = imageError{fmt.Errorf("sandbox image %s is missing", image.Ref())}
 			}
 			for _, py := range sandbox.Pythons()[1:] {
-				if pimg, ok, err := sandbox.InspectPythonImage(ctx, e.Client, py.Version); err != nil {
+				if pimg, ok, err := image.InspectPython(ctx, e.Client, py.Version); err != nil {
 					return engineError{fmt.Errorf("inspect image: %w", err)}
 				} else if ok {
 					fmt.Fprintf(w, "python %-6s %s\n              id %s\n", majorMinorOf(py.Version)+":", pimg.Ref, pimg.ID)

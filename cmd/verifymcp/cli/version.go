@@ -12,6 +12,7 @@ import (
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 // unsetVersion is Version's value in a build that did not set it with
@@ -71,7 +72,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(g.stdout, "rubric:   %s (%s); known: %s\n", r.Version, r.Hash, strings.Join(rubric.Versions(), ", "))
 			fmt.Fprintf(g.stdout, "evidence: %s\n", evidence.SchemaVersion)
 			fmt.Fprintf(g.stdout, "report:   %s\n", report.SchemaVersion)
-			fmt.Fprintf(g.stdout, "sandbox:  %s\n", sandbox.ImageRef())
+			fmt.Fprintf(g.stdout, "sandbox:  %s\n", image.Ref())
 			fmt.Fprintf(g.stdout, "helper:   %s\n", helperLine(sandbox.HelperArches()))
 			return nil
 		},

@@ -1,4 +1,4 @@
-package sandbox
+package image
 
 import (
 	"archive/tar"
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/image"
+	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 )
 
@@ -92,7 +92,7 @@ func pullImage(ctx context.Context, cli client.APIClient, ref string, idle time.
 		}
 		return err
 	}
-	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
+	rc, err := cli.ImagePull(ctx, ref, imagetypes.PullOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -250,7 +250,7 @@ func importRootfs(ctx context.Context, cli client.APIClient, root string, exclud
 	}()
 	changes := append(slices.Clone(baseImportChanges),
 		fmt.Sprintf("LABEL %s=base %s=%s", LabelImage, LabelBaseRecipe, baseHash))
-	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, ref, image.ImportOptions{
+	rc, err := cli.ImageImport(ctx, imagetypes.ImportSource{Source: pr, SourceName: "-"}, ref, imagetypes.ImportOptions{
 		Changes: changes,
 		Message: "verifymcp: debootstrap base " + baseHash[:12],
 	})

@@ -1,4 +1,4 @@
-package sandbox
+package image
 
 import (
 	"context"
@@ -34,7 +34,7 @@ const (
 	LabelPython = "verifymcp.python"
 )
 
-// Defaults for ImageOptions.
+// Defaults for Options.
 const (
 	DefaultNPMRegistry  = "https://registry.npmjs.org"
 	DefaultDebianMirror = "http://deb.debian.org/debian"
@@ -54,9 +54,9 @@ const downloadTimeout = 10 * time.Minute
 // cannot fill the disk before the integrity check runs.
 const maxPackageBytes = 512 << 20
 
-// ImageOptions configures how the sandbox image is built. The zero value
+// Options configures how the sandbox image is built. The zero value
 // builds from the public npm registry and Debian mirror and prints nothing.
-type ImageOptions struct {
+type Options struct {
 	// NPMRegistry is the base URL of the npm registry (or a mirror that keeps
 	// its tarball layout) the node and npm packages are downloaded from.
 	NPMRegistry string
@@ -97,19 +97,19 @@ func (e *IntegrityError) Error() string {
 	return fmt.Sprintf("integrity mismatch for %s: pinned %s, got %s", e.URL, e.Want, e.Got)
 }
 
-// ImageRef returns the tag of the sandbox image the embedded recipe describes.
-func ImageRef() string { return embeddedRecipe().ref() }
+// Ref returns the tag of the sandbox image the embedded recipe describes.
+func Ref() string { return embeddedRecipe().ref() }
 
-// InspectImage reports whether the sandbox image for the embedded recipe is
+// Inspect reports whether the sandbox image for the embedded recipe is
 // present on the engine. An image carrying the tag but another recipe label
 // is not the recipe's image and counts as absent.
-func InspectImage(ctx context.Context, cli client.APIClient) (Image, bool, error) {
+func Inspect(ctx context.Context, cli client.APIClient) (Image, bool, error) {
 	return inspectSandbox(ctx, cli, embeddedRecipe())
 }
 
-// EnsureImage returns the sandbox image for the embedded recipe, building it
+// Ensure returns the sandbox image for the embedded recipe, building it
 // only when the engine does not have it. built says whether it was built.
-func EnsureImage(ctx context.Context, cli client.APIClient, opts ImageOptions) (Image, bool, error) {
+func Ensure(ctx context.Context, cli client.APIClient, opts Options) (Image, bool, error) {
 	r := embeddedRecipe()
 	img, ok, err := inspectSandbox(ctx, cli, r)
 	if err != nil {
@@ -126,9 +126,9 @@ func EnsureImage(ctx context.Context, cli client.APIClient, opts ImageOptions) (
 	return img, true, nil
 }
 
-// BuildImage builds the sandbox image for the embedded recipe whether or not
+// Build builds the sandbox image for the embedded recipe whether or not
 // the engine has it, reusing a cached bootstrapped base.
-func BuildImage(ctx context.Context, cli client.APIClient, opts ImageOptions) (Image, error) {
+func Build(ctx context.Context, cli client.APIClient, opts Options) (Image, error) {
 	return buildSandbox(ctx, cli, opts, embeddedRecipe())
 }
 

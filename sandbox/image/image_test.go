@@ -1,4 +1,4 @@
-package sandbox
+package image
 
 import (
 	"archive/tar"
@@ -27,7 +27,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/image"
+	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 )
@@ -65,8 +65,8 @@ func TestImageRecipeHash(t *testing.T) {
 	if r1.hash != r2.hash || r1.baseHash != r2.baseHash {
 		t.Errorf("hash is not stable: %s/%s vs %s/%s", r1.hash, r1.baseHash, r2.hash, r2.baseHash)
 	}
-	if got, want := ImageRef(), "verifymcp-sandbox:"+r1.hash[:12]; got != want {
-		t.Errorf("ImageRef() = %q, want %q", got, want)
+	if got, want := Ref(), "verifymcp-sandbox:"+r1.hash[:12]; got != want {
+		t.Errorf("Ref() = %q, want %q", got, want)
 	}
 
 	tests := []struct {
@@ -344,15 +344,15 @@ func (f *imgFakeEngine) Info(context.Context) (system.Info, error) {
 	return system.Info{OSType: "linux", Architecture: f.arch}, nil
 }
 
-func (f *imgFakeEngine) ImageInspect(context.Context, string, ...client.ImageInspectOption) (image.InspectResponse, error) {
-	return image.InspectResponse{}, cerrdefs.ErrNotFound
+func (f *imgFakeEngine) ImageInspect(context.Context, string, ...client.ImageInspectOption) (imagetypes.InspectResponse, error) {
+	return imagetypes.InspectResponse{}, cerrdefs.ErrNotFound
 }
 
-func (f *imgFakeEngine) ImagePull(ctx context.Context, _ string, _ image.PullOptions) (io.ReadCloser, error) {
+func (f *imgFakeEngine) ImagePull(ctx context.Context, _ string, _ imagetypes.PullOptions) (io.ReadCloser, error) {
 	return f.pull(ctx)
 }
 
-// TestImageBuildRejectsTamperedNode drives BuildImage against a imgRegistry
+// TestImageBuildRejectsTamperedNode drives Build against a imgRegistry
 // that serves a node tarball other than the pinned one: the build must stop
 // with an IntegrityError, ask for the right architecture and leave no
 // temporary files.
@@ -376,12 +376,12 @@ func TestImageBuildRejectsTamperedNode(t *testing.T) {
 			t.Setenv("TMPDIR", tmp)
 
 			var progress bytes.Buffer
-			_, err := BuildImage(t.Context(), &imgFakeEngine{arch: tt.engineArch}, ImageOptions{
+			_, err := Build(t.Context(), &imgFakeEngine{arch: tt.engineArch}, Options{
 				NPMRegistry: srv.URL + "/", Progress: &progress, HTTPClient: srv.Client(),
 			})
 			var ie *IntegrityError
 			if !errors.As(err, &ie) {
-				t.Fatalf("BuildImage err = %v, want *IntegrityError", err)
+				t.Fatalf("Build err = %v, want *IntegrityError", err)
 			}
 			if ie.Want != r.pins.Node.Packages[strings.TrimPrefix(tt.pkg, "node-linux-")].Integrity {
 				t.Errorf("IntegrityError.Want = %q, want the pinned %s integrity", ie.Want, tt.pkg)
@@ -697,5 +697,27 @@ func TestCopyUV(t *testing.T) {
 	bad := mk("bad.whl", map[string]string{"uv/__init__.py": ""})
 	if err := copyUV(tar.NewWriter(io.Discard), bad); err == nil {
 		t.Error("a wheel without scripts/uv was accepted")
+	}
+}
+
+// TestRecipeVariants checks the Python variants of the embedded recipe:
+// the recipe hash with a -py tag, their own base, and their python label.
+func TestRecipeVariants(t *testing.T) {
+	r := embeddedRecipe()
+	for _, v := range r.variants {
+		if v.hash != r.hash || v.ref() != Ref()+"-py"+majorMinor(v.python) || v.baseHash == r.baseHash || v.pins.Base.Suite == r.pins.Base.Suite {
+			t.Errorf("variant %s: ref %s, suite %s: want the recipe hash, a -py tag and its own base", v.python, v.ref(), v.pins.Base.Suite)
+		}
+		if strings.Contains(strings.Join(v.packages, " "), "libicu72") {
+			t.Errorf("variant %s keeps bookworm's libicu72: %v", v.python, v.packages)
+		}
+	}
+	vs := Variants()
+	if len(vs) != len(r.variants)+1 || vs[0].Ref != Ref() || vs[0].Python != r.python {
+		t.Errorf("Variants() = %+v: want the default image first, then %d variants", vs, len(r.variants))
+	}
+	df, err := r.variants[0].renderDockerfile(baseChoice{from: "x", desc: "y"})
+	if err != nil || !strings.Contains(string(df), `verifymcp.python="`+r.variants[0].python+`"`) {
+		t.Errorf("variant Dockerfile lacks its python label: %v", err)
 	}
 }

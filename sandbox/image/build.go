@@ -1,4 +1,4 @@
-package sandbox
+package image
 
 import (
 	"context"
@@ -25,20 +25,20 @@ import (
 // step, not stored.
 type imageBuild struct {
 	cli  client.APIClient
-	opts ImageOptions
+	opts Options
 	r    *recipe
 	out  io.Writer
 	tmp  string
 }
 
-func progressOut(opts ImageOptions) io.Writer {
+func progressOut(opts Options) io.Writer {
 	if opts.Progress == nil {
 		return io.Discard
 	}
 	return opts.Progress
 }
 
-func buildSandbox(ctx context.Context, cli client.APIClient, opts ImageOptions, r *recipe) (img Image, err error) {
+func buildSandbox(ctx context.Context, cli client.APIClient, opts Options, r *recipe) (img Image, err error) {
 	if opts.NPMRegistry == "" {
 		opts.NPMRegistry = DefaultNPMRegistry
 	}

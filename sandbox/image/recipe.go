@@ -1,4 +1,4 @@
-package sandbox
+package image
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ type recipePins struct {
 		Python  string   `json:"python"`  // the suite's python3 version
 		Exclude []string `json:"exclude"` // path.Match patterns, relative to the rootfs
 	} `json:"base"`
-	// Pythons are the other interpreters offered (see pyinterp.go): each
+	// Pythons are the other interpreters offered (see sandbox/pyinterp.go): each
 	// is an image variant, the same recipe on another Debian suite, whose
 	// python3 is that version. Replace swaps packages.txt entries the
 	// suite names otherwise.

@@ -1,11 +1,13 @@
 //go:build docker
 
-package sandbox
+package image_test
 
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,9 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/verifymcp/verifymcp/sandbox"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 // TestImageDocker builds the sandbox image on the real engine (or reuses
@@ -21,27 +26,27 @@ import (
 // bootstraps the base with debootstrap, which needs root and takes minutes.
 func TestImageDocker(t *testing.T) {
 	ctx := t.Context()
-	cli, err := NewClient()
+	cli, err := sandbox.NewClient()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
 
 	start := time.Now()
-	img, built, err := EnsureImage(ctx, cli, ImageOptions{Progress: t.Output()})
+	img, built, err := image.Ensure(ctx, cli, image.Options{Progress: t.Output()})
 	if err != nil {
-		t.Fatalf("EnsureImage: %v", err)
+		t.Fatalf("Ensure: %v", err)
 	}
-	t.Logf("EnsureImage: built=%v in %s: %+v", built, time.Since(start).Round(time.Millisecond), img)
+	t.Logf("Ensure: built=%v in %s: %+v", built, time.Since(start).Round(time.Millisecond), img)
 
-	if got, want := img.Ref, ImageRef(); got != want {
+	if got, want := img.Ref, image.Ref(); got != want {
 		t.Errorf("Ref = %q, want %q", got, want)
 	}
 	if !strings.HasPrefix(img.ID, "sha256:") {
 		t.Errorf("ID = %q, want a sha256 image ID", img.ID)
 	}
-	if !strings.HasPrefix(img.Base, "pulled:") && !strings.HasPrefix(img.Base, "bootstrapped:"+BaseRepo+":") {
-		t.Errorf("Base = %q, want pulled:... or bootstrapped:%s:...", img.Base, BaseRepo)
+	if !strings.HasPrefix(img.Base, "pulled:") && !strings.HasPrefix(img.Base, "bootstrapped:"+image.BaseRepo+":") {
+		t.Errorf("Base = %q, want pulled:... or bootstrapped:%s:...", img.Base, image.BaseRepo)
 	}
 
 	t.Run("config", func(t *testing.T) {
@@ -53,7 +58,7 @@ func TestImageDocker(t *testing.T) {
 			t.Errorf("inspect ID = %s, want %s", resp.ID, img.ID)
 		}
 		cfg := resp.Config
-		for k, want := range map[string]string{LabelImage: "sandbox", LabelRecipe: img.RecipeHash, LabelBase: img.Base} {
+		for k, want := range map[string]string{image.LabelImage: "sandbox", image.LabelRecipe: img.RecipeHash, image.LabelBase: img.Base} {
 			if got := cfg.Labels[k]; got != want {
 				t.Errorf("label %s = %q, want %q", k, got, want)
 			}
@@ -108,38 +113,38 @@ func TestImageDocker(t *testing.T) {
 	t.Run("second_ensure_does_not_rebuild", func(t *testing.T) {
 		var progress bytes.Buffer
 		start := time.Now()
-		again, built, err := EnsureImage(ctx, cli, ImageOptions{Progress: &progress})
+		again, built, err := image.Ensure(ctx, cli, image.Options{Progress: &progress})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("warm EnsureImage took %s: %s", time.Since(start).Round(time.Microsecond), strings.TrimSpace(progress.String()))
+		t.Logf("warm Ensure took %s: %s", time.Since(start).Round(time.Microsecond), strings.TrimSpace(progress.String()))
 		if built {
-			t.Errorf("second EnsureImage built the image again")
+			t.Errorf("second Ensure built the image again")
 		}
 		if again != img {
-			t.Errorf("second EnsureImage = %+v, want %+v", again, img)
+			t.Errorf("second Ensure = %+v, want %+v", again, img)
 		}
-		got, ok, err := InspectImage(ctx, cli)
+		got, ok, err := image.Inspect(ctx, cli)
 		if err != nil || !ok || got != img {
-			t.Errorf("InspectImage = %+v, %v, %v; want %+v, true, nil", got, ok, err, img)
+			t.Errorf("Inspect = %+v, %v, %v; want %+v, true, nil", got, ok, err, img)
 		}
 	})
 }
 
-// BenchmarkEnsureImageWarm measures EnsureImage when the image is present,
+// BenchmarkEnsureImageWarm measures image.Ensure when the image is present,
 // which every scan pays.
 func BenchmarkEnsureImageWarm(b *testing.B) {
-	cli, err := NewClient()
+	cli, err := sandbox.NewClient()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cli.Close()
-	if _, _, err := EnsureImage(b.Context(), cli, ImageOptions{}); err != nil {
+	if _, _, err := image.Ensure(b.Context(), cli, image.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, built, err := EnsureImage(b.Context(), cli, ImageOptions{}); err != nil || built {
-			b.Fatalf("EnsureImage: built=%v err=%v", built, err)
+		if _, built, err := image.Ensure(b.Context(), cli, image.Options{}); err != nil || built {
+			b.Fatalf("Ensure: built=%v err=%v", built, err)
 		}
 	}
 }
@@ -150,7 +155,7 @@ func imgRun(t *testing.T, cli client.APIClient, ref, user string, cmd ...string)
 	t.Helper()
 	ctx := t.Context()
 	created, err := cli.ContainerCreate(ctx,
-		&container.Config{Image: ref, Cmd: cmd, User: user, Labels: map[string]string{LabelRun: "image-test", LabelOwner: ownerLabel()}},
+		&container.Config{Image: ref, Cmd: cmd, User: user, Labels: map[string]string{sandbox.LabelRun: "image-test", sandbox.LabelOwner: owner()}},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		t.Fatalf("create container: %v", err)
@@ -180,4 +185,11 @@ func imgRun(t *testing.T, cli client.APIClient, ref, user string, cmd ...string)
 		t.Fatalf("%q exited %d: stdout %q, stderr %q", cmd, code, stdout.String(), stderr.String())
 	}
 	return strings.TrimSpace(stdout.String())
+}
+
+// owner is the sandbox.LabelOwner value of this process, as the sandbox
+// puts it on what it creates.
+func owner() string {
+	host, _ := os.Hostname()
+	return host + "/" + strconv.Itoa(os.Getpid())
 }
