@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -120,13 +121,25 @@ dispatch:
 type Scans struct {
 	Pipeline *pipeline.Pipeline
 	Save     pipeline.Saver
-	// Session, when set, hands out the scans' run ids (the first the one
-	// the sandbox was prewarmed for); otherwise each scan gets a new one.
+	// Session, when set, hands out the first scan's run id, the one the
+	// sandbox was prewarmed for.
 	Session pipeline.Session
+	// Ahead, when set, hands out the later scans' run ids, each with an
+	// observer started ahead of it (see sandbox.Pool).
+	Ahead *sandbox.Pool
+
+	sessionTaken atomic.Bool
 }
 
-// RunID returns the next scan's run id.
+// RunID returns the next scan's run id: Session's prewarmed one first,
+// then ids from Ahead, or new ones.
 func (s *Scans) RunID() string {
+	if s.Session != nil && s.sessionTaken.CompareAndSwap(false, true) {
+		return s.Session.NextRunID()
+	}
+	if s.Ahead != nil {
+		return s.Ahead.Take()
+	}
 	if s.Session != nil {
 		return s.Session.NextRunID()
 	}

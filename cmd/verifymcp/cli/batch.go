@@ -19,6 +19,7 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
+	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 	"github.com/verifymcp/verifymcp/store/queue"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -292,6 +293,9 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 		}
 		defer session.Close()
 		bs.Session = session
+		// The first scan's observer is starting already; the next ones
+		// start while earlier scans run, one per worker.
+		defer g.startAhead(hard, p, bs, f.concurrency, len(todo)-1)()
 		scanning.Store(true)
 		bs.ScanAll(hard, drain, stopNew, f.concurrency, todo, prog)
 	}
@@ -299,6 +303,22 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 	prog.Close()
 
 	return batch.NewSummary(file, Version, rb, f.concurrency, started, interrupted.Load(), items), items, nil
+}
+
+// startAhead gives bs a pool of observers started ahead of its scans (see
+// sandbox.Pool): size at a time, budget in all (negative: no limit). The
+// returned function removes those not taken.
+func (g *globals) startAhead(ctx context.Context, p *pipeline.Pipeline, bs *batch.Scans, size, budget int) func() {
+	sb, ok := p.Scanner.(*sandbox.Sandbox)
+	if !ok || budget == 0 {
+		return func() {}
+	}
+	bs.Ahead = sb.NewPool(ctx, size, budget, func() string { return pipeline.NewRunID(time.Now()) })
+	return func() {
+		if err := bs.Ahead.Close(context.WithoutCancel(ctx)); err != nil {
+			g.log.Warn("could not remove the observers started ahead", "err", err)
+		}
+	}
 }
 
 // openScanning opens the store and builds the scan pipeline, as batch,

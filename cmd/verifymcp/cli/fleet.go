@@ -221,6 +221,8 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	}
 	defer session.Close()
 	bs.Session = session
+	// Each job finds its observer started.
+	defer g.startAhead(hard, p, bs, f.concurrency, -1)()
 
 	w := &batch.Worker{Scans: bs, Store: st, ToolVersion: Version, RubricVersion: rb.Version, Logger: g.log,
 		Saver: func(tx pgx.Tx) pipeline.Saver { return pipeline.StoreSaver{Store: txStore{st, tx}} }}
