@@ -33,7 +33,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		return nil, err
 	}
 	recordSandbox(b, rt, res, started)
-	p.classify(b, res)
+	classify(res, p.Behavior).record(b)
 	// The judge needs only the contract, the tree scans only the lockfile:
 	// both started as soon as the sandbox had them, unless it never said.
 	judgeC := early.judgeFor(b.Contract)
@@ -214,38 +214,54 @@ func recordSandbox(b *evidence.Bundle, rt *Resolved, res *sandbox.Result, starte
 	b.Signals[evidence.SignalInstall] = evidence.Signal{State: evidence.StateObserved, DurationMS: installMS}
 }
 
-// classify records in b the state of the session, contract and behaviour
-// signals from what the sandbox reported (res), and the behaviour it
-// watched.
-func (p *Pipeline) classify(b *evidence.Bundle, res *sandbox.Result) {
-	switch {
-	case res.Session != nil:
-		b.Signals[evidence.SignalSession] = evidence.Signal{State: evidence.StateObserved, DurationMS: res.Session.HandshakeMS + res.Session.ListMS}
-	default:
-		b.Signals[evidence.SignalSession] = evidence.Signal{State: evidence.StateError, Reason: "not run: the install phase ended with " + string(res.Outcome)}
+// classified is what classify makes of a sandbox result: the states of
+// the session, contract and behaviour signals, and the behaviour to keep.
+type classified struct {
+	session, contract, behavior evidence.Signal
+	watched                     *evidence.Behavior
+}
+
+// classify reads what the sandbox reported (res) into signal states, a
+// pure function of res and whether behaviour capture was on: a phase that
+// did not run is an error of its signal with the scan's outcome as the
+// reason, capture turned off is not assessed, and behaviour is kept only
+// when some package code was watched.
+func classify(res *sandbox.Result, behaviorOn bool) classified {
+	var c classified
+	if res.Session != nil {
+		c.session = evidence.Signal{State: evidence.StateObserved, DurationMS: res.Session.HandshakeMS + res.Session.ListMS}
+	} else {
+		c.session = evidence.Signal{State: evidence.StateError, Reason: "not run: the install phase ended with " + string(res.Outcome)}
 	}
-	switch {
-	case res.Contract != nil:
-		b.Signals[evidence.SignalContract] = evidence.Signal{State: evidence.StateObserved}
-	default:
-		b.Signals[evidence.SignalContract] = evidence.Signal{State: evidence.StateError, Reason: "not captured: the scan ended with " + string(res.Outcome)}
+	if res.Contract != nil {
+		c.contract = evidence.Signal{State: evidence.StateObserved}
+	} else {
+		c.contract = evidence.Signal{State: evidence.StateError, Reason: "not captured: the scan ended with " + string(res.Outcome)}
 	}
-	b.Behavior = res.Behavior
 	switch {
 	case res.Behavior != nil && len(res.Behavior.Watches) > 0:
 		var ms int64
 		for _, w := range res.Behavior.Watches {
 			ms += w.WatchedMS
 		}
-		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateObserved, DurationMS: ms}
+		c.watched = res.Behavior
+		c.behavior = evidence.Signal{State: evidence.StateObserved, DurationMS: ms}
 	case res.Behavior != nil:
-		b.Behavior = nil
-		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateError, Reason: "not watched: no package code ran (the scan ended with " + string(res.Outcome) + ")"}
-	case p.Behavior:
-		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateError, Reason: "behaviour capture was on but returned nothing"}
+		c.behavior = evidence.Signal{State: evidence.StateError, Reason: "not watched: no package code ran (the scan ended with " + string(res.Outcome) + ")"}
+	case behaviorOn:
+		c.behavior = evidence.Signal{State: evidence.StateError, Reason: "behaviour capture was on but returned nothing"}
 	default:
-		b.Signals[evidence.SignalBehavior] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
+		c.behavior = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
 	}
+	return c
+}
+
+// record puts the classification into b.
+func (c classified) record(b *evidence.Bundle) {
+	b.Signals[evidence.SignalSession] = c.session
+	b.Signals[evidence.SignalContract] = c.contract
+	b.Signals[evidence.SignalBehavior] = c.behavior
+	b.Behavior = c.watched
 }
 
 // seal applies the limits to b, checks it and encodes it; the scan's
