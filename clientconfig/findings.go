@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/verifymcp/verifymcp/internal/hostport"
 )
 
 // The cfg. codes: one-sided claims the file alone proves. Their absence
@@ -61,7 +63,7 @@ func Findings(f *File) []Finding {
 		launchFindings(s, add)
 		credentialFindings(s, add)
 		filesystemFindings(s, add)
-		if host, ok := urlHost(s.rawURL); ok && strings.HasPrefix(strings.ToLower(s.rawURL), "http://") && !isLoopback(host) {
+		if host, ok := urlHost(s.rawURL); ok && strings.HasPrefix(strings.ToLower(s.rawURL), "http://") && !hostport.Loopback(host) {
 			add(CodeTransportPlaintext, s.urlLine, "url", "url: "+s.URL,
 				"the server is reached over plain http:// on a host that is not loopback: requests, answers and any credential in headers cross the network unencrypted.")
 		}
@@ -81,7 +83,7 @@ func reachFindings(s *Server, add addFunc) {
 		if !ok {
 			return
 		}
-		if isLoopback(host) {
+		if hostport.Loopback(host) {
 			add(CodeReachLoopback, s.urlLine, "url", "url: "+s.URL,
 				"the server is reached on a loopback address: something on this machine must be listening there, and whatever listens gets the client's requests.")
 			return
@@ -649,13 +651,4 @@ func urlHost(raw string) (string, bool) {
 		return "", false
 	}
 	return h, true
-}
-
-// isLoopback: localhost, 127.0.0.0/8 and ::1.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/verifymcp/verifymcp/internal/testbrowser"
 )
 
 func TestHTMLGolden(t *testing.T) {
@@ -240,19 +242,6 @@ func TestWriteMarkupFormats(t *testing.T) {
 	}
 }
 
-// chromium finds Debian's chromium.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium is not installed: run scripts/setup.sh, which installs Debian's chromium (apt-get install -y chromium); " +
-		"the HTML report is tested in a real browser")
-	return ""
-}
-
 // browserFixtures are the goldens rendered in the browser.
 var browserFixtures = []string{"everything", "hostile", "judge", "injection"}
 
@@ -261,10 +250,7 @@ var browserFixtures = []string{"everything", "hostile", "judge", "injection"}
 // chart and the notice and no element from package text, and the
 // browser logged no script error, policy violation or failed load.
 func TestHTMLBrowser(t *testing.T) {
-	if testing.Short() && !hasProgram("chromium", "chromium-browser") {
-		t.Skip("-short: chromium is installed by scripts/setup.sh, which make test runs first")
-	}
-	bin := chromium(t)
+	bin := testbrowser.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	type result struct {
@@ -359,14 +345,4 @@ func init() {
 		article details summary pre figure svg desc line text g rect figcaption table thead tbody tr th td footer`) {
 		pageElements[e] = true
 	}
-}
-
-// hasProgram reports whether any of the programs is on PATH.
-func hasProgram(names ...string) bool {
-	for _, n := range names {
-		if _, err := exec.LookPath(n); err == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/clientconfig"
 	"github.com/verifymcp/verifymcp/cmd/verifymcp/cli"
+	"github.com/verifymcp/verifymcp/internal/testbrowser"
 	"github.com/verifymcp/verifymcp/internal/testdiff"
 	"github.com/verifymcp/verifymcp/web"
 )
@@ -29,21 +29,6 @@ import (
 // version is the tool version both the page and the CLI are given, so
 // that their reports differ only by the time they were made.
 const version = "0.0.0-web-test"
-
-// chromium finds Debian's chromium, which scripts/setup.sh installs.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if testing.Short() {
-		t.Skip("-short: chromium is installed by scripts/setup.sh, which make test runs first")
-	}
-	t.Fatal("chromium is not installed: run scripts/setup.sh, which installs Debian's chromium; the config page is tested in a real browser")
-	return ""
-}
 
 // built is the page, built once for every test of the package.
 var built struct {
@@ -92,7 +77,7 @@ type browserPage struct {
 // page opens in a tab of its own (openPage), as each visit would.
 func startChrome(t *testing.T) context.Context {
 	t.Helper()
-	bin := chromium(t)
+	bin := testbrowser.Chromium(t)
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/verifymcp/verifymcp/internal/hostport"
 )
 
 // Policy is the Content-Security-Policy the page is served with, the one
@@ -59,10 +60,7 @@ func Loopback(addr string) error {
 	if err != nil {
 		return fmt.Errorf("address %q: %v (want HOST:PORT, e.g. 127.0.0.1:8765)", addr, err)
 	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if hostport.Loopback(host) {
 		return nil
 	}
 	return fmt.Errorf("address %q is not a loopback address: the page is served to this machine only (127.0.0.1, ::1 or localhost)", addr)

@@ -13,9 +13,9 @@ var Tiers = []Tier{
 	{"leaves", "standard library and third parties only", []string{
 		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
 		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
-		"internal/...", "web", "bench/internal/benchutil"}},
-	{"model", "what is read and stored, without scoring", []string{
-		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd"}},
+		"internal/...", "bench/internal/benchutil"}},
+	{"model", "what is read and stored, without scoring; the page's static files", []string{
+		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
 	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
 		"rubric", "supplychain", "store"}},
 	{"collectors, outputs", "the sandbox, the judge (which reads registry metadata), the outputs of one run", []string{
