@@ -292,6 +292,11 @@ func sessionError(b *evidence.Bundle) string {
 		return b.Session.Error
 	}
 	if b.Install != nil {
+		if b.Install.LogTail != "" {
+			// What npm or pip printed: the one clue when a fetch fails
+			// with no error object (a registry hiccup or the package).
+			return b.Install.Error + "; log tail:\n" + b.Install.LogTail
+		}
 		return b.Install.Error
 	}
 	return ""
