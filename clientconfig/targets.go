@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
+
 	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
@@ -572,24 +574,18 @@ func imageLaunch(args []string, k int, launcher string) *launch {
 // the file pins with NAME@VERSION (npm) or NAME==VERSION (pypi). PyPI
 // names are compared as PEP 503 normalises them.
 func (t *Target) IsPackage(ref string) bool {
-	eco, rest := "npm", ref
-	if e, r, ok := strings.Cut(ref, ":"); ok && (e == "npm" || e == "pypi") {
-		eco, rest = e, r
+	eco, rest := ecosystem.MustOf(""), ref
+	if p, r, ok := strings.Cut(ref, ":"); ok && p != "" {
+		if e, known := ecosystem.Of(p); known {
+			eco, rest = e, r
+		}
 	}
-	if t.Name == "" || t.Ecosystem != eco {
+	if t.Name == "" || t.Ecosystem != eco.Name() {
 		return false
 	}
-	var name, version string
-	if eco == "pypi" {
-		name, version, _ = strings.Cut(rest, "==")
-		if pkgspec.NormalizePyPIName(strings.TrimSpace(name)) != pkgspec.NormalizePyPIName(t.Name) {
-			return false
-		}
-	} else {
-		name, version = splitNPM(rest)
-		if name != t.Name {
-			return false
-		}
+	name, version := eco.Unpin(rest)
+	if eco.Normalize(strings.TrimSpace(name)) != eco.Normalize(t.Name) {
+		return false
 	}
 	return version == "" || (t.Pinned && t.Spec == strings.TrimSpace(version))
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -137,39 +135,10 @@ type Resolved struct {
 // for npm targets, a read of package.json for a local tarball. It runs
 // before anything touches the engine, so a typo fails fast.
 func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
-	start := time.Now()
-	if t.Ecosystem == "pypi" {
-		if t.File != "" {
-			return resolvePyPIFile(t)
-		}
-		return p.resolvePyPI(ctx, t)
-	}
-	if t.File != "" {
-		tb, err := readTarball(t.File)
-		if err != nil {
-			return nil, err
-		}
-		return &Resolved{Target: t, Name: tb.name, Version: tb.version, Integrity: tb.integrity, Source: "file", data: tb.data, manifest: tb.manifest,
-			registrySig: evidence.Signal{State: evidence.StateNotAssessed, Reason: "local tarball: no registry metadata"}}, nil
-	}
 	if t.MCPRegistryName != "" {
 		return p.resolveRegistryName(ctx, t)
 	}
-	if p.Logger != nil {
-		p.Logger.Info("resolving", "target", t.Raw, "registry", p.Resolver.Registry())
-	}
-	v, err := p.Resolver.Resolve(ctx, t.Name, t.Spec)
-	if err != nil {
-		return nil, err
-	}
-	if p.Logger != nil && v.Version != t.Spec {
-		p.Logger.Info("resolved", "requested", t.Spec, "version", v.Version)
-	}
-	fetched := time.Now().UTC()
-	return &Resolved{Target: t, Name: v.Name, Version: v.Version, Integrity: v.Integrity, Source: "registry",
-		Tarball: v.Tarball, Published: v.Published, Registry: p.Resolver.Registry(), version: v, resolvedAt: fetched,
-		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds(),
-			Endpoint: p.Resolver.Registry(), FetchedAt: &fetched}}, nil
+	return resolverOf(t.Ecosystem).resolve(ctx, p, t)
 }
 
 // resolveRegistryName asks the MCP registry for the server.json of t's
@@ -191,63 +160,7 @@ func (p *Pipeline) resolveRegistryName(ctx context.Context, t Target) (*Resolved
 	if err != nil {
 		return nil, err
 	}
-	if pkg.RegistryType == "pypi" {
-		return p.resolveRegistryPyPI(ctx, t, srv, pkg, notes)
-	}
-	if pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.Resolver.Registry(), "/") {
-		notes = append(notes, "the entry names the npm registry "+pkg.RegistryBaseURL+"; the package was resolved on "+p.Resolver.Registry())
-	}
-	npm := Target{Raw: t.Raw, Ecosystem: "npm", Name: pkg.Identifier, Spec: pkg.Version}
-	if npm.Spec == "" {
-		npm.Spec = "latest"
-	}
-	rt, err := p.Resolve(ctx, npm)
-	if err != nil {
-		return nil, fmt.Errorf("MCP registry entry %s@%s names npm:%s@%s: %w", srv.Name, srv.Version, pkg.Identifier, npm.Spec, err)
-	}
-	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.MCPRegistry.Base(), Status: srv.Status,
-		Package: "npm:" + pkg.Identifier + "@" + pkg.Version, Notes: notes, Unfixed: pkg.Unfixed}
-	if rt.version != nil {
-		var m struct {
-			MCPName string `json:"mcpName"`
-		}
-		if json.Unmarshal(rt.version.Manifest, &m) == nil {
-			entry.MCPName = m.MCPName
-		}
-	}
-	return registryResolved(rt, entry, srv.Name, pkg), nil
-}
-
-// resolveRegistryPyPI resolves the PyPI package a registry entry names
-// (pkg, exactly its version when it states one) on the configured index;
-// the release's description carries the mcp-name marker that claims the
-// entry's name, as the registry checks it.
-func (p *Pipeline) resolveRegistryPyPI(ctx context.Context, t Target, srv *supplychain.RegistryServer, pkg supplychain.RegistryPackage, notes []string) (*Resolved, error) {
-	if p.PyPI != nil && pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.PyPI.Index(), "/") {
-		notes = append(notes, "the entry names the package index "+pkg.RegistryBaseURL+"; the package was resolved on "+p.PyPI.Index())
-	}
-	req := pkg.Identifier
-	if pkg.Version != "" {
-		req += "==" + pkg.Version
-	}
-	py, err := parsePyPIRequirement(Target{Raw: t.Raw}, "pypi", req)
-	if err != nil {
-		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
-	}
-	rt, err := p.Resolve(ctx, py)
-	if err != nil {
-		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
-	}
-	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.MCPRegistry.Base(), Status: srv.Status,
-		Package: "pypi:" + rt.Name + "@" + rt.Version, Notes: notes, Unfixed: pkg.Unfixed}
-	if rt.pypi != nil {
-		if m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version); err == nil {
-			entry.MCPName = m.MCPName
-		} else {
-			entry.Notes = append(entry.Notes, evidence.NoteMCPNameUnknown+": "+err.Error())
-		}
-	}
-	return registryResolved(rt, entry, srv.Name, pkg), nil
+	return resolverOf(pkg.RegistryType).resolveEntry(ctx, p, t, srv, pkg, notes)
 }
 
 // registryResolved attaches a registry entry, and the arguments and
@@ -277,22 +190,6 @@ func (p *Pipeline) ResolveLater(ctx context.Context, t Target) func() (*Resolved
 		r := <-c
 		return r.rt, r.err
 	})
-}
-
-// ecosystemOf names the ecosystem of a resolved target.
-func ecosystemOf(rt *Resolved) string {
-	if rt.Target.Ecosystem == "pypi" {
-		return "pypi"
-	}
-	return "npm"
-}
-
-// localKind names a local target's file for messages.
-func localKind(rt *Resolved) string {
-	if rt.Target.Ecosystem == "pypi" {
-		return "distribution file"
-	}
-	return "tarball"
 }
 
 func nonNil(s []string) []string {

@@ -179,3 +179,61 @@ func releaseRequiresPython(files []supplychain.PyPIFile) string {
 	}
 	return any
 }
+
+// pypiResolver is the pipeline's part of the PyPI ecosystem (see
+// resolver).
+type pypiResolver struct{}
+
+// resolve resolves a PyPI target on the index, or reads a local wheel or
+// sdist.
+func (pypiResolver) resolve(ctx context.Context, p *Pipeline, t Target) (*Resolved, error) {
+	if t.File != "" {
+		return resolvePyPIFile(t)
+	}
+	return p.resolvePyPI(ctx, t)
+}
+
+// resolveRegistryPyPI resolves the PyPI package a registry entry names
+// (pkg, exactly its version when it states one) on the configured index;
+// the release's description carries the mcp-name marker that claims the
+// entry's name, as the registry checks it.
+func (pypiResolver) resolveEntry(ctx context.Context, p *Pipeline, t Target, srv *supplychain.RegistryServer, pkg supplychain.RegistryPackage, notes []string) (*Resolved, error) {
+	if p.PyPI != nil && pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.PyPI.Index(), "/") {
+		notes = append(notes, "the entry names the package index "+pkg.RegistryBaseURL+"; the package was resolved on "+p.PyPI.Index())
+	}
+	req := pkg.Identifier
+	if pkg.Version != "" {
+		req += "==" + pkg.Version
+	}
+	py, err := parsePyPIRequirement(Target{Raw: t.Raw}, "pypi", req)
+	if err != nil {
+		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
+	}
+	rt, err := p.Resolve(ctx, py)
+	if err != nil {
+		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
+	}
+	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.MCPRegistry.Base(), Status: srv.Status,
+		Package: "pypi:" + rt.Name + "@" + rt.Version, Notes: notes, Unfixed: pkg.Unfixed}
+	if rt.pypi != nil {
+		if m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version); err == nil {
+			entry.MCPName = m.MCPName
+		} else {
+			entry.Notes = append(entry.Notes, evidence.NoteMCPNameUnknown+": "+err.Error())
+		}
+	}
+	return registryResolved(rt, entry, srv.Name, pkg), nil
+}
+
+func (pypiResolver) sandboxTarget(rt *Resolved) sandbox.Target { return pypiSandboxTarget(rt) }
+
+// installed records the artefact: the file the fetch step chose (a wheel
+// when one fits, else the sdist), known only once it ran.
+func (pypiResolver) installed(b *evidence.Bundle, rt *Resolved, in *evidence.Install) {
+	if in != nil && rt.pypi != nil {
+		b.Target.Integrity = in.Integrity.Expected
+		b.Target.Tarball = pypiFileURL(rt, in.Integrity.Expected)
+	}
+}
+
+func (pypiResolver) localKind() string { return "distribution file" }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/ecosystem/pypi"
 )
 
 // pyMeta is core metadata with the given name and version, and a body.
@@ -304,7 +304,7 @@ func TestPyPIPurl(t *testing.T) {
 		{"mcp", "1.0+local.1", "pkg:pypi/mcp@1.0%2Blocal.1"},
 		{"mcp", "1!2.0", "pkg:pypi/mcp@1!2.0"},
 	} {
-		got := supplychain.PyPIPurl(tt.name, tt.version)
+		got := pypi.Ecosystem{}.Purl(tt.name, tt.version)
 		if got != tt.want {
 			t.Errorf("PyPIPurl(%q, %q) = %q, want %q", tt.name, tt.version, got, tt.want)
 		}

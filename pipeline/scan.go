@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
@@ -154,12 +155,8 @@ func supplyOf(b *evidence.Bundle) *evidence.Supply {
 // sandboxTarget is what the sandbox installs and runs for rt with the
 // options o; it records the target's purl in b.
 func (p *Pipeline) sandboxTarget(rt *Resolved, o Options, b *evidence.Bundle) sandbox.Target {
-	st := sandbox.Target{Name: rt.Name, Version: rt.Version, Integrity: rt.Integrity, Tarball: rt.data}
-	b.Target.Purl = Purl(b.Target.Name, b.Target.Version)
-	if b.Target.Ecosystem == "pypi" {
-		st = pypiSandboxTarget(rt)
-		b.Target.Purl = supplychain.PyPIPurl(b.Target.Name, b.Target.Version)
-	}
+	st := resolverOf(b.Target.Ecosystem).sandboxTarget(rt)
+	b.Target.Purl = ecosystem.MustOf(b.Target.Ecosystem).Purl(b.Target.Name, b.Target.Version)
 	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.Secrets
 	return st
 }
@@ -194,12 +191,7 @@ func recordSandbox(b *evidence.Bundle, rt *Resolved, res *sandbox.Result, starte
 		// A PyPI target ran on another Python's image (sandbox/pyinterp.go).
 		b.Sandbox.Image, b.Sandbox.ImageDigest = res.Image.Ref, res.Image.ID
 	}
-	if b.Target.Ecosystem == "pypi" && res.Install != nil && rt.pypi != nil {
-		// The artefact is the file the fetch step chose (a wheel when one
-		// fits, else the sdist), known only once it ran.
-		b.Target.Integrity = res.Install.Integrity.Expected
-		b.Target.Tarball = pypiFileURL(rt, res.Install.Integrity.Expected)
-	}
+	resolverOf(b.Target.Ecosystem).installed(b, rt, res.Install)
 	b.Install = res.Install
 	b.Session = res.Session
 	b.Contract = res.Contract

@@ -2,13 +2,13 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/verifymcp/verifymcp/ecosystem"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
@@ -221,10 +221,7 @@ func (p *Pipeline) collectTree(ctx context.Context, in treeInput, lockfile []byt
 		case sp.Socket == nil:
 			a.sockSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no Socket client configured", ThirdParty: true}
 		default:
-			tree := treePurls(lockfile, in.purl)
-			if in.ecosystem == "pypi" {
-				tree = supplychain.PyPITreePurls(lockfile, in.purl)
-			}
+			tree := ecosystem.MustOf(in.ecosystem).TreePurls(lockfile, in.purl)
 			purls := append([]string{in.purl}, tree...)
 			a.sockRes, a.sockSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.SocketResult, supplychain.Fetch, error) {
 				return sp.Socket.Scan(ctx, in.name, purls)
@@ -252,46 +249,4 @@ func (a treeAnswers) apply(b *evidence.Bundle) {
 			b.Supply.Socket = a.sockRes
 		}
 	}
-}
-
-// treePurls lists the package URLs of every package in an npm lockfile's
-// tree, except skip, in the lockfile's order.
-func treePurls(lockfile []byte, skip string) []string {
-	var lock struct {
-		Packages map[string]struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-			Link    bool   `json:"link"`
-		} `json:"packages"`
-	}
-	if len(lockfile) == 0 || json.Unmarshal(lockfile, &lock) != nil {
-		return nil
-	}
-	seen := map[string]bool{skip: true}
-	var out []string
-	keys := make([]string, 0, len(lock.Packages))
-	for k := range lock.Packages {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, path := range keys {
-		p := lock.Packages[path]
-		if path == "" || p.Link || p.Version == "" {
-			continue
-		}
-		name := p.Name
-		if name == "" {
-			i := strings.LastIndex(path, "node_modules/")
-			if i < 0 {
-				continue
-			}
-			name = path[i+len("node_modules/"):]
-		}
-		purl := Purl(name, p.Version)
-		if !seen[purl] {
-			seen[purl] = true
-			out = append(out, purl)
-		}
-	}
-	return out
 }

@@ -220,17 +220,6 @@ func qualifierRefusal(key string) string {
 	}
 }
 
-// Purl returns the package URL of an exact npm version. It is not
-// packageurl-go's ToString, which writes a version's build metadata "+" as
-// %2B: reports and stored runs carry this form, and ParseTarget reads both.
-func Purl(name, version string) string {
-	p := name
-	if strings.HasPrefix(name, "@") {
-		p = "%40" + strings.TrimPrefix(name, "@")
-	}
-	return "pkg:npm/" + p + "@" + url.PathEscape(version)
-}
-
 // tarballInfo reads package.json from an npm tarball and computes the
 // tarball's sha512 integrity.
 func tarballInfo(path string) (name, version, integrity string, data []byte, err error) {

@@ -13,6 +13,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/verifymcp/verifymcp/ecosystem/npm"
 )
 
 // targetDiff returns "" when want and got are deeply equal, else both values as
@@ -188,7 +190,7 @@ func TestPurlRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			p := Purl(tt.name, tt.version)
+			p := npm.Ecosystem{}.Purl(tt.name, tt.version)
 			if p != tt.want {
 				t.Errorf("Purl(%q, %q) = %q, want %q", tt.name, tt.version, p, tt.want)
 			}

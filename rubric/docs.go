@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/verifymcp/verifymcp/ecosystem"
 )
 
 // ReasonCodesMarkdown renders the reason-code catalog of the rubric in force
@@ -214,10 +216,8 @@ func cell(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }
 // ecosystemName is how the docs name an ecosystem of a dimension's
 // ecosystems.
 func ecosystemName(eco string) string {
-	switch eco {
-	case "pypi":
-		return "PyPI"
-	default:
-		return eco
+	if e, ok := ecosystem.Known(eco); ok {
+		return e.Title()
 	}
+	return eco
 }

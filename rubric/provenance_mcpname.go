@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
+
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
@@ -133,26 +135,12 @@ func validMCPName(name string) bool {
 
 // mcpPackageType is the registry type of the bundle's package.
 func (p *probe) mcpPackageType() string {
-	if strings.EqualFold(strings.TrimSpace(p.b.Target.Ecosystem), ecosystemPyPI) {
-		return "pypi"
-	}
-	return "npm"
+	return ecosystem.MustOf(strings.ToLower(strings.TrimSpace(p.b.Target.Ecosystem))).Name()
 }
 
 // samePackage compares package names as their registry does: npm's
 // case-insensitively, PyPI's by PEP 503's normal form.
-func samePackage(kind, a, b string) bool {
-	if kind == "pypi" {
-		return pep503(a) == pep503(b)
-	}
-	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
-}
-
-var pep503Re = regexp.MustCompile(`[-_.]+`)
-
-func pep503(s string) string {
-	return pep503Re.ReplaceAllString(strings.ToLower(strings.TrimSpace(s)), "-")
-}
+func samePackage(kind, a, b string) bool { return ecosystem.SameName(kind, a, b) }
 
 // mcpNameFromRegistry checks the mcpName from the MCP registry's answer
 // (see the top of this file), emits what it finds and adds its deduction;

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"net/url"
 	"path"
@@ -112,9 +113,35 @@ func hardened() *container.HostConfig {
 
 func boolPtr(b bool) *bool { return &b }
 
+// npmInstaller is the sandbox's part of the npm ecosystem (see installer).
+type npmInstaller struct{}
+
+func (npmInstaller) scan(ctx context.Context, s *Sandbox, runID string, t Target) (*Result, error) {
+	return s.scan(ctx, runID, t)
+}
+
+func (npmInstaller) chooseBin(t Target, tgt *targetInfo) (*evidence.Bin, error) {
+	return chooseBin(t.Name, tgt, t.Bin)
+}
+
+func (npmInstaller) baseEnv() []string {
+	return []string{"HOME=/tmp/home", "PATH=" + treeDir + "/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"}
+}
+
+// treeKey: the exact version and its integrity, the registry, the image
+// (node and npm) and the fetch driver, and a local tarball's digest.
+func (npmInstaller) treeKey(s *Sandbox, h hash.Hash, t Target) {
+	driver := sha256.Sum256([]byte(fetchDriver))
+	fmt.Fprintf(h, "verifymcp-tree/1\n%s\n%s\n%s\n%s\n%s\n%x\n", t.Name, t.Version, t.Integrity, s.opts.Registry, s.opts.Image, driver)
+	if t.Tarball != nil {
+		sum := sha256.Sum256(t.Tarball)
+		fmt.Fprintf(h, "file %x\n", sum)
+	}
+}
+
 // install runs the fetch step (or reuses a cached tree) and the script
 // step. It returns the volume the run phase mounts read-only.
-func (s *Sandbox) install(ctx context.Context, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
+func (npmInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"net/url"
 	"path"
 	"sort"
@@ -166,8 +167,45 @@ func (t Target) pyRequirement() string {
 	return t.Name + "==" + t.Version
 }
 
-// installPyPI is install for a PyPI target.
-func (s *Sandbox) installPyPI(ctx context.Context, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
+// pypiInstaller is the sandbox's part of the PyPI ecosystem (see
+// installer); its scan, which picks the interpreter, is in pyinterp.go.
+type pypiInstaller struct{}
+
+func (pypiInstaller) chooseBin(t Target, tgt *targetInfo) (*evidence.Bin, error) {
+	return choosePyScript(t.Name, tgt.Bin, t.Bin)
+}
+
+// baseEnv puts the venv's scripts first, as an activated venv has them;
+// the tree is read-only, so no bytecode is written.
+func (pypiInstaller) baseEnv() []string {
+	return []string{"HOME=/tmp/home", "PATH=" + treeDir + "/venv/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV=" + treeDir + "/venv", "PYTHONDONTWRITEBYTECODE=1"}
+}
+
+// treeKey: the project (PEP 503) and version, the index, the image (uv
+// and Python) and the fetch driver, the files the index listed, and a
+// local file's name and digest.
+func (pypiInstaller) treeKey(s *Sandbox, h hash.Hash, t Target) {
+	driver := sha256.Sum256([]byte(pyFetchDriver))
+	fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", pkgspec.NormalizePyPIName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
+	names := make([]string, 0, len(t.PyPIFiles))
+	for n := range t.PyPIFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "index-file %s %s\n", n, t.PyPIFiles[n])
+	}
+	if t.Tarball != nil {
+		sum := sha256.Sum256(t.Tarball)
+		fmt.Fprintf(h, "file %s %x\n", t.Filename, sum)
+	}
+}
+
+// install is the install phase of a PyPI target: the fetch step (uv
+// resolves and downloads the tree, or a cached tree is reused) and the
+// build step (sdists built, the venv made). It returns the volume the run
+// phase mounts read-only.
+func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 	started := time.Now()

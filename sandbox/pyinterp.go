@@ -284,3 +284,43 @@ func readBounded(open func() (io.ReadCloser, error)) []byte {
 	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
 	return b
 }
+
+// scan picks the Python the target runs on and scans it there; when the
+// default interpreter cannot resolve the tree because a dependency needs a
+// newer Python, it installs again, under the same run, on the newest that
+// fits.
+func (pypiInstaller) scan(ctx context.Context, s *Sandbox, runID string, t Target) (*Result, error) {
+	p, err := s.pickPython(ctx, t)
+	if err == nil && p.none != nil {
+		// No interpreter the sandbox offers fits: nothing is installed.
+		err = s.Discard(context.WithoutCancel(ctx), runID)
+		return &Result{Outcome: evidence.OutcomeInstallFailed, Install: p.none}, err
+	}
+	if err != nil {
+		if derr := s.Discard(context.WithoutCancel(ctx), runID); derr != nil {
+			s.opts.Logger.Warn("could not remove the prepared sandbox", "err", derr)
+		}
+		return nil, err
+	}
+	res, err := s.forPython(runID, p.py).scan(ctx, runID, t)
+	if err == nil && res != nil && p.newer != nil && needsNewerPython(res.Install) {
+		// The default could not resolve the tree: a dependency needs a
+		// newer Python. The run's objects are gone; install again, under
+		// the same run, on the newest interpreter that fits.
+		s.opts.Logger.Info("python: the tree needs a newer Python than the default", "default", p.py.Version, "again on", p.newer.Version)
+		img, ierr := s.pythonImage(ctx, *p.newer)
+		if ierr != nil {
+			return nil, ierr
+		}
+		p.image, p.py = img, *p.newer
+		p.ev.Version, p.ev.Rule = p.newer.Version, retryRule(s.pythons()[0], p.ev.RequiresPython)
+		res, err = s.forPython(runID, p.py).scan(ctx, runID, t)
+	}
+	if res != nil {
+		res.Image = p.image
+		if res.Install != nil {
+			res.Install.Python = p.ev
+		}
+	}
+	return res, err
+}

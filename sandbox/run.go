@@ -353,12 +353,7 @@ func setOutcome(ctx context.Context, sess *evidence.Session, hsErr error, exited
 // with the tree's executables first (the venv's for a PyPI package), then
 // the target's variables in the order of their names.
 func runEnv(t Target) []string {
-	env := []string{"HOME=/tmp/home", "PATH=" + treeDir + "/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"}
-	if t.Ecosystem == "pypi" {
-		// The venv's scripts first, as an activated venv has them; the
-		// tree is read-only, so no bytecode is written.
-		env = []string{"HOME=/tmp/home", "PATH=" + treeDir + "/venv/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV=" + treeDir + "/venv", "PYTHONDONTWRITEBYTECODE=1"}
-	}
+	env := installerOf(t).baseEnv()
 	names := make([]string, 0, len(t.Env))
 	for k := range t.Env {
 		names = append(names, k)

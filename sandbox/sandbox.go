@@ -315,42 +315,7 @@ var ErrBadBin = errors.New("no such entry point")
 // Scan installs and runs one target under a fresh run id, then removes
 // every container, network and volume it created, whatever happened.
 func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (*Result, error) {
-	if t.Ecosystem != "pypi" {
-		return s.scan(ctx, runID, t)
-	}
-	p, err := s.pickPython(ctx, t)
-	if err == nil && p.none != nil {
-		// No interpreter the sandbox offers fits: nothing is installed.
-		err = s.Discard(context.WithoutCancel(ctx), runID)
-		return &Result{Outcome: evidence.OutcomeInstallFailed, Install: p.none}, err
-	}
-	if err != nil {
-		if derr := s.Discard(context.WithoutCancel(ctx), runID); derr != nil {
-			s.opts.Logger.Warn("could not remove the prepared sandbox", "err", derr)
-		}
-		return nil, err
-	}
-	res, err := s.forPython(runID, p.py).scan(ctx, runID, t)
-	if err == nil && res != nil && p.newer != nil && needsNewerPython(res.Install) {
-		// The default could not resolve the tree: a dependency needs a
-		// newer Python. The run's objects are gone; install again, under
-		// the same run, on the newest interpreter that fits.
-		s.opts.Logger.Info("python: the tree needs a newer Python than the default", "default", p.py.Version, "again on", p.newer.Version)
-		img, ierr := s.pythonImage(ctx, *p.newer)
-		if ierr != nil {
-			return nil, ierr
-		}
-		p.image, p.py = img, *p.newer
-		p.ev.Version, p.ev.Rule = p.newer.Version, retryRule(s.pythons()[0], p.ev.RequiresPython)
-		res, err = s.forPython(runID, p.py).scan(ctx, runID, t)
-	}
-	if res != nil {
-		res.Image = p.image
-		if res.Install != nil {
-			res.Install.Python = p.ev
-		}
-	}
-	return res, err
+	return installerOf(t).scan(ctx, s, runID, t)
 }
 
 // scan is Scan on this sandbox's image.
@@ -423,11 +388,8 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 		}
 	}()
 	log.Info("install phase", "package", t.Name+"@"+t.Version)
-	install := s.install
-	if t.Ecosystem == "pypi" {
-		install = s.installPyPI
-	}
-	inst, tgt, lock, runTree, err := install(ctx, r, tree, t, watchReady)
+	eco := installerOf(t)
+	inst, tgt, lock, runTree, err := eco.install(ctx, s, r, tree, t, watchReady)
 	if err != nil {
 		return nil, err
 	}
@@ -446,13 +408,7 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 		res.Outcome = evidence.OutcomeOOM
 		return res, nil
 	}
-	choose := chooseBin
-	if t.Ecosystem == "pypi" {
-		choose = func(pkg string, tgt *targetInfo, override string) (*evidence.Bin, error) {
-			return choosePyScript(pkg, tgt.Bin, override)
-		}
-	}
-	bin, err := choose(t.Name, tgt, t.Bin)
+	bin, err := eco.chooseBin(t, tgt)
 	if err != nil {
 		return res, err
 	}

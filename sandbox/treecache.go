@@ -12,13 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/verifymcp/verifymcp/pkgspec"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -96,29 +93,7 @@ type treeIndex[R any] struct {
 // adds nothing, so its keys are those stored before namespaces were).
 func (s *Sandbox) treeKey(t Target) string {
 	h := sha256.New()
-	if t.Ecosystem == "pypi" {
-		driver := sha256.Sum256([]byte(pyFetchDriver))
-		fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", pkgspec.NormalizePyPIName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
-		names := make([]string, 0, len(t.PyPIFiles))
-		for n := range t.PyPIFiles {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			fmt.Fprintf(h, "index-file %s %s\n", n, t.PyPIFiles[n])
-		}
-		if t.Tarball != nil {
-			sum := sha256.Sum256(t.Tarball)
-			fmt.Fprintf(h, "file %s %x\n", t.Filename, sum)
-		}
-		return s.treeSum(h)
-	}
-	driver := sha256.Sum256([]byte(fetchDriver))
-	fmt.Fprintf(h, "verifymcp-tree/1\n%s\n%s\n%s\n%s\n%s\n%x\n", t.Name, t.Version, t.Integrity, s.opts.Registry, s.opts.Image, driver)
-	if t.Tarball != nil {
-		sum := sha256.Sum256(t.Tarball)
-		fmt.Fprintf(h, "file %x\n", sum)
-	}
+	installerOf(t).treeKey(s, h, t)
 	return s.treeSum(h)
 }
 

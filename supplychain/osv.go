@@ -16,6 +16,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/verifymcp/verifymcp/ecosystem/pypi"
 	"github.com/verifymcp/verifymcp/pkgspec"
 
 	"github.com/Masterminds/semver/v3"
@@ -169,12 +170,12 @@ func (o *OSV) Scan(ctx context.Context, lockfile []byte, target string) (*eviden
 		}
 		eco = osvEcosystemNPM
 	case lockPylock:
-		l, err := parsePylock(lockfile)
+		l, err := pypi.ParsePylock(lockfile)
 		if err != nil {
-			return nil, fetch, err
+			return nil, fetch, fmt.Errorf("osv: %w", err)
 		}
 		inv = extractPylockPackages(l)
-		if roles, err = l.roles(target); err != nil {
+		if roles, err = pylockRoles(l, target); err != nil {
 			if len(inv.Packages) == 0 && !errors.Is(err, ErrNotApplicable) {
 				return nil, fetch, fmt.Errorf("osv: pylock.toml lists no installed package: %w", ErrNotApplicable)
 			}

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/ecosystem/pypi"
 	"github.com/verifymcp/verifymcp/pkgspec"
 
 	"github.com/google/osv-scalibr/extractor"
 	"github.com/google/osv-scalibr/inventory"
 	"github.com/google/osv-scalibr/purl"
-	"github.com/package-url/packageurl-go"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -48,67 +48,6 @@ func detectLockfile(b []byte) lockKind {
 	return lockUnknown
 }
 
-// pylockFile is the part of a PEP 751 pylock.toml read here: the same
-// fields osv-scalibr's pylock extractor reads (name, version, vcs
-// commit-id, directory path).
-type pylockFile struct {
-	LockVersion string          `toml:"lock-version"`
-	CreatedBy   string          `toml:"created-by"`
-	Packages    []pylockPackage `toml:"packages"`
-}
-
-type pylockPackage struct {
-	Name    string `toml:"name"`
-	Version string `toml:"version"`
-	VCS     struct {
-		Type   string `toml:"type"`
-		URL    string `toml:"url"`
-		Commit string `toml:"commit-id"`
-	} `toml:"vcs"`
-	Directory struct {
-		Path string `toml:"path"`
-	} `toml:"directory"`
-	Archive struct {
-		URL  string `toml:"url"`
-		Path string `toml:"path"`
-	} `toml:"archive"`
-}
-
-// source says where a package without a version came from, for the
-// reason a signal does not apply.
-func (p pylockPackage) source() string {
-	switch {
-	case p.VCS.URL != "" || p.VCS.Commit != "":
-		return "a " + cmpOr(p.VCS.Type, "vcs") + " checkout " + cmpOr(p.VCS.URL, p.VCS.Commit)
-	case p.Directory.Path != "":
-		return "the directory " + p.Directory.Path
-	case p.Archive.URL != "" || p.Archive.Path != "":
-		return "the archive " + cmpOr(p.Archive.URL, p.Archive.Path)
-	}
-	return "no source"
-}
-
-// parsePylock reads a pylock.toml. PEP 751 tells installers to refuse a
-// lock-version whose major version they do not know, and so does this.
-func parsePylock(b []byte) (*pylockFile, error) {
-	var l pylockFile
-	if err := toml.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("osv: parse pylock.toml: %w", err)
-	}
-	major, _, _ := strings.Cut(strings.TrimSpace(l.LockVersion), ".")
-	if major != "1" {
-		return nil, fmt.Errorf("osv: pylock.toml lock-version %q is not a version 1 lock (PEP 751)", l.LockVersion)
-	}
-	return &l, nil
-}
-
-// pylockRoot reports whether p is the project the lock was made for,
-// which osv-scalibr's extractor also leaves out: no version, installed
-// from ".". `uv pip compile` writes no such entry; `uv export` does.
-func (p pylockPackage) root() bool {
-	return p.Version == "" && p.Directory.Path == "."
-}
-
 // extractPylockPackages lists the packages of a pylock.toml the way
 // osv-scalibr's pylock extractor (extractor/filesystem/language/python/
 // pylock) does, as PyPI packages: every package but the root, a VCS
@@ -120,10 +59,10 @@ func (p pylockPackage) root() bool {
 // whatever spelling the lock uses. Packages without a version (a
 // directory, a VCS checkout or an archive without one) cannot be matched
 // and are left out, as osv-scanner does.
-func extractPylockPackages(l *pylockFile) *inventory.Inventory {
+func extractPylockPackages(l *pypi.Pylock) *inventory.Inventory {
 	inv := &inventory.Inventory{}
 	for _, p := range l.Packages {
-		if p.root() || p.Name == "" || p.Version == "" {
+		if p.Root() || p.Name == "" || p.Version == "" {
 			continue
 		}
 		pkg := &extractor.Package{
@@ -156,12 +95,12 @@ func extractPylockPackages(l *pylockFile) *inventory.Inventory {
 // it, so its lock must list it); a target without a version (installed
 // from a directory, a VCS checkout or an archive) cannot be matched
 // against OSV: ErrNotApplicable, with what the lock says.
-func (l *pylockFile) roles(target string) (osvRoles, error) {
+func pylockRoles(l *pypi.Pylock, target string) (osvRoles, error) {
 	norm := pkgspec.NormalizePyPIName(target)
 	r := osvRoles{direct: map[string]bool{}, targets: map[string]bool{}}
-	var unversioned *pylockPackage
+	var unversioned *pypi.PylockPackage
 	for i, p := range l.Packages {
-		if p.root() || pkgspec.NormalizePyPIName(p.Name) != norm {
+		if p.Root() || pkgspec.NormalizePyPIName(p.Name) != norm {
 			continue
 		}
 		if p.Version == "" {
@@ -179,51 +118,7 @@ func (l *pylockFile) roles(target string) (osvRoles, error) {
 		return r, nil
 	}
 	if unversioned != nil {
-		return osvRoles{}, fmt.Errorf("osv: pylock.toml records the scanned package %q from %s without a version, so OSV cannot match it: %w", target, unversioned.source(), ErrNotApplicable)
+		return osvRoles{}, fmt.Errorf("osv: pylock.toml records the scanned package %q from %s without a version, so OSV cannot match it: %w", target, unversioned.Source(), ErrNotApplicable)
 	}
 	return osvRoles{}, fmt.Errorf("osv: scanned package %q (%s) is not in the pylock.toml", target, norm)
-}
-
-// PyPITreePurls returns the package URLs (pkg:pypi/<PEP 503 name>@<version>)
-// of every package in a pylock.toml, sorted and without repeats, for
-// Socket. skip leaves out a package: a project name leaves out every
-// version of that project (names compared in PEP 503 form), a package URL
-// only that one. Packages without a version (a directory, a VCS checkout,
-// an archive) have no package URL Socket can answer for and are left out.
-// A document that is not a version 1 pylock.toml gives nil.
-func PyPITreePurls(pylock []byte, skip string) []string {
-	l, err := parsePylock(pylock)
-	if err != nil {
-		return nil
-	}
-	skipName, skipPurl := "", ""
-	if strings.HasPrefix(skip, "pkg:") {
-		skipPurl = purlKey(skip)
-	} else if skip != "" {
-		skipName = pkgspec.NormalizePyPIName(skip)
-	}
-	out := []string{}
-	for _, p := range l.Packages {
-		if p.root() || p.Name == "" || p.Version == "" {
-			continue
-		}
-		name := pkgspec.NormalizePyPIName(p.Name)
-		if name == skipName {
-			continue
-		}
-		u := PyPIPurl(name, p.Version)
-		if skipPurl != "" && purlKey(u) == skipPurl {
-			continue
-		}
-		out = append(out, u)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// PyPIPurl is the package URL of a PyPI release: pkg:pypi/<PEP 503
-// name>@<version>, encoded by packageurl-go (the '+' of a local version
-// label as %2B, an epoch's '!' kept).
-func PyPIPurl(name, version string) string {
-	return packageurl.NewPackageURL(packageurl.TypePyPi, "", pkgspec.NormalizePyPIName(name), version, nil, "").ToString()
 }

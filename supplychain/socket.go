@@ -9,13 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/verifymcp/verifymcp/pkgspec"
-
+	"github.com/verifymcp/verifymcp/ecosystem"
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
@@ -118,8 +116,8 @@ func (s *Socket) Endpoint() string { return s.endpoint }
 // Scan asks Socket about the scanned package and its installed tree. purls
 // holds the package URL of the scanned package first, then those of the
 // tree (repeats are dropped); target names the scanned package in errors.
-// npm (pkg:npm/...) and PyPI (pkg:pypi/..., as PyPIPurl and PyPITreePurls
-// write them) are both asked about; a PyPI artifact is matched to its purl
+// npm (pkg:npm/...) and PyPI (pkg:pypi/..., as package ecosystem writes
+// them) are both asked about; a PyPI artifact is matched to its purl
 // by the PEP 503 form of its name, so Socket's spelling of a project does
 // not matter, and its alerts name the package in that form.
 // When purls is empty and target is a package URL, it alone is asked
@@ -192,7 +190,7 @@ func socketPurls(purls []string) []string {
 	for _, p := range purls {
 		k := p
 		if strings.HasPrefix(strings.ToLower(p), "pkg:pypi/") {
-			k = purlKey(p)
+			k = ecosystem.PurlKey(p)
 		}
 		if p == "" || seen[k] {
 			continue
@@ -338,9 +336,9 @@ func parseSocketStream(data []byte) ([]socketArtifact, []socketPurlError, error)
 // (targetPurl) must be among them: without it Socket has said nothing about
 // it.
 func socketResult(target, targetPurl string, arts []socketArtifact, unknown []socketPurlError) (*evidence.SocketResult, error) {
-	tkey := purlKey(targetPurl)
+	tkey := ecosystem.PurlKey(targetPurl)
 	for _, u := range unknown {
-		if u.InputPurl == targetPurl || purlKey(u.InputPurl) == tkey {
+		if u.InputPurl == targetPurl || ecosystem.PurlKey(u.InputPurl) == tkey {
 			return nil, fmt.Errorf("socket purl: %w: Socket has no analysis of %s: %s", ErrUnavailable, target, u.Error)
 		}
 	}
@@ -417,55 +415,25 @@ func (sc *socketScore) scores() map[string]float64 {
 // (@scope/name for scoped npm packages; a PyPI project in its PEP 503
 // form, as the OSV evidence names it).
 func artifactName(a socketArtifact) string {
-	if strings.EqualFold(a.Type, "pypi") {
-		return pkgspec.NormalizePyPIName(a.Name)
+	if e, ok := ecosystem.Known(a.Type); ok {
+		return e.PurlName(a.Namespace, a.Name)
 	}
-	ns := a.Namespace
-	if ns == "" {
+	if a.Namespace == "" {
 		return a.Name
 	}
-	if strings.EqualFold(a.Type, "npm") && !strings.HasPrefix(ns, "@") {
-		ns = "@" + ns
-	}
-	return ns + "/" + a.Name
+	return a.Namespace + "/" + a.Name
 }
 
-// artifactKey and purlKey give the same string for an artifact and the
-// purl that names it: type/name@version, name unescaped; a pypi name in
-// PEP 503 form and its version in lower case, so every spelling of a
-// project and release gives one key.
+// artifactKey and ecosystem.PurlKey give the same string for an artifact
+// and the purl that names it: type/name@version, name unescaped; a pypi
+// name in PEP 503 form and its version in lower case, so every spelling
+// of a project and release gives one key.
 func artifactKey(a socketArtifact) string {
-	typ, version := strings.ToLower(a.Type), a.Version
-	if typ == "pypi" {
-		version = strings.ToLower(version)
+	typ := strings.ToLower(a.Type)
+	if e, ok := ecosystem.Known(typ); ok {
+		return typ + "/" + e.Key(artifactName(a), a.Version)
 	}
-	return typ + "/" + artifactName(a) + "@" + version
-}
-
-func purlKey(p string) string {
-	rest, ok := strings.CutPrefix(p, "pkg:")
-	if !ok {
-		return p
-	}
-	if i := strings.IndexAny(rest, "?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	typ, path, _ := strings.Cut(rest, "/")
-	version := ""
-	if i := strings.LastIndexByte(path, '@'); i > 0 {
-		path, version = path[:i], path[i+1:]
-	}
-	if u, err := url.PathUnescape(path); err == nil {
-		path = u
-	}
-	if v, err := url.PathUnescape(version); err == nil {
-		version = v
-	}
-	typ = strings.ToLower(typ)
-	if typ == "pypi" {
-		path, version = pkgspec.NormalizePyPIName(path), strings.ToLower(version)
-	}
-	return typ + "/" + path + "@" + version
+	return typ + "/" + artifactName(a) + "@" + a.Version
 }
 
 // socketErrorMessage returns ": message" from Socket's error body

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifymcp/verifymcp/ecosystem/pypi"
+
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -23,7 +25,7 @@ func readPylock(t *testing.T, name string) []byte {
 func TestPyPITreePurls(t *testing.T) {
 	lock := readPylock(t, "requests-2.19.0")
 	t.Run("every_package_sorted_without_the_target", func(t *testing.T) {
-		got := supplychain.PyPITreePurls(lock, "Requests")
+		got := pypiEco.TreePurls(lock, "Requests")
 		want := []string{
 			"pkg:pypi/certifi@2026.10.19.post1",
 			"pkg:pypi/chardet@3.0.4",
@@ -35,7 +37,7 @@ func TestPyPITreePurls(t *testing.T) {
 		}
 	})
 	t.Run("skip_a_purl", func(t *testing.T) {
-		got := supplychain.PyPITreePurls(lock, "pkg:pypi/URLLIB3@1.23")
+		got := pypiEco.TreePurls(lock, "pkg:pypi/URLLIB3@1.23")
 		if len(got) != 4 || slices.Contains(got, "pkg:pypi/urllib3@1.23") || !slices.Contains(got, "pkg:pypi/requests@2.19.0") {
 			t.Errorf("purls = %v, want the four others", got)
 		}
@@ -56,19 +58,19 @@ name = "typing.extensions"
 version = "4.16.0"
 `)
 		want := []string{"pkg:pypi/torch@2.9.0%2Bcpu", "pkg:pypi/typing-extensions@4.16.0"}
-		if d := resultDiff(want, supplychain.PyPITreePurls(l, "")); d != "" {
+		if d := resultDiff(want, pypiEco.TreePurls(l, "")); d != "" {
 			t.Errorf("purls (-want +got):%s", d)
 		}
 	})
 	t.Run("the_real_mcp_server_tree", func(t *testing.T) {
-		got := supplychain.PyPITreePurls(readPylock(t, "mcp-server-time-2026.10.19"), "mcp-server-time")
+		got := pypiEco.TreePurls(readPylock(t, "mcp-server-time-2026.10.19"), "mcp-server-time")
 		if len(got) != 30 || !slices.IsSorted(got) || slices.Contains(got, "pkg:pypi/mcp-server-time@2026.10.19") || !slices.Contains(got, "pkg:pypi/mcp@2.3.0") {
 			t.Errorf("%d purls %v, want the 30 packages besides the target, sorted", len(got), got)
 		}
 	})
 	t.Run("not_a_pylock_is_nil", func(t *testing.T) {
 		for _, in := range []string{"", "{}", "requests==2.19.0", "lock-version = \"2.0\"\n"} {
-			if got := supplychain.PyPITreePurls([]byte(in), ""); got != nil {
+			if got := pypiEco.TreePurls([]byte(in), ""); got != nil {
 				t.Errorf("PyPITreePurls(%q) = %v, want nil", in, got)
 			}
 		}
@@ -78,8 +80,8 @@ version = "4.16.0"
 func TestSocket_pypi(t *testing.T) {
 	ctx := context.Background()
 	lock := readPylock(t, "mcp-server-time-2026.10.19")
-	target := supplychain.PyPIPurl("mcp-server-time", "2026.10.19")
-	tree := append([]string{target}, supplychain.PyPITreePurls(lock, "mcp_server_time")...)
+	target := pypiEco.Purl("mcp-server-time", "2026.10.19")
+	tree := append([]string{target}, pypiEco.TreePurls(lock, "mcp_server_time")...)
 
 	t.Run("target_and_tree", func(t *testing.T) {
 		api := newSocketAPI(t)
@@ -120,7 +122,7 @@ func TestSocket_pypi(t *testing.T) {
 
 	t.Run("malware_in_the_tree", func(t *testing.T) {
 		s := socketServe(t, newSocketAPI(t), supplychain.SocketOptions{APIKey: socketKey})
-		got, _, err := s.Scan(ctx, "mcp-server-time", append(slices.Clone(tree), supplychain.PyPIPurl("mcp_tiime.helpers", "0.0.3")))
+		got, _, err := s.Scan(ctx, "mcp-server-time", append(slices.Clone(tree), pypiEco.Purl("mcp_tiime.helpers", "0.0.3")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,9 +154,11 @@ func TestSocket_pypi(t *testing.T) {
 
 	t.Run("unknown_pypi_target_is_unavailable", func(t *testing.T) {
 		s := socketServe(t, newSocketAPI(t), supplychain.SocketOptions{APIKey: socketKey})
-		_, _, err := s.Scan(ctx, "mcp-server-nowhere", []string{supplychain.PyPIPurl("mcp-server-nowhere", "0.1.0"), target})
+		_, _, err := s.Scan(ctx, "mcp-server-nowhere", []string{pypiEco.Purl("mcp-server-nowhere", "0.1.0"), target})
 		if err == nil || !strings.Contains(err.Error(), "mcp-server-nowhere") {
 			t.Fatalf("err = %v, want ErrUnavailable naming the package", err)
 		}
 	})
 }
+
+var pypiEco pypi.Ecosystem

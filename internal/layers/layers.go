@@ -14,6 +14,9 @@ var Tiers = []Tier{
 		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
 		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
 		"internal/...", "bench/internal/benchutil"}},
+	{"ecosystems", "one package ecosystem's names, pins, package URLs and lockfile", []string{
+		"ecosystem/npm", "ecosystem/pypi"}},
+	{"ecosystem", "the list of ecosystems, and what any layer may ask of one", []string{"ecosystem"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
 		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
 	{"scoring and collectors", "score evidence; ask one third party or registry", []string{

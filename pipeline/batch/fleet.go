@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -52,10 +54,8 @@ func JobTarget(it *Item) string {
 	if it.Resolved.Source == "file" {
 		return it.Resolved.Target.File + "#" + it.Resolved.Integrity
 	}
-	if it.Resolved.Target.Ecosystem == "pypi" {
-		return "pypi:" + it.Resolved.Name + "==" + it.Resolved.Version
-	}
-	return "npm:" + it.Resolved.Name + "@" + it.Resolved.Version
+	e := ecosystem.MustOf(it.Resolved.Target.Ecosystem)
+	return e.Name() + ":" + e.Pin(it.Resolved.Name, it.Resolved.Version)
 }
 
 // jobIntegrities are the file digests a job of a PyPI release carries
