@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash"
@@ -146,29 +145,15 @@ func (npmInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 
 	started := time.Now()
-	var (
-		fr       *fetchResult
-		timedOut bool
-		err      error
-		fetched  = tree
-	)
-	if s.opts.TreeCacheDir != "" {
-		var c cachedTree[fetchResult]
-		c, err = cachedFetch(ctx, s, r, tree, t, fetchFunc[fetchResult]{
-			run:       func(vol string) (*fetchResult, bool, error) { return s.fetch(ctx, r, vol, t, s.opts.InstallTimeout) },
-			cacheable: func(fr *fetchResult) bool { return fr.OK && fr.Target != nil },
-		})
-		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
-	} else {
-		fr, timedOut, err = s.fetch(ctx, r, tree, t, s.opts.InstallTimeout)
-	}
+	fr, timedOut, fetched, err := fetchStep(ctx, s, r, tree, t, inst,
+		func(vol string) (*fetchResult, bool, error) { return s.fetch(ctx, r, vol, t, s.opts.InstallTimeout) },
+		func(fr *fetchResult) bool { return fr.OK && fr.Target != nil })
 	inst.FetchMS = time.Since(started).Milliseconds()
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	if timedOut {
-		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepFetch
-		inst.Error = fmt.Sprintf("fetch step exceeded the install timeout of %s", s.opts.InstallTimeout)
+		s.fetchTimedOut(inst)
 		return inst, nil, nil, "", nil
 	}
 	inst.LogTail = fr.LogTail
@@ -187,14 +172,9 @@ func (npmInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string
 		(fr.Integrity.Lockfile == "" || fr.Integrity.Lockfile == t.Integrity)
 	inst.DeclaredBins = fr.Target.Bin
 	inst.DeclaredEngines = fr.Target.Engines
-	lock := []byte(fr.Lockfile)
-	if len(lock) > 0 {
-		sum := sha256.Sum256(lock)
-		inst.LockfileSHA256 = hex.EncodeToString(sum[:])
-	}
+	lock := recordLockfile(inst, fr.Lockfile)
 	if t.Tarball == nil && (fr.Target.Name != t.Name || fr.Target.Version != t.Version) {
-		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
-		inst.Error = fmt.Sprintf("installed %s@%s, asked for %s@%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
+		fetchedOther(inst, t, "installed", fr.Target.Name, fr.Target.Version)
 		return inst, nil, lock, "", nil
 	}
 
@@ -209,29 +189,14 @@ func (npmInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string
 		// fetched tree (cached or not) read-only.
 		return inst, fr.Target, lock, fetched, nil
 	}
-	remaining := time.Until(deadline)
-	if remaining <= 0 {
-		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
-		inst.Error = "no time left for the script step"
-		return inst, fr.Target, lock, "", nil
-	}
 	started = time.Now()
-	w, err := watchReady()
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
 	// The scripts run in a bounded copy of the fetched tree (cached or
 	// not), which the run phase then mounts read-only.
-	work, err := s.workTree(ctx, r, fetched, w)
-	if err != nil {
-		return nil, nil, nil, "", err
+	work, w, ok, err := s.codeStep(ctx, r, fetched, "script", deadline, inst, watchReady)
+	if err != nil || !ok {
+		return inst, fr.Target, lock, "", err
 	}
-	if remaining = time.Until(deadline); remaining <= 0 {
-		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
-		inst.Error = "no time left for the script step after copying the installed tree"
-		return inst, fr.Target, lock, "", nil
-	}
-	runs, timedOut, stepOOM, tail, err := s.scripts(ctx, r, work, plan, remaining, w)
+	runs, timedOut, stepOOM, tail, err := s.scripts(ctx, r, work, plan, time.Until(deadline), w)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -372,21 +337,16 @@ func (s *Sandbox) fetchStep(ctx context.Context, r *run, tree string, t Target, 
 	} else if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: NPMCacheVolume, Labels: map[string]string{LabelCache: "npm"}}); err != nil {
 		return nil, false, fmt.Errorf("create npm cache volume: %w", err)
 	}
-	netID, err := r.createInternalNetwork(ctx, "fetch")
-	if err != nil {
-		return nil, false, err
-	}
 	allow, err := registryHostPort(s.opts.Registry)
 	if err != nil {
 		return nil, false, fmt.Errorf("registry url: %w", err)
 	}
-	stopProxy, err := s.startEgressProxy(ctx, r, netID, allow)
+	proxy, stopProxy, err := s.egress(ctx, r, "fetch", allow)
 	if err != nil {
 		return nil, false, err
 	}
 	defer stopProxy()
 
-	proxy := "http://" + egressAlias + ":" + egressPort
 	env := []string{
 		"HOME=/tmp/home",
 		"NPM_CONFIG_CACHE=" + cacheDir,

@@ -209,24 +209,11 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 	started := time.Now()
-	var (
-		fr       *pyFetchResult
-		timedOut bool
-		err      error
-		fetched  = tree
-	)
-	if s.opts.TreeCacheDir != "" {
-		var c cachedTree[pyFetchResult]
-		c, err = cachedFetch(ctx, s, r, tree, t, fetchFunc[pyFetchResult]{
-			run: func(vol string) (*pyFetchResult, bool, error) {
-				return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout)
-			},
-			cacheable: func(fr *pyFetchResult) bool { return fr.OK && fr.Target != nil },
-		})
-		fr, timedOut, fetched, inst.TreeCache = c.fr, c.timedOut, c.volume, c.info
-	} else {
-		fr, timedOut, err = s.pyFetch(ctx, r, tree, t, s.opts.InstallTimeout)
-	}
+	fr, timedOut, fetched, err := fetchStep(ctx, s, r, tree, t, inst,
+		func(vol string) (*pyFetchResult, bool, error) {
+			return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout)
+		},
+		func(fr *pyFetchResult) bool { return fr.OK && fr.Target != nil })
 	if err == nil && !timedOut && fr != nil && fr.ErrorKind == pyNeedsMetadata {
 		var dm *pyDynamic
 		dm, fr, timedOut, fetched, err = s.resolveDynamic(ctx, r, tree, t, fr, deadline, watchReady)
@@ -237,15 +224,10 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		return nil, nil, nil, "", err
 	}
 	if timedOut {
-		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepFetch
-		inst.Error = fmt.Sprintf("fetch step exceeded the install timeout of %s", s.opts.InstallTimeout)
+		s.fetchTimedOut(inst)
 		return inst, nil, nil, "", nil
 	}
-	lock := []byte(fr.Lockfile)
-	if len(lock) > 0 {
-		sum := sha256.Sum256(lock)
-		inst.LockfileSHA256 = hex.EncodeToString(sum[:])
-	}
+	lock := recordLockfile(inst, fr.Lockfile)
 	inst.Packages = fr.Packages
 	if fr.Target != nil {
 		setPyIntegrity(&inst.Integrity, fr.Target, t)
@@ -258,8 +240,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		return inst, nil, lock, "", nil
 	}
 	if t.Tarball == nil && (pkgspec.NormalizePyPIName(fr.Target.Name) != pkgspec.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
-		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
-		inst.Error = fmt.Sprintf("resolved %s==%s, asked for %s==%s", fr.Target.Name, fr.Target.Version, t.Name, t.Version)
+		fetchedOther(inst, t, "resolved", fr.Target.Name, fr.Target.Version)
 		return inst, nil, lock, "", nil
 	}
 	for _, sd := range fr.Sdists {
@@ -272,21 +253,11 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		}
 		inst.Scripts = append(inst.Scripts, evidence.Script{Package: sd.Name, Version: sd.Version, Path: sd.Filename, Event: "build", Command: cmd})
 	}
-	remaining := time.Until(deadline)
-	if remaining <= 0 {
-		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
-		inst.Error = "no time left for the build step"
-		return inst, nil, lock, "", nil
-	}
 	started = time.Now()
-	w, err := watchReady()
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
 	// The build runs in a bounded copy of the fetched tree (cached or not).
-	work, err := s.workTree(ctx, r, fetched, w)
-	if err != nil {
-		return nil, nil, nil, "", err
+	work, w, ok, err := s.codeStep(ctx, r, fetched, "build", deadline, inst, watchReady)
+	if err != nil || !ok {
+		return inst, nil, lock, "", err
 	}
 	br, timedOut, tail, err := s.pyBuild(ctx, r, work, t, fr, time.Until(deadline), w)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
@@ -393,20 +364,15 @@ func (s *Sandbox) pyFetchRound(ctx context.Context, r *run, tree string, t Targe
 	if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: UVCacheVolume, Labels: map[string]string{LabelCache: "uv"}}); err != nil {
 		return nil, false, fmt.Errorf("create uv cache volume: %w", err)
 	}
-	netID, err := r.createInternalNetwork(ctx, part)
-	if err != nil {
-		return nil, false, err
-	}
 	allow, filesHost, err := indexHosts(s.opts.IndexURL)
 	if err != nil {
 		return nil, false, fmt.Errorf("index url: %w", err)
 	}
-	stopProxy, err := s.startEgressProxy(ctx, r, netID, allow...)
+	proxy, stopProxy, err := s.egress(ctx, r, part, allow...)
 	if err != nil {
 		return nil, false, err
 	}
 	defer stopProxy()
-	proxy := "http://" + egressAlias + ":" + egressPort
 	env := []string{
 		"HOME=/tmp/home",
 		"HTTPS_PROXY=" + proxy, "HTTP_PROXY=" + proxy, "ALL_PROXY=" + proxy,
