@@ -303,6 +303,9 @@ func (w *watch) begin(ctx context.Context, phase string, stdin io.Writer) (time.
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		return time.Time{}, "", fmt.Errorf("release the %s container: %w", phase, err)
 	}
+	if phase == evidence.PhaseRun {
+		w.s.opts.Logger.Debug("tracer attached", "phase", phase)
+	}
 	return time.Now(), status, nil
 }
 
@@ -407,8 +410,8 @@ func mountVolume(name, target string, ro bool) mount.Mount {
 	return mount.Mount{Type: mount.TypeVolume, Source: name, Target: target, ReadOnly: ro}
 }
 
-// close stops the observer and returns the behaviour evidence.
-func (w *watch) close(ctx context.Context) *evidence.Behavior {
+// end stops the observer and returns the behaviour evidence.
+func (w *watch) end(ctx context.Context) *evidence.Behavior {
 	alive := w.obs.status(ctx, w.r.cli)
 	sinkEvents, execs := w.obs.stop(ctx, w.r.cli, w.s.opts.Logger)
 	w.addNetwork(sinkEvents)

@@ -19,7 +19,7 @@ type installer interface {
 	// the ecosystem's target needs.
 	scan(ctx context.Context, s *Sandbox, runID string, t Target) (*Result, error)
 	// install runs the install phase (see Sandbox.install).
-	install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error)
+	install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (observer, error)) (*evidence.Install, *targetInfo, []byte, string, error)
 	// chooseBin picks the entry point the run phase starts.
 	chooseBin(t Target, tgt *targetInfo) (*evidence.Bin, error)
 	// baseEnv is the run phase's environment before the target's

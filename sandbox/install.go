@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
-	"io"
 	"net/url"
 	"path"
 	"slices"
@@ -140,7 +139,7 @@ func (npmInstaller) treeKey(s *Sandbox, h hash.Hash, t Target) {
 
 // install runs the fetch step (or reuses a cached tree) and the script
 // step. It returns the volume the run phase mounts read-only.
-func (npmInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
+func (npmInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (observer, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 
@@ -523,18 +522,10 @@ func (s *Sandbox) startEgressProxy(ctx context.Context, r *run, internalNet stri
 // mounted; an unwatched scan starts a holder. The copy runs in a container
 // of its own, with no package code, so that the copied tree's pages count
 // against no phase's memory.
-func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch) (string, error) {
-	var work string
-	if w != nil {
-		work = w.vols["work-tree"]
-	} else {
-		var err error
-		if work, err = r.createBounded(ctx, s.opts.treeBound()); err != nil {
-			return "", err
-		}
-		if err := s.startHolder(ctx, r, map[string]string{"work-tree": work}); err != nil {
-			return "", err
-		}
+func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w observer) (string, error) {
+	work, err := w.workTree(ctx, s, r)
+	if err != nil {
+		return "", err
 	}
 	hc := hardened()
 	hc.NetworkMode = "none"
@@ -564,7 +555,7 @@ func (s *Sandbox) workTree(ctx context.Context, r *run, fetched string, w *watch
 // scripts: the step's backstop ended it, or the kernel killed the driver.
 // When the driver could not read the cgroup's kill count but the engine
 // flags the container, the script that timed out, if one did, is marked.
-func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration, w *watch) ([]scriptRun, bool, bool, string, error) {
+func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scriptInfo, timeout time.Duration, w observer) ([]scriptRun, bool, bool, string, error) {
 	type item struct {
 		Path     string `json:"path"`
 		Event    string `json:"event"`
@@ -620,80 +611,22 @@ func (s *Sandbox) scripts(ctx context.Context, r *run, tree string, plan []scrip
 // (evidence.PhaseScripts). attribute reads the step's result into the
 // windows in which each package's code ran and the command lines the
 // packages declare, which attribute the step's behaviour.
-func (s *Sandbox) watchedStep(ctx context.Context, r *run, tree string, cmd, env []string, timeout time.Duration, w *watch, attribute func(stepResult) ([]scriptWindow, map[string]bool)) (stepResult, error) {
+func (s *Sandbox) watchedStep(ctx context.Context, r *run, tree string, cmd, env []string, timeout time.Duration, w observer, attribute func(stepResult) ([]scriptWindow, map[string]bool)) (stepResult, error) {
 	hc := hardened()
 	hc.NetworkMode = "none"
 	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
 	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir}}
-	mem := scriptMemory + s.opts.extraMemory(evidence.PhaseScripts, w != nil)
+	mem := scriptMemory + w.extraMemory(evidence.PhaseScripts)
 	hc.Resources = container.Resources{Memory: mem, MemorySwap: mem, NanoCPUs: s.opts.NanoCPUs, PidsLimit: int64Ptr(1024)}
 	st := step{Part: "scripts", Host: hc, Timeout: timeout + scriptBackstop, MaxOut: 8 << 20, MaxErr: 8 << 10}
-	var (
-		released  time.Time
-		tstatus   = "not_run"
-		fstatus   = "not_run"
-		watched   time.Duration
-		disk      []evidence.DiskUse
-		fileDrops int
-	)
-	if w != nil {
-		w.hostConfig(hc, evidence.PhaseScripts)
-		env = append([]string{"HOME=" + homeDir}, env[1:]...)
-		env = append(env, w.env(nil)...)
-		cmd = append([]string{"sh", "-c", waitWrapper, "verifymcp-wait"}, cmd...)
-		st.OnCreated = w.seed
-		st.OnStarted = func(ctx context.Context, id string, stdin io.Writer) error {
-			var err error
-			released, tstatus, err = w.begin(ctx, evidence.PhaseScripts, stdin)
-			return err
-		}
-		st.OnExited = func(ctx context.Context, id string) {
-			watched = time.Since(released)
-			if st := w.obs.status(ctx, r.cli); st != "ok" {
-				tstatus = st
-			}
-			disk = w.diskEnd(ctx, evidence.PhaseScripts)
-			files, dropped, err := w.diffHome(ctx, id, evidence.PhaseScripts)
-			fileDrops = dropped
-			fstatus = "ok"
-			if err != nil {
-				fstatus = "error: " + err.Error()
-			}
-			w.addFiles(files)
-		}
-	}
+	env, cmd = w.prepare(hc, evidence.PhaseScripts, env, cmd, nil)
+	done := w.scriptStep(r, &st)
 	st.Config = &container.Config{Image: s.opts.Image, User: sandboxUser, Env: env, WorkingDir: treeDir, Cmd: cmd}
 	res, err := r.runStep(ctx, st)
 	if err != nil {
 		return res, err
 	}
-	windows, declared := attribute(res)
-	if w != nil {
-		// A PyPI install may run more than one such step (its metadata
-		// steps, then the build step): each is attributed from its own
-		// driver, within its own window, and the phase's watch covers
-		// them all.
-		w.windows = append(w.windows, windows...)
-		if w.declared == nil {
-			w.declared = map[string]bool{}
-		}
-		for k, v := range declared {
-			w.declared[k] = w.declared[k] || v
-		}
-		w.steps = append(w.steps, scriptStep{win: [2]time.Time{released, released.Add(watched)}, driver: w.driver})
-		w.driver = 0
-		if w.scriptsWin[0].IsZero() {
-			w.scriptsWin[0] = released
-		}
-		w.scriptsWin[1] = released.Add(watched)
-		for i := range w.b.Files {
-			if w.b.Files[i].Phase == evidence.PhaseScripts && len(w.windows) == 1 {
-				w.b.Files[i].Package = w.windows[0].Package
-			}
-		}
-		w.scriptsWatch = mergeWatch(w.scriptsWatch, evidence.Watch{Phase: evidence.PhaseScripts, WatchedMS: watched.Milliseconds(), Tracer: tstatus, Files: fstatus, Disk: disk})
-		addDropped(&w.scriptsWatch, "file", fileDrops)
-	}
+	done(attribute(res))
 	return res, nil
 }
 

@@ -63,7 +63,7 @@ func recordLockfile(inst *evidence.Install, lockfile string) []byte {
 // volume. ok is false, with the timeout recorded in inst, when no time is
 // left before or after the copy.
 func (s *Sandbox) codeStep(ctx context.Context, r *run, fetched, step string, deadline time.Time, inst *evidence.Install,
-	watchReady func() (*watch, error)) (work string, w *watch, ok bool, err error) {
+	watchReady func() (observer, error)) (work string, w observer, ok bool, err error) {
 	if time.Until(deadline) <= 0 {
 		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
 		inst.Error = "no time left for the " + step + " step"

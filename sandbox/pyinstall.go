@@ -205,7 +205,7 @@ func (pypiInstaller) treeKey(s *Sandbox, h hash.Hash, t Target) {
 // resolves and downloads the tree, or a cached tree is reused) and the
 // build step (sdists built, the venv made). It returns the volume the run
 // phase mounts read-only.
-func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (*watch, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
+func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (observer, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 	started := time.Now()
@@ -290,9 +290,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		return inst, nil, lock, "", nil
 	}
 	inst.DeclaredBins = br.ConsoleScripts
-	if w != nil {
-		w.treeInstalled(ctx, inst)
-	}
+	w.treeInstalled(ctx, inst)
 	return inst, &targetInfo{Name: fr.Target.Name, Version: fr.Target.Version, Bin: br.ConsoleScripts}, lock, work, nil
 }
 
@@ -502,7 +500,7 @@ func lastLine(s string) string {
 }
 
 // pyBuild runs the PyPI build step in the bounded tree.
-func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr *pyFetchResult, timeout time.Duration, w *watch) (*pyBuildResult, bool, string, error) {
+func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr *pyFetchResult, timeout time.Duration, w observer) (*pyBuildResult, bool, string, error) {
 	var reqs []string
 	for _, f := range fr.Files {
 		if f.Role == "tree" {
@@ -521,9 +519,7 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	var derr error
 	res, err := s.watchedStep(ctx, r, tree, cmd, env, timeout, w, func(res stepResult) ([]scriptWindow, map[string]bool) {
 		derr = decodeResult(res.Stdout, br)
-		if w != nil {
-			w.driver = driverPID(res.Stdout)
-		}
+		w.setDriver(driverPID(res.Stdout))
 		var windows []scriptWindow
 		for i, b := range br.Builds {
 			if b.Ran {

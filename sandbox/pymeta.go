@@ -84,7 +84,7 @@ type pyMetaBuild struct {
 type pyDynamic struct {
 	scripts []evidence.Script
 	learned []evidence.LearnedMetadata
-	w       *watch
+	w       observer
 	// winPos are the positions in w.windows of the metadata builds'
 	// windows, whose Index counts from the first metadata build.
 	winPos []int
@@ -100,10 +100,8 @@ func (dm *pyDynamic) record(inst *evidence.Install) {
 	base := len(inst.Scripts)
 	inst.Scripts = append(inst.Scripts, dm.scripts...)
 	inst.LearnedMetadata = append(inst.LearnedMetadata, dm.learned...)
-	if dm.w != nil {
-		for _, p := range dm.winPos {
-			dm.w.windows[p].Index += base
-		}
+	if len(dm.winPos) > 0 {
+		dm.w.shiftWindows(dm.winPos, base)
 	}
 }
 
@@ -180,7 +178,7 @@ func buildWhy(out string) string {
 // It returns the last fetch result (a metaLimit one when the rounds could
 // not resolve the tree), whether a fetch step timed out, and the volume
 // that holds the fetched tree.
-func (s *Sandbox) resolveDynamic(ctx context.Context, r *run, tree string, t Target, fr *pyFetchResult, deadline time.Time, watchReady func() (*watch, error)) (*pyDynamic, *pyFetchResult, bool, string, error) {
+func (s *Sandbox) resolveDynamic(ctx context.Context, r *run, tree string, t Target, fr *pyFetchResult, deadline time.Time, watchReady func() (observer, error)) (*pyDynamic, *pyFetchResult, bool, string, error) {
 	dm := &pyDynamic{}
 	fetches := 1
 	if s.opts.TreeCacheDir != "" {
@@ -303,7 +301,7 @@ func metaScript(r *run, sd pySdist, b pyMetaBuild) evidence.Script {
 }
 
 // pyMeta runs the metadata step in the bounded tree.
-func (s *Sandbox) pyMeta(ctx context.Context, r *run, tree string, need []pySdist, timeout time.Duration, w *watch, dm *pyDynamic) (*pyMetaResult, bool, string, error) {
+func (s *Sandbox) pyMeta(ctx context.Context, r *run, tree string, need []pySdist, timeout time.Duration, w observer, dm *pyDynamic) (*pyMetaResult, bool, string, error) {
 	sdists := make([]pySdist, 0, len(need))
 	for _, sd := range need {
 		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
@@ -314,15 +312,10 @@ func (s *Sandbox) pyMeta(ctx context.Context, r *run, tree string, need []pySdis
 	mr := &pyMetaResult{}
 	var derr error
 	first := len(dm.scripts)
-	before := 0
-	if w != nil {
-		before = len(w.windows)
-	}
+	before := w.windowCount()
 	res, err := s.watchedStep(ctx, r, tree, cmd, env, timeout, w, func(res stepResult) ([]scriptWindow, map[string]bool) {
 		derr = decodeResult(res.Stdout, mr)
-		if w != nil {
-			w.driver = driverPID(res.Stdout)
-		}
+		w.setDriver(driverPID(res.Stdout))
 		var windows []scriptWindow
 		for i, b := range mr.Builds {
 			if b.Ran {
@@ -334,10 +327,8 @@ func (s *Sandbox) pyMeta(ctx context.Context, r *run, tree string, need []pySdis
 	if err != nil {
 		return nil, false, "", err
 	}
-	if w != nil {
-		for p := before; p < len(w.windows); p++ {
-			dm.winPos = append(dm.winPos, p)
-		}
+	for p := before; p < w.windowCount(); p++ {
+		dm.winPos = append(dm.winPos, p)
 	}
 	if res.TimedOut {
 		return nil, true, tailString(r.mask.text(tailString(string(res.Stdout)+string(res.Stderr), 3000), "install"), 2000), nil

@@ -25,7 +25,7 @@ const fallbackProtocol = "2025-11-25"
 // errExited is the cancellation cause when the server process exits.
 var errExited = errors.New("server exited")
 
-func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w *watch) (*evidence.Session, *contract.Contract, error) {
+func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w observer) (*evidence.Session, *contract.Contract, error) {
 	sess := &evidence.Session{NonJSONSample: []string{}}
 	id, err := s.createRunContainer(ctx, r, tree, bin, t, w)
 	if err != nil {
@@ -36,10 +36,8 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		defer cancel()
 		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
 	}()
-	if w != nil {
-		if err := w.seed(ctx, id); err != nil {
-			return nil, nil, err
-		}
+	if err := w.seed(ctx, id); err != nil {
+		return nil, nil, err
 	}
 	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
@@ -62,14 +60,10 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		return nil, nil, fmt.Errorf("start run container: %w", err)
 	}
 	stdin := att.Conn
-	var released time.Time
-	tracerStatus := "not_run"
-	if w != nil {
-		// The release is the first line on stdin, before any MCP frame.
-		if released, tracerStatus, err = w.begin(ctx, evidence.PhaseRun, stdin); err != nil {
-			return nil, nil, err
-		}
-		s.opts.Logger.Debug("tracer attached", "phase", evidence.PhaseRun)
+	// The release is the first line on stdin, before any MCP frame.
+	released, tracerStatus, err := w.begin(ctx, evidence.PhaseRun, stdin)
+	if err != nil {
+		return nil, nil, err
 	}
 	sess.StartMS = time.Since(started).Milliseconds()
 
@@ -95,30 +89,14 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 			s.opts.Logger.Warn("could not hand the contract on early", "err", err)
 		}
 	}
-	var idle time.Duration
-	if w != nil {
-		w.listEnd = listEnd
-		w.obs.control("mark handshake_done")
-		// Watch the idle server: no request of ours is in flight, so any
-		// network activity now is the server's own (a beacon).
-		if hsErr == nil && s.opts.Idle > 0 {
-			select {
-			case <-runCtx.Done():
-			case <-time.After(s.opts.Idle):
-			}
-			idle = time.Since(w.listEnd)
-		}
-	}
+	idle := w.listed(runCtx, listEnd, hsErr == nil, s.opts.Idle)
 	if hsErr == nil {
 		// List the surface again, always (a list_changed notification is
 		// only a hint), so that one that changed after start-up is seen.
 		// The relisting is a request of ours: the idle watch ends where it
 		// begins. It never fails the session nor touches the first contract
 		// but to mask it.
-		if w != nil {
-			w.relistAt = time.Now()
-			w.obs.control("mark relist")
-		}
+		w.relisting()
 		sess.Relist = s.relist(runCtx, ss, c, sess.ListErrors, listEnd)
 	}
 	if ss.cs != nil {
@@ -130,25 +108,17 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	// a well-behaved stdio server exit). A failure that is not our deadline
 	// usually means the process is exiting: give its exit a moment to arrive.
 	exitedEarly := exitedDuringSession(runCtx, hsErr)
-	if w != nil {
-		w.shutdownAt = time.Now()
-		w.obs.control("mark shutdown")
-	}
+	w.shuttingDown()
 	// The shutdown and the checks after it each get their own time: a
 	// shutdown that takes all of its grace periods (a server that ignores
 	// stdin's end and SIGTERM) must leave the home comparison its own.
 	sdCtx, cancelSD := context.WithTimeout(context.WithoutCancel(ctx), 2*s.opts.ShutdownGrace+15*time.Second)
 	sess.Shutdown = s.shutdown(sdCtx, r, id, att, exited, exitedEarly)
 	cancelSD()
-	if w != nil {
-		w.shutdown = sess.Shutdown
-	}
 	inspCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	exitCode := sess.Shutdown.ExitCode
-	if w != nil {
-		s.endRunWatch(inspCtx, r, id, w, released, idle, tracerStatus)
-	}
+	w.endRun(inspCtx, id, sess.Shutdown, released, idle, tracerStatus)
 	info, ierr := r.cli.ContainerInspect(inspCtx, id)
 	if ierr == nil && info.State != nil {
 		sess.OOMKilled = info.State.OOMKilled
@@ -222,7 +192,7 @@ func exitedDuringSession(runCtx context.Context, hsErr error) bool {
 // command (behind the wrapper of behaviour capture when w watches), its
 // environment, the hardened host configuration with the tree mounted
 // read-only and no network. It returns the container's ID.
-func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w *watch) (string, error) {
+func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w observer) (string, error) {
 	cmd := append([]string{bin.Path}, t.Args...)
 	if bin.Name == "main" {
 		cmd = append([]string{"node", bin.Path}, t.Args...)
@@ -232,19 +202,14 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, b
 	hc.NetworkMode = "none"
 	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir, ReadOnly: true}}
 	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
-	mem := s.opts.Memory + s.opts.extraMemory(evidence.PhaseRun, w != nil)
+	mem := s.opts.Memory + w.extraMemory(evidence.PhaseRun)
 	hc.Resources = container.Resources{
 		Memory:     mem,
 		MemorySwap: mem,
 		NanoCPUs:   s.opts.NanoCPUs,
 		PidsLimit:  int64Ptr(s.opts.Pids),
 	}
-	if w != nil {
-		w.hostConfig(hc, evidence.PhaseRun)
-		env[0] = "HOME=" + homeDir
-		env = append(env, w.env(t.Env)...)
-		cmd = append([]string{"bash", "-c", runWrapper, "verifymcp-wait"}, cmd...)
-	}
+	env, cmd = w.prepare(hc, evidence.PhaseRun, env, cmd, t.Env)
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.Image,
 		User:         sandboxUser,
@@ -262,28 +227,6 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, b
 		return "", fmt.Errorf("create run container: %w", err)
 	}
 	return created.ID, nil
-}
-
-// endRunWatch closes the behaviour watch of the run phase once the server
-// is shut down: the disk use, the changes to the home directory, the
-// tracer's status, and the watch record with the times released (the
-// server was let go) and idle (the idle watch lasted).
-func (s *Sandbox) endRunWatch(inspCtx context.Context, r *run, id string, w *watch, released time.Time, idle time.Duration, tracerStatus string) {
-	watched := time.Since(released)
-	filesStatus := "ok"
-	disk := w.diskEnd(inspCtx, evidence.PhaseRun)
-	files, dropped, err := w.diffHome(inspCtx, id, evidence.PhaseRun)
-	if err != nil {
-		filesStatus = "error: " + err.Error()
-	}
-	w.addFiles(files)
-	if st := w.obs.status(inspCtx, r.cli); st != "ok" && tracerStatus == "ok" {
-		tracerStatus = st
-	}
-	w.runWin = [2]time.Time{released, time.Now()}
-	s.opts.Logger.Debug("home compared", "phase", evidence.PhaseRun, "changes", len(files))
-	w.runWatch = evidence.Watch{Phase: evidence.PhaseRun, WatchedMS: watched.Milliseconds(), IdleMS: idle.Milliseconds(), Tracer: tracerStatus, Files: filesStatus, Disk: disk}
-	addDropped(&w.runWatch, "file", dropped)
 }
 
 // recordStreams records in sess what the server's streams carried besides

@@ -371,25 +371,25 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 	// The canaries are masked from when they exist, before package code
 	// runs (every phase that runs it waits for the watch).
 	ready := watchReady
-	watchReady = sync.OnceValues(func() (*watch, error) {
+	observerReady := sync.OnceValues(func() (observer, error) {
 		w, err := ready()
-		if w != nil {
-			r.mask.setCanary(w.canary)
-			w.r = r
+		switch {
+		case err != nil:
+			return nil, err
+		case w == nil:
+			return unwatched{&s.opts}, nil
 		}
-		return w, err
+		w.attach(r)
+		return w, nil
 	})
 	defer func() {
-		if w, err := watchReady(); err == nil && w != nil && res != nil {
-			res.Behavior = w.close(ctx)
-			if res.Install != nil {
-				w.scriptNetwork(res.Install)
-			}
+		if w, err := observerReady(); err == nil && res != nil {
+			res.Behavior = w.close(ctx, res.Install)
 		}
 	}()
 	log.Info("install phase", "package", t.Name+"@"+t.Version)
 	eco := installerOf(t)
-	inst, tgt, lock, runTree, err := eco.install(ctx, s, r, tree, t, watchReady)
+	inst, tgt, lock, runTree, err := eco.install(ctx, s, r, tree, t, observerReady)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +414,7 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 	}
 	res.Bin = bin
 	log.Info("run phase", "bin", bin.Name, "rule", bin.Rule)
-	w, err := watchReady()
+	w, err := observerReady()
 	if err != nil {
 		return res, err
 	}
