@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/verifymcp/verifymcp/internal/sariftest"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -41,51 +39,11 @@ func buildSARIF(t *testing.T, name string) Report {
 	return Build(b, r, rubric.Evaluate(b, r))
 }
 
-var (
-	sarifSchemaOnce sync.Once
-	sarifSchema     *jsonschema.Schema
-	sarifSchemaErr  error
-)
-
-// compileSARIFSchema compiles the vendored official SARIF 2.1.0 schema
-// (draft-04), with its formats (uri, uri-reference, date-time) asserted.
-func compileSARIFSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	sarifSchemaOnce.Do(func() {
-		data, err := os.ReadFile(filepath.Join("schema", "sarif-2.1.0.json"))
-		if err != nil {
-			sarifSchemaErr = err
-			return
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		if err != nil {
-			sarifSchemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource("sarif-2.1.0.json", doc); err != nil {
-			sarifSchemaErr = err
-			return
-		}
-		sarifSchema, sarifSchemaErr = c.Compile("sarif-2.1.0.json")
-	})
-	if sarifSchemaErr != nil {
-		t.Fatalf("SARIF schema: %v", sarifSchemaErr)
-	}
-	return sarifSchema
-}
-
 // checkSARIF validates data against the SARIF schema and GitHub code
 // scanning's documented limits.
 func checkSARIF(t *testing.T, name string, data []byte) {
 	t.Helper()
-	if err := validate(t, compileSARIFSchema(t), data); err != nil {
-		t.Errorf("%s does not validate against the SARIF 2.1.0 schema: %v", name, err)
-	}
-	for _, p := range githubLimits(t, data) {
-		t.Errorf("%s: %s", name, p)
-	}
+	sariftest.Check(t, filepath.Join("schema", "sarif-2.1.0.json"), name, data)
 }
 
 // writeSARIF writes rep's SARIF with no options: every result at its
