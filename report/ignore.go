@@ -53,6 +53,10 @@ type IgnoreEntry struct {
 	expires time.Time
 }
 
+// ExpiredAt says whether the entry no longer applies at now: its expiry
+// date is the last day it does.
+func (e IgnoreEntry) ExpiredAt(now time.Time) bool { return now.After(e.expires.AddDate(0, 0, 1)) }
+
 // ignoreFields are the keys of an ignore entry, in the order they are
 // written.
 var ignoreFields = []string{"code", "subject", "target", "reason", "by", "expires"}
