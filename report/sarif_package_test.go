@@ -77,36 +77,6 @@ func TestPackageSARIFGolden(t *testing.T) {
 	}
 }
 
-// The config report's SARIF, written by WriteConfig (placed from this
-// machine's working directory and home) and by WriteConfigSARIF with a
-// file in the repository and one outside it, meets the same bars.
-func TestConfigSARIFValidates(t *testing.T) {
-	checkSARIF(t, "config output", writeConfig(t, FormatSARIF, configReport(t)))
-	checkSARIF(t, "config output with a root", writeConfigSARIF(t, configReport(t), configSARIFOptions))
-	checkSARIF(t, "config output with no root", writeConfigSARIF(t, configReport(t), SARIFOptions{}))
-	// A file named relative to the working directory stays relative.
-	in := configInput()
-	for i := range in.Findings {
-		in.Findings[i].File = "./.cursor/mcp.json"
-	}
-	r, err := NewConfigReport(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := writeConfigSARIF(t, r, SARIFOptions{})
-	checkSARIF(t, "config output of a relative file", data)
-	for i, res := range decodeSARIF(t, data).Runs[0].Results {
-		if ph := res.Locations[0].Physical; ph == nil || ph.Artifact.URI != ".cursor/mcp.json" {
-			t.Errorf("result %d: physical location %+v, want .cursor/mcp.json", i, ph)
-		}
-	}
-	committed, err := os.ReadFile(filepath.Join("testdata", "config.sarif.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSARIF(t, "golden config.sarif.json", committed)
-}
-
 // sarifLog is the part of a SARIF log the tests read.
 type sarifLog struct {
 	Runs []struct {
