@@ -154,7 +154,7 @@ func (p Policy) Apply(rep *Report) {
 				if !e.matches(f, rep.Target) {
 					continue
 				}
-				if now.After(e.expires.AddDate(0, 0, 1)) {
+				if e.ExpiredAt(now) {
 					if !used[j] {
 						s.Expired = append(s.Expired, fmt.Sprintf("%s:%d: %s expired on %s: no longer applied", ig.Path, e.Line, strings.TrimSpace(e.Code+" "+e.Subject), e.Expires))
 					}

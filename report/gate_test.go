@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/verifymcp/verifymcp/pkgspec"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -109,6 +110,16 @@ func TestIgnoreTarget(t *testing.T) {
 		e := IgnoreEntry{Code: f.Code, Target: tc.target}
 		if got := e.matches(f, tc.t); got != tc.want {
 			t.Errorf("target %q on %s:%s: matches %v, want %v", tc.target, tc.t.Ecosystem, tc.t.Name, got, tc.want)
+		}
+	}
+}
+
+// TestPyPIName: the ignore file's PEP 503 normal form is pkgspec's, which
+// the report's layer does not import.
+func TestPyPIName(t *testing.T) {
+	for _, name := range []string{"files-mcp", "Files_MCP", "files.mcp", "FILES--mcp", "a_.-b", "mcp-server-fetch", "Zope.Interface", "x", ""} {
+		if got, want := pypiName(name), pkgspec.NormalizePyPIName(name); got != want {
+			t.Errorf("pypiName(%q) = %q, pkgspec says %q", name, got, want)
 		}
 	}
 }

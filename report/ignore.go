@@ -14,8 +14,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/verifymcp/verifymcp/pkgspec"
-
 	"gopkg.in/yaml.v3"
 
 	"github.com/verifymcp/verifymcp/rubric"
@@ -54,6 +52,10 @@ type IgnoreEntry struct {
 
 	expires time.Time
 }
+
+// ExpiredAt says whether the entry no longer applies at now: its expiry
+// date is the last day it does.
+func (e IgnoreEntry) ExpiredAt(now time.Time) bool { return now.After(e.expires.AddDate(0, 0, 1)) }
 
 // ignoreFields are the keys of an ignore entry, in the order they are
 // written.
@@ -282,9 +284,20 @@ func (e IgnoreEntry) matches(f *Finding, t Target) bool {
 	}
 	if eco == "pypi" {
 		// PyPI compares names by PEP 503's normal form.
-		name = pkgspec.NormalizePyPIName(name)
+		name = pypiName(name)
 	}
 	return name == t.Name && (version == "" || version == t.Version)
+}
+
+// pypiNameRuns are the runs of separators PEP 503 folds into one "-".
+var pypiNameRuns = regexp.MustCompile(`[-_.]+`)
+
+// pypiName is a PyPI project name in PEP 503's normal form, lower case
+// with every run of "-", "_" and "." one "-": the form a PyPI target's
+// name has. It is pkgspec.NormalizePyPIName, which the report's layer
+// does not import; a test holds the two equal.
+func pypiName(name string) string {
+	return pypiNameRuns.ReplaceAllString(strings.ToLower(name), "-")
 }
 
 // or is s, or def when s is empty.

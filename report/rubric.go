@@ -6,7 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/verifymcp/verifymcp/judge/checks"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -34,7 +33,7 @@ func writeRubricTable(w io.Writer, r *rubric.Rubric) error {
 	if pin := checksPin(r); pin != nil {
 		runs := "this build runs them"
 		if !r.ChecksRunnable() {
-			runs = "this build runs checks " + checks.Version + ": results under this rubric score only findings stored with them"
+			runs = "this build runs checks " + rubric.BuildChecksVersion + ": results under this rubric score only findings stored with them"
 		}
 		fmt.Fprintf(w, "contract checks %s (%s)\n", pin, runs)
 	}

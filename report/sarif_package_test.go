@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/verifymcp/verifymcp/internal/sariftest"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -41,51 +39,11 @@ func buildSARIF(t *testing.T, name string) Report {
 	return Build(b, r, rubric.Evaluate(b, r))
 }
 
-var (
-	sarifSchemaOnce sync.Once
-	sarifSchema     *jsonschema.Schema
-	sarifSchemaErr  error
-)
-
-// compileSARIFSchema compiles the vendored official SARIF 2.1.0 schema
-// (draft-04), with its formats (uri, uri-reference, date-time) asserted.
-func compileSARIFSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	sarifSchemaOnce.Do(func() {
-		data, err := os.ReadFile(filepath.Join("schema", "sarif-2.1.0.json"))
-		if err != nil {
-			sarifSchemaErr = err
-			return
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		if err != nil {
-			sarifSchemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource("sarif-2.1.0.json", doc); err != nil {
-			sarifSchemaErr = err
-			return
-		}
-		sarifSchema, sarifSchemaErr = c.Compile("sarif-2.1.0.json")
-	})
-	if sarifSchemaErr != nil {
-		t.Fatalf("SARIF schema: %v", sarifSchemaErr)
-	}
-	return sarifSchema
-}
-
 // checkSARIF validates data against the SARIF schema and GitHub code
 // scanning's documented limits.
 func checkSARIF(t *testing.T, name string, data []byte) {
 	t.Helper()
-	if err := validate(t, compileSARIFSchema(t), data); err != nil {
-		t.Errorf("%s does not validate against the SARIF 2.1.0 schema: %v", name, err)
-	}
-	for _, p := range githubLimits(t, data) {
-		t.Errorf("%s: %s", name, p)
-	}
+	sariftest.Check(t, filepath.Join("schema", "sarif-2.1.0.json"), name, data)
 }
 
 // writeSARIF writes rep's SARIF with no options: every result at its
@@ -117,36 +75,6 @@ func TestPackageSARIFGolden(t *testing.T) {
 			checkSARIF(t, "golden "+name+".sarif", committed)
 		})
 	}
-}
-
-// The config report's SARIF, written by WriteConfig (placed from this
-// machine's working directory and home) and by WriteConfigSARIF with a
-// file in the repository and one outside it, meets the same bars.
-func TestConfigSARIFValidates(t *testing.T) {
-	checkSARIF(t, "config output", writeConfig(t, FormatSARIF, configReport(t)))
-	checkSARIF(t, "config output with a root", writeConfigSARIF(t, configReport(t), configSARIFOptions))
-	checkSARIF(t, "config output with no root", writeConfigSARIF(t, configReport(t), SARIFOptions{}))
-	// A file named relative to the working directory stays relative.
-	in := configInput()
-	for i := range in.Findings {
-		in.Findings[i].File = "./.cursor/mcp.json"
-	}
-	r, err := NewConfigReport(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := writeConfigSARIF(t, r, SARIFOptions{})
-	checkSARIF(t, "config output of a relative file", data)
-	for i, res := range decodeSARIF(t, data).Runs[0].Results {
-		if ph := res.Locations[0].Physical; ph == nil || ph.Artifact.URI != ".cursor/mcp.json" {
-			t.Errorf("result %d: physical location %+v, want .cursor/mcp.json", i, ph)
-		}
-	}
-	committed, err := os.ReadFile(filepath.Join("testdata", "config.sarif.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSARIF(t, "golden config.sarif.json", committed)
 }
 
 // sarifLog is the part of a SARIF log the tests read.

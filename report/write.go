@@ -17,7 +17,8 @@ const (
 	FormatTable Format = "table"
 	FormatJSON  Format = "json"
 	// FormatSARIF is SARIF 2.1.0, which the config report (see
-	// ParseConfigFormat) and the package report (Write, WriteSARIF) have;
+	// configreport.ParseConfigFormat) and the package report (Write,
+	// WriteSARIF) have;
 	// it is not in Formats, since the other outputs have no SARIF form.
 	FormatSARIF Format = "sarif"
 	// FormatMarkdown (GitHub-flavoured, for pull requests and issues) and

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +48,18 @@ func TestParseFormat(t *testing.T) {
 	}
 	if err := Write(&bytes.Buffer{}, Format("xml"), Report{}); err == nil {
 		t.Error("Write of an unknown format = nil error")
+	}
+	// Other commands' formats stay table and json.
+	if len(Formats()) != 2 {
+		t.Errorf("Formats() = %v", Formats())
+	}
+	// An output with no SARIF form says so. (The package report has one:
+	// see TestWriteSARIFFormat.)
+	for name, err := range map[string]error{
+		"pin": WritePin(&bytes.Buffer{}, FormatSARIF, PinView{}),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "sarif is only for config findings") {
+			t.Errorf("%s in sarif: %v", name, err)
+		}
 	}
 }

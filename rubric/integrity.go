@@ -52,6 +52,11 @@ type PromptIntegrityParams struct {
 	ChecksDigest  string `yaml:"checks_digest"`
 }
 
+// BuildChecksVersion is the version of the contract checks this build
+// runs (checks.Version): a rubric that pins another scores only findings
+// stored with them (see ChecksRunnable).
+const BuildChecksVersion = checks.Version
+
 // legacyChecksVersion is the contract checks of rubrics v5 and v6, which
 // pin none; no build since has them, and no bundle stores their findings.
 const legacyChecksVersion = "1"

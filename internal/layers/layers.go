@@ -23,6 +23,7 @@ var Tiers = []Tier{
 		"rubric", "supplychain", "store"}},
 	{"collectors, outputs", "the sandbox, the judge (which reads registry metadata), the outputs of one run", []string{
 		"sandbox", "judge", "report", "rescore", "benchmark"}},
+	{"config output", "the config report, written with the report's writers", []string{"report/configreport"}},
 	{"one scan", "a target end to end", []string{
 		"pipeline", "web/configscan", "benchmark/realcorpus"}},
 	{"many scans", "batches, the fleet, their outputs, the corpus tools", []string{

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -152,12 +153,7 @@ func draw(pkgs []string, imports map[string][]string) string {
 }
 
 func TestTierOf(t *testing.T) {
-	commands := -1
-	for i, tr := range Tiers {
-		if tr.Name == "commands" {
-			commands = i
-		}
-	}
+	commands := slices.IndexFunc(Tiers, func(t Tier) bool { return t.Name == "commands" })
 	for pkg, want := range map[string]int{"pkgspec": 0, "internal/testdiff": 0, "bench/scanbench": commands, "bench/internal/benchutil": 0, "nothing": -1} {
 		if got := tierOf(pkg); got != want {
 			t.Errorf("tierOf(%q) = %d, want %d", pkg, got, want)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/clientconfig"
 	"github.com/verifymcp/verifymcp/report"
+	"github.com/verifymcp/verifymcp/report/configreport"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -79,17 +80,17 @@ func Scan(files []File, version string, now time.Time) (Result, error) {
 	if len(d.Files) == 0 {
 		return res, nil
 	}
-	rep, err := report.NewConfigReport(report.ConfigInput{Catalog: rubric.ConfigCatalog(), Files: d.Files,
+	rep, err := configreport.NewConfigReport(configreport.ConfigInput{Catalog: rubric.ConfigCatalog(), Files: d.Files,
 		Findings: d.Findings, Targets: d.Targets, ToolVersion: version, Date: now.UTC()})
 	if err != nil {
 		return Result{}, err
 	}
-	report.Policy{}.ApplyConfig(&rep, nil)
+	configreport.ApplyPolicy(report.Policy{}, &rep, nil)
 	var js, sarif bytes.Buffer
-	if err := report.WriteConfig(&js, report.FormatJSON, rep); err != nil {
+	if err := configreport.WriteConfig(&js, report.FormatJSON, rep); err != nil {
 		return Result{}, err
 	}
-	if err := report.WriteConfig(&sarif, report.FormatSARIF, rep); err != nil {
+	if err := configreport.WriteConfig(&sarif, report.FormatSARIF, rep); err != nil {
 		return Result{}, err
 	}
 	res.Report, res.SARIF = js.String(), sarif.String()

@@ -19,6 +19,7 @@ import (
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
+	"github.com/verifymcp/verifymcp/report/configreport"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -128,7 +129,7 @@ The same reading of a file, without --scan-servers, runs in a browser tab:
 }
 
 func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configScanFlags) error {
-	format, err := report.ParseConfigFormat(f.batch.scan.format)
+	format, err := configreport.ParseConfigFormat(f.batch.scan.format)
 	if err != nil {
 		return usagef("--format %v", err)
 	}
@@ -163,7 +164,7 @@ func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configSc
 		return err
 	}
 	files, findings, targets := read.Files, read.Findings, read.Targets
-	var scans []report.ConfigScan
+	var scans []configreport.ConfigScan
 	var tripped []string
 	var stopped error
 	if f.scanServers {
@@ -171,14 +172,14 @@ func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configSc
 			return err
 		}
 	}
-	rep, err := report.NewConfigReport(report.ConfigInput{Catalog: rubric.ConfigCatalog(), Locations: locations, Files: files,
+	rep, err := configreport.NewConfigReport(configreport.ConfigInput{Catalog: rubric.ConfigCatalog(), Locations: locations, Files: files,
 		Findings: findings, Targets: targets, Scans: scans, ToolVersion: Version, Date: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
-	pol.ApplyConfig(&rep, tripped)
+	configreport.ApplyPolicy(pol, &rep, tripped)
 	if err := g.writeOutput(f.batch.scan.output, func(w io.Writer) error {
-		return report.WriteConfigFor(w, format, rep, g.tableOptions(f.batch.scan.output))
+		return configreport.WriteConfigFor(w, format, rep, g.tableOptions(f.batch.scan.output))
 	}); err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ const placeholder = clientconfig.Placeholder
 // pol's gate ("TARGET@VERSION: code subject"; none without --fail-on),
 // and the batch's stop error (a target the environment kept from being
 // scanned), which the command exits with once the report is written.
-func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.Target, f *configScanFlags, pol report.Policy) (scans []report.ConfigScan, tripped []string, stopped, err error) {
+func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.Target, f *configScanFlags, pol report.Policy) (scans []configreport.ConfigScan, tripped []string, stopped, err error) {
 	mem, err := checkSandboxFlags(&f.batch.scan)
 	if err != nil {
 		return nil, nil, nil, err
@@ -273,7 +274,7 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 		of = append(of, t)
 	}
 	if len(lines) == 0 {
-		return []report.ConfigScan{}, nil, nil, nil
+		return []configreport.ConfigScan{}, nil, nil, nil
 	}
 	_, items, err := g.scanLines(ctx, "client configs", lines, &f.batch, mem)
 	if err != nil {
@@ -311,11 +312,11 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 			}
 		}
 	}
-	scans = make([]report.ConfigScan, 0, len(items))
+	scans = make([]configreport.ConfigScan, 0, len(items))
 	for i, it := range items {
 		t := of[i]
-		s := report.ConfigScan{Server: t.Server, File: t.File, Target: t.Target, Version: it.Version, RunID: it.RunID,
-			Outcome: it.Outcome, Score: it.Score, Drift: report.ScanDriftNotCompared, Error: it.Error}
+		s := configreport.ConfigScan{Server: t.Server, File: t.File, Target: t.Target, Version: it.Version, RunID: it.RunID,
+			Outcome: it.Outcome, Score: it.Score, Drift: configreport.ScanDriftNotCompared, Error: it.Error}
 		switch {
 		case it.Status == batch.StatusSkipped && it.RunID == "":
 			// The same server in two files (or twice in one): scanned once.
@@ -331,9 +332,9 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 		if d := it.Drift; d != nil {
 			switch d.State {
 			case batch.DriftCompared:
-				s.Drift = report.ScanDriftCompared
+				s.Drift = configreport.ScanDriftCompared
 			case batch.DriftFirstScan:
-				s.Drift = report.ScanDriftFirstScan
+				s.Drift = configreport.ScanDriftFirstScan
 			}
 			for _, c := range d.Changes {
 				if c.Surfaced {

@@ -1,7 +1,11 @@
-package report
+// Package configreport is the config report: what client configuration
+// files alone prove about the servers they name (config scan, config
+// serve, the page), built from the model of package clientconfig and
+// written as a table, JSON (its schema is report/schema/config.v1.schema.json)
+// or SARIF. The package report knows nothing of it.
+package configreport
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,17 +15,13 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/clientconfig"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
-// ConfigSchemaVersion identifies the JSON of a config report.
+// ConfigSchemaVersion identifies the JSON of a config report; its JSON
+// Schema is report/schema/config.v1.schema.json.
 const ConfigSchemaVersion = "verifymcp.config/v1"
-
-//go:embed schema/config.v1.schema.json
-var configSchema []byte
-
-// ConfigSchema returns the JSON Schema of a config report (a copy).
-func ConfigSchema() []byte { return append([]byte(nil), configSchema...) }
 
 // The drift states of a scanned server.
 const (
@@ -41,7 +41,7 @@ const (
 // it is reported, and no finding proves nothing. Lists are never nil.
 type ConfigReport struct {
 	SchemaVersion string        `json:"schema_version"`
-	Tool          Tool          `json:"tool"`
+	Tool          report.Tool   `json:"tool"`
 	Run           ConfigRun     `json:"run"`
 	Catalog       ConfigCatalog `json:"catalog"`
 	// Locations are the places looked at for configuration files; [] when
@@ -117,7 +117,7 @@ type ConfigFinding struct {
 	Remediation string `json:"remediation"`
 	// Ignored is set when an ignore file accepts the finding: it is
 	// still reported, and does not trip --fail-on.
-	Ignored *Ignored `json:"ignored"`
+	Ignored *report.Ignored `json:"ignored"`
 }
 
 // ConfigScan is the scan of one server's package target. Its score is the
@@ -154,8 +154,8 @@ type ConfigSummary struct {
 	Expired []string `json:"expired"`
 	// Gate is --fail-on's verdict over the config findings and, when the
 	// servers were scanned, over their packages' findings.
-	Gate      Gate   `json:"gate"`
-	Statement string `json:"statement"`
+	Gate      report.Gate `json:"gate"`
+	Statement string      `json:"statement"`
 }
 
 // ConfigInput is what a config report is built from.
@@ -181,8 +181,8 @@ func NewConfigReport(in ConfigInput) (ConfigReport, error) {
 	}
 	r := ConfigReport{
 		SchemaVersion: ConfigSchemaVersion,
-		Tool:          Tool{Name: "verifymcp", Version: in.ToolVersion},
-		Run:           ConfigRun{Date: utc(in.Date)},
+		Tool:          report.Tool{Name: "verifymcp", Version: in.ToolVersion},
+		Run:           ConfigRun{Date: in.Date.UTC().Format(time.RFC3339)},
 		Catalog:       ConfigCatalog{Version: in.Catalog.Version, Hash: in.Catalog.Hash},
 		Locations:     slices.Clone(nonNil(in.Locations)),
 		Files:         make([]ConfigFile, 0, len(in.Files)),
@@ -268,7 +268,7 @@ func sortConfigFindings(fs []ConfigFinding) {
 
 func configSummary(r ConfigReport) ConfigSummary {
 	s := ConfigSummary{Files: len(r.Files), Findings: map[string]int{}, Expired: []string{},
-		Gate: Gate{Result: GateNotSet, Tripped: []string{}}}
+		Gate: report.Gate{Result: report.GateNotSet, Tripped: []string{}}}
 	for _, f := range r.Files {
 		s.Servers += len(f.Servers)
 	}
@@ -286,16 +286,16 @@ func configSummary(r ConfigReport) ConfigSummary {
 	return s
 }
 
-// ApplyConfig marks the config findings p's ignore file accepts and
+// ApplyPolicy marks the config findings p's ignore file accepts and
 // evaluates p's gate over the others and over tripped: the findings of
 // the scanned servers' packages that tripped it (each package report
-// gated by Apply), as "TARGET: code subject". An entry names a config
+// gated by p.Apply), as "TARGET: code subject". An entry names a config
 // finding by its code (cfg.credential.literal), its subject is the
 // server's name and its target the package the server runs (npm:NAME or
 // pypi:NAME, any version; NAME@VERSION or NAME==VERSION only where the
 // file pins that version). A config finding trips the gate as "code
 // server (file:line)".
-func (p Policy) ApplyConfig(r *ConfigReport, tripped []string) {
+func ApplyPolicy(p report.Policy, r *ConfigReport, tripped []string) {
 	now := p.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -315,21 +315,21 @@ func (p Policy) ApplyConfig(r *ConfigReport, tripped []string) {
 				if !configMatches(e, f, targets[f.File+"\x00"+f.Server]) {
 					continue
 				}
-				if now.After(e.expires.AddDate(0, 0, 1)) {
+				if e.ExpiredAt(now) {
 					if !used[j] {
 						expired = append(expired, fmt.Sprintf("%s:%d: %s expired on %s: no longer applied", ig.Path, e.Line, strings.TrimSpace(e.Code+" "+e.Subject), e.Expires))
 					}
 					used[j] = true
 					continue
 				}
-				f.Ignored = &Ignored{Reason: e.Reason, By: e.By, Expires: e.Expires, File: ig.Path, Line: e.Line}
+				f.Ignored = &report.Ignored{Reason: e.Reason, By: e.By, Expires: e.Expires, File: ig.Path, Line: e.Line}
 				break
 			}
 		}
 	}
 	s := configSummary(*r)
 	s.Expired = expired
-	s.Gate = Gate{FailOn: string(p.FailOn), Unverified: p.Unverified, Result: GateNotSet, Tripped: []string{}}
+	s.Gate = report.Gate{FailOn: string(p.FailOn), Unverified: p.Unverified, Result: report.GateNotSet, Tripped: []string{}}
 	if p.FailOn != "" {
 		for _, f := range r.Findings {
 			if f.Ignored == nil && rubric.Severity(f.Severity).Rank() >= p.FailOn.Rank() {
@@ -337,9 +337,9 @@ func (p Policy) ApplyConfig(r *ConfigReport, tripped []string) {
 			}
 		}
 		s.Gate.Tripped = append(s.Gate.Tripped, tripped...)
-		s.Gate.Result = GatePassed
+		s.Gate.Result = report.GatePassed
 		if len(s.Gate.Tripped) > 0 {
-			s.Gate.Result = GateFailed
+			s.Gate.Result = report.GateFailed
 		}
 	}
 	r.Summary = s
@@ -347,7 +347,7 @@ func (p Policy) ApplyConfig(r *ConfigReport, tripped []string) {
 
 // configMatches says whether ignore entry e names config finding f, whose
 // server's target is t (nil when the server is not in the targets).
-func configMatches(e IgnoreEntry, f *ConfigFinding, t *clientconfig.Target) bool {
+func configMatches(e report.IgnoreEntry, f *ConfigFinding, t *clientconfig.Target) bool {
 	if f.Code != e.Code || (e.Subject != "" && f.Server != e.Subject) {
 		return false
 	}
@@ -377,7 +377,7 @@ func ConfigStatement(files, findings int) string {
 
 // ParseConfigFormat checks the name of a config report's format: table,
 // json or sarif.
-func ParseConfigFormat(s string) (Format, error) {
+func ParseConfigFormat(s string) (report.Format, error) {
 	fs := ConfigFormats()
 	names := make([]string, 0, len(fs))
 	for _, f := range fs {
@@ -390,13 +390,15 @@ func ParseConfigFormat(s string) (Format, error) {
 }
 
 // ConfigFormats lists the formats WriteConfig supports, the default first.
-func ConfigFormats() []Format { return []Format{FormatTable, FormatJSON, FormatSARIF} }
+func ConfigFormats() []report.Format {
+	return []report.Format{report.FormatTable, report.FormatJSON, report.FormatSARIF}
+}
 
 // WriteConfig writes a config report in format f: a table, indented JSON
 // (lists present as [], never omitted) or SARIF 2.1.0, its files placed
 // relative to the working directory (WriteConfigSARIF with
-// DefaultSARIFOptions).
-func WriteConfig(w io.Writer, f Format, r ConfigReport) error {
+// report.DefaultSARIFOptions).
+func WriteConfig(w io.Writer, f report.Format, r ConfigReport) error {
 	r = configNonNil(r)
 	asJSON := func() error {
 		enc := json.NewEncoder(w)
@@ -405,8 +407,17 @@ func WriteConfig(w io.Writer, f Format, r ConfigReport) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(r)
 	}
-	return writeFormats(f, asJSON, func() error { return writeConfigTable(w, r) },
-		func() error { return WriteConfigSARIF(w, r, DefaultSARIFOptions()) })
+	switch f {
+	case report.FormatJSON:
+		return asJSON()
+	case report.FormatTable:
+		return writeConfigTable(w, r)
+	case report.FormatSARIF:
+		return WriteConfigSARIF(w, r, report.DefaultSARIFOptions())
+	default:
+		_, err := report.ParseFormat(string(f))
+		return fmt.Errorf("report: format %w", err)
+	}
 }
 
 // configNonNil makes every list of r present, for a report built by hand.
@@ -435,207 +446,16 @@ func configNonNil(r ConfigReport) ConfigReport {
 	}
 	r.Summary.Expired, r.Summary.Gate.Tripped = nonNil(r.Summary.Expired), nonNil(r.Summary.Gate.Tripped)
 	if r.Summary.Gate.Result == "" {
-		r.Summary.Gate.Result = GateNotSet
+		r.Summary.Gate.Result = report.GateNotSet
 	}
 	return r
 }
 
-func writeConfigTable(w io.Writer, r ConfigReport) error {
-	t := &table{w: w}
-	if err := t.configReport(r); err != nil {
-		return fmt.Errorf("report: write config table: %w", err)
+// nonNil is s, or an empty list when s is nil: every list of the JSON is
+// present.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return nil
-}
-
-// configReport writes a config report's table, wrapped to the table's
-// width unless it is 0.
-func (t *table) configReport(r ConfigReport) error {
-	t.line(fmt.Sprintf("verifymcp config report (%s)", r.SchemaVersion))
-	t.grid([][]string{
-		{"run", r.Run.Date + "  " + clean(r.Tool.Name) + " " + clean(r.Tool.Version)},
-		{"catalog", "config findings v" + clean(r.Catalog.Version) + "  " + clean(r.Catalog.Hash)},
-	})
-	if len(r.Locations) > 0 {
-		t.line("")
-		t.line("LOCATIONS")
-		rows := [][]string{{"CLIENT", "SCOPE", "STATE", "PATH"}}
-		for _, l := range r.Locations {
-			found := "not found"
-			if l.Found {
-				found = "found"
-			}
-			rows = append(rows, []string{clean(orDash(l.ClientName)), clean(orDash(l.Scope)), found, clean(l.Path)})
-		}
-		t.grid(rows)
-		for _, l := range r.Locations {
-			for _, a := range l.Also {
-				line := fmt.Sprintf("  %s is also %s's %s location", clean(l.Path), clean(orDash(a.ClientName)), clean(a.Scope))
-				if a.Path != l.Path {
-					line += " (" + clean(a.Path) + ")"
-				}
-				if l.Found {
-					line += ": one file, read once"
-				}
-				t.line(line)
-			}
-		}
-	}
-	for _, f := range r.Files {
-		t.line("")
-		t.line(fmt.Sprintf("FILE %s (%s, %s)", clean(f.Path), clean(orDash(f.Client)), plural(len(f.Servers), "server")))
-		if len(f.Servers) > 0 {
-			rows := [][]string{{"SERVER", "TRANSPORT", "LINE", "COMMAND OR URL"}}
-			for _, s := range f.Servers {
-				name := clean(s.Name)
-				if s.Disabled {
-					name += " (disabled)"
-				}
-				rows = append(rows, []string{name, clean(orDash(s.Transport)), strconv.Itoa(s.Line), serverLaunch(s)})
-			}
-			t.grid(rows)
-		} else {
-			t.line("  no servers")
-		}
-		for _, in := range f.Inputs {
-			kind := "not a password"
-			if in.Password {
-				kind = "password"
-			}
-			t.line(fmt.Sprintf("  input %s (%s, %s) line %d", clean(in.ID), clean(orDash(in.Type)), kind, in.Line))
-		}
-		for _, u := range f.Unknown {
-			t.hang(fmt.Sprintf("  not understood, line %d: %s: ", u.Line, clean(u.Path)), clean(u.Why), 4)
-		}
-	}
-	t.configFindings(r)
-	t.configTargets(r)
-	if len(r.Scans) > 0 {
-		t.line("")
-		t.line("SCANS (each score is the package's, under the package rubric, never the configuration's)")
-		rows := [][]string{{"SERVER", "TARGET", "VERSION", "OUTCOME", "SCORE", "DRIFT", "RUN"}}
-		for _, s := range r.Scans {
-			score := "-"
-			if s.Score != nil {
-				score = num(*s.Score)
-			}
-			drift := clean(s.Drift)
-			if s.Drift == ScanDriftCompared {
-				drift += " (" + plural(s.DriftSurfaced, "surfaced change") + ")"
-			}
-			rows = append(rows, []string{clean(s.Server), clean(s.Target), clean(orDash(s.Version)), clean(s.Outcome), score, drift, clean(orDash(s.RunID))})
-		}
-		t.grid(rows)
-		for _, s := range r.Scans {
-			if s.Error != "" {
-				t.hang(fmt.Sprintf("  %s: ", clean(s.Server)), clean(s.Error), 4)
-			}
-		}
-	}
-	t.configGate(r.Summary)
-	t.line("")
-	t.line("SUMMARY")
-	t.line(fmt.Sprintf("  %s, %s, %s", plural(r.Summary.Files, "file"), plural(r.Summary.Servers, "server"), plural(len(r.Findings), "finding")))
-	t.para("  ", r.Summary.Statement)
-	return t.err
-}
-
-// serverLaunch is how a server is started or reached: its command and
-// arguments, or its URL.
-func serverLaunch(s ConfigServer) string {
-	if s.Command == "" {
-		return clean(orDash(s.URL))
-	}
-	parts := []string{clean(s.Command)}
-	for _, a := range s.Args {
-		if a == "" || strings.ContainsAny(a, " \"'") {
-			a = strconv.Quote(a)
-		}
-		parts = append(parts, clean(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-// configGate prints --fail-on's verdict and the ignore file's effect,
-// when a policy was applied.
-func (t *table) configGate(s ConfigSummary) {
-	t.gateLines(s.Gate, s.Expired, "only what the files disclose and the checks that ran",
-		plural(s.Ignored, "finding")+" ignored by the ignore file, listed under FINDINGS as ignored", s.Ignored)
-}
-
-func (t *table) configFindings(r ConfigReport) {
-	t.line("")
-	counts := make([]string, 0, len(rubric.Severities()))
-	for _, s := range rubric.Severities() {
-		counts = append(counts, fmt.Sprintf("%s %d", s, r.Summary.Findings[string(s)]))
-	}
-	if r.Summary.Ignored > 0 {
-		counts = append(counts, fmt.Sprintf("ignored %d", r.Summary.Ignored))
-	}
-	t.line(fmt.Sprintf("FINDINGS (%d)  %s", len(r.Findings), strings.Join(counts, ", ")))
-	if len(r.Findings) == 0 {
-		t.line("  none of the kinds the config catalog lists")
-		return
-	}
-	last := ""
-	for _, f := range r.Findings {
-		if f.Severity != last {
-			t.line("  " + strings.ToUpper(clean(f.Severity)))
-			last = f.Severity
-		}
-		head := fmt.Sprintf("    %s:%d  %s  %s", clean(f.File), f.Line, clean(f.Server), clean(f.Code))
-		if f.Key != "" {
-			head += "  " + clean(f.Key)
-		}
-		if ig := f.Ignored; ig != nil {
-			head += "  (ignored until " + clean(ig.Expires) + " by " + clean(ig.By) + ": " + clean(ig.Reason) + "; " + clean(ig.File) + ":" + strconv.Itoa(ig.Line) + ")"
-		}
-		t.hang("    ", strings.TrimPrefix(head, "    "), 8)
-		if f.Message != "" {
-			t.para("      ", clean(f.Message))
-		}
-		if f.Evidence != "" {
-			t.para("      evidence: ", clean(f.Evidence))
-		}
-	}
-}
-
-func (t *table) configTargets(r ConfigReport) {
-	t.line("")
-	var scannable, not []clientconfig.Target
-	for _, tg := range r.Targets {
-		if tg.NotScanned != "" || tg.Target == "" {
-			not = append(not, tg)
-		} else {
-			scannable = append(scannable, tg)
-		}
-	}
-	t.line(fmt.Sprintf("TARGETS (%d scannable, %d not)", len(scannable), len(not)))
-	if len(r.Targets) == 0 {
-		t.line("  none")
-		return
-	}
-	if len(scannable) > 0 {
-		rows := [][]string{{"SERVER", "TARGET", "SPEC", "PINNED", "BIN", "ARGS", "ENV", "AT"}}
-		for _, tg := range scannable {
-			rows = append(rows, []string{clean(tg.Server), clean(tg.Target), clean(orDash(tg.Spec)), yesNo(tg.Pinned), clean(orDash(tg.Bin)),
-				clean(orDash(strings.Join(tg.Args, " "))), clean(orDash(strings.Join(tg.EnvNames, " "))), fmt.Sprintf("%s:%d", clean(tg.File), tg.Line)})
-		}
-		t.grid(rows)
-		for _, tg := range scannable {
-			for _, sub := range tg.Substituted {
-				t.line(fmt.Sprintf("  %s: %s", clean(tg.Server), clean(sub)))
-			}
-		}
-	}
-	if len(not) > 0 {
-		t.line("  not scanned:")
-		for _, tg := range not {
-			why := tg.NotScanned
-			if why == "" {
-				why = "not a package target"
-			}
-			t.hang(fmt.Sprintf("    %s (%s:%d): ", clean(tg.Server), clean(tg.File), tg.Line), clean(why), 6)
-		}
-	}
+	return s
 }

@@ -1,4 +1,4 @@
-package report
+package configreport
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifymcp/verifymcp/clientconfig"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 
@@ -102,7 +103,7 @@ func configReport(t *testing.T) ConfigReport {
 	return r
 }
 
-func writeConfig(t *testing.T, f Format, r ConfigReport) []byte {
+func writeConfig(t *testing.T, f report.Format, r ConfigReport) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteConfig(&buf, f, r); err != nil {
@@ -114,9 +115,9 @@ func writeConfig(t *testing.T, f Format, r ConfigReport) []byte {
 // configSARIFOptions place the fixture's files as a checkout of
 // /home/dev/src/shop would: its .vscode/mcp.json in the repository, the
 // user's ~/.cursor/mcp.json outside it.
-var configSARIFOptions = SARIFOptions{Root: "/home/dev/src/shop", Home: "/home/dev"}
+var configSARIFOptions = report.SARIFOptions{Root: "/home/dev/src/shop", Home: "/home/dev"}
 
-func writeConfigSARIF(t *testing.T, r ConfigReport, o SARIFOptions) []byte {
+func writeConfigSARIF(t *testing.T, r ConfigReport, o report.SARIFOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteConfigSARIF(&buf, r, o); err != nil {
@@ -127,13 +128,17 @@ func writeConfigSARIF(t *testing.T, r ConfigReport, o SARIFOptions) []byte {
 
 func compileConfigSchema(t *testing.T) func([]byte) error {
 	t.Helper()
-	sch := compileSchemaBytes(t, "config.v1.schema.json", ConfigSchema())
+	data, err := os.ReadFile(filepath.Join("..", "schema", "config.v1.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := compileSchemaBytes(t, "config.v1.schema.json", data)
 	return func(data []byte) error { return validate(t, sch, data) }
 }
 
 func TestConfigGolden(t *testing.T) {
 	r := configReport(t)
-	js, tbl, sf := writeConfig(t, FormatJSON, r), writeConfig(t, FormatTable, r), writeConfigSARIF(t, r, configSARIFOptions)
+	js, tbl, sf := writeConfig(t, report.FormatJSON, r), writeConfig(t, report.FormatTable, r), writeConfigSARIF(t, r, configSARIFOptions)
 	valid := compileConfigSchema(t)
 	if err := valid(js); err != nil {
 		t.Errorf("config report does not validate against its schema: %v", err)
@@ -196,13 +201,13 @@ func TestConfigReportContent(t *testing.T) {
 func TestConfigCarriesMaskedFormsOnly(t *testing.T) {
 	r := configReport(t)
 	token := regexp.MustCompile(`ghp_|github_pat_`)
-	for _, f := range []Format{FormatJSON, FormatTable, FormatSARIF} {
+	for _, f := range []report.Format{report.FormatJSON, report.FormatTable, report.FormatSARIF} {
 		out := writeConfig(t, f, r)
 		if m := token.Find(out); m != nil {
 			t.Errorf("%s output holds a token prefix %q", f, m)
 		}
 		text := string(out)
-		if f != FormatTable {
+		if f != report.FormatTable {
 			// Compare the decoded strings, whatever JSON escapes.
 			var v any
 			if err := json.Unmarshal(out, &v); err != nil {
@@ -217,7 +222,7 @@ func TestConfigCarriesMaskedFormsOnly(t *testing.T) {
 		}
 	}
 	var m map[string]any
-	if err := json.Unmarshal(writeConfig(t, FormatJSON, r), &m); err != nil {
+	if err := json.Unmarshal(writeConfig(t, report.FormatJSON, r), &m); err != nil {
 		t.Fatal(err)
 	}
 	env := m["files"].([]any)[0].(map[string]any)["servers"].([]any)[0].(map[string]any)["env"].([]any)[0].(map[string]any)
@@ -256,7 +261,7 @@ func TestConfigEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := writeConfig(t, FormatJSON, r)
+	js := writeConfig(t, report.FormatJSON, r)
 	if err := compileConfigSchema(t)(js); err != nil {
 		t.Errorf("does not validate: %v", err)
 	}
@@ -278,7 +283,7 @@ func TestConfigEmpty(t *testing.T) {
 	if !strings.HasPrefix(r.Summary.Statement, want) {
 		t.Errorf("statement %q", r.Summary.Statement)
 	}
-	tbl := string(writeConfig(t, FormatTable, r))
+	tbl := string(writeConfig(t, report.FormatTable, r))
 	if !strings.Contains(tbl, want) || strings.Contains(tbl, "LOCATIONS") || strings.Contains(tbl, "SCANS") {
 		t.Errorf("table:\n%s", tbl)
 	}
@@ -286,7 +291,7 @@ func TestConfigEmpty(t *testing.T) {
 		t.Errorf("statement for 3 files = %q", got)
 	}
 	// A report built by hand, with nil lists, is still written with [].
-	js = writeConfig(t, FormatJSON, ConfigReport{SchemaVersion: ConfigSchemaVersion})
+	js = writeConfig(t, report.FormatJSON, ConfigReport{SchemaVersion: ConfigSchemaVersion})
 	if bytes.Contains(js, []byte("null")) {
 		t.Errorf("hand-built report has null lists:\n%s", js)
 	}
@@ -301,7 +306,7 @@ func TestConfigStatementsNeverSaySafe(t *testing.T) {
 			}
 		}
 	}
-	tbl := writeConfig(t, FormatTable, configReport(t))
+	tbl := writeConfig(t, report.FormatTable, configReport(t))
 	if word.Match(tbl) {
 		t.Errorf("table says safe or shows a check mark:\n%s", tbl)
 	}
@@ -328,7 +333,7 @@ func TestConfigRejects(t *testing.T) {
 // TestConfigSchemaRejects checks that the schema is strict.
 func TestConfigSchemaRejects(t *testing.T) {
 	valid := compileConfigSchema(t)
-	js := writeConfig(t, FormatJSON, configReport(t))
+	js := writeConfig(t, report.FormatJSON, configReport(t))
 	first := func(m map[string]any, key string) map[string]any { return m[key].([]any)[0].(map[string]any) }
 	tests := []struct {
 		name   string
@@ -425,7 +430,7 @@ func TestConfigSARIF(t *testing.T) {
 		cursorPath: ".verifymcp/config/home/.cursor/mcp.json",
 		vscodePath: ".vscode/mcp.json",
 	}
-	if log.Version != "2.1.0" || SARIFVersion != "2.1.0" {
+	if log.Version != "2.1.0" || report.SARIFVersion != "2.1.0" {
 		t.Errorf("version = %q", log.Version)
 	}
 	if !strings.HasSuffix(log.Schema, "/sarif-schema-2.1.0.json") || !strings.HasPrefix(log.Schema, "https://") {
@@ -482,7 +487,7 @@ func TestConfigTableEscapesControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(writeConfig(t, FormatTable, r))
+	out := string(writeConfig(t, report.FormatTable, r))
 	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("table contains raw %q", bad)
@@ -505,22 +510,10 @@ func TestConfigFormats(t *testing.T) {
 		t.Errorf("ParseConfigFormat(xml) = %v", err)
 	}
 	// Other commands' formats stay table and json.
-	if len(Formats()) != 2 {
-		t.Errorf("Formats() = %v", Formats())
+	if len(report.Formats()) != 2 {
+		t.Errorf("report.Formats() = %v", report.Formats())
 	}
-	if _, err := ParseFormat("sarif"); err == nil {
-		t.Error("ParseFormat accepts sarif")
-	}
-	// An output with no SARIF form says so. (The package report has one:
-	// see TestWriteSARIFFormat.)
-	for name, err := range map[string]error{
-		"pin": WritePin(&bytes.Buffer{}, FormatSARIF, PinView{}),
-	} {
-		if err == nil || !strings.Contains(err.Error(), "sarif is only for config findings") {
-			t.Errorf("%s in sarif: %v", name, err)
-		}
-	}
-	if err := WriteConfig(&bytes.Buffer{}, Format("xml"), configReport(t)); err == nil {
+	if err := WriteConfig(&bytes.Buffer{}, report.Format("xml"), configReport(t)); err == nil {
 		t.Error("WriteConfig of an unknown format = nil error")
 	}
 }
@@ -531,7 +524,7 @@ func TestConfigFormats(t *testing.T) {
 // above its severity and on the scanned packages' trips it is given; an
 // expired entry is said so and applies to nothing.
 func TestConfigApplyPolicy(t *testing.T) {
-	ig, err := ParseIgnoreFile(".verifymcp-ignore.yaml", []byte(`ignore:
+	ig, err := report.ParseIgnoreFile(".verifymcp-ignore.yaml", []byte(`ignore:
   - code: cfg.credential.literal
     subject: github
     target: npm:@modelcontextprotocol/server-github
@@ -554,7 +547,7 @@ func TestConfigApplyPolicy(t *testing.T) {
 	}
 	now := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	r := configReport(t)
-	Policy{FailOn: "high", Ignore: ig, Now: now}.ApplyConfig(&r, []string{"npm:@modelcontextprotocol/server-filesystem@2025.8.21: pkg.contract.x tool"})
+	ApplyPolicy(report.Policy{FailOn: "high", Ignore: ig, Now: now}, &r, []string{"npm:@modelcontextprotocol/server-filesystem@2025.8.21: pkg.contract.x tool"})
 	ignored := map[string]string{}
 	for _, f := range r.Findings {
 		if f.Ignored != nil {
@@ -564,7 +557,7 @@ func TestConfigApplyPolicy(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"cfg.credential.literal github": "alice"}, ignored); d != "" {
 		t.Errorf("ignored (-want +got):\n%s", d)
 	}
-	wantGate := Gate{FailOn: "high", Result: GateFailed, Tripped: []string{
+	wantGate := report.Gate{FailOn: "high", Result: report.GateFailed, Tripped: []string{
 		"cfg.credential.literal notes (/home/dev/.cursor/mcp.json:17)",
 		"cfg.transport.plaintext inventory (/home/dev/src/shop/.vscode/mcp.json:15)",
 		"npm:@modelcontextprotocol/server-filesystem@2025.8.21: pkg.contract.x tool",
@@ -578,13 +571,13 @@ func TestConfigApplyPolicy(t *testing.T) {
 	if d := cmp.Diff([]string{".verifymcp-ignore.yaml:8: cfg.transport.plaintext expired on 2026-01-01: no longer applied"}, r.Summary.Expired); d != "" {
 		t.Errorf("expired (-want +got):\n%s", d)
 	}
-	js := writeConfig(t, FormatJSON, r)
+	js := writeConfig(t, report.FormatJSON, r)
 	if err := compileConfigSchema(t)(js); err != nil {
 		t.Errorf("a gated config report does not validate: %v", err)
 	}
 	// In SARIF the accepted finding is a result with an accepted external
 	// suppression, as code scanning dismisses it; the others have none.
-	sf := writeConfig(t, FormatSARIF, r)
+	sf := writeConfig(t, report.FormatSARIF, r)
 	checkSARIF(t, "gated config", sf)
 	var log struct {
 		Runs []struct {
@@ -609,7 +602,7 @@ func TestConfigApplyPolicy(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"cfg.credential.literal github": "external accepted: a read-only token for the demo org (by alice, until 2026-06-01)"}, suppressed); d != "" {
 		t.Errorf("SARIF suppressions (-want +got):\n%s", d)
 	}
-	tbl := string(writeConfig(t, FormatTable, r))
+	tbl := string(writeConfig(t, report.FormatTable, r))
 	for _, want := range []string{
 		"GATE  failed: 3 finding(s) at or above high",
 		"  cfg.credential.literal notes (/home/dev/.cursor/mcp.json:17)",
@@ -625,16 +618,16 @@ func TestConfigApplyPolicy(t *testing.T) {
 
 	// Below the gate's severity nothing trips; no --fail-on, no verdict.
 	r = configReport(t)
-	Policy{FailOn: "critical", Now: now}.ApplyConfig(&r, nil)
-	if r.Summary.Gate.Result != GatePassed || len(r.Summary.Gate.Tripped) != 0 {
+	ApplyPolicy(report.Policy{FailOn: "critical", Now: now}, &r, nil)
+	if r.Summary.Gate.Result != report.GatePassed || len(r.Summary.Gate.Tripped) != 0 {
 		t.Errorf("--fail-on critical: %+v", r.Summary.Gate)
 	}
-	if tbl := string(writeConfig(t, FormatTable, r)); !strings.Contains(tbl, "GATE  passed: no finding at or above critical") {
+	if tbl := string(writeConfig(t, report.FormatTable, r)); !strings.Contains(tbl, "GATE  passed: no finding at or above critical") {
 		t.Errorf("table lacks the passed gate:\n%s", tbl)
 	}
 	r = configReport(t)
-	Policy{Now: now}.ApplyConfig(&r, nil)
-	if r.Summary.Gate.Result != GateNotSet {
+	ApplyPolicy(report.Policy{Now: now}, &r, nil)
+	if r.Summary.Gate.Result != report.GateNotSet {
 		t.Errorf("no --fail-on: %+v", r.Summary.Gate)
 	}
 }

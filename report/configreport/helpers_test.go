@@ -1,0 +1,116 @@
+package configreport
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/verifymcp/verifymcp/internal/testdiff"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+func compileSchemaBytes(t *testing.T, name string, data []byte) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("schema is not JSON: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(name, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(name)
+	if err != nil {
+		t.Fatalf("compile schema: %v", err)
+	}
+	return sch
+}
+
+func validate(t *testing.T, sch *jsonschema.Schema, data []byte) error {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("report is not JSON: %v", err)
+	}
+	return sch.Validate(inst)
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte, equal func(want, got []byte) string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report/configreport -update to create it)", err)
+	}
+	if d := equal(want, got); d != "" {
+		t.Errorf("%s differs (-want +got); run go test ./report/configreport -update if the change is intended:\n%s", name, d)
+	}
+}
+
+func jsonEqual(want, got []byte) string {
+	var w, g any
+	if err := json.Unmarshal(want, &w); err != nil {
+		return "golden: " + err.Error()
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
+		return "output: " + err.Error()
+	}
+	return testdiff.JSON(w, g)
+}
+
+func textEqual(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	return testdiff.Lines(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
+}
+
+// noSpace is s without its spaces and newlines: a table and the same
+// table wrapped are equal under it.
+func noSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// cells measures the columns a string takes on a terminal, as the report
+// does.
+var cells = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true}
+
+// checkWrapped fails on a line of out wider than w columns.
+func checkWrapped(t *testing.T, out string, w int) {
+	t.Helper()
+	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if n := cells.StringWidth(l); n > w {
+			t.Errorf("line %d is %d columns, more than %d: %q", i+1, n, w, l)
+		}
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
