@@ -33,6 +33,9 @@ type Ecosystem interface {
 	Pin(name, version string) string
 	// Unpin reads what Pin writes; version is "" when ref names none.
 	Unpin(ref string) (name, version string)
+	// Exact is the version a target's spec names exactly (npm: 1.2.3;
+	// PyPI: ==1.2.3); ok is false for a range, a tag or no spec.
+	Exact(spec string) (version string, ok bool)
 	// Purl is the package URL of an exact release.
 	Purl(name, version string) string
 	// PurlName is the package name a package URL's namespace and name

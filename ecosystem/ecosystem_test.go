@@ -143,3 +143,20 @@ path = "."
 		t.Errorf("pypi TreePurls of a version 2 lock = %q, want nil", got)
 	}
 }
+
+func TestExact(t *testing.T) {
+	for _, tc := range []struct {
+		eco, spec, want string
+		ok              bool
+	}{
+		{"npm", "1.2.3", "1.2.3", true}, {"npm", "latest", "", false}, {"npm", "", "", false},
+		{"npm", "^1.2.3", "", false}, {"npm", ">=1 <2", "", false}, {"npm", "1.x || 2", "", false},
+		{"pypi", "==1.2.3", "1.2.3", true}, {"pypi", "==1.*", "", false}, {"pypi", ">=1", "", false},
+		{"pypi", "==1,!=1.1", "", false}, {"pypi", "", "", false}, {"pypi", "===1.0", "", false},
+	} {
+		v, ok := ecosystem.MustOf(tc.eco).Exact(tc.spec)
+		if v != tc.want || ok != tc.ok {
+			t.Errorf("%s Exact(%q) = %q, %v; want %q, %v", tc.eco, tc.spec, v, ok, tc.want, tc.ok)
+		}
+	}
+}

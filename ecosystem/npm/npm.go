@@ -37,6 +37,14 @@ func (Ecosystem) Unpin(ref string) (name, version string) {
 	return ref, ""
 }
 
+// Exact: a spec that is neither empty, a tag (latest) nor a range.
+func (Ecosystem) Exact(spec string) (string, bool) {
+	if spec == "" || spec == "latest" || strings.ContainsAny(spec, "^~<>=* |") {
+		return "", false
+	}
+	return spec, true
+}
+
 // Purl is the package URL of an exact npm version. It is not
 // packageurl-go's ToString, which writes a version's build metadata "+" as
 // %2B: reports and stored runs carry this form, and targets are read in

@@ -32,6 +32,16 @@ func (Ecosystem) Unpin(ref string) (name, version string) {
 	return name, version
 }
 
+// Exact: ==VERSION, VERSION without a wildcard, a comma or another
+// operator.
+func (Ecosystem) Exact(spec string) (string, bool) {
+	v, ok := strings.CutPrefix(spec, "==")
+	if !ok || v == "" || strings.ContainsAny(v, "<>=!~*,; ") {
+		return "", false
+	}
+	return v, true
+}
+
 // Purl is the package URL of a PyPI release: pkg:pypi/<PEP 503
 // name>@<version>, encoded by packageurl-go (the '+' of a local version
 // label as %2B, an epoch's '!' kept).

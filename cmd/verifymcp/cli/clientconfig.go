@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
+
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/clientconfig"
@@ -302,12 +304,9 @@ func (g *globals) scanConfigServers(ctx context.Context, targets []clientconfig.
 			}
 			if gate(pol, &reps[i]) != nil {
 				rt := reps[i].Target
-				at := "@"
-				if rt.Ecosystem == "pypi" {
-					at = "=="
-				}
+				pin := ecosystem.MustOf(rt.Ecosystem).Pin(rt.Name, rt.Version)
 				for _, tr := range reps[i].Summary.Gate.Tripped {
-					tripped = append(tripped, rt.Ecosystem+":"+rt.Name+at+rt.Version+": "+tr)
+					tripped = append(tripped, rt.Ecosystem+":"+pin+": "+tr)
 				}
 			}
 		}

@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"strings"
 	"time"
+
+	"github.com/verifymcp/verifymcp/ecosystem"
 
 	"github.com/verifymcp/verifymcp/report/batchreport"
 
@@ -44,11 +45,8 @@ and "diff".
 					return usagef("--target %q: want npm:NAME, npm:NAME@VERSION, pypi:NAME or pypi:NAME==VERSION", target)
 				}
 				f.Ecosystem, f.Name = t.Ecosystem, t.Name
-				switch exact, ok := strings.CutPrefix(t.Spec, "=="); {
-				case t.Ecosystem == "pypi" && ok && !containsAny(exact, "<>=!~*,; "):
-					f.Version = exact
-				case t.Ecosystem != "pypi" && t.Spec != "" && t.Spec != "latest" && !containsAny(target, "^~<>=* |"):
-					f.Version = t.Spec
+				if v, ok := ecosystem.MustOf(t.Ecosystem).Exact(t.Spec); ok {
+					f.Version = v
 				}
 			}
 			st, _, err := g.openStore(cmd.Context())
@@ -75,13 +73,3 @@ and "diff".
 	return cmd
 }
 
-func containsAny(s, chars string) bool {
-	for _, c := range chars {
-		for _, d := range s {
-			if c == d {
-				return true
-			}
-		}
-	}
-	return false
-}
