@@ -72,4 +72,3 @@ and "diff".
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
 	return cmd
 }
-
