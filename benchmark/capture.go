@@ -14,7 +14,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 

@@ -183,7 +183,7 @@ type SupersededChange struct {
 }
 
 // ContractChecks is what one version of the deterministic contract checks
-// (judge/checks) found on a contract.
+// (contract/checks) found on a contract.
 type ContractChecks struct {
 	// Version and Digest identify the checks (checks.Version,
 	// checks.Digest: "sha256:" and 64 hex digits).

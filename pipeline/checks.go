@@ -3,7 +3,7 @@ package pipeline
 import (
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // contractChecks runs the deterministic contract checks over the captured

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/verifymcp/verifymcp/contract"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // TestContractChecksStored: what the bundle stores is this build's checks,

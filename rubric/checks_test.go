@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // TestV7PinsTheseChecks: the current rubric pins the contract checks this
 // build runs. A change to the checks that moves their digest fails here
-// (and in judge/checks' TestVersionPinsDigest) until a new checks version
+// (and in contract/checks' TestVersionPinsDigest) until a new checks version
 // and a rubric that adopts it exist.
 func TestV7PinsTheseChecks(t *testing.T) {
 	r := Current()

@@ -100,7 +100,7 @@ type Result struct {
 // judge probe of rubric v5, to report a judge that was not consulted; it
 // scores only verdicts given under the judge specification the rubric
 // pins (see Rubric.JudgeSpec). From rubric v5, Evaluate also runs the
-// deterministic contract checks (judge/checks) over the stored contract,
+// deterministic contract checks (contract/checks) over the stored contract,
 // which is most of its cost; a Memo runs them, and the other probes that
 // read only the contract, once per contract over a series of bundles.
 // From rubric v9, when any finding of kind finding is critical, the

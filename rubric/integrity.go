@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // DimensionPromptIntegrity is the dimension scored from the deterministic

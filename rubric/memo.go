@@ -6,12 +6,12 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // Memo evaluates a series of bundles under one rubric, as Evaluate does,
 // doing once per contract the work that reads nothing of a bundle but its
-// contract: the contract checks (judge/checks) when the rubric recomputes
+// contract: the contract checks (contract/checks) when the rubric recomputes
 // them from the stored contract, which is most of what Evaluate costs,
 // and the probes of the dimensions that read only the contract. A store
 // holds many runs of the same package, whose contracts are the same, so a

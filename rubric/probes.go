@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // Reason codes emitted by the probes of rubric v1 (and kept by v2).

@@ -123,7 +123,7 @@ func cmdSelect(args []string) error {
 	if err != nil {
 		return err
 	}
-	prior, err := reviewed("sandbox/testdata/realservers/*.inspector.json", "judge/checks/testdata/corpus/*.inspector.json")
+	prior, err := reviewed("sandbox/testdata/realservers/*.inspector.json", "contract/checks/testdata/corpus/*.inspector.json")
 	if err != nil {
 		return err
 	}

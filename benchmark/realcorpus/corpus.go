@@ -27,7 +27,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract/inspector"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 

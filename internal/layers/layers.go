@@ -18,7 +18,7 @@ var Tiers = []Tier{
 		"ecosystem/npm", "ecosystem/pypi"}},
 	{"ecosystem", "the list of ecosystems, and what any layer may ask of one", []string{"ecosystem"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
-		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
+		"evidence", "contract/inspector", "contract/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
 	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
 		"rubric", "supplychain", "store"}},
 	{"collectors, outputs", "the sandbox, the judge (which reads registry metadata), the outputs of one run", []string{

@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/verifymcp/verifymcp/judge/checks"
+	"github.com/verifymcp/verifymcp/contract/checks"
 	"github.com/verifymcp/verifymcp/report"
 )
 

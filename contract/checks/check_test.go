@@ -568,7 +568,7 @@ func TestCheckCodesAreUniqueAndScoped(t *testing.T) {
 // loadSurface reads a captured contract from testdata/surfaces.
 func loadSurface(t testing.TB, name string) *contract.Contract {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "surfaces", name+".json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "judge", "testdata", "surfaces", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +592,7 @@ func TestRealSurfaces(t *testing.T) {
 			c := loadSurface(t, name)
 			got := Check(c)
 			checkInvariants(t, c, got)
-			golden := filepath.Join("..", "testdata", "findings", name+".json")
+			golden := filepath.Join("..", "..", "judge", "testdata", "findings", name+".json")
 			if *update {
 				b, err := json.MarshalIndent(got, "", "  ")
 				if err != nil {
