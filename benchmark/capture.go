@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/contract"
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 

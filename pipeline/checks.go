@@ -2,8 +2,8 @@ package pipeline
 
 import (
 	"github.com/verifymcp/verifymcp/contract"
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // contractChecks runs the deterministic contract checks over the captured

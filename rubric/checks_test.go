@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // TestV7PinsTheseChecks: the current rubric pins the contract checks this

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/verifymcp/verifymcp/contract"
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // invariantAdd is the direct tool-poisoning example of Invariant Labs,

@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/verifymcp/verifymcp/contract"
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // Memo evaluates a series of bundles under one rubric, as Evaluate does,

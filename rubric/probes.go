@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 )
 
 // Reason codes emitted by the probes of rubric v1 (and kept by v2).

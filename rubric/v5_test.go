@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/contract/checks"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/judge"
-	"github.com/verifymcp/verifymcp/contract/checks"
 )
 
 // v4Hash is the SHA-256 of rubric v4 as released.

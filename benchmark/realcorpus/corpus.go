@@ -25,9 +25,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/contract/checks"
 	"github.com/verifymcp/verifymcp/contract/inspector"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/contract/checks"
 	"github.com/verifymcp/verifymcp/rubric"
 )
 

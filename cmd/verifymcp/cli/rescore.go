@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/rescore"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
