@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/verifymcp/verifymcp/judge/checks"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,13 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
+	"github.com/verifymcp/verifymcp/judge/checks"
+
 	"github.com/google/go-cmp/cmp"
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/judge/judgetest"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 const testKey = "sk-test-7f1c2b"
@@ -49,7 +50,7 @@ func (c *memCache) Put(_ context.Context, ns, key string, v []byte, _ time.Durat
 	return nil
 }
 
-var fastRetry = supplychain.Retry{Attempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}
+var fastRetry = thirdparty.Retry{Attempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}
 
 func newJudge(t testing.TB, srv *judgetest.Server, mod func(*Options)) *Judge {
 	t.Helper()
@@ -407,7 +408,7 @@ func TestJudgeNotConfigured(t *testing.T) {
 	defer srv.Close()
 	j := newJudge(t, srv, func(o *Options) { o.APIKey = "" })
 	_, err := j.Judge(context.Background(), poisoned(), "3")
-	if !errors.Is(err, ErrNotConfigured) || !errors.Is(err, supplychain.ErrNoCredential) {
+	if !errors.Is(err, ErrNotConfigured) || !errors.Is(err, thirdparty.ErrNoCredential) {
 		t.Errorf("err = %v, want ErrNotConfigured", err)
 	}
 	if srv.Count() != 0 {

@@ -14,12 +14,14 @@ var Tiers = []Tier{
 		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
 		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
 		"internal/...", "bench/internal/benchutil"}},
+	{"plumbing", "what the clients of third parties share: errors, retry, reachability, cache keys", []string{
+		"internal/thirdparty"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
 		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
-	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
-		"rubric", "supplychain", "store"}},
-	{"collectors, outputs", "the sandbox, the judge (which reads registry metadata), the outputs of one run", []string{
-		"sandbox", "judge", "report", "rescore", "benchmark"}},
+	{"scoring and collectors", "score evidence; ask one third party, registry or model", []string{
+		"rubric", "supplychain", "judge", "store"}},
+	{"collectors, outputs", "the sandbox, the outputs of one run", []string{
+		"sandbox", "report", "rescore", "benchmark"}},
 	{"one scan", "a target end to end", []string{
 		"pipeline", "web/configscan", "benchmark/realcorpus"}},
 	{"many scans", "batches, the fleet, their outputs, the corpus tools", []string{

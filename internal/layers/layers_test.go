@@ -152,7 +152,7 @@ func draw(pkgs []string, imports map[string][]string) string {
 }
 
 func TestTierOf(t *testing.T) {
-	for pkg, want := range map[string]int{"pkgspec": 0, "internal/testdiff": 0, "bench/scanbench": 7, "bench/internal/benchutil": 0, "nothing": -1} {
+	for pkg, want := range map[string]int{"pkgspec": 0, "internal/testdiff": 0, "bench/scanbench": 8, "bench/internal/benchutil": 0, "nothing": -1} {
 		if got := tierOf(pkg); got != want {
 			t.Errorf("tierOf(%q) = %d, want %d", pkg, got, want)
 		}
