@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/verifymcp/verifymcp/internal/pg"
 )
 
 // The Postgres tests need a real server: scripts/setup.sh installs and
@@ -43,7 +44,7 @@ func connectPostgres(tb testing.TB) *pgx.Conn {
 	dsn := testPostgresDSN()
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		tb.Fatalf("%s: %v", postgresDSNEnv, ErrInvalidDSN)
+		tb.Fatalf("%s: %v", postgresDSNEnv, pg.ErrInvalidDSN)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -51,7 +52,7 @@ func connectPostgres(tb testing.TB) *pgx.Conn {
 	if err != nil {
 		tb.Fatalf("the Postgres test server at %s is unreachable: %v\n"+
 			"run scripts/setup.sh (or scripts/setup.sh postgres) to install and start it, or set %s",
-			PostgresLocation(cfg), Redact(err, cfg.Password), postgresDSNEnv)
+			pg.Location(cfg), pg.Redact(err, cfg.Password), postgresDSNEnv)
 	}
 	tb.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
@@ -82,12 +83,12 @@ func newPostgresTarget(tb testing.TB) string {
 // withSearchPath sets the DSN's search_path, a run-time parameter that
 // pgx sends to the server.
 func withSearchPath(tb testing.TB, dsn, schema string) string {
-	if !IsPostgresDSN(dsn) {
+	if !pg.IsDSN(dsn) {
 		return dsn + " search_path=" + schema
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
-		tb.Fatalf("%s: %v", postgresDSNEnv, ErrInvalidDSN)
+		tb.Fatalf("%s: %v", postgresDSNEnv, pg.ErrInvalidDSN)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)

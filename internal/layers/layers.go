@@ -11,11 +11,11 @@ package layers
 // no longer entry names.
 var Tiers = []Tier{
 	{"leaves", "standard library and third parties only", []string{
-		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
+		"pkgspec", "contract", "dnssec", "dnssec/dnssectest", "store/queue",
 		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
 		"internal/...", "bench/internal/benchutil"}},
-	{"plumbing", "what the clients of third parties share: errors, retry, reachability, cache keys", []string{
-		"internal/thirdparty"}},
+	{"plumbing", "what the clients of third parties share (errors, retry, reachability, cache keys); the answer cache", []string{
+		"internal/thirdparty", "cache"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
 		"evidence", "contract/inspector", "judge/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
 	{"scoring and collectors", "score evidence; ask one third party, registry or model", []string{
