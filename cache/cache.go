@@ -19,10 +19,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/pg"
 	_ "modernc.org/sqlite"
 )
 
@@ -99,16 +99,10 @@ func Open(ctx context.Context, dir string) (*Cache, error) {
 // postgresql:// URL opens that Postgres database (see OpenPostgres), and
 // anything else is a data directory whose SQLite file is opened (see Open).
 func OpenDSN(ctx context.Context, target string) (*Cache, error) {
-	if IsPostgresDSN(target) {
+	if pg.IsDSN(target) {
 		return OpenPostgres(ctx, target)
 	}
 	return Open(ctx, target)
-}
-
-// IsPostgresDSN reports whether OpenDSN would open target as a Postgres
-// database rather than as a data directory.
-func IsPostgresDSN(target string) bool {
-	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
 }
 
 func migrateSQLite(ctx context.Context, db *sql.DB) error {
@@ -323,5 +317,5 @@ func (c *Cache) Prune(ctx context.Context, all bool) (int64, error) {
 
 // errorf is fmt.Errorf with the backend's password, if any, masked.
 func (c *Cache) errorf(format string, args ...any) error {
-	return Redact(fmt.Errorf(format, args...), c.secret)
+	return pg.Redact(fmt.Errorf(format, args...), c.secret)
 }

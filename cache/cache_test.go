@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/verifymcp/verifymcp/internal/pg"
 )
 
 // A backend makes empty stores for tests. The same behavioural tests run
@@ -471,13 +473,6 @@ func TestOpenDSN(t *testing.T) {
 	if got, want := c.Location(), filepath.Join(dir, FileName); got != want {
 		t.Errorf("Location() = %q, want %q", got, want)
 	}
-	for _, target := range []string{"postgres://x", "postgresql://x", "/var/lib/verifymcp", "data", "host=db dbname=x"} {
-		got := IsPostgresDSN(target)
-		want := strings.HasPrefix(target, "postgres")
-		if got != want {
-			t.Errorf("IsPostgresDSN(%q) = %v, want %v", target, got, want)
-		}
-	}
 }
 
 // TestInvalidDSNHidesPassword: a DSN that does not parse is reported
@@ -492,46 +487,18 @@ func TestInvalidDSNHidesPassword(t *testing.T) {
 		"host=127.0.0.1 password='" + secret,
 	} {
 		opens := []func(context.Context, string) (*Cache, error){OpenPostgres}
-		if IsPostgresDSN(dsn) {
+		if pg.IsDSN(dsn) {
 			opens = append(opens, OpenDSN) // which must take a URL to Postgres
 		}
 		for _, open := range opens {
 			_, err := open(context.Background(), dsn)
-			if !errors.Is(err, ErrInvalidDSN) {
+			if !errors.Is(err, pg.ErrInvalidDSN) {
 				t.Errorf("%q: got %v, want ErrInvalidDSN", dsn, err)
 			}
 			if err != nil && strings.Contains(err.Error(), secret) {
 				t.Errorf("the error shows the password: %v", err)
 			}
 		}
-	}
-}
-
-func TestRedact(t *testing.T) {
-	const secret = "p@ss:w/rd ü"
-	base := errors.New("boom")
-	for _, tt := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"plain", fmt.Errorf("login with %s failed: %w", secret, base), "login with xxxxx failed: boom"},
-		{"query_escaped", fmt.Errorf("GET /?password=%s: %w", "p%40ss%3Aw%2Frd+%C3%BC", base), "GET /?password=xxxxx: boom"},
-		{"userinfo_escaped", fmt.Errorf("dial postgres://u:%s@h: %w", "p%40ss%3Aw%2Frd%20%C3%BC", base), "dial postgres://u:xxxxx@h: boom"},
-		{"absent", fmt.Errorf("no secret here: %w", base), "no secret here: boom"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Redact(tt.err, secret)
-			if got.Error() != tt.want {
-				t.Errorf("got %q, want %q", got.Error(), tt.want)
-			}
-			if !errors.Is(got, base) {
-				t.Error("the redacted error no longer unwraps")
-			}
-		})
-	}
-	if Redact(nil, secret) != nil {
-		t.Error("Redact(nil) is not nil")
 	}
 }
 

@@ -9,53 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-// The Postgres tests need a real server: scripts/setup.sh installs and
-// starts one with this role and database.
-const (
-	postgresDSNEnv     = "VERIFYMCP_TEST_POSTGRES_DSN"
-	defaultPostgresDSN = "postgres://verifymcp:verifymcp@127.0.0.1:5432/verifymcp_test?sslmode=disable"
+	"github.com/verifymcp/verifymcp/internal/testpg"
 )
 
 // postgresBackend gives each test its own schema, dropped when it ends, so
 // that tests and concurrent runs never share tables.
 var postgresBackend = &backend{name: "postgres", newTarget: newPostgresTarget}
-
-func testPostgresDSN() string {
-	if dsn := os.Getenv(postgresDSNEnv); dsn != "" {
-		return dsn
-	}
-	return defaultPostgresDSN
-}
-
-// connectPostgres connects to the test server, failing (not skipping) when
-// it cannot: a missing server must not pass as a green run.
-func connectPostgres(tb testing.TB) *pgx.Conn {
-	tb.Helper()
-	dsn := testPostgresDSN()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		tb.Fatalf("%s: %v", postgresDSNEnv, ErrInvalidDSN)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		tb.Fatalf("the Postgres test server at %s is unreachable: %v\n"+
-			"run scripts/setup.sh (or scripts/setup.sh postgres) to install and start it, or set %s",
-			PostgresLocation(cfg), Redact(err, cfg.Password), postgresDSNEnv)
-	}
-	tb.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
 
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -65,34 +31,7 @@ func randomHex(n int) string {
 
 func newPostgresTarget(tb testing.TB) string {
 	tb.Helper()
-	conn := connectPostgres(tb)
-	ctx := context.Background()
-	schema := "cache_test_" + randomHex(6)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatalf("create schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return withSearchPath(tb, testPostgresDSN(), schema)
-}
-
-// withSearchPath sets the DSN's search_path, a run-time parameter that
-// pgx sends to the server.
-func withSearchPath(tb testing.TB, dsn, schema string) string {
-	if !IsPostgresDSN(dsn) {
-		return dsn + " search_path=" + schema
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		tb.Fatalf("%s: %v", postgresDSNEnv, ErrInvalidDSN)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return testpg.SchemaDSN(tb, "cache_test_")
 }
 
 func TestPostgresSchemaInSearchPath(t *testing.T) {
@@ -104,7 +43,7 @@ func TestPostgresSchemaInSearchPath(t *testing.T) {
 	}
 	schema, _ := url.Parse(target)
 	var got string
-	err := connectPostgres(t).QueryRow(ctx,
+	err := testpg.Connect(t).QueryRow(ctx,
 		`SELECT table_schema FROM information_schema.tables WHERE table_name = 'cache_entries' AND table_schema = $1`,
 		schema.Query().Get("search_path")).Scan(&got)
 	if err != nil {
@@ -147,8 +86,8 @@ func TestPostgresExistingTablesNoDDL(t *testing.T) {
 // TestPostgresWrongPassword: the error says the login failed, unwraps to
 // the server's error, and shows neither the password nor the DSN's.
 func TestPostgresWrongPassword(t *testing.T) {
-	connectPostgres(t) // the server is there, so the failure is the password's
-	u, err := url.Parse(testPostgresDSN())
+	testpg.Connect(t) // the server is there, so the failure is the password's
+	u, err := url.Parse(testpg.DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +133,7 @@ func TestPostgresUnreachable(t *testing.T) {
 
 func TestPostgresLocation(t *testing.T) {
 	c := openTarget(t, newPostgresTarget(t))
-	cfg, err := pgx.ParseConfig(testPostgresDSN())
+	cfg, err := pgx.ParseConfig(testpg.DSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,19 +19,19 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/verifymcp/verifymcp/contract"
-	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // Errors the judge returns; the pipeline turns them into signal states.
 var (
 	// ErrUnavailable: the endpoint did not answer usefully (network
 	// error, timeout, 429 or 5xx after retries, rejected credential,
-	// unknown model). State: unavailable. It is supplychain's sentinel, so
-	// the pipeline maps it like any third party's.
-	ErrUnavailable = supplychain.ErrUnavailable
+	// unknown model). State: unavailable. It is internal/thirdparty's
+	// sentinel, so the pipeline maps it like any third party's.
+	ErrUnavailable = thirdparty.ErrUnavailable
 	// ErrNotConfigured: no API key is configured. State: unavailable,
-	// never clean. It wraps supplychain.ErrNoCredential.
-	ErrNotConfigured = fmt.Errorf("judge not configured: %w", supplychain.ErrNoCredential)
+	// never clean. It wraps thirdparty.ErrNoCredential.
+	ErrNotConfigured = fmt.Errorf("judge not configured: %w", thirdparty.ErrNoCredential)
 	// ErrBadAnswer: the endpoint answered, but not with a usable verdict
 	// list (refusal, truncated, not JSON, not the schema, an unknown code
 	// or tool, or a quote that is not in the tool's text). State: error.
@@ -89,8 +89,8 @@ type Options struct {
 	// Timeout bounds one judgment, retries included; DefaultTimeout when 0.
 	Timeout time.Duration
 	// Retry is how 429, 5xx and network errors are retried;
-	// supplychain.DefaultRetry when zero.
-	Retry supplychain.Retry
+	// thirdparty.DefaultRetry when zero.
+	Retry thirdparty.Retry
 	// Cache stores verdicts; nil disables caching.
 	Cache Cache
 	// CacheTTL is how long a verdict is kept; DefaultCacheTTL when 0.
@@ -135,8 +135,8 @@ func New(opts Options) (*Judge, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.Retry == (supplychain.Retry{}) {
-		opts.Retry = supplychain.DefaultRetry
+	if opts.Retry == (thirdparty.Retry{}) {
+		opts.Retry = thirdparty.DefaultRetry
 	}
 	if opts.CacheTTL == 0 {
 		opts.CacheTTL = DefaultCacheTTL
@@ -209,7 +209,7 @@ type KeyInput struct {
 // CacheKey is the hex SHA-256 over the parts of k, each length-prefixed so
 // that no two inputs collide.
 func CacheKey(k KeyInput) string {
-	return supplychain.CacheKey("verifymcp.judge.key/1", k.SchemaHash, k.RubricVersion, k.SpecVersion, k.PromptVersion,
+	return thirdparty.CacheKey("verifymcp.judge.key/1", k.SchemaHash, k.RubricVersion, k.SpecVersion, k.PromptVersion,
 		k.SpecDigest, k.Model, k.Endpoint, strconv.FormatFloat(float64(k.Temperature), 'g', -1, 32),
 		strconv.Itoa(k.Seed), strconv.Itoa(k.MaxTokens))
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/verifymcp/verifymcp/contract/checks"
 	"log/slog"
 	"net/http"
 	"os"
@@ -21,8 +20,9 @@ import (
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/contract/checks"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/judge/judgetest"
-	"github.com/verifymcp/verifymcp/supplychain"
 )
 
 const testKey = "sk-test-7f1c2b"
@@ -49,7 +49,7 @@ func (c *memCache) Put(_ context.Context, ns, key string, v []byte, _ time.Durat
 	return nil
 }
 
-var fastRetry = supplychain.Retry{Attempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}
+var fastRetry = thirdparty.Retry{Attempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}
 
 func newJudge(t testing.TB, srv *judgetest.Server, mod func(*Options)) *Judge {
 	t.Helper()
@@ -407,7 +407,7 @@ func TestJudgeNotConfigured(t *testing.T) {
 	defer srv.Close()
 	j := newJudge(t, srv, func(o *Options) { o.APIKey = "" })
 	_, err := j.Judge(context.Background(), poisoned(), "3")
-	if !errors.Is(err, ErrNotConfigured) || !errors.Is(err, supplychain.ErrNoCredential) {
+	if !errors.Is(err, ErrNotConfigured) || !errors.Is(err, thirdparty.ErrNoCredential) {
 		t.Errorf("err = %v, want ErrNotConfigured", err)
 	}
 	if srv.Count() != 0 {

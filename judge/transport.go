@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/verifymcp/verifymcp/supplychain"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // maxAnswerBytes bounds an answer body; a verdict list is a few kilobytes.
@@ -29,14 +29,14 @@ func withExchange(ctx context.Context, ex *exchange) context.Context {
 }
 
 // doer is the HTTP client go-openai is given: it retries 429, 5xx and
-// network errors with supplychain.Retry (Retry-After honoured), and records
+// network errors with thirdparty.Retry (Retry-After honoured), and records
 // the bodies of the exchange named by the request's context. An endpoint
 // that does not resolve or refuses is not retried: Retry.Do remembers it
-// (supplychain.Reachability) and the next judgments within the window are
+// (thirdparty.Reachability) and the next judgments within the window are
 // unavailable at once, with nothing sent.
 type doer struct {
 	hc    *http.Client
-	retry supplychain.Retry
+	retry thirdparty.Retry
 }
 
 func (d *doer) Do(req *http.Request) (*http.Response, error) {
@@ -67,7 +67,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	resp.Body.Close()
 	if err != nil {
-		return nil, fmt.Errorf("%w: read answer: %v", supplychain.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: read answer: %v", thirdparty.ErrUnavailable, err)
 	}
 	if len(b) > maxAnswerBytes {
 		return nil, fmt.Errorf("%w: answer larger than %d bytes", ErrBadAnswer, maxAnswerBytes)

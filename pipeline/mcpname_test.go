@@ -11,6 +11,7 @@ import (
 	"github.com/verifymcp/verifymcp/dnssec"
 	"github.com/verifymcp/verifymcp/dnssec/dnssectest"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
@@ -38,7 +39,7 @@ func TestMCPRegistrySignal(t *testing.T) {
 	web := supplytest.NewWellKnown(nil)
 	defer web.Close()
 	wk := supplychain.NewWellKnown(supplychain.WellKnownOptions{HTTPClient: web.Client(5 * time.Second), AllowPrivate: true})
-	client := supplychain.NewMCPRegistry(nil, reg.URL()).WithRetry(supplychain.Retry{Attempts: 1})
+	client := supplychain.NewMCPRegistry(nil, reg.URL()).WithRetry(thirdparty.Retry{Attempts: 1})
 
 	azure := &evidence.RegistryMeta{Name: "@azure/mcp", Version: "2.0.5", MCPName: "com.microsoft/azure"}
 	vmcp := &evidence.RegistryMeta{Name: "notes", Version: "1.0.0", MCPName: "vmcp.secure/notes"}
@@ -87,7 +88,7 @@ func TestMCPRegistrySignal(t *testing.T) {
 		{name: "no metadata", p: &Pipeline{MCPRegistry: client}, state: evidence.StateNotAssessed, reason: "no registry metadata"},
 		{name: "skipped", p: &Pipeline{MCPRegistry: client, Supply: Supply{Skip: map[string]bool{evidence.SignalMCPRegistry: true}}}, meta: azure, state: evidence.StateNotAssessed, reason: "--skip mcp_registry"},
 		{name: "no registry configured", p: &Pipeline{}, meta: azure, state: evidence.StateUnavailable, reason: "no MCP registry configured"},
-		{name: "registry unreachable", p: &Pipeline{MCPRegistry: supplychain.NewMCPRegistry(nil, "http://127.0.0.1:1").WithRetry(supplychain.Retry{Attempts: 1, Memo: supplychain.NewReachability(time.Minute)})},
+		{name: "registry unreachable", p: &Pipeline{MCPRegistry: supplychain.NewMCPRegistry(nil, "http://127.0.0.1:1").WithRetry(thirdparty.Retry{Attempts: 1, Memo: thirdparty.NewReachability(time.Minute)})},
 			meta: azure, state: evidence.StateUnavailable, reason: "127.0.0.1:1"},
 	}
 	for _, tt := range tests {

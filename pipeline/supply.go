@@ -11,6 +11,7 @@ import (
 	"github.com/verifymcp/verifymcp/ecosystem"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
@@ -85,7 +86,7 @@ func stateOf(err error) evidence.Signal {
 		return evidence.Signal{State: evidence.StateObserved}
 	case errors.Is(err, supplychain.ErrNotApplicable):
 		return evidence.Signal{State: evidence.StateNotAssessed, Reason: sandbox.Redact(err.Error(), nil)}
-	case errors.Is(err, supplychain.ErrNoCredential), errors.Is(err, supplychain.ErrUnavailable),
+	case errors.Is(err, thirdparty.ErrNoCredential), errors.Is(err, thirdparty.ErrUnavailable),
 		errors.Is(err, context.DeadlineExceeded):
 		return evidence.Signal{State: evidence.StateUnavailable, Reason: sandbox.Redact(err.Error(), nil)}
 	default:

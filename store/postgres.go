@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/pg"
 )
 
 // ErrInvalidDSN means a Postgres DSN did not parse. The DSN itself is not
@@ -22,7 +22,7 @@ var ErrInvalidDSN = errors.New("store: the Postgres DSN does not parse (it is no
 
 // IsPostgresDSN reports whether OpenDSN opens target as a Postgres
 // database rather than as a data directory.
-func IsPostgresDSN(target string) bool { return cache.IsPostgresDSN(target) }
+func IsPostgresDSN(target string) bool { return pg.IsDSN(target) }
 
 // OpenDSN opens the store in target: a Postgres database when target is a
 // postgres:// or postgresql:// URL, else the SQLite file in the data
@@ -48,11 +48,11 @@ const migrateLock int64 = 0x766d63702d72756e // "vmcp-run"
 // deletes), a run id is saved once, and a result is replaced, never
 // duplicated. The password never appears in an error or in Path.
 func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
-	db, cfg, err := cache.OpenPostgresDB(dsn)
+	db, cfg, err := pg.Open(dsn)
 	if err != nil {
 		return nil, ErrInvalidDSN
 	}
-	s := &Store{db: db, path: cache.PostgresLocation(cfg), pg: true, secret: cfg.Password}
+	s := &Store{db: db, path: pg.Location(cfg), pg: true, secret: cfg.Password}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", s.path, s.redact(err))
@@ -284,7 +284,7 @@ func rebind(query string) string {
 }
 
 // redact masks the store's password in err's message.
-func (s *Store) redact(err error) error { return cache.Redact(err, s.secret) }
+func (s *Store) redact(err error) error { return pg.Redact(err, s.secret) }
 
 // SaveRunTx saves a run as SaveRun does, in tx: a transaction on this
 // store's Postgres database that the caller commits or rolls back. The

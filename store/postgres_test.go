@@ -4,13 +4,10 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,54 +17,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/testpg"
 	"github.com/verifymcp/verifymcp/rubric"
 )
-
-// The Postgres tests need a real server: scripts/setup.sh (or
-// scripts/setup.sh postgres) installs and starts one with this role and
-// database. They fail, not skip, when it is not there.
-const (
-	postgresDSNEnv     = "VERIFYMCP_TEST_POSTGRES_DSN"
-	defaultPostgresDSN = "postgres://verifymcp:verifymcp@127.0.0.1:5432/verifymcp_test?sslmode=disable"
-)
-
-func testPostgresDSN() string {
-	if dsn := os.Getenv(postgresDSNEnv); dsn != "" {
-		return dsn
-	}
-	return defaultPostgresDSN
-}
 
 // newPostgresDSN makes a schema of its own for the test, dropped when it
 // ends, and returns the test server's DSN with that schema as its
 // search_path.
 func newPostgresDSN(tb testing.TB) string {
 	tb.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, testPostgresDSN())
-	if err != nil {
-		tb.Fatalf("the Postgres test server is unreachable: %v\nrun scripts/setup.sh postgres, or set %s", err, postgresDSNEnv)
-	}
-	tb.Cleanup(func() { conn.Close(context.Background()) })
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "store_test_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatalf("create schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(testPostgresDSN())
-	if err != nil {
-		tb.Fatal(ErrInvalidDSN)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return testpg.SchemaDSN(tb, "store_test_")
 }
 
 func openPostgresTemp(tb testing.TB) *Store {

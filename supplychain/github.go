@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // DefaultGitHubBaseURL is GitHub's REST API.
@@ -44,7 +45,7 @@ type GitHubOptions struct {
 	Token string
 	// Cache stores answers for TTL (DefaultGitHubTTL when zero); nil
 	// disables caching. Refresh skips the lookup but still stores.
-	Cache   Cache
+	Cache   thirdparty.Cache
 	TTL     time.Duration
 	Refresh bool
 	// HTTPClient sends the requests (a client with a 30 s timeout when nil).
@@ -52,8 +53,8 @@ type GitHubOptions struct {
 	// only, so the token never leaves it.
 	HTTPClient *http.Client
 	// Retry is the retry policy for 5xx, 429, secondary rate limits and
-	// network errors; DefaultRetry when zero.
-	Retry Retry
+	// network errors; thirdparty.DefaultRetry when zero.
+	Retry thirdparty.Retry
 }
 
 // GitHub looks repositories up with go-github. One value keeps one
@@ -68,10 +69,10 @@ type GitHub struct {
 	client        *github.Client
 	endpoint      string
 	authenticated bool
-	cache         Cache
+	cache         thirdparty.Cache
 	ttl           time.Duration
 	refresh       bool
-	retry         Retry
+	retry         thirdparty.Retry
 }
 
 // NewGitHub returns a GitHub client for opts.
@@ -110,7 +111,7 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		g.ttl = DefaultGitHubTTL
 	}
 	if g.retry.Attempts == 0 {
-		g.retry = DefaultRetry
+		g.retry = thirdparty.DefaultRetry
 	}
 	return g, nil
 }
@@ -155,7 +156,7 @@ type githubRepo struct {
 //
 // Errors: ErrNotApplicable when owner or name is empty;
 // ErrCredentialRejected on 401 and on a 403 that is not a rate limit;
-// ErrUnavailable on rate limits (including one go-github remembers from an
+// thirdparty.ErrUnavailable on rate limits (including one go-github remembers from an
 // earlier call), 5xx and network errors after retries, and answers that are
 // not GitHub's.
 func (g *GitHub) Repo(ctx context.Context, owner, name string) (*evidence.GitHubResult, Fetch, error) {
@@ -174,7 +175,7 @@ func (g *GitHub) Repo(ctx context.Context, owner, name string) (*evidence.GitHub
 	if g.authenticated {
 		mode = "token"
 	}
-	key := CacheKey("github/1", g.endpoint, mode, strings.ToLower(owner), strings.ToLower(name))
+	key := thirdparty.CacheKey("github/1", g.endpoint, mode, strings.ToLower(owner), strings.ToLower(name))
 
 	if g.cache != nil && !g.refresh {
 		var rec githubRepo
@@ -229,27 +230,27 @@ func (g *GitHub) get(ctx context.Context, owner, name string) (*githubRepo, erro
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
 			if err := githubSleep(ctx, backoff); err != nil {
-				return nil, fmt.Errorf("%w: %v (after: %v)", ErrUnavailable, err, last)
+				return nil, fmt.Errorf("%w: %v (after: %v)", thirdparty.ErrUnavailable, err, last)
 			}
 			backoff *= 2
 		}
 		u := g.client.BaseURL.ResolveReference(&url.URL{Path: "repos/" + owner + "/" + name})
-		if err := g.retry.memo().check(ctx, u); err != nil {
+		if err := g.retry.Reach().Check(ctx, u); err != nil {
 			return nil, err
 		}
 		repo, resp, err := g.client.Repositories.Get(ctx, owner, name)
-		var ue *UnreachableError
-		if errors.As(g.retry.memo().observe(ctx, u, transportErr(err, resp)), &ue) {
+		var ue *thirdparty.UnreachableError
+		if errors.As(g.retry.Reach().Observe(ctx, u, transportErr(err, resp)), &ue) {
 			return nil, ue
 		}
 		if err == nil {
 			if repo.GetFullName() == "" {
-				return nil, fmt.Errorf("%w: answer is not a repository (no full_name)", ErrUnavailable)
+				return nil, fmt.Errorf("%w: answer is not a repository (no full_name)", thirdparty.ErrUnavailable)
 			}
 			return githubRecord(repo), nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: %v", thirdparty.ErrUnavailable, err)
 		}
 		var rle *github.RateLimitError
 		var are *github.AbuseRateLimitError
@@ -258,10 +259,10 @@ func (g *GitHub) get(ctx context.Context, owner, name string) (*githubRepo, erro
 		case errors.As(err, &rle):
 			// Spent, or remembered from an earlier call as spent until its
 			// reset; either way no request will pass before then.
-			return nil, fmt.Errorf("%w: rate limited until %s: %w", ErrUnavailable, rle.Rate.Reset.UTC().Format(time.RFC3339), err)
+			return nil, fmt.Errorf("%w: rate limited until %s: %w", thirdparty.ErrUnavailable, rle.Rate.Reset.UTC().Format(time.RFC3339), err)
 		case errors.As(err, &are):
 			if are.RetryAfter == nil || *are.RetryAfter > g.retry.MaxWait || i == attempts-1 {
-				return nil, fmt.Errorf("%w: secondary rate limit: %w", ErrUnavailable, err)
+				return nil, fmt.Errorf("%w: secondary rate limit: %w", thirdparty.ErrUnavailable, err)
 			}
 			last, backoff = err, max(*are.RetryAfter, 0)
 			continue
@@ -277,14 +278,14 @@ func (g *GitHub) get(ctx context.Context, owner, name string) (*githubRepo, erro
 			continue
 		case resp != nil && resp.StatusCode/100 == 2:
 			// A 2xx whose body would not decode.
-			return nil, fmt.Errorf("%w: malformed answer: %v", ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: malformed answer: %v", thirdparty.ErrUnavailable, err)
 		default:
 			// Network error or timeout.
 			last = err
 			continue
 		}
 	}
-	return nil, fmt.Errorf("%w: %v", ErrUnavailable, last)
+	return nil, fmt.Errorf("%w: %v", thirdparty.ErrUnavailable, last)
 }
 
 // transportErr is err when no answer came (a network error), nil when
@@ -309,7 +310,7 @@ func (g *GitHub) classify(ere *github.ErrorResponse, resp *github.Response) (rec
 		// it comes from something else (a proxy, a base URL missing
 		// /api/v3/), and must not read as a missing repository.
 		if ere.Message == "" {
-			return nil, false, 0, fmt.Errorf("%w: 404 without GitHub's error body (is the base URL right?)", ErrUnavailable)
+			return nil, false, 0, fmt.Errorf("%w: 404 without GitHub's error body (is the base URL right?)", thirdparty.ErrUnavailable)
 		}
 		return &githubRepo{Exists: false}, false, 0, nil
 	case status == http.StatusUnavailableForLegalReasons:
@@ -325,18 +326,18 @@ func (g *GitHub) classify(ere *github.ErrorResponse, resp *github.Response) (rec
 		// go-github v62 makes a RateLimitError of 403s only. A 429 that
 		// spends the primary limit is not waited for (go-github remembers
 		// it, like a 403); one with a short Retry-After is.
-		ra := retryAfter(ere.Response.Header.Get("Retry-After"))
+		ra := thirdparty.RetryAfter(ere.Response.Header.Get("Retry-After"))
 		if ra == 0 && resp != nil && resp.Rate.Remaining == 0 && time.Now().Before(resp.Rate.Reset.Time) {
-			return nil, false, 0, fmt.Errorf("%w: rate limited until %s: %d %s", ErrUnavailable, resp.Rate.Reset.UTC().Format(time.RFC3339), status, ere.Message)
+			return nil, false, 0, fmt.Errorf("%w: rate limited until %s: %d %s", thirdparty.ErrUnavailable, resp.Rate.Reset.UTC().Format(time.RFC3339), status, ere.Message)
 		}
 		if ra > g.retry.MaxWait {
-			return nil, false, 0, fmt.Errorf("%w: rate limited for %s: %d %s", ErrUnavailable, ra, status, ere.Message)
+			return nil, false, 0, fmt.Errorf("%w: rate limited for %s: %d %s", thirdparty.ErrUnavailable, ra, status, ere.Message)
 		}
 		return nil, true, ra, fmt.Errorf("%d %s", status, ere.Message)
 	case status >= 500:
 		return nil, true, 0, fmt.Errorf("%d %s", status, ere.Message)
 	case status/100 == 3:
-		return nil, false, 0, fmt.Errorf("%w: %d redirect to another host not followed", ErrUnavailable, status)
+		return nil, false, 0, fmt.Errorf("%w: %d redirect to another host not followed", thirdparty.ErrUnavailable, status)
 	default:
 		return nil, false, 0, fmt.Errorf("github refused the request: %d %s", status, ere.Message)
 	}

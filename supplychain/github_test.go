@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
@@ -178,7 +179,7 @@ func TestGitHub(t *testing.T) {
 		})
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
-		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+		if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable, not a missing repository", got, err)
 		}
 	})
@@ -203,7 +204,7 @@ func TestGitHub(t *testing.T) {
 		opts.Token = githubToken
 		g := newGitHub(t, opts)
 		got, fetch, err := g.Repo(ctx, "modelcontextprotocol", "servers")
-		if !errors.Is(err, supplychain.ErrCredentialRejected) || !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+		if !errors.Is(err, supplychain.ErrCredentialRejected) || !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrCredentialRejected", got, err)
 		}
 		if strings.Contains(err.Error(), githubToken) {
@@ -220,7 +221,7 @@ func TestGitHub(t *testing.T) {
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		for _, name := range []string{"servers", "servers-archived", "servers-that-never-were"} {
 			got, _, err := g.Repo(ctx, "modelcontextprotocol", name)
-			if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+			if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 				t.Fatalf("%s: Repo = %+v, %v; want ErrUnavailable, never a missing repository", name, got, err)
 			}
 			if !strings.Contains(err.Error(), "rate limited until") {
@@ -237,7 +238,7 @@ func TestGitHub(t *testing.T) {
 		api := newGitHubAPI(t, "/")
 		api.SetFault(supplytest.GitHubRateLimit(1, time.Now().Add(-time.Second)))
 		g := newGitHub(t, githubServe(t, api, githubPublic))
-		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers"); !errors.Is(err, supplychain.ErrUnavailable) {
+		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers"); !errors.Is(err, thirdparty.ErrUnavailable) {
 			t.Fatalf("first call: %v, want ErrUnavailable", err)
 		}
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
@@ -257,7 +258,7 @@ func TestGitHub(t *testing.T) {
 		if got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers"); err != nil || !got.Exists {
 			t.Fatalf("first call: %+v, %v", got, err)
 		}
-		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers-archived"); !errors.Is(err, supplychain.ErrUnavailable) {
+		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers-archived"); !errors.Is(err, thirdparty.ErrUnavailable) {
 			t.Fatalf("second call: %v, want ErrUnavailable from the remembered limit", err)
 		}
 		if n := len(api.Seen()); n != 1 {
@@ -283,7 +284,7 @@ func TestGitHub(t *testing.T) {
 		api.SetFault(supplytest.GitHubSecondaryRateLimit(0, 60*time.Second))
 		g := newGitHub(t, githubServe(t, api, githubPublic))
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
-		if !errors.Is(err, supplychain.ErrUnavailable) || errors.Is(err, supplychain.ErrCredentialRejected) || got != nil {
+		if !errors.Is(err, thirdparty.ErrUnavailable) || errors.Is(err, supplychain.ErrCredentialRejected) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 		}
 		if n := len(api.Seen()); n != 1 {
@@ -312,7 +313,7 @@ func TestGitHub(t *testing.T) {
 			g := newGitHub(t, githubServe(t, api, githubPublic))
 			got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 			if tc.wantErr {
-				if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+				if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 					t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 				}
 			} else if err != nil || !got.Exists {
@@ -340,7 +341,7 @@ func TestGitHub(t *testing.T) {
 			g := newGitHub(t, githubServe(t, api, githubPublic))
 			got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
 			if tc.wantErr {
-				if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+				if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 					t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 				}
 			} else if err != nil || !got.Exists {
@@ -359,7 +360,7 @@ func TestGitHub(t *testing.T) {
 		opts.HTTPClient.Timeout = 50 * time.Millisecond
 		g := newGitHub(t, opts)
 		got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
-		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+		if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 		}
 		if n := len(api.Seen()); n != 3 {
@@ -380,7 +381,7 @@ func TestGitHub(t *testing.T) {
 				opts.Cache = openAnswerCache(t)
 				g := newGitHub(t, opts)
 				got, _, err := g.Repo(ctx, "modelcontextprotocol", "servers")
-				if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+				if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 					t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 				}
 				if n := len(api.Seen()); n != 1 {
@@ -432,7 +433,7 @@ func TestGitHub(t *testing.T) {
 		opts.Token = githubToken
 		g := newGitHub(t, opts)
 		got, _, err := g.Repo(ctx, "example-mcp", "notes-server")
-		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+		if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 			t.Fatalf("Repo = %+v, %v; want ErrUnavailable", got, err)
 		}
 		for _, r := range api.Seen() {
@@ -449,7 +450,7 @@ func TestGitHub(t *testing.T) {
 			t.Errorf("empty owner: %v, want ErrNotApplicable", err)
 		}
 		for _, name := range []string{"..", "servers/../../user", "servers?per_page=1", "servers#x"} {
-			if _, _, err := g.Repo(ctx, "modelcontextprotocol", name); err == nil || errors.Is(err, supplychain.ErrUnavailable) {
+			if _, _, err := g.Repo(ctx, "modelcontextprotocol", name); err == nil || errors.Is(err, thirdparty.ErrUnavailable) {
 				t.Errorf("%q: %v, want our error", name, err)
 			}
 		}
@@ -512,7 +513,7 @@ func TestGitHub(t *testing.T) {
 			t.Fatal(err)
 		}
 		api.SetFault(supplytest.GitHubRateLimit(1, time.Now().Add(time.Hour)))
-		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers-archived"); !errors.Is(err, supplychain.ErrUnavailable) {
+		if _, _, err := g.Repo(ctx, "modelcontextprotocol", "servers-archived"); !errors.Is(err, thirdparty.ErrUnavailable) {
 			t.Fatalf("uncached repository: %v, want ErrUnavailable", err)
 		}
 		got, fetch, err := g.Repo(ctx, "modelcontextprotocol", "servers")

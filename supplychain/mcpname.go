@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // TXTAnswer is a TXT RRset as a validating resolver judged it: its
@@ -53,7 +54,7 @@ const maxKeyDomains = 3
 // domain (DNS TXT at the domain and its parents, whose record grants
 // their subdomains; the HTTP document at the domain itself). The error
 // wraps ErrNotApplicable for a name that is not a registry server name
-// (nothing to ask), ErrUnavailable when no registry is configured or it
+// (nothing to ask), thirdparty.ErrUnavailable when no registry is configured or it
 // did not answer; otherwise the check is the registry's answer, an entry
 // or none. A key record that could not be read has its own state in the
 // result and does not fail the check.
@@ -62,7 +63,7 @@ func (c *MCPNameChecker) Check(ctx context.Context, name string) (*evidence.MCPN
 		return nil, Fetch{}, fmt.Errorf("%w: %v", ErrNotApplicable, err)
 	}
 	if c.Registry == nil {
-		return nil, Fetch{}, fmt.Errorf("%w: no MCP registry configured", ErrUnavailable)
+		return nil, Fetch{}, fmt.Errorf("%w: no MCP registry configured", thirdparty.ErrUnavailable)
 	}
 	fetch := Fetch{Endpoint: c.Registry.Base()}
 	out := &evidence.MCPNameCheck{Name: name, Registry: c.Registry.Base()}
@@ -85,8 +86,8 @@ func (c *MCPNameChecker) Check(ctx context.Context, name string) (*evidence.MCPN
 	}
 	switch {
 	case errors.Is(err, ErrServerNotFound):
-	case errors.Is(err, ErrRegistryUnreachable), errors.Is(err, ErrUnavailable):
-		return nil, fetch, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	case errors.Is(err, ErrRegistryUnreachable), errors.Is(err, thirdparty.ErrUnavailable):
+		return nil, fetch, fmt.Errorf("%w: %v", thirdparty.ErrUnavailable, err)
 	case err != nil:
 		return nil, fetch, err
 	default:

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
@@ -49,7 +50,7 @@ func TestMCPNameCheck(t *testing.T) {
 	at := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
 	checker := func(r *supplytest.MCPRegistry, d supplychain.TXTLookup) *supplychain.MCPNameChecker {
 		return &supplychain.MCPNameChecker{
-			Registry: supplychain.NewMCPRegistry(nil, r.URL()).WithRetry(supplychain.Retry{Attempts: 1}),
+			Registry: supplychain.NewMCPRegistry(nil, r.URL()).WithRetry(thirdparty.Retry{Attempts: 1}),
 			DNS:      d,
 			HTTP:     supplychain.NewWellKnown(supplychain.WellKnownOptions{HTTPClient: web.Client(5 * time.Second), AllowPrivate: true}),
 			Now:      func() time.Time { return at },
@@ -110,7 +111,7 @@ func TestMCPNameCheck(t *testing.T) {
 				}},
 		},
 		{name: "not a registry name", check: checker(reg, dns), asked: "@azure/mcp", err: supplychain.ErrNotApplicable},
-		{name: "no registry configured", check: &supplychain.MCPNameChecker{}, asked: "com.microsoft/azure", err: supplychain.ErrUnavailable},
+		{name: "no registry configured", check: &supplychain.MCPNameChecker{}, asked: "com.microsoft/azure", err: thirdparty.ErrUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +149,7 @@ func TestMCPNameCheck(t *testing.T) {
 	// A registry that fails is unavailable.
 	reg.SetFault(supplytest.Unavailable())
 	defer reg.SetFault(supplytest.Fault{})
-	if got, _, err := checker(reg, dns).Check(context.Background(), "com.microsoft/azure"); !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+	if got, _, err := checker(reg, dns).Check(context.Background(), "com.microsoft/azure"); !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 		t.Errorf("registry down: %+v, %v; want ErrUnavailable", got, err)
 	}
 }
@@ -187,7 +188,7 @@ func TestMCPRegistryVersionsDeleted(t *testing.T) {
 func TestWellKnownRefusesPrivateAddresses(t *testing.T) {
 	w := supplychain.NewWellKnown(supplychain.WellKnownOptions{HTTPClient: nil})
 	_, err := w.MCPRegistryAuth(context.Background(), "localhost")
-	if !errors.Is(err, supplychain.ErrUnavailable) || !strings.Contains(err.Error(), "non-public") {
+	if !errors.Is(err, thirdparty.ErrUnavailable) || !strings.Contains(err.Error(), "non-public") {
 		t.Errorf("err = %v, want a refused non-public address", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // The official MCP registry API, as this client uses it.
@@ -116,7 +118,7 @@ func NewMCPRegistry(hc *http.Client, baseURL string) *MCPRegistry {
 
 // WithRetry sets how network errors, 429 and 5xx are retried (by default
 // four attempts, half a second apart and doubling, as the npm client).
-func (r *MCPRegistry) WithRetry(rt Retry) *MCPRegistry {
+func (r *MCPRegistry) WithRetry(rt thirdparty.Retry) *MCPRegistry {
 	r.retry = rt
 	return r
 }
@@ -674,7 +676,7 @@ func (p RegistryPackage) describe() string {
 func (s *RegistryServer) describeRemotes() string {
 	var rs []string
 	for _, r := range s.Remotes {
-		rs = append(rs, r.Type+" "+redactURL(r.URL))
+		rs = append(rs, r.Type+" "+thirdparty.RedactURL(r.URL))
 	}
 	word := "remote"
 	if len(rs) > 1 {

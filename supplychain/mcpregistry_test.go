@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -149,7 +150,7 @@ func mcpServerJSON(t *testing.T, file string) json.RawMessage {
 }
 
 // fastMCPRetry keeps the retry tests quick: four attempts, milliseconds apart.
-var fastMCPRetry = supplychain.Retry{Attempts: 4, Backoff: 5 * time.Millisecond, MaxWait: time.Second}
+var fastMCPRetry = thirdparty.Retry{Attempts: 4, Backoff: 5 * time.Millisecond, MaxWait: time.Second}
 
 const (
 	airtableName = "io.github.domdomegg/airtable-mcp-server"

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/pkgspec"
 
 	"deps.dev/util/semver"
@@ -43,8 +44,8 @@ type NPM struct {
 	hc       *http.Client
 	registry string
 	retries  int
-	// memo remembers a registry found unreachable (Unreachable when nil).
-	memo *Reachability
+	// memo remembers a registry found unreachable (thirdparty.Unreachable when nil).
+	memo *thirdparty.Reachability
 }
 
 // NewNPM returns a client for the registry at endpoint (DefaultNPMRegistry
@@ -63,17 +64,17 @@ func NewNPM(hc *http.Client, endpoint string) *NPM {
 }
 
 // WithReachability makes the client remember an unreachable registry in m
-// instead of the process's memo, Unreachable.
-func (n *NPM) WithReachability(m *Reachability) *NPM {
+// instead of the process's memo, thirdparty.Unreachable.
+func (n *NPM) WithReachability(m *thirdparty.Reachability) *NPM {
 	n.memo = m
 	return n
 }
 
-func (n *NPM) reach() *Reachability {
+func (n *NPM) reach() *thirdparty.Reachability {
 	if n.memo != nil {
 		return n.memo
 	}
-	return Unreachable
+	return thirdparty.Unreachable
 }
 
 // Registry returns the registry URL.
@@ -333,13 +334,13 @@ func (n *NPM) get(ctx context.Context, u, name string) (*packument, bool, error)
 	}
 	req.Header.Set("Accept", "application/json")
 	// A registry whose name does not resolve or that refuses is not
-	// retried, and is remembered (see Reachability).
-	if err := n.reach().check(ctx, req.URL); err != nil {
+	// retried, and is remembered (see thirdparty.Reachability).
+	if err := n.reach().Check(ctx, req.URL); err != nil {
 		return nil, false, fmt.Errorf("%w: %w", ErrRegistryUnreachable, err)
 	}
 	resp, err := n.hc.Do(req)
-	var ue *UnreachableError
-	if errors.As(n.reach().observe(ctx, req.URL, err), &ue) {
+	var ue *thirdparty.UnreachableError
+	if errors.As(n.reach().Observe(ctx, req.URL, err), &ue) {
 		return nil, false, fmt.Errorf("%w: %w", ErrRegistryUnreachable, ue)
 	}
 	if err != nil {

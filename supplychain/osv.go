@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/ecosystem/pypi"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/pkgspec"
 
 	"github.com/Masterminds/semver/v3"
@@ -58,7 +59,7 @@ type OSVOptions struct {
 	// Cache and Retry are not used.
 	OfflineDB string
 	// Cache stores answers for TTL; nil or a TTL of zero stores nothing.
-	Cache Cache
+	Cache thirdparty.Cache
 	TTL   time.Duration
 	// Refresh skips cache reads (answers are still stored).
 	Refresh bool
@@ -66,8 +67,8 @@ type OSVOptions struct {
 	// client retries around it.
 	HTTPClient *http.Client
 	// Retry says how failed requests are retried; the zero value is
-	// DefaultRetry.
-	Retry Retry
+	// thirdparty.DefaultRetry.
+	Retry thirdparty.Retry
 }
 
 // OSV asks OSV which advisories affect the packages of an installed npm
@@ -88,7 +89,7 @@ func NewOSV(opts OSVOptions) *OSV {
 		opts.Endpoint = DefaultOSVEndpoint
 	}
 	if opts.Retry.Attempts == 0 {
-		opts.Retry = DefaultRetry
+		opts.Retry = thirdparty.DefaultRetry
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
@@ -103,7 +104,7 @@ func NewOSV(opts OSVOptions) *OSV {
 	cfg := osvdev.DefaultConfig()
 	cfg.UserAgent = "verifymcp"
 	// The osv.dev client's own retry sleeps without watching the context
-	// and ignores Retry-After; ours (Retry.Do, in the transport below)
+	// and ignores Retry-After; ours (thirdparty.Retry.Do, in the transport below)
 	// does both, so the osv.dev client makes a single attempt.
 	cfg.MaxRetryAttempts = 1
 	cfg.JitterMultiplier = 0
@@ -137,7 +138,7 @@ func (o *OSV) Endpoint() string { return o.endpoint }
 //
 // Which one it is is told by content (a JSON object, or TOML with
 // lock-version).
-// A failed query is ErrUnavailable, never an empty answer; a lockfile
+// A failed query is thirdparty.ErrUnavailable, never an empty answer; a lockfile
 // without packages, or one that holds the target without a version, is
 // ErrNotApplicable; anything else is our own failure.
 //
@@ -236,7 +237,7 @@ func (o *OSV) matchAPI(ctx context.Context, inv *inventory.Inventory, eco string
 		// the same name@version are another question.
 		parts = append(parts, "ecosystem:"+eco)
 	}
-	cacheKey := CacheKey(append(parts, keys...)...)
+	cacheKey := thirdparty.CacheKey(append(parts, keys...)...)
 	if o.opts.Cache != nil && !o.opts.Refresh {
 		if ans, ok := o.cached(ctx, cacheKey); ok {
 			return ans, true, nil
@@ -269,10 +270,10 @@ func (o *OSV) matchAPI(ctx context.Context, inv *inventory.Inventory, eco string
 // retries, a body that is not OSV JSON) as the third party's failure: its
 // answer is unusable, which must never read as "no advisories".
 func osvUnavailable(endpoint string, err error) error {
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, thirdparty.ErrUnavailable) {
 		return fmt.Errorf("osv query %s: %w", endpoint, err)
 	}
-	return fmt.Errorf("osv query %s: %w: %w", endpoint, ErrUnavailable, err)
+	return fmt.Errorf("osv query %s: %w: %w", endpoint, thirdparty.ErrUnavailable, err)
 }
 
 // cached returns a stored answer. A cache that fails or holds an unreadable
@@ -348,15 +349,15 @@ func (osvNoNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
-	return nil, fmt.Errorf("osv offline db: network request to %s refused", redactURL(req.URL.String()))
+	return nil, fmt.Errorf("osv offline db: network request to %s refused", thirdparty.RedactURL(req.URL.String()))
 }
 
 // osvRetryTransport runs every request of the osv.dev client through
-// Retry.Do, which retries network errors, 429 and 5xx with backoff and
+// thirdparty.Retry.Do, which retries network errors, 429 and 5xx with backoff and
 // honours Retry-After and the request's context.
 type osvRetryTransport struct {
 	hc    *http.Client
-	retry Retry
+	retry thirdparty.Retry
 }
 
 func (t osvRetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
 
@@ -149,7 +150,7 @@ func TestOSV_pylock_offline_db(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _, err := NewOSV(OSVOptions{OfflineDB: npmOnly}).Scan(t.Context(), pylock(t, pylockRequests), "requests")
-		if err == nil || got != nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotApplicable) {
+		if err == nil || got != nil || errors.Is(err, thirdparty.ErrUnavailable) || errors.Is(err, ErrNotApplicable) {
 			t.Fatalf("Scan = %+v, %v; want our own error", got, err)
 		}
 		if want := filepath.Join("osv-scalibr", "PyPI", "all.zip"); !bytes.Contains([]byte(err.Error()), []byte(want)) {
@@ -192,7 +193,7 @@ version = "4.16.0"
 			if tc.want != nil && !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
-			if tc.want == nil && (errors.Is(err, ErrNotApplicable) || errors.Is(err, ErrUnavailable)) {
+			if tc.want == nil && (errors.Is(err, ErrNotApplicable) || errors.Is(err, thirdparty.ErrUnavailable)) {
 				t.Errorf("err = %v, want our own error", err)
 			}
 			if n := api.Requests(); n != 0 {
@@ -241,7 +242,7 @@ func TestOSV_cache_keys_by_ecosystem(t *testing.T) {
 		t.Fatalf("second pylock scan: cached %v, %v; want a hit", f.Cached, err)
 	}
 	keys := []string{"certifi@2026.10.19.post1", "chardet@3.0.4", "idna@2.7", "requests@2.19.0", "urllib3@1.23"}
-	npmKey := CacheKey(append([]string{osvCacheVersion, api.URL()}, keys...)...)
+	npmKey := thirdparty.CacheKey(append([]string{osvCacheVersion, api.URL()}, keys...)...)
 	if _, _, ok, _ := c.Get(t.Context(), "osv", npmKey); ok {
 		t.Error("the PyPI answer is stored under the key an npm tree of the same names would use")
 	}

@@ -15,6 +15,7 @@ import (
 	osvpb "github.com/ossf/osv-schema/bindings/go/osvschema"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
 
@@ -58,7 +59,7 @@ func osvTestOptions(endpoint string) OSVOptions {
 	return OSVOptions{
 		Endpoint:   endpoint,
 		HTTPClient: &http.Client{Timeout: 2 * time.Second},
-		Retry:      Retry{Attempts: osvTestRetryBudget, Backoff: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond},
+		Retry:      thirdparty.Retry{Attempts: osvTestRetryBudget, Backoff: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond},
 	}
 }
 
@@ -223,15 +224,15 @@ func TestOSV_upstream_failures(t *testing.T) {
 		// wantRequests, when positive, is the exact number of requests.
 		wantRequests int
 	}{
-		{name: "upstream_503_is_unavailable", fault: supplytest.Unavailable(), wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "upstream_503_is_unavailable", fault: supplytest.Unavailable(), wantErr: thirdparty.ErrUnavailable, wantRequests: osvTestRetryBudget},
 		// Two 429s, then the querybatch and the four record fetches answer.
 		{name: "rate_limit_then_answer_is_observed", fault: supplytest.RateLimited(2), wantRequests: 2 + 1 + 4},
-		{name: "rate_limit_beyond_retries_is_unavailable", fault: supplytest.RateLimited(100), wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
-		{name: "slow_upstream_is_unavailable", fault: supplytest.Slow(5 * time.Second), timeout: 100 * time.Millisecond, wantErr: ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "rate_limit_beyond_retries_is_unavailable", fault: supplytest.RateLimited(100), wantErr: thirdparty.ErrUnavailable, wantRequests: osvTestRetryBudget},
+		{name: "slow_upstream_is_unavailable", fault: supplytest.Slow(5 * time.Second), timeout: 100 * time.Millisecond, wantErr: thirdparty.ErrUnavailable, wantRequests: osvTestRetryBudget},
 		// The querybatch answer is not JSON; the records are fine.
-		{name: "malformed_querybatch_is_unavailable", fault: supplytest.Fault{Malformed: true, Path: "/v1/querybatch"}, wantErr: ErrUnavailable},
+		{name: "malformed_querybatch_is_unavailable", fault: supplytest.Fault{Malformed: true, Path: "/v1/querybatch"}, wantErr: thirdparty.ErrUnavailable},
 		// The querybatch answers; the records are an HTML page.
-		{name: "malformed_record_is_unavailable", fault: supplytest.Fault{Path: "/v1/vulns/", Body: []byte(`<!doctype html><title>Error</title>`)}, wantErr: ErrUnavailable},
+		{name: "malformed_record_is_unavailable", fault: supplytest.Fault{Path: "/v1/vulns/", Body: []byte(`<!doctype html><title>Error</title>`)}, wantErr: thirdparty.ErrUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,7 +276,7 @@ func TestOSV_deadline_is_unavailable(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, _, err := NewOSV(osvTestOptions(api.URL())).Scan(ctx, osvLock(t, osvLockFS2025328), osvServerFS)
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, thirdparty.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
 	// The context bounds the whole scan, retries included.
@@ -338,7 +339,7 @@ func TestOSV_bad_input_is_our_error(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newOSVAPI(t)
 			_, _, err := NewOSV(osvTestOptions(api.URL())).Scan(t.Context(), tc.lock, tc.target)
-			if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotApplicable) || errors.Is(err, ErrNoCredential) {
+			if err == nil || errors.Is(err, thirdparty.ErrUnavailable) || errors.Is(err, ErrNotApplicable) || errors.Is(err, thirdparty.ErrNoCredential) {
 				t.Fatalf("err = %v, want our own error (state error)", err)
 			}
 			if n := api.Requests(); n != 0 {
@@ -435,7 +436,7 @@ func TestOSV_cache(t *testing.T) {
 		fc := newOSVMemCache()
 		o := osvTestOptions(failing.URL())
 		o.Cache, o.TTL = fc, time.Hour
-		if _, _, err := NewOSV(o).Scan(t.Context(), lock, osvServerFS); !errors.Is(err, ErrUnavailable) {
+		if _, _, err := NewOSV(o).Scan(t.Context(), lock, osvServerFS); !errors.Is(err, thirdparty.ErrUnavailable) {
 			t.Fatalf("err = %v, want ErrUnavailable", err)
 		}
 		if fc.puts != 0 {
@@ -469,7 +470,7 @@ func TestOSV_offline_db(t *testing.T) {
 	}
 	t.Run("missing_db_is_our_error", func(t *testing.T) {
 		_, _, err := NewOSV(OSVOptions{OfflineDB: t.TempDir()}).Scan(t.Context(), osvLock(t, osvLockFS2025328), osvServerFS)
-		if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotApplicable) {
+		if err == nil || errors.Is(err, thirdparty.ErrUnavailable) || errors.Is(err, ErrNotApplicable) {
 			t.Fatalf("err = %v, want our own error", err)
 		}
 	})

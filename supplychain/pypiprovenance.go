@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/pkgspec"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -93,7 +94,7 @@ const pypiIntegrityMaxBody = 4 << 20
 // A 200 with a provenance object is attested; PyPI's 404 with its "No
 // provenance available" message is none; any other 404 (an empty body,
 // a mirror's own page) is unserved. None of these is an error. Errors:
-// ErrBadName for an invalid project name or file name; ErrUnavailable
+// ErrBadName for an invalid project name or file name; thirdparty.ErrUnavailable
 // (with ErrRegistryUnreachable) when the index does not answer after
 // retries, answers 429 or 5xx throughout, refuses (401, 403: PyPI's
 // "Attestations temporarily disabled" is a 403), or answers 200 with
@@ -125,7 +126,7 @@ func (p *PyPI) Provenance(ctx context.Context, name, version, filename string) (
 	defer resp.Body.Close()
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, pypiIntegrityMaxBody+1))
 	unreachable := func(format string, args ...any) error {
-		return fmt.Errorf("pypi provenance %s: %w: %w: %s", filename, ErrRegistryUnreachable, ErrUnavailable, fmt.Sprintf(format, args...))
+		return fmt.Errorf("pypi provenance %s: %w: %w: %s", filename, ErrRegistryUnreachable, thirdparty.ErrUnavailable, fmt.Sprintf(format, args...))
 	}
 	if rerr != nil {
 		return nil, unreachable("reading the answer: %v", rerr)
@@ -137,7 +138,7 @@ func (p *PyPI) Provenance(ctx context.Context, name, version, filename string) (
 	switch resp.StatusCode {
 	case http.StatusOK:
 		if err := out.read(body); err != nil {
-			return nil, unreachable("GET %s: %v", redactURL(u), err)
+			return nil, unreachable("GET %s: %v", thirdparty.RedactURL(u), err)
 		}
 		out.State = PyPIProvenanceAttested
 		return out, nil
@@ -151,11 +152,11 @@ func (p *PyPI) Provenance(ctx context.Context, name, version, filename string) (
 		return out, nil
 	case http.StatusUnauthorized, http.StatusForbidden:
 		msg, _ := pypiIntegrityMessage(body)
-		return nil, unreachable("GET %s: %s %s", redactURL(u), resp.Status, msg)
+		return nil, unreachable("GET %s: %s %s", thirdparty.RedactURL(u), resp.Status, msg)
 	case http.StatusNotAcceptable:
 		return nil, fmt.Errorf("pypi provenance %s: the index refused the Accept header: %s", filename, resp.Status)
 	default:
-		return nil, unreachable("GET %s: %s", redactURL(u), resp.Status)
+		return nil, unreachable("GET %s: %s", thirdparty.RedactURL(u), resp.Status)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
@@ -172,7 +173,7 @@ func TestPyPIProvenance(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				p, _, _ := integrityIndex(t, map[string]integrityAnswer{"*": a})
 				got, err := p.Provenance(ctx, "example-mcp", "1.0.0", provWheel)
-				if got != nil || !errors.Is(err, supplychain.ErrUnavailable) || !errors.Is(err, supplychain.ErrRegistryUnreachable) {
+				if got != nil || !errors.Is(err, thirdparty.ErrUnavailable) || !errors.Is(err, supplychain.ErrRegistryUnreachable) {
 					t.Fatalf("Provenance = %+v, %v; want ErrUnavailable", got, err)
 				}
 			})
@@ -232,7 +233,7 @@ func TestPyPIProvenance(t *testing.T) {
 		})
 		t.Run("an_error_ends_the_release", func(t *testing.T) {
 			p, _, _ := integrityIndex(t, map[string]integrityAnswer{provWheel: attested, "*": {status: 500}})
-			if provs, err := p.ReleaseProvenance(ctx, rel); provs != nil || !errors.Is(err, supplychain.ErrUnavailable) {
+			if provs, err := p.ReleaseProvenance(ctx, rel); provs != nil || !errors.Is(err, thirdparty.ErrUnavailable) {
 				t.Errorf("ReleaseProvenance = %v, %v; want no partial answer and ErrUnavailable", provs, err)
 			}
 		})

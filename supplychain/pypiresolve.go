@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
@@ -38,7 +39,7 @@ func NewPyPI(hc *http.Client, indexURL string) *PyPI {
 
 // WithRetry sets how network errors, 429 and 5xx are retried (by default
 // four attempts, half a second apart and doubling, as the npm client).
-func (p *PyPI) WithRetry(rt Retry) *PyPI {
+func (p *PyPI) WithRetry(rt thirdparty.Retry) *PyPI {
 	p.retry = rt
 	return p
 }
@@ -130,7 +131,7 @@ type pypiResolveFile struct {
 // specifier ErrBadRequirement, before any request; an unknown project is
 // ErrPackageNotFound, no matching release ErrVersionNotFound (naming the
 // newest releases), and an index that does not answer after the retries
-// ErrRegistryUnreachable (wrapping ErrUnavailable too).
+// ErrRegistryUnreachable (wrapping thirdparty.ErrUnavailable too).
 func (p *PyPI) Resolve(ctx context.Context, name, spec string) (*PyPIRelease, error) {
 	if err := pkgspec.ValidPyPIName(name); err != nil {
 		return nil, err
@@ -227,11 +228,11 @@ func (p *PyPI) get(ctx context.Context, u string) ([]byte, int, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, resp.StatusCode, nil
 	default:
-		return nil, resp.StatusCode, fmt.Errorf("%w: GET %s: %s", ErrRegistryUnreachable, redactURL(u), resp.Status)
+		return nil, resp.StatusCode, fmt.Errorf("%w: GET %s: %s", ErrRegistryUnreachable, thirdparty.RedactURL(u), resp.Status)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: GET %s: %v", ErrRegistryUnreachable, redactURL(u), err)
+		return nil, 0, fmt.Errorf("%w: GET %s: %v", ErrRegistryUnreachable, thirdparty.RedactURL(u), err)
 	}
 	return bytes.TrimSpace(data), resp.StatusCode, nil
 }

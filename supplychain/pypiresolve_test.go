@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
@@ -58,7 +59,7 @@ func newPyPIIndex(t *testing.T) *pypiIndex {
 func (ix *pypiIndex) start() *PyPI {
 	srv := httptest.NewServer(ix)
 	ix.t.Cleanup(srv.Close)
-	return NewPyPI(srv.Client(), srv.URL+ix.prefix+"/").WithRetry(Retry{Attempts: 3, Backoff: time.Millisecond, MaxWait: time.Millisecond})
+	return NewPyPI(srv.Client(), srv.URL+ix.prefix+"/").WithRetry(thirdparty.Retry{Attempts: 3, Backoff: time.Millisecond, MaxWait: time.Millisecond})
 }
 
 func (ix *pypiIndex) requests() []string {
@@ -374,7 +375,7 @@ func TestPyPIResolveRetries(t *testing.T) {
 
 	ix.fail, ix.failStatus = 100, http.StatusBadGateway
 	_, err := p.Resolve(ctx, "mcp-server-fetch", "")
-	if !errors.Is(err, ErrRegistryUnreachable) || !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, ErrRegistryUnreachable) || !errors.Is(err, thirdparty.ErrUnavailable) {
 		t.Errorf("always 502: %v", err)
 	}
 	if n := len(ix.requests()); n != 6 {
@@ -402,7 +403,7 @@ func TestPyPIResolveRetries(t *testing.T) {
 	defer slow.Close()
 	hc := slow.Client()
 	hc.Timeout = 20 * time.Millisecond
-	sp := NewPyPI(hc, slow.URL).WithRetry(Retry{Attempts: 2, Backoff: time.Millisecond})
+	sp := NewPyPI(hc, slow.URL).WithRetry(thirdparty.Retry{Attempts: 2, Backoff: time.Millisecond})
 	if _, err := sp.Resolve(ctx, "mcp-server-fetch", ""); !errors.Is(err, ErrRegistryUnreachable) {
 		t.Errorf("timeout: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/ecosystem"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // DefaultSocketEndpoint is Socket's public API; requests go to its /v0/purl.
@@ -26,9 +27,9 @@ const DefaultSocketEndpoint = "https://api.socket.dev"
 const DefaultSocketTTL = 6 * time.Hour
 
 // ErrCredentialRejected: the third party refused the configured credential
-// (401, 403 without a rate limit). It wraps ErrUnavailable, so the signal is
+// (401, 403 without a rate limit). It wraps thirdparty.ErrUnavailable, so the signal is
 // unavailable and never clean; the reason names the cause.
-var ErrCredentialRejected = fmt.Errorf("%w: credential rejected", ErrUnavailable)
+var ErrCredentialRejected = fmt.Errorf("%w: credential rejected", thirdparty.ErrUnavailable)
 
 const (
 	// socketBatch is the number of purls sent in one request: Socket
@@ -62,14 +63,14 @@ type SocketOptions struct {
 	APIKey string
 	// Cache stores answers for TTL (DefaultSocketTTL when zero); nil
 	// disables caching. Refresh skips the lookup but still stores.
-	Cache   Cache
+	Cache   thirdparty.Cache
 	TTL     time.Duration
 	Refresh bool
 	// HTTPClient sends the requests; a client with a 60 s timeout when nil.
 	HTTPClient *http.Client
 	// Retry is the retry policy for 429, 5xx and network errors;
-	// DefaultRetry when zero.
-	Retry Retry
+	// thirdparty.DefaultRetry when zero.
+	Retry thirdparty.Retry
 }
 
 // Socket asks Socket's package API for alerts and scores of a package and
@@ -77,11 +78,11 @@ type SocketOptions struct {
 type Socket struct {
 	endpoint string
 	key      string
-	cache    Cache
+	cache    thirdparty.Cache
 	ttl      time.Duration
 	refresh  bool
 	hc       *http.Client
-	retry    Retry
+	retry    thirdparty.Retry
 }
 
 // NewSocket returns a Socket client for opts.
@@ -105,7 +106,7 @@ func NewSocket(opts SocketOptions) *Socket {
 		s.hc = &http.Client{Timeout: 60 * time.Second}
 	}
 	if s.retry.Attempts == 0 {
-		s.retry = DefaultRetry
+		s.retry = thirdparty.DefaultRetry
 	}
 	return s
 }
@@ -124,15 +125,15 @@ func (s *Socket) Endpoint() string { return s.endpoint }
 // about. Every alert on any package is kept, with its package and version;
 // Scores are the scanned package's.
 //
-// Errors: ErrNoCredential when no key is configured (no request is made);
-// ErrCredentialRejected on 401 and 403; ErrUnavailable when Socket does not
+// Errors: thirdparty.ErrNoCredential when no key is configured (no request is made);
+// ErrCredentialRejected on 401 and 403; thirdparty.ErrUnavailable when Socket does not
 // answer after retries, answers something unreadable, or has no analysis of
 // the scanned package itself. A dependency Socket does not know contributes
 // no alerts.
 func (s *Socket) Scan(ctx context.Context, target string, purls []string) (*evidence.SocketResult, Fetch, error) {
 	fetch := Fetch{Endpoint: s.endpoint}
 	if s.key == "" {
-		return nil, fetch, fmt.Errorf("socket: %w (SOCKET_API_KEY)", ErrNoCredential)
+		return nil, fetch, fmt.Errorf("socket: %w (SOCKET_API_KEY)", thirdparty.ErrNoCredential)
 	}
 	fetch.Authenticated = true
 	purls = socketPurls(purls)
@@ -145,7 +146,7 @@ func (s *Socket) Scan(ctx context.Context, target string, purls []string) (*evid
 	if target == "" {
 		target = purls[0]
 	}
-	key := CacheKey(append([]string{"socket/1", s.endpoint}, purls...)...)
+	key := thirdparty.CacheKey(append([]string{"socket/1", s.endpoint}, purls...)...)
 
 	if s.cache != nil && !s.refresh {
 		var res evidence.SocketResult
@@ -284,15 +285,15 @@ func (s *Socket) post(ctx context.Context, batch []string) ([]socketArtifact, []
 		// large): our failure, not Socket's.
 		return nil, nil, fmt.Errorf("socket purl: request refused: %s%s", resp.Status, socketErrorMessage(resp.Body))
 	case resp.StatusCode != http.StatusOK:
-		return nil, nil, fmt.Errorf("socket purl: %w: %s%s", ErrUnavailable, resp.Status, socketErrorMessage(resp.Body))
+		return nil, nil, fmt.Errorf("socket purl: %w: %s%s", thirdparty.ErrUnavailable, resp.Status, socketErrorMessage(resp.Body))
 	}
 
 	data, err := io.ReadAll(io.LimitReader(resp.Body, socketMaxBody+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("socket purl: %w: reading answer: %v", ErrUnavailable, err)
+		return nil, nil, fmt.Errorf("socket purl: %w: reading answer: %v", thirdparty.ErrUnavailable, err)
 	}
 	if len(data) > socketMaxBody {
-		return nil, nil, fmt.Errorf("socket purl: %w: answer larger than %d bytes", ErrUnavailable, socketMaxBody)
+		return nil, nil, fmt.Errorf("socket purl: %w: answer larger than %d bytes", thirdparty.ErrUnavailable, socketMaxBody)
 	}
 	return parseSocketStream(data)
 }
@@ -311,18 +312,18 @@ func parseSocketStream(data []byte) ([]socketArtifact, []socketPurlError, error)
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("socket purl: %w: malformed answer (item %d): %v", ErrUnavailable, n, err)
+			return nil, nil, fmt.Errorf("socket purl: %w: malformed answer (item %d): %v", thirdparty.ErrUnavailable, n, err)
 		}
 		switch a.Kind {
 		case "":
 			if a.Name == "" || a.Type == "" {
-				return nil, nil, fmt.Errorf("socket purl: %w: malformed answer (item %d): artifact without type or name", ErrUnavailable, n)
+				return nil, nil, fmt.Errorf("socket purl: %w: malformed answer (item %d): artifact without type or name", thirdparty.ErrUnavailable, n)
 			}
 			arts = append(arts, a)
 		case "purlError":
 			var pe socketPurlError
 			if err := json.Unmarshal(a.Value, &pe); err != nil || pe.InputPurl == "" {
-				return nil, nil, fmt.Errorf("socket purl: %w: malformed purlError frame (item %d)", ErrUnavailable, n)
+				return nil, nil, fmt.Errorf("socket purl: %w: malformed purlError frame (item %d)", thirdparty.ErrUnavailable, n)
 			}
 			unknown = append(unknown, pe)
 		default:
@@ -339,7 +340,7 @@ func socketResult(target, targetPurl string, arts []socketArtifact, unknown []so
 	tkey := ecosystem.PurlKey(targetPurl)
 	for _, u := range unknown {
 		if u.InputPurl == targetPurl || ecosystem.PurlKey(u.InputPurl) == tkey {
-			return nil, fmt.Errorf("socket purl: %w: Socket has no analysis of %s: %s", ErrUnavailable, target, u.Error)
+			return nil, fmt.Errorf("socket purl: %w: Socket has no analysis of %s: %s", thirdparty.ErrUnavailable, target, u.Error)
 		}
 	}
 	res := &evidence.SocketResult{Alerts: []evidence.SocketAlert{}}
@@ -369,7 +370,7 @@ func socketResult(target, targetPurl string, arts []socketArtifact, unknown []so
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("socket purl: %w: the answer has no artifact for %s", ErrUnavailable, target)
+		return nil, fmt.Errorf("socket purl: %w: the answer has no artifact for %s", thirdparty.ErrUnavailable, target)
 	}
 	sort.SliceStable(res.Alerts, func(i, j int) bool {
 		a, b := res.Alerts[i], res.Alerts[j]
@@ -464,7 +465,7 @@ type storedAnswer struct {
 
 // loadAnswer reads a cached answer into v. A cache that fails or holds
 // something unreadable is a miss: the third party is asked again.
-func loadAnswer(ctx context.Context, c Cache, namespace, key string, v any) (authenticated bool, storedAt time.Time, ok bool) {
+func loadAnswer(ctx context.Context, c thirdparty.Cache, namespace, key string, v any) (authenticated bool, storedAt time.Time, ok bool) {
 	data, at, ok, err := c.Get(ctx, namespace, key)
 	if err != nil {
 		slog.Warn("cache read failed; asking the third party", "namespace", namespace, "err", err)
@@ -483,7 +484,7 @@ func loadAnswer(ctx context.Context, c Cache, namespace, key string, v any) (aut
 
 // storeAnswer caches v. A failed write costs a later request, not this
 // answer, so it is logged and otherwise ignored.
-func storeAnswer(ctx context.Context, c Cache, namespace, key string, authenticated bool, v any, ttl time.Duration) {
+func storeAnswer(ctx context.Context, c thirdparty.Cache, namespace, key string, authenticated bool, v any, ttl time.Duration) {
 	res, err := json.Marshal(v)
 	if err == nil {
 		var data []byte

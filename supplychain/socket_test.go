@@ -14,6 +14,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/supplychain"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
 )
@@ -82,7 +83,7 @@ func recordedBody(t *testing.T, sub, name string) []byte {
 }
 
 // thirdPartyRetry keeps the retry tests fast: three attempts, milliseconds apart.
-var thirdPartyRetry = supplychain.Retry{Attempts: 3, Backoff: 5 * time.Millisecond, MaxWait: time.Second}
+var thirdPartyRetry = thirdparty.Retry{Attempts: 3, Backoff: 5 * time.Millisecond, MaxWait: time.Second}
 
 func socketServe(t *testing.T, api *supplytest.Socket, opts supplychain.SocketOptions) *supplychain.Socket {
 	t.Helper()
@@ -247,7 +248,7 @@ func TestSocket(t *testing.T) {
 		s := socketServe(t, newSocketAPI(t), supplychain.SocketOptions{APIKey: socketKey})
 		target := "pkg:npm/%40example-mcp/unpublished-server@9.9.9"
 		got, _, err := s.Scan(ctx, "@example-mcp/unpublished-server", []string{target, "pkg:npm/zod@4.6.7"})
-		if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+		if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 			t.Fatalf("Scan = %v, %v; want no result and ErrUnavailable", got, err)
 		}
 		if !strings.Contains(err.Error(), "Package not found") || !strings.Contains(err.Error(), "@example-mcp/unpublished-server") {
@@ -298,7 +299,7 @@ func TestSocket(t *testing.T) {
 		api := newSocketAPI(t)
 		s := socketServe(t, api, supplychain.SocketOptions{Cache: openAnswerCache(t)})
 		got, fetch, err := s.Scan(ctx, seName, seTree)
-		if !errors.Is(err, supplychain.ErrNoCredential) || got != nil {
+		if !errors.Is(err, thirdparty.ErrNoCredential) || got != nil {
 			t.Fatalf("Scan = %v, %v; want ErrNoCredential", got, err)
 		}
 		if fetch.Authenticated {
@@ -315,11 +316,11 @@ func TestSocket(t *testing.T) {
 		wantIs   []error
 		requests int
 	}{
-		{"401_is_credential_rejected", http.StatusUnauthorized, []error{supplychain.ErrCredentialRejected, supplychain.ErrUnavailable}, 1},
-		{"403_is_credential_rejected", http.StatusForbidden, []error{supplychain.ErrCredentialRejected, supplychain.ErrUnavailable}, 1},
-		{"persistent_500_is_unavailable", http.StatusInternalServerError, []error{supplychain.ErrUnavailable}, 3},
-		{"persistent_429_is_unavailable", http.StatusTooManyRequests, []error{supplychain.ErrUnavailable}, 3},
-		{"404_endpoint_is_unavailable", http.StatusNotFound, []error{supplychain.ErrUnavailable}, 1},
+		{"401_is_credential_rejected", http.StatusUnauthorized, []error{supplychain.ErrCredentialRejected, thirdparty.ErrUnavailable}, 1},
+		{"403_is_credential_rejected", http.StatusForbidden, []error{supplychain.ErrCredentialRejected, thirdparty.ErrUnavailable}, 1},
+		{"persistent_500_is_unavailable", http.StatusInternalServerError, []error{thirdparty.ErrUnavailable}, 3},
+		{"persistent_429_is_unavailable", http.StatusTooManyRequests, []error{thirdparty.ErrUnavailable}, 3},
+		{"404_endpoint_is_unavailable", http.StatusNotFound, []error{thirdparty.ErrUnavailable}, 1},
 	}
 	for _, tc := range failures {
 		t.Run(tc.name, func(t *testing.T) {
@@ -335,7 +336,7 @@ func TestSocket(t *testing.T) {
 					t.Errorf("error %q is not %q", err, want)
 				}
 			}
-			if errors.Is(err, supplychain.ErrNoCredential) {
+			if errors.Is(err, thirdparty.ErrNoCredential) {
 				t.Errorf("error %q reads as no credential configured", err)
 			}
 			if strings.Contains(err.Error(), socketKey) {
@@ -372,7 +373,7 @@ func TestSocket(t *testing.T) {
 		hc := &http.Client{Timeout: 50 * time.Millisecond}
 		s := supplychain.NewSocket(supplychain.SocketOptions{Endpoint: api.URL(), APIKey: socketKey, HTTPClient: hc, Retry: thirdPartyRetry})
 		_, _, err := s.Scan(ctx, seName, seTree)
-		if !errors.Is(err, supplychain.ErrUnavailable) {
+		if !errors.Is(err, thirdparty.ErrUnavailable) {
 			t.Fatalf("error %v, want ErrUnavailable", err)
 		}
 		if n := len(api.Seen()); n != 3 {
@@ -392,7 +393,7 @@ func TestSocket(t *testing.T) {
 				api.SetFault(supplytest.Fault{Body: []byte(body)})
 				s := socketServe(t, api, supplychain.SocketOptions{APIKey: socketKey, Cache: openAnswerCache(t)})
 				got, _, err := s.Scan(ctx, seName, seTree)
-				if !errors.Is(err, supplychain.ErrUnavailable) || got != nil {
+				if !errors.Is(err, thirdparty.ErrUnavailable) || got != nil {
 					t.Fatalf("Scan = %+v, %v; want ErrUnavailable", got, err)
 				}
 			})
@@ -454,7 +455,7 @@ func TestSocket(t *testing.T) {
 		api.SetFault(supplytest.Fault{Status: http.StatusInternalServerError, Times: 3})
 		c := openAnswerCache(t)
 		s := socketServe(t, api, supplychain.SocketOptions{APIKey: socketKey, Cache: c})
-		if _, _, err := s.Scan(ctx, seName, seTree); !errors.Is(err, supplychain.ErrUnavailable) {
+		if _, _, err := s.Scan(ctx, seName, seTree); !errors.Is(err, thirdparty.ErrUnavailable) {
 			t.Fatalf("first scan: %v, want ErrUnavailable", err)
 		}
 		got, fetch, err := s.Scan(ctx, seName, seTree)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
 // MCPRegistryAuthPath is where a domain publishes its MCP registry key for
@@ -122,7 +124,7 @@ type WellKnownAnswer struct {
 
 // MCPRegistryAuth fetches https://<domain>/.well-known/mcp-registry-auth.
 // Any HTTP answer is returned (a 404 is an answer: no key there); an error
-// wraps ErrUnavailable when the domain could not be asked (no address, a
+// wraps thirdparty.ErrUnavailable when the domain could not be asked (no address, a
 // refused or failed connection, TLS, a timeout, an address refused as
 // non-public).
 func (w *WellKnown) MCPRegistryAuth(ctx context.Context, domain string) (WellKnownAnswer, error) {
@@ -130,7 +132,7 @@ func (w *WellKnown) MCPRegistryAuth(ctx context.Context, domain string) (WellKno
 	a := WellKnownAnswer{URL: u}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return a, fmt.Errorf("%w: %s: %v", ErrUnavailable, u, err)
+		return a, fmt.Errorf("%w: %s: %v", thirdparty.ErrUnavailable, u, err)
 	}
 	if !w.proxied(req) {
 		req = req.WithContext(context.WithValue(ctx, directDial{}, true))
@@ -138,7 +140,7 @@ func (w *WellKnown) MCPRegistryAuth(ctx context.Context, domain string) (WellKno
 	req.Header.Set("Accept", "text/plain")
 	resp, err := w.hc.Do(req)
 	if err != nil {
-		return a, fmt.Errorf("%w: %s: %v", ErrUnavailable, u, err)
+		return a, fmt.Errorf("%w: %s: %v", thirdparty.ErrUnavailable, u, err)
 	}
 	defer resp.Body.Close()
 	a.Status = resp.StatusCode
@@ -148,7 +150,7 @@ func (w *WellKnown) MCPRegistryAuth(ctx context.Context, domain string) (WellKno
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, wellKnownMaxBody))
 	if err != nil {
-		return a, fmt.Errorf("%w: %s: reading the answer: %v", ErrUnavailable, u, err)
+		return a, fmt.Errorf("%w: %s: reading the answer: %v", thirdparty.ErrUnavailable, u, err)
 	}
 	a.Body = strings.TrimSpace(string(body))
 	return a, nil

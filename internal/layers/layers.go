@@ -11,18 +11,20 @@ package layers
 // no longer entry names.
 var Tiers = []Tier{
 	{"leaves", "standard library and third parties only", []string{
-		"pkgspec", "contract", "cache", "dnssec", "dnssec/dnssectest", "store/queue",
+		"pkgspec", "contract", "dnssec", "dnssec/dnssectest", "store/queue",
 		"sandbox/canary", "sandbox/image", "sandbox/sink", "sandbox/tracer", "judge/judgetest", "supplychain/supplytest",
 		"internal/...", "bench/internal/benchutil"}},
+	{"plumbing", "what the clients of third parties share (errors, retry, reachability, cache keys); the answer cache", []string{
+		"internal/thirdparty", "cache"}},
 	{"ecosystems", "one package ecosystem's names, pins, package URLs and lockfile", []string{
 		"ecosystem/npm", "ecosystem/pypi"}},
 	{"ecosystem", "the list of ecosystems, and what any layer may ask of one", []string{"ecosystem"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
 		"evidence", "contract/inspector", "contract/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
-	{"scoring and collectors", "score evidence; ask one third party or registry", []string{
-		"rubric", "supplychain", "store"}},
-	{"collectors, outputs", "the sandbox, the judge (which reads registry metadata), the outputs of one run", []string{
-		"sandbox", "judge", "report", "rescore", "benchmark"}},
+	{"scoring and collectors", "score evidence; ask one third party, registry or model", []string{
+		"rubric", "supplychain", "judge", "store"}},
+	{"collectors, outputs", "the sandbox, the outputs of one run", []string{
+		"sandbox", "report", "rescore", "benchmark"}},
 	{"config output", "the config report, written with the report's writers", []string{"report/configreport"}},
 	{"one scan", "a target end to end", []string{
 		"pipeline", "web/configscan", "benchmark/realcorpus"}},

@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,13 +23,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// The tests need a real server: scripts/setup.sh (or scripts/setup.sh
-// postgres) installs and starts one with this role and database.
-const (
-	postgresDSNEnv     = "VERIFYMCP_TEST_POSTGRES_DSN"
-	defaultPostgresDSN = "postgres://verifymcp:verifymcp@127.0.0.1:5432/verifymcp_test?sslmode=disable"
+	"github.com/verifymcp/verifymcp/internal/testpg"
 )
 
 // The worker process: the test binary re-executed with helperWorkerEnv set
@@ -55,17 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func testPostgresDSN() string {
-	if dsn := os.Getenv(postgresDSNEnv); dsn != "" {
-		return dsn
-	}
-	return defaultPostgresDSN
-}
-
 func newPool(ctx context.Context) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(testPostgresDSN())
+	cfg, err := pgxpool.ParseConfig(testpg.DSN())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", postgresDSNEnv, err)
+		return nil, fmt.Errorf("%s: %w", testpg.DSNEnv, err)
 	}
 	cfg.MaxConns = 10
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -78,7 +64,7 @@ func newPool(ctx context.Context) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("the Postgres test server at %s:%d is unreachable: %w\n"+
 			"run scripts/setup.sh (or scripts/setup.sh postgres) to install and start it, or set %s",
-			cfg.ConnConfig.Host, cfg.ConnConfig.Port, err, postgresDSNEnv)
+			cfg.ConnConfig.Host, cfg.ConnConfig.Port, err, testpg.DSNEnv)
 	}
 	return pool, nil
 }
@@ -100,17 +86,7 @@ func connect(t *testing.T) *pgxpool.Pool {
 func newSchema(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
 	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "queue_test_" + hex.EncodeToString(b)
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	schema := testpg.Schema(t, "queue_test_")
 	if err := Migrate(ctx, pool, schema); err != nil {
 		t.Fatal(err)
 	}

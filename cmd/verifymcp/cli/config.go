@@ -14,6 +14,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/cache"
 	"github.com/verifymcp/verifymcp/dnssec"
+	"github.com/verifymcp/verifymcp/internal/thirdparty"
 	"github.com/verifymcp/verifymcp/judge"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/rubric"
@@ -265,7 +266,7 @@ func (g *globals) supplyClients(sc *supplyConfig, answers *cache.Cache, ca *caBu
 	if answers != nil && !sc.refresh {
 		// Endpoints found unreachable are remembered for the other
 		// processes that share the cache (batch and fleet workers).
-		supplychain.Unreachable.UseCache(answers)
+		thirdparty.Unreachable.UseCache(answers)
 	}
 	sp := pipeline.Supply{Skip: sc.skip, GitHubHost: sc.githubEndpoint}
 	// The HTTPS key document of an mcpName's domain, read as the MCP

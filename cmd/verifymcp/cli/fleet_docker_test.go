@@ -5,11 +5,8 @@ package cli_test
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,14 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// The fleet tests need a real Postgres server: scripts/setup.sh installs
-// and starts one with this role and database. They fail, not skip, when it
-// is not there.
-const (
-	postgresDSNEnv     = "VERIFYMCP_TEST_POSTGRES_DSN"
-	defaultPostgresDSN = "postgres://verifymcp:verifymcp@127.0.0.1:5432/verifymcp_test?sslmode=disable"
+	"github.com/verifymcp/verifymcp/internal/testpg"
 )
 
 // fleetDatabase makes a schema of its own for the test, dropped when it
@@ -36,35 +27,8 @@ const (
 // connection to it.
 func fleetDatabase(t *testing.T) (string, *pgx.Conn) {
 	t.Helper()
-	base := os.Getenv(postgresDSNEnv)
-	if base == "" {
-		base = defaultPostgresDSN
-	}
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("the Postgres test server is unreachable: %v\nrun scripts/setup.sh postgres, or set %s", err, postgresDSNEnv)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "fleet_test_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	dsn := u.String()
+	dsn := testpg.SchemaDSN(t, "fleet_test_")
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

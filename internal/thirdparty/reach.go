@@ -1,4 +1,4 @@
-package supplychain
+package thirdparty
 
 import (
 	"context"
@@ -108,10 +108,10 @@ func endpointOf(u *url.URL) string {
 	return u.Scheme + "://" + hostport.Of(u)
 }
 
-// check returns the remembered failure of u's endpoint, if any within the
+// Check returns the remembered failure of u's endpoint, if any within the
 // window: the process's own mark first, else the mark another process
 // left in the cache (kept then as the process's own).
-func (r *Reachability) check(ctx context.Context, u *url.URL) error {
+func (r *Reachability) Check(ctx context.Context, u *url.URL) error {
 	if r == nil {
 		return nil
 	}
@@ -143,11 +143,11 @@ func (r *Reachability) check(ctx context.Context, u *url.URL) error {
 	return &UnreachableError{Endpoint: ep, Reason: m.Reason, At: m.At, Remembered: true}
 }
 
-// observe records the outcome of one request to u: a failure that no
+// Observe records the outcome of one request to u: a failure that no
 // retry can mend within the window is remembered and returned as an
 // *UnreachableError; any answer clears the endpoint's mark, here and, when
 // there was one, in the cache.
-func (r *Reachability) observe(ctx context.Context, u *url.URL, err error) error {
+func (r *Reachability) Observe(ctx context.Context, u *url.URL, err error) error {
 	if r == nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func reasonOf(err error) string {
 	if errors.As(err, &ue) && ue.Err != nil {
 		err = ue.Err
 	}
-	return redactURL(err.Error())
+	return RedactURL(err.Error())
 }
 
 // unreachable reports whether err says the endpoint cannot be reached at
