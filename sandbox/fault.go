@@ -39,6 +39,10 @@ const (
 	// FaultEgress: the fetch container could not use the sandbox's own
 	// egress proxy: the engine's networking failed.
 	FaultEgress FaultKind = "egress_proxy"
+	// FaultDisk: the fetch step ran out of disk space. It runs no package
+	// code and writes to unbounded volumes on the engine's host, so the
+	// host's disk is full, whatever the package.
+	FaultDisk FaultKind = "host_disk_full"
 )
 
 // EnvironmentError is a failure of the environment the sandbox runs in,
@@ -60,8 +64,9 @@ type EnvironmentError struct {
 func (e *EnvironmentError) Error() string { return e.Cause + "; " + e.Fix }
 
 // Engine reports whether the fault lies with the Docker engine (its
-// networking) rather than with the registry or the network beyond it.
-func (e *EnvironmentError) Engine() bool { return e.Kind == FaultEgress }
+// networking, its host's disk) rather than with the registry or the
+// network beyond it.
+func (e *EnvironmentError) Engine() bool { return e.Kind == FaultEgress || e.Kind == FaultDisk }
 
 // preflightResult is the fetch driver's check that it reaches the
 // registry before npm runs (see drivers/fetch.js).
@@ -124,7 +129,26 @@ const (
 	fixDNS      = "check the Docker engine's DNS (dockerd --dns) and the registry URL (--registry or VERIFYMCP_NPM_REGISTRY), then `verifymcp sandbox doctor`"
 	fixRegistry = "try again later, or use a mirror with --registry (or VERIFYMCP_NPM_REGISTRY)"
 	fixEgress   = "the engine's networks are not working: check dockerd (its bridge driver and iptables), then `verifymcp sandbox doctor`"
+	fixDisk     = "free disk space on the Docker engine's host (`docker system df` shows what holds it; `verifymcp sandbox prune` removes what dead scans left), then scan again"
 )
+
+// diskFull reports whether a fetch step's own words say the disk was
+// full: Node.js's and npm's ENOSPC, the C library's text, Rust's (uv's)
+// "os error 28".
+func diskFull(texts ...string) bool {
+	for _, s := range texts {
+		if strings.Contains(s, "ENOSPC") || strings.Contains(s, "No space left on device") || strings.Contains(s, "os error 28") {
+			return true
+		}
+	}
+	return false
+}
+
+// diskFault is the fault of a fetch step that ran out of disk space.
+func diskFault(step string) *EnvironmentError {
+	return &EnvironmentError{Kind: FaultDisk, Code: "ENOSPC", Fix: fixDisk,
+		Cause: step + " in the fetch step ran out of disk space on the Docker engine's host"}
+}
 
 // classifyFetch turns what the fetch driver reported into an environment
 // fault, or nil when the failure (if any) is the package's. registry is
@@ -137,6 +161,9 @@ func classifyFetch(fr *fetchResult, registry string, caGiven bool) *EnvironmentE
 			host = regHost
 		}
 		return preflightFault(p, host, caGiven)
+	}
+	if !fr.OK && (diskFull(fr.LogTail) || fr.NPMError != nil && diskFull(fr.NPMError.Code, fr.NPMError.Summary)) {
+		return diskFault("npm")
 	}
 	if fr.OK || fr.NPMError == nil || len(fr.GitWanted) > 0 {
 		return nil

@@ -124,6 +124,19 @@ func TestClassifyFetch(t *testing.T) {
 				"check that the Docker engine's bridge network reaches the registry (firewall, proxy, --registry), then `verifymcp sandbox doctor`",
 		},
 
+		{
+			name: "the host's disk full while npm unpacks (no error object)", registry: npmjs,
+			result: `{"ok":false,"npm_exit":1,"log_tail":"npm warn tar TAR_ENTRY_ERROR ENOSPC: no space left on device, write\nnpm error A complete log of this run can be found in: /cache/npm/_logs/2026-12-06T20_02_20_473Z-debug-0.log\n","preflight":{"ok":true,"stage":"http","status":200,"host":"registry.npmjs.org:443"}}`,
+			kind:   FaultDisk, code: "ENOSPC",
+			message: "npm in the fetch step ran out of disk space on the Docker engine's host; " + fixDisk,
+		},
+		{
+			name: "the host's disk full, npm's error object", registry: npmjs,
+			result: `{"ok":false,"npm_exit":1,"preflight":{"ok":true,"stage":"http","status":200,"host":"registry.npmjs.org:443"},"npm_error":{"code":"ENOSPC","summary":"nospc: ENOSPC: no space left on device, write","detail":""}}`,
+			kind:   FaultDisk, code: "ENOSPC",
+			message: "npm in the fetch step ran out of disk space on the Docker engine's host; " + fixDisk,
+		},
+
 		// The package's own failures stay package evidence.
 		{
 			name: "a dependency that does not exist", file: "dep_missing_e404.txt", registry: npmjs,

@@ -439,6 +439,9 @@ func classifyPyFetch(fr *pyFetchResult, indexHost string, caGiven bool) *Environ
 		}
 		return preflightFault(p, host, caGiven)
 	}
+	if !fr.OK && diskFull(fr.Error, fr.LogTail) {
+		return diskFault("uv")
+	}
 	switch fr.ErrorKind {
 	case "tls":
 		f := &EnvironmentError{Kind: FaultTLS, Host: indexHost, Code: "UNKNOWN_ISSUER", Fix: fixCA,

@@ -109,6 +109,9 @@ func TestClassifyPyFetch(t *testing.T) {
 	if f := classifyPyFetch(&pyFetchResult{ErrorKind: "network", Error: "dns error"}, "pypi.org:443", false); f == nil || f.Kind != FaultUnreachable {
 		t.Errorf("uv could not reach the index: %+v", f)
 	}
+	if f := classifyPyFetch(&pyFetchResult{ErrorKind: "other", Error: "Failed to write to the distribution cache: No space left on device (os error 28)", Preflight: &preflightResult{OK: true}}, "pypi.org:443", false); f == nil || f.Kind != FaultDisk {
+		t.Errorf("uv on a full disk: %+v", f)
+	}
 	for _, kind := range []string{"hash_mismatch", "dynamic_metadata", "requires_python", "resolution"} {
 		fr := &pyFetchResult{ErrorKind: kind, Error: "x", Preflight: &preflightResult{OK: true}}
 		if f := classifyPyFetch(fr, "pypi.org:443", true); f != nil {
