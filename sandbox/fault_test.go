@@ -216,7 +216,7 @@ func TestClassifyFetch(t *testing.T) {
 				t.Errorf("message\n got %q\nwant %q", got, tt.message)
 			}
 			var ee *EnvironmentError
-			if err := error(fault); !errors.As(err, &ee) || ee.Engine() != (tt.kind == FaultEgress) {
+			if err := error(fault); !errors.As(err, &ee) || ee.Engine() != (tt.kind == FaultEgress || tt.kind == FaultDisk) {
 				t.Errorf("errors.As / Engine() = %v for %s", ee, tt.kind)
 			}
 		})
