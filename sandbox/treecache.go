@@ -433,6 +433,17 @@ func PruneTreeNamespace(ctx context.Context, cli client.APIClient, dir, ns strin
 	return pruneTrees(ctx, cli, dir, func(v *volume.Volume) bool { return v.Labels[LabelTreeNamespace] == ns })
 }
 
+// PruneTreeOwner removes the cached tree volumes not in use that the
+// process owner (hostname/pid, as LabelOwner names it) created, in any
+// namespace, and their index entries in dir: what a process that has
+// exited cached, and nothing else.
+func PruneTreeOwner(ctx context.Context, cli client.APIClient, dir, owner string) (int, error) {
+	if owner == "" {
+		return 0, errors.New("tree cache: no owner to prune")
+	}
+	return pruneTrees(ctx, cli, dir, func(v *volume.Volume) bool { return v.Labels[LabelOwner] == owner })
+}
+
 // pruneTrees removes the cached tree volumes not in use that pick picks.
 func pruneTrees(ctx context.Context, cli client.APIClient, dir string, pick func(*volume.Volume) bool) (int, error) {
 	vs, err := cli.VolumeList(ctx, volume.ListOptions{})

@@ -107,6 +107,7 @@ func startBatch(t *testing.T, args []string) (*exec.Cmd, *bytes.Buffer, *bytes.B
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pruneOwnTrees(t, cmd.Process.Pid)
 	return cmd, &out, &errb
 }
 

@@ -101,7 +101,31 @@ func verifymcp(t *testing.T, env []string, args ...string) result {
 	} else if err != nil {
 		t.Fatal(err)
 	}
+	pruneOwnTrees(t, cmd.Process.Pid)
 	return result{code, out.String(), errb.String(), cmd.Process.Pid}
+}
+
+// pruneOwnTrees removes, when the test ends, the cached trees the
+// verifymcp process pid filled. A process of these tests keeps its tree
+// cache in the test's own data directory, in the engine's default
+// namespace, and a tree fetched from a loopback registry has a key of its
+// own (the registry's port is in it): left there, each run of the suite
+// would add volumes that nothing ever reads again.
+func pruneOwnTrees(t *testing.T, pid int) {
+	t.Helper()
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s/%d", host, pid)
+	t.Cleanup(func() {
+		ec, err := sandbox.NewClient()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer ec.Close()
+		if _, err := sandbox.PruneTreeOwner(context.Background(), ec, "", owner); err != nil {
+			t.Logf("remove the trees process %s cached: %v", owner, err)
+		}
+	})
 }
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
@@ -375,6 +399,7 @@ func TestInterruptCleansUp(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pruneOwnTrees(t, cmd.Process.Pid)
 	cli, err := sandbox.NewClient()
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,7 @@ func startWorker(t *testing.T, env []string, data string) *worker {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pruneOwnTrees(t, cmd.Process.Pid)
 	w := &worker{cmd: cmd, exited: make(chan struct{}), scanning: make(chan string, 64)}
 	go func() {
 		sc := bufio.NewScanner(stderr)
