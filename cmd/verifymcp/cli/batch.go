@@ -236,7 +236,7 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 	// Progress owns stderr: log records go through it, so that they never
 	// tear the bar. The pipeline's own progress lines name no target, and
 	// N scans would interleave them: below --verbose only warnings show.
-	prog := batch.NewProgress(g.stderr, batch.IsTerminal(g.stderr), g.quiet)
+	prog := newProgressBar(g.stderr, isTerminal(g.stderr), g.quiet)
 	defer prog.Close()
 	level := slog.LevelWarn
 	if g.verbose {
