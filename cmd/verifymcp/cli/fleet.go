@@ -215,7 +215,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	}
 	defer closeAll()
 	bs := &batch.Scans{Pipeline: p}
-	session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, func() error { return nil })
+	session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
 	if err != nil {
 		return err
 	}
