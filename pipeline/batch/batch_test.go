@@ -106,8 +106,6 @@ func TestSplitWords(t *testing.T) {
 	}
 }
 
-func ptrFloat(v float64) *float64 { return &v }
-
 func TestSummarize(t *testing.T) {
 	items := []*Item{
 		{Status: StatusCompleted, Outcome: "ok", PhasesMS: map[string]int64{"scan": 10_000, "install.fetch": 4_000}},
