@@ -21,7 +21,7 @@ type DomainValidator interface {
 // its package.json. It needs nothing from the sandbox, so it runs
 // alongside it.
 func (p *Pipeline) dnssecDomains(ctx context.Context, rt *Resolved, meta *evidence.RegistryMeta) func() (*evidence.DNSSECResult, evidence.Signal) {
-	sp := p.Supply
+	sp := p.cfg.Supply
 	done := func(sig evidence.Signal) func() (*evidence.DNSSECResult, evidence.Signal) {
 		sig.ThirdParty = true
 		return func() (*evidence.DNSSECResult, evidence.Signal) { return nil, sig }
@@ -64,8 +64,8 @@ func (p *Pipeline) validateDomains(ctx context.Context, domains []dnssec.Domain)
 	ctx, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
 	start := time.Now()
-	r, err := p.Supply.DNSSEC.Validate(ctx, domains)
-	sig := evidence.Signal{ThirdParty: true, DurationMS: time.Since(start).Milliseconds(), Endpoint: "dns://" + p.Supply.DNSSECResolver}
+	r, err := p.cfg.Supply.DNSSEC.Validate(ctx, domains)
+	sig := evidence.Signal{ThirdParty: true, DurationMS: time.Since(start).Milliseconds(), Endpoint: "dns://" + p.cfg.Supply.DNSSECResolver}
 	if !r.CheckedAt.IsZero() {
 		at := r.CheckedAt.UTC()
 		sig.FetchedAt = &at

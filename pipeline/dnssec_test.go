@@ -57,7 +57,7 @@ func TestDNSSECSignal(t *testing.T) {
 				}
 				tt.supply.DNSSEC = fresh
 			}
-			p := &Pipeline{Supply: tt.supply}
+			p := testPipeline(Config{Supply: tt.supply})
 			rt := &Resolved{Name: "x", Version: "1.0.0", manifest: tt.manifest}
 			res, sig := p.dnssecDomains(context.Background(), rt, tt.meta)()
 			if sig.State != tt.state || !strings.Contains(sig.Reason, tt.reason) || !sig.ThirdParty {

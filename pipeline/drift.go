@@ -90,13 +90,13 @@ func (p *Pipeline) drift(ctx context.Context, b *evidence.Bundle) error {
 	case b.Contract == nil:
 		b.Signals[evidence.SignalDrift] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no contract was captured to compare"}
 		return nil
-	case p.Pins == nil:
+	case p.cfg.Pins == nil:
 		b.Signals[evidence.SignalDrift] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "not compared with a pin: this scan keeps no pins (benchmark cases keep none)"}
 		return nil
 	}
 	t0 := time.Now()
 	key := store.IdentityKey(store.IdentityOf(b.Target))
-	pin, err := p.Pins.CurrentPin(ctx, key)
+	pin, err := p.cfg.Pins.CurrentPin(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		b.Drift = &evidence.Drift{Identity: key, FirstScan: true, Changes: []contract.Change{}}
 		b.Signals[evidence.SignalDrift] = evidence.Signal{State: evidence.StateUnavailable, DurationMS: time.Since(t0).Milliseconds(),
@@ -106,7 +106,7 @@ func (p *Pipeline) drift(ctx context.Context, b *evidence.Bundle) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPins, err)
 	}
-	data, err := p.Pins.Bundle(ctx, pin.RunID)
+	data, err := p.cfg.Pins.Bundle(ctx, pin.RunID)
 	if err != nil {
 		return fmt.Errorf("%w: bundle of pinned run %s: %w", ErrPins, pin.RunID, err)
 	}

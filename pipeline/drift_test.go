@@ -57,20 +57,20 @@ func TestDrift(t *testing.T) {
 
 	t.Run("no store", func(t *testing.T) {
 		b := driftBundle(t, "run-1", "Adds two numbers.")
-		if err := (&Pipeline{}).drift(ctx, b); err != nil || b.Drift != nil || b.Signals[evidence.SignalDrift].State != evidence.StateNotAssessed {
+		if err := testPipeline(Config{}).drift(ctx, b); err != nil || b.Drift != nil || b.Signals[evidence.SignalDrift].State != evidence.StateNotAssessed {
 			t.Errorf("drift %v, %+v, %+v", err, b.Drift, b.Signals[evidence.SignalDrift])
 		}
 	})
 	t.Run("first scan", func(t *testing.T) {
 		b := driftBundle(t, "run-1", "Adds two numbers.")
-		if err := (&Pipeline{Pins: &fakePins{}}).drift(ctx, b); err != nil || b.Drift == nil || !b.Drift.FirstScan ||
+		if err := testPipeline(Config{Pins: &fakePins{}}).drift(ctx, b); err != nil || b.Drift == nil || !b.Drift.FirstScan ||
 			b.Signals[evidence.SignalDrift].State != evidence.StateUnavailable || b.Drift.Identity != store.IdentityKey(store.IdentityOf(b.Target)) {
 			t.Errorf("drift %v, %+v, %+v", err, b.Drift, b.Signals[evidence.SignalDrift])
 		}
 	})
 	t.Run("reworded", func(t *testing.T) {
 		b := driftBundle(t, "run-1", "Adds two numbers together.")
-		if err := (&Pipeline{Pins: &fakePins{pin: pin, bundle: data}}).drift(ctx, b); err != nil {
+		if err := testPipeline(Config{Pins: &fakePins{pin: pin, bundle: data}}).drift(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 		if b.Signals[evidence.SignalDrift].State != evidence.StateObserved || b.Drift.Baseline.RunID != "run-0" || len(b.Drift.Changes) != 1 ||
@@ -83,7 +83,7 @@ func TestDrift(t *testing.T) {
 		if len(b.ContractChecks.Findings) == 0 {
 			t.Fatal("the poisoned description trips no check")
 		}
-		if err := (&Pipeline{Pins: &fakePins{pin: pin, bundle: data}}).drift(ctx, b); err != nil {
+		if err := testPipeline(Config{Pins: &fakePins{pin: pin, bundle: data}}).drift(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 		if len(b.Drift.Changes) != 0 || len(b.Drift.Superseded) != 1 || b.Drift.Superseded[0].Subject != "tool:add" || len(b.Drift.Superseded[0].Codes) == 0 {
@@ -92,7 +92,7 @@ func TestDrift(t *testing.T) {
 	})
 	t.Run("a store that fails is an error, not a package's drift", func(t *testing.T) {
 		b := driftBundle(t, "run-1", "Adds two numbers.")
-		if err := (&Pipeline{Pins: &fakePins{err: errors.New("disk I/O error")}}).drift(ctx, b); !errors.Is(err, ErrPins) {
+		if err := testPipeline(Config{Pins: &fakePins{err: errors.New("disk I/O error")}}).drift(ctx, b); !errors.Is(err, ErrPins) {
 			t.Errorf("drift error %v, want ErrPins", err)
 		}
 	})

@@ -80,8 +80,8 @@ func TestEarlyCollection(t *testing.T) {
 				return &sandbox.Result{Outcome: evidence.OutcomeOK, Lockfile: finalLock, Contract: final,
 					Install: &evidence.Install{Outcome: evidence.InstallOK}, Session: &evidence.Session{Outcome: evidence.OutcomeOK}}, nil
 			})
-			p := &Pipeline{Scanner: scanner, Judge: rec, RubricVersion: "10",
-				Supply: Supply{OSV: rec, Skip: map[string]bool{evidence.SignalSocket: true, evidence.SignalGitHub: true, evidence.SignalDNSSEC: true}}}
+			p := testPipeline(Config{Scanner: scanner, Judge: rec,
+				Supply: Supply{OSV: rec, Skip: map[string]bool{evidence.SignalSocket: true, evidence.SignalGitHub: true, evidence.SignalDNSSEC: true}}})
 			rt := &Resolved{Target: Target{Raw: "npm:is-number@7.0.0"}, Name: "is-number", Version: "7.0.0", Source: "registry",
 				registrySig: evidence.Signal{State: evidence.StateObserved}}
 			scanned, err := p.Scan(context.Background(), rt, Options{RunID: "20261201t000000z-00000000"})

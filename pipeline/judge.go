@@ -21,9 +21,9 @@ type Judger interface {
 func (p *Pipeline) judgeContract(ctx context.Context, c *contract.Contract) (*evidence.JudgeResult, evidence.Signal) {
 	sig := evidence.Signal{ThirdParty: true}
 	switch {
-	case p.Supply.Skip["judge"]:
+	case p.cfg.Supply.Skip["judge"]:
 		return nil, skipped("judge")
-	case p.Judge == nil:
+	case p.cfg.Judge == nil:
 		sig.State, sig.Reason = evidence.StateUnavailable, "no LLM judge configured"
 		return nil, sig
 	case c == nil:
@@ -34,7 +34,7 @@ func (p *Pipeline) judgeContract(ctx context.Context, c *contract.Contract) (*ev
 		return nil, sig
 	}
 	start := time.Now()
-	r, err := p.Judge.Judge(ctx, c, p.RubricVersion)
+	r, err := p.cfg.Judge.Judge(ctx, c, p.cfg.Rubric.Version)
 	sig.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
 		sig.Reason = sandbox.Redact(err.Error(), nil)

@@ -57,11 +57,11 @@ func TestScanRecordsLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &Pipeline{
-				Scanner:  scannerFunc(func(context.Context, string, sandbox.Target) (*sandbox.Result, error) { return tt.res, nil }),
-				Supply:   Supply{Skip: map[string]bool{evidence.SignalOSV: true, evidence.SignalSocket: true, evidence.SignalGitHub: true, evidence.SignalDNSSEC: true, evidence.SignalJudge: true}},
-				Behavior: true,
-			}
+			p := testPipeline(Config{
+				Scanner: scannerFunc(func(context.Context, string, sandbox.Target) (*sandbox.Result, error) { return tt.res, nil }),
+				Supply:  Supply{Skip: map[string]bool{evidence.SignalOSV: true, evidence.SignalSocket: true, evidence.SignalGitHub: true, evidence.SignalDNSSEC: true, evidence.SignalJudge: true}},
+				Sandbox: SandboxInfo{Behavior: true},
+			})
 			rt := &Resolved{Target: Target{Raw: "npm:x@1.0.0"}, Name: "x", Version: "1.0.0", Source: "registry", registrySig: evidence.Signal{State: evidence.StateObserved}}
 			scanned, err := p.Scan(context.Background(), rt, Options{RunID: "20261201t000000z-00000000"})
 			if err != nil {

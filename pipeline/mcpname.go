@@ -37,7 +37,7 @@ func (skippedTXT) LookupTXT(context.Context, string) (supplychain.TXTAnswer, err
 // publishes the registry's key record (signal mcp_registry). It needs
 // nothing from the sandbox, so it runs alongside it.
 func (p *Pipeline) mcpNameCheck(ctx context.Context, rt *Resolved, meta *evidence.RegistryMeta) func() (*evidence.MCPNameCheck, evidence.Signal) {
-	sp := p.Supply
+	sp := p.cfg.Supply
 	done := func(sig evidence.Signal) func() (*evidence.MCPNameCheck, evidence.Signal) {
 		sig.ThirdParty = true
 		return func() (*evidence.MCPNameCheck, evidence.Signal) { return nil, sig }
@@ -55,10 +55,10 @@ func (p *Pipeline) mcpNameCheck(ctx context.Context, rt *Resolved, meta *evidenc
 		return done(evidence.Signal{State: evidence.StateNotAssessed, Reason: "no registry metadata to take an mcpName from"})
 	case meta.MCPName == "":
 		return done(evidence.Signal{State: evidence.StateNotAssessed, Reason: "the package declares no mcpName: no MCP registry entry to ask about"})
-	case p.MCPRegistry == nil:
+	case p.cfg.MCPRegistry == nil:
 		return done(evidence.Signal{State: evidence.StateUnavailable, Reason: "no MCP registry configured"})
 	}
-	c := &supplychain.MCPNameChecker{Registry: p.MCPRegistry, HTTP: sp.WellKnown}
+	c := &supplychain.MCPNameChecker{Registry: p.cfg.MCPRegistry, HTTP: sp.WellKnown}
 	switch v, ok := sp.DNSSEC.(txtValidator); {
 	case sp.Skip["dnssec"]:
 		c.DNS = skippedTXT{}

@@ -52,7 +52,7 @@ func TestMCPRegistrySignal(t *testing.T) {
 		reason   string
 		check    func(t *testing.T, r *evidence.MCPNameCheck)
 	}{
-		{name: "listed", p: &Pipeline{MCPRegistry: client, Supply: Supply{DNSSEC: v, WellKnown: wk}}, meta: azure, state: evidence.StateObserved,
+		{name: "listed", p: testPipeline(Config{MCPRegistry: client, Supply: Supply{DNSSEC: v, WellKnown: wk}}), meta: azure, state: evidence.StateObserved,
 			check: func(t *testing.T, r *evidence.MCPNameCheck) {
 				if !r.Found || !r.AllVersions || len(r.Packages) != 2 || r.Packages[1].Identifier != "@azure/mcp" || r.Domain != "microsoft.com" {
 					t.Errorf("check %+v", r)
@@ -61,7 +61,7 @@ func TestMCPRegistrySignal(t *testing.T) {
 		{
 			// The key record is read through the validator: signed, at
 			// the namespace's domain.
-			name: "key record through the validator", p: &Pipeline{MCPRegistry: client, Supply: Supply{DNSSEC: v, WellKnown: wk}}, meta: vmcp, state: evidence.StateObserved,
+			name: "key record through the validator", p: testPipeline(Config{MCPRegistry: client, Supply: Supply{DNSSEC: v, WellKnown: wk}}), meta: vmcp, state: evidence.StateObserved,
 			check: func(t *testing.T, r *evidence.MCPNameCheck) {
 				if r.Found || r.Domain != "secure.vmcp" || len(r.KeyRecords) != 2 {
 					t.Fatalf("check %+v", r)
@@ -76,19 +76,19 @@ func TestMCPRegistrySignal(t *testing.T) {
 			}},
 		{
 			// A local tarball's package.json names the mcpName.
-			name: "local tarball", p: &Pipeline{MCPRegistry: client}, manifest: []byte(`{"name":"@azure/mcp","version":"2.0.5","mcpName":"com.microsoft/azure"}`),
+			name: "local tarball", p: testPipeline(Config{MCPRegistry: client}), manifest: []byte(`{"name":"@azure/mcp","version":"2.0.5","mcpName":"com.microsoft/azure"}`),
 			state: evidence.StateObserved,
 			check: func(t *testing.T, r *evidence.MCPNameCheck) {
 				if !r.Found || r.KeyRecords[0].State != evidence.StateUnavailable || r.KeyRecords[1].State != evidence.StateUnavailable {
 					t.Errorf("check %+v: without a resolver or a web client the key records are unavailable", r)
 				}
 			}},
-		{name: "no mcpName", p: &Pipeline{MCPRegistry: client}, meta: &evidence.RegistryMeta{Name: "x", Version: "1.0.0"}, state: evidence.StateNotAssessed, reason: "declares no mcpName"},
-		{name: "not a registry name", p: &Pipeline{MCPRegistry: client}, meta: &evidence.RegistryMeta{MCPName: "my server"}, state: evidence.StateNotAssessed, reason: "invalid MCP registry server name"},
-		{name: "no metadata", p: &Pipeline{MCPRegistry: client}, state: evidence.StateNotAssessed, reason: "no registry metadata"},
-		{name: "skipped", p: &Pipeline{MCPRegistry: client, Supply: Supply{Skip: map[string]bool{evidence.SignalMCPRegistry: true}}}, meta: azure, state: evidence.StateNotAssessed, reason: "--skip mcp_registry"},
-		{name: "no registry configured", p: &Pipeline{}, meta: azure, state: evidence.StateUnavailable, reason: "no MCP registry configured"},
-		{name: "registry unreachable", p: &Pipeline{MCPRegistry: supplychain.NewMCPRegistry(nil, "http://127.0.0.1:1").WithRetry(thirdparty.Retry{Attempts: 1, Memo: thirdparty.NewReachability(time.Minute)})},
+		{name: "no mcpName", p: testPipeline(Config{MCPRegistry: client}), meta: &evidence.RegistryMeta{Name: "x", Version: "1.0.0"}, state: evidence.StateNotAssessed, reason: "declares no mcpName"},
+		{name: "not a registry name", p: testPipeline(Config{MCPRegistry: client}), meta: &evidence.RegistryMeta{MCPName: "my server"}, state: evidence.StateNotAssessed, reason: "invalid MCP registry server name"},
+		{name: "no metadata", p: testPipeline(Config{MCPRegistry: client}), state: evidence.StateNotAssessed, reason: "no registry metadata"},
+		{name: "skipped", p: testPipeline(Config{MCPRegistry: client, Supply: Supply{Skip: map[string]bool{evidence.SignalMCPRegistry: true}}}), meta: azure, state: evidence.StateNotAssessed, reason: "--skip mcp_registry"},
+		{name: "no registry configured", p: testPipeline(Config{}), meta: azure, state: evidence.StateUnavailable, reason: "no MCP registry configured"},
+		{name: "registry unreachable", p: testPipeline(Config{MCPRegistry: supplychain.NewMCPRegistry(nil, "http://127.0.0.1:1").WithRetry(thirdparty.Retry{Attempts: 1, Memo: thirdparty.NewReachability(time.Minute)})}),
 			meta: azure, state: evidence.StateUnavailable, reason: "127.0.0.1:1"},
 	}
 	for _, tt := range tests {
@@ -118,7 +118,7 @@ func TestMCPRegistrySignal(t *testing.T) {
 func TestGitHubAsksAboutTheFoundRepository(t *testing.T) {
 	var asked atomic.Value
 	gh := repoFunc(func(owner, name string) { asked.Store(owner + "/" + name) })
-	p := &Pipeline{Supply: Supply{GitHub: gh}}
+	p := testPipeline(Config{Supply: Supply{GitHub: gh}})
 	meta := &evidence.RegistryMeta{LinksRead: true, Homepage: "https://github.com/neondatabase/mcp-server-neon/", Links: []evidence.RegistryLink{
 		{Field: "homepage", URL: "https://github.com/neondatabase/mcp-server-neon/"},
 		{Field: "bugs.url", URL: "https://github.com/neondatabase/mcp-server-neon/issues"},
@@ -146,7 +146,7 @@ func (f repoFunc) Repo(_ context.Context, owner, name string) (*evidence.GitHubR
 func TestRecollectMCPRegistry(t *testing.T) {
 	reg := supplytest.NewMCPRegistry(supplytest.MCPAzure...)
 	defer reg.Close()
-	p := &Pipeline{ToolVersion: "0.9.0", MCPRegistry: supplychain.NewMCPRegistry(nil, reg.URL())}
+	p := testPipeline(Config{ToolVersion: "0.9.0", MCPRegistry: supplychain.NewMCPRegistry(nil, reg.URL())})
 	old := storedRun(t)
 	old.Supply.Registry.MCPName = "com.microsoft/azure"
 	got, err := p.Recollect(context.Background(), old, []string{evidence.SignalMCPRegistry}, nil, "")

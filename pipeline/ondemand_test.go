@@ -52,7 +52,7 @@ func TestOnDemand(t *testing.T) {
 	ctx := context.Background()
 	var runIDs []string
 	fail := error(nil)
-	p := &Pipeline{
+	p := testPipeline(Config{
 		Resolver: fakeResolver{},
 		Scanner: scannerFunc(func(_ context.Context, runID string, _ sandbox.Target) (*sandbox.Result, error) {
 			runIDs = append(runIDs, runID)
@@ -62,7 +62,7 @@ func TestOnDemand(t *testing.T) {
 			return &sandbox.Result{Outcome: evidence.OutcomeInstallFailed, Install: &evidence.Install{Outcome: evidence.InstallFailed, FailedStep: evidence.StepFetch, Error: "E404"}}, nil
 		}),
 		Supply: skipAll(),
-	}
+	})
 	var prepared []string
 	closed, discarded := 0, 0
 	od := &OnDemand{Pipeline: p, Save: StoreSaver{Store: &memStore{}},

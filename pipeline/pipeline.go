@@ -32,7 +32,8 @@ type Resolver interface {
 	Registry() string
 }
 
-// SandboxInfo describes the engine and image a Scanner uses, for the record.
+// SandboxInfo describes the engine, image and options a Scanner uses,
+// for the record.
 type SandboxInfo struct {
 	Image         string
 	ImageDigest   string
@@ -40,26 +41,30 @@ type SandboxInfo struct {
 	APIVersion    string
 	Limits        evidence.Limits
 	CABundle      string // sha256 of the trusted CA bundle, or ""
+	// Behavior says whether the Scanner was asked to watch behaviour; a
+	// Scanner that watched returns the evidence either way.
+	Behavior bool
 }
 
-// Pipeline scans targets. Its fields are set by the CLI.
-type Pipeline struct {
-	Scanner     Scanner
+// Config is what a Pipeline is made of (see New). Only Rubric is
+// required; a scan also needs a Scanner, which PrepareSandbox sets.
+type Config struct {
+	// Scanner is the sandbox (nil: none yet; PrepareSandbox sets it, and
+	// a scan without one fails). Sandbox describes it: set it only with
+	// a Scanner.
+	Scanner Scanner
+	Sandbox SandboxInfo
+	// Resolver resolves npm targets on the registry.
 	Resolver    Resolver
-	Sandbox     SandboxInfo
 	ToolVersion string
 	Logger      *slog.Logger
 	// Supply holds the third-party clients (OSV, Socket, GitHub, DNSSEC).
 	Supply Supply
-	// Judge is the LLM judge (nil: not configured); RubricVersion the
-	// rubric in force, part of every judgment's cache key.
-	Judge         Judger
-	RubricVersion string
-	// Rubric scores what Run collects (nil: the rubric in force).
+	// Judge is the LLM judge (nil: not configured).
+	Judge Judger
+	// Rubric scores what Run collects; its version is part of every
+	// judgment's cache key. Required.
 	Rubric *rubric.Rubric
-	// Behavior says whether the Scanner was asked to watch behaviour; a
-	// Scanner that watched returns the evidence either way.
-	Behavior bool
 	// Now returns the run date; tests fix it.
 	Now func() time.Time
 	// MCPRegistry resolves targets named by their MCP registry name (nil:
@@ -76,6 +81,36 @@ type Pipeline struct {
 	// like the --env values, in everything a scan returns.
 	Secrets []sandbox.Secret
 }
+
+// Pipeline scans targets. New makes one from a Config.
+type Pipeline struct {
+	cfg Config
+}
+
+// ErrNoScanner is a scan asked of a pipeline whose sandbox was not
+// prepared (see PrepareSandbox).
+var ErrNoScanner = errors.New("pipeline: no scanner: the sandbox was not prepared (see PrepareSandbox)")
+
+// New checks c and returns the pipeline it describes.
+func New(c Config) (*Pipeline, error) {
+	if c.Rubric == nil {
+		return nil, errors.New("pipeline: no rubric (Config.Rubric scores the runs and keys the judgments)")
+	}
+	if c.Scanner == nil && c.Sandbox != (SandboxInfo{}) {
+		return nil, errors.New("pipeline: a sandbox is described (Config.Sandbox) but there is no Scanner")
+	}
+	return &Pipeline{cfg: c}, nil
+}
+
+// Resolver is the npm registry client p resolves npm targets with.
+func (p *Pipeline) Resolver() Resolver { return p.cfg.Resolver }
+
+// Scanner is p's sandbox (nil: not prepared).
+func (p *Pipeline) Scanner() Scanner { return p.cfg.Scanner }
+
+// PyPI is the Python package index client p resolves pypi targets with
+// (nil: none).
+func (p *Pipeline) PyPI() *supplychain.PyPI { return p.cfg.PyPI }
 
 // Options are the per-scan inputs beyond the target.
 type Options struct {
@@ -146,13 +181,13 @@ func (p *Pipeline) Resolve(ctx context.Context, t Target) (*Resolved, error) {
 // that exact package; the entry, its arguments and its environment names
 // go with the result.
 func (p *Pipeline) resolveRegistryName(ctx context.Context, t Target) (*Resolved, error) {
-	if p.MCPRegistry == nil {
+	if p.cfg.MCPRegistry == nil {
 		return nil, fmt.Errorf("%w: %s is an MCP registry name, and no MCP registry is configured", ErrUnsupported, t.MCPRegistryName)
 	}
-	if p.Logger != nil {
-		p.Logger.Info("resolving", "target", t.Raw, "mcp_registry", p.MCPRegistry.Base())
+	if p.cfg.Logger != nil {
+		p.cfg.Logger.Info("resolving", "target", t.Raw, "mcp_registry", p.cfg.MCPRegistry.Base())
 	}
-	srv, err := p.MCPRegistry.Server(ctx, t.MCPRegistryName, t.Spec)
+	srv, err := p.cfg.MCPRegistry.Server(ctx, t.MCPRegistryName, t.Spec)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/sandbox"
 )
 
@@ -39,10 +40,10 @@ func TestScanPassesEnvironmentFaultsOn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &Pipeline{
+			p := testPipeline(Config{
 				Scanner: scannerFunc(func(context.Context, string, sandbox.Target) (*sandbox.Result, error) { return tt.res, tt.err }),
 				Supply:  Supply{Skip: map[string]bool{evidence.SignalOSV: true, evidence.SignalSocket: true, evidence.SignalGitHub: true, evidence.SignalDNSSEC: true, evidence.SignalJudge: true}},
-			}
+			})
 			rt := &Resolved{Target: Target{Raw: "npm:is-number@7.0.0"}, Name: "is-number", Version: "7.0.0", Source: "registry",
 				registrySig: evidence.Signal{State: evidence.StateObserved}}
 			scanned, err := p.Scan(context.Background(), rt, Options{RunID: "20261201t000000z-00000000"})
@@ -64,4 +65,64 @@ func TestScanPassesEnvironmentFaultsOn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testPipeline is New for tests, under the rubric in force unless c
+// names one; it panics on a bad c.
+func testPipeline(c Config) *Pipeline {
+	if c.Rubric == nil {
+		c.Rubric = rubric.Current()
+	}
+	p, err := New(c)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// TestNew: New refuses a configuration without a rubric, or one that
+// describes a sandbox without a Scanner; a pipeline without a Scanner
+// resolves but refuses to scan.
+func TestNew(t *testing.T) {
+	scanner := scannerFunc(func(context.Context, string, sandbox.Target) (*sandbox.Result, error) {
+		return nil, errors.New("not called")
+	})
+	rb := rubric.Current()
+	tests := []struct {
+		name    string
+		c       Config
+		wantErr string
+	}{
+		{name: "rubric only", c: Config{Rubric: rb}},
+		{name: "scanner", c: Config{Rubric: rb, Scanner: scanner}},
+		{name: "scanner and its sandbox", c: Config{Rubric: rb, Scanner: scanner, Sandbox: SandboxInfo{Image: "verifymcp-sandbox:1", Behavior: true}}},
+		{name: "no rubric", c: Config{Scanner: scanner}, wantErr: "pipeline: no rubric (Config.Rubric scores the runs and keys the judgments)"},
+		{name: "sandbox without scanner", c: Config{Rubric: rb, Sandbox: SandboxInfo{Image: "verifymcp-sandbox:1"}},
+			wantErr: "pipeline: a sandbox is described (Config.Sandbox) but there is no Scanner"},
+		{name: "behaviour without scanner", c: Config{Rubric: rb, Sandbox: SandboxInfo{Behavior: true}},
+			wantErr: "pipeline: a sandbox is described (Config.Sandbox) but there is no Scanner"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(tt.c)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr || p != nil {
+					t.Fatalf("New = %v, %v; want the error %q", p, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || p == nil {
+				t.Fatalf("New = %v, %v", p, err)
+			}
+			if p.cfg.Rubric.Version != rb.Version || (p.Scanner() == nil) != (tt.c.Scanner == nil) {
+				t.Errorf("pipeline: rubric %q, scanner %v", p.cfg.Rubric.Version, p.Scanner())
+			}
+		})
+	}
+	t.Run("scan without scanner", func(t *testing.T) {
+		rt := &Resolved{Target: Target{Raw: "npm:x@1.0.0"}, Name: "x", Version: "1.0.0", Source: "registry"}
+		if _, err := testPipeline(Config{}).Scan(context.Background(), rt, Options{}); !errors.Is(err, ErrNoScanner) {
+			t.Errorf("Scan without a scanner = %v, want ErrNoScanner", err)
+		}
+	})
 }

@@ -202,8 +202,9 @@ func (pr *Prepared) Close() error {
 }
 
 // PrepareSandbox connects to the engine, reaps leftovers, makes sure the
-// images are there and starts the observer, then sets p's Scanner,
-// Sandbox and Behavior. It is shared by scan and by every command that
+// images are there and starts the observer, then sets p's Scanner and
+// what describes it (Config.Scanner and Config.Sandbox, from one set of
+// options). It is shared by scan and by every command that
 // scans many targets (one preparation, many scans). Until o.Resolved
 // succeeded it only reads (the engine's version, its images, this
 // binary), so that bad input fails before anything is created on the
@@ -213,7 +214,7 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 	if resolved == nil {
 		resolved = func() error { return nil }
 	}
-	log := p.Logger
+	log := p.cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -235,7 +236,7 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 		return nil, err
 	}
 	opts := o.Sandbox
-	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = image.Ref(), helper.Ref, p.ToolVersion, o.CABundle
+	opts.Image, opts.HelperImage, opts.ToolVersion, opts.CABundle = image.Ref(), helper.Ref, p.cfg.ToolVersion, o.CABundle
 	opts.PythonImage = func(ctx context.Context, version string) (image.Image, error) {
 		return EnsurePythonImage(ctx, e, o.Image, version)
 	}
@@ -277,9 +278,9 @@ func (p *Pipeline) PrepareSandbox(ctx context.Context, o Prepare) (*Prepared, er
 		discard()
 		return nil, err
 	}
-	p.Behavior = opts.Behavior
-	p.Sandbox = SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.Version, APIVersion: e.APIVersion, Limits: opts.Limits(), CABundle: o.CABundleSHA256}
-	p.Scanner = sb
+	p.cfg.Sandbox = SandboxInfo{Image: img.Ref, ImageDigest: img.ID, EngineVersion: e.Version, APIVersion: e.APIVersion, Limits: opts.Limits(), CABundle: o.CABundleSHA256,
+		Behavior: opts.Behavior}
+	p.cfg.Scanner = sb
 	ok = true
 	return &Prepared{closeEngine: e.Client.Close, discard: discard, first: runID}, nil
 }

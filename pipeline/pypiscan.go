@@ -23,28 +23,28 @@ import (
 // to one exact release, as uv and pip choose it (see
 // supplychain.(*PyPI).Resolve).
 func (p *Pipeline) resolvePyPI(ctx context.Context, t Target) (*Resolved, error) {
-	if p.PyPI == nil {
+	if p.cfg.PyPI == nil {
 		return nil, fmt.Errorf("%w: %s is a PyPI target, and no Python package index is configured", ErrUnsupported, t.Raw)
 	}
 	start := time.Now()
-	if p.Logger != nil {
-		p.Logger.Info("resolving", "target", t.Raw, "index", p.PyPI.Index())
+	if p.cfg.Logger != nil {
+		p.cfg.Logger.Info("resolving", "target", t.Raw, "index", p.cfg.PyPI.Index())
 	}
-	rel, err := p.PyPI.Resolve(ctx, t.Name, t.Spec)
+	rel, err := p.cfg.PyPI.Resolve(ctx, t.Name, t.Spec)
 	if err != nil {
 		if errors.Is(err, supplychain.ErrBadRequirement) {
 			return nil, fmt.Errorf("%w: %w", ErrBadTarget, err)
 		}
 		return nil, err
 	}
-	if p.Logger != nil && rel.Version != t.Spec {
-		p.Logger.Info("resolved", "requested", pypiSpecText(t.Spec), "version", rel.Version)
+	if p.cfg.Logger != nil && rel.Version != t.Spec {
+		p.cfg.Logger.Info("resolved", "requested", pypiSpecText(t.Spec), "version", rel.Version)
 	}
 	fetched := time.Now().UTC()
 	return &Resolved{Target: t, Name: rel.Name, Version: rel.Version, Source: "registry", Published: rel.Published,
-		Registry: p.PyPI.Index(), pypi: rel, resolvedAt: fetched,
+		Registry: p.cfg.PyPI.Index(), pypi: rel, resolvedAt: fetched,
 		registrySig: evidence.Signal{State: evidence.StateObserved, ThirdParty: true, DurationMS: time.Since(start).Milliseconds(),
-			Endpoint: p.PyPI.Index(), FetchedAt: &fetched}}, nil
+			Endpoint: p.cfg.PyPI.Index(), FetchedAt: &fetched}}, nil
 }
 
 func pypiSpecText(spec string) string {
@@ -62,16 +62,16 @@ func pypiSpecText(spec string) string {
 func (p *Pipeline) pypiMeta(ctx context.Context, rt *Resolved) (*evidence.RegistryMeta, evidence.Signal) {
 	at := rt.resolvedAt
 	m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version)
-	if err == nil && p.PyPI != nil {
+	if err == nil && p.cfg.PyPI != nil {
 		// Trusted-publishing provenance (PEP 740) where the index serves
 		// its Integrity API; a mirror that does not leaves it unserved.
 		pctx, cancel := context.WithTimeout(ctx, p.timeout())
-		provs, perr := p.PyPI.ReleaseProvenance(pctx, rt.pypi)
+		provs, perr := p.cfg.PyPI.ReleaseProvenance(pctx, rt.pypi)
 		cancel()
 		if perr == nil {
 			supplychain.ApplyPyPIProvenance(m, provs)
-		} else if p.Logger != nil {
-			p.Logger.Debug("PyPI provenance not available", "err", perr)
+		} else if p.cfg.Logger != nil {
+			p.cfg.Logger.Debug("PyPI provenance not available", "err", perr)
 		}
 	}
 	switch {
@@ -198,8 +198,8 @@ func (pypiResolver) resolve(ctx context.Context, p *Pipeline, t Target) (*Resolv
 // the release's description carries the mcp-name marker that claims the
 // entry's name, as the registry checks it.
 func (pypiResolver) resolveEntry(ctx context.Context, p *Pipeline, t Target, srv *supplychain.RegistryServer, pkg supplychain.RegistryPackage, notes []string) (*Resolved, error) {
-	if p.PyPI != nil && pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.PyPI.Index(), "/") {
-		notes = append(notes, "the entry names the package index "+pkg.RegistryBaseURL+"; the package was resolved on "+p.PyPI.Index())
+	if p.cfg.PyPI != nil && pkg.RegistryBaseURL != "" && strings.TrimSuffix(pkg.RegistryBaseURL, "/") != strings.TrimSuffix(p.cfg.PyPI.Index(), "/") {
+		notes = append(notes, "the entry names the package index "+pkg.RegistryBaseURL+"; the package was resolved on "+p.cfg.PyPI.Index())
 	}
 	req := pkg.Identifier
 	if pkg.Version != "" {
@@ -213,7 +213,7 @@ func (pypiResolver) resolveEntry(ctx context.Context, p *Pipeline, t Target, srv
 	if err != nil {
 		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
 	}
-	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.MCPRegistry.Base(), Status: srv.Status,
+	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.cfg.MCPRegistry.Base(), Status: srv.Status,
 		Package: "pypi:" + rt.Name + "@" + rt.Version, Notes: notes, Unfixed: pkg.Unfixed}
 	if rt.pypi != nil {
 		if m, err := supplychain.PyPIMetadata(rt.pypi.Document, rt.pypi.Version); err == nil {

@@ -94,8 +94,8 @@ func (p *Pipeline) Recollect(ctx context.Context, stored *evidence.Bundle, signa
 	}
 
 	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+	if p.cfg.Now != nil {
+		now = p.cfg.Now
 	}
 	from := b.Run.ID
 	if b.Run.Recollected != nil {
@@ -110,7 +110,7 @@ func (p *Pipeline) Recollect(ctx context.Context, stored *evidence.Bundle, signa
 	}
 	b.Run.Recollected = &evidence.Recollection{
 		From: from, Signals: signals, At: now().UTC(),
-		Tool: evidence.Tool{Name: "verifymcp", Version: p.ToolVersion},
+		Tool: evidence.Tool{Name: "verifymcp", Version: p.cfg.ToolVersion},
 	}
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("recollect run %s: %w", stored.Run.ID, err)
@@ -193,13 +193,10 @@ func (p *Pipeline) RecollectRuns(ctx context.Context, st RecollectStore, bundleD
 	if len(items) == 0 {
 		return sum, nil
 	}
-	rb := p.Rubric
-	if rb == nil {
-		rb = rubric.Current()
-	}
+	rb := p.cfg.Rubric
 	save := StoreSaver{Store: st, BundleDir: bundleDir, BundleFileOptional: true, Detached: true}
-	if p.Logger != nil {
-		save.Logger = p.Logger
+	if p.cfg.Logger != nil {
+		save.Logger = p.cfg.Logger
 	}
 
 	var mu sync.Mutex
@@ -284,9 +281,9 @@ func (p *Pipeline) RecollectRuns(ctx context.Context, st RecollectStore, bundleD
 				}
 			}
 			done++
-			if now := time.Now(); now.Sub(last) >= time.Second && p.Logger != nil {
+			if now := time.Now(); now.Sub(last) >= time.Second && p.cfg.Logger != nil {
 				last = now
-				p.Logger.Info("recollected", "runs", fmt.Sprintf("%d/%d", done, len(items)))
+				p.cfg.Logger.Info("recollected", "runs", fmt.Sprintf("%d/%d", done, len(items)))
 			}
 		}()
 	}
@@ -296,8 +293,8 @@ func (p *Pipeline) RecollectRuns(ctx context.Context, st RecollectStore, bundleD
 	}
 	sum.ElapsedSeconds = time.Since(start).Seconds()
 	if err := ctx.Err(); err != nil {
-		if p.Logger != nil {
-			p.Logger.Warn("recollection interrupted; the new runs saved so far stay, run it again to finish", "derived", sum.Derived)
+		if p.cfg.Logger != nil {
+			p.cfg.Logger.Warn("recollection interrupted; the new runs saved so far stay, run it again to finish", "derived", sum.Derived)
 		}
 		return sum, err
 	}

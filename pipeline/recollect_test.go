@@ -74,8 +74,8 @@ func TestRecollect(t *testing.T) {
 	ctx := context.Background()
 	c := &countingSupply{}
 	now := time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC)
-	p := &Pipeline{ToolVersion: "0.9.0", Now: func() time.Time { return now },
-		Supply: Supply{OSV: osvFake{c}, Socket: socketFake{c}, GitHub: githubFake{c}}}
+	p := testPipeline(Config{ToolVersion: "0.9.0", Now: func() time.Time { return now },
+		Supply: Supply{OSV: osvFake{c}, Socket: socketFake{c}, GitHub: githubFake{c}}})
 	old := storedRun(t)
 	before, _ := json.Marshal(old)
 	lockfile := []byte(`{"lockfileVersion":3,"packages":{"":{"name":"pkg"}}}`)

@@ -49,7 +49,7 @@ func TestRecollectRuns(t *testing.T) {
 		results: map[string]rubric.Result{},
 	}
 	c := &countingSupply{}
-	p := &Pipeline{ToolVersion: "0.9.0", Supply: Supply{GitHub: githubFake{c}}, Rubric: rubric.Current()}
+	p := testPipeline(Config{ToolVersion: "0.9.0", Supply: Supply{GitHub: githubFake{c}}, Rubric: rubric.Current()})
 	sum, err := p.RecollectRuns(ctx, st, t.TempDir(), []RecollectItem{
 		{RunID: old.Run.ID, Signals: []string{evidence.SignalGitHub, evidence.SignalBehavior}},
 		{RunID: "r2", Signals: []string{evidence.SignalGitHub}},

@@ -78,7 +78,7 @@ func TestRegistryNameTargets(t *testing.T) {
 		"io.github.domdomegg/time-mcp-pypi": "time-mcp-pypi-1.0.6.server.json",
 	})
 	npm := &npmFake{mcpName: "io.github.upstash/context7"}
-	p := &Pipeline{Resolver: npm, MCPRegistry: supplychain.NewMCPRegistry(srv.Client(), srv.URL)}
+	p := testPipeline(Config{Resolver: npm, MCPRegistry: supplychain.NewMCPRegistry(srv.Client(), srv.URL)})
 	tg, _ := ParseTarget("io.github.upstash/context7")
 	rt, err := p.Resolve(context.Background(), tg)
 	if err != nil {
@@ -110,7 +110,7 @@ func TestRegistryNameTargets(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.in, err, tc.want)
 		}
 	}
-	if _, err := (&Pipeline{Resolver: npm}).Resolve(context.Background(), tg); !errors.Is(err, ErrUnsupported) {
+	if _, err := testPipeline(Config{Resolver: npm}).Resolve(context.Background(), tg); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("no registry configured: %v", err)
 	}
 }
@@ -144,7 +144,7 @@ func TestRegistryNamePyPI(t *testing.T) {
 		}
 	}))
 	t.Cleanup(index.Close)
-	p := &Pipeline{Resolver: &npmFake{}, PyPI: supplychain.NewPyPI(index.Client(), index.URL), MCPRegistry: supplychain.NewMCPRegistry(srv.Client(), srv.URL)}
+	p := testPipeline(Config{Resolver: &npmFake{}, PyPI: supplychain.NewPyPI(index.Client(), index.URL), MCPRegistry: supplychain.NewMCPRegistry(srv.Client(), srv.URL)})
 	tg, err := ParseTarget("io.github.domdomegg/time-mcp-pypi")
 	if err != nil {
 		t.Fatal(err)

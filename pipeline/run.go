@@ -110,7 +110,7 @@ func BundlePath(dir, runID string) string { return filepath.Join(dir, runID+".js
 
 // Run runs one job end to end: it scans the target in the prepared
 // sandbox (or recollects from the stored run), scores the evidence under
-// p.Rubric (the rubric in force when nil), and saves the scored run
+// the pipeline's rubric (Config.Rubric), and saves the scored run
 // through save. A failed save is returned with the scored run, which is
 // then not stored.
 func (p *Pipeline) Run(ctx context.Context, j Job, save Saver) (*Ran, error) {
@@ -130,18 +130,14 @@ func (p *Pipeline) Run(ctx context.Context, j Job, save Saver) (*Ran, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb := p.Rubric
-	if rb == nil {
-		rb = rubric.Current()
-	}
-	r := &Ran{Scanned: scanned, Result: rubric.Evaluate(scanned.Bundle, rb)}
+	r := &Ran{Scanned: scanned, Result: rubric.Evaluate(scanned.Bundle, p.cfg.Rubric)}
 	if save != nil {
 		if err := save.Save(ctx, r); err != nil {
 			return r, err
 		}
 	}
-	if p.Logger != nil && j.Recollect == nil && r.BundlePath != "" {
-		p.Logger.Info("scan complete", "outcome", r.Bundle.Sandbox.Outcome, "run", r.Bundle.Run.ID, "bundle", r.BundlePath)
+	if p.cfg.Logger != nil && j.Recollect == nil && r.BundlePath != "" {
+		p.cfg.Logger.Info("scan complete", "outcome", r.Bundle.Sandbox.Outcome, "run", r.Bundle.Run.ID, "bundle", r.BundlePath)
 	}
 	return r, nil
 }

@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 	rb := rubric.Current()
 	lock := []byte(`{"lockfileVersion":3}`)
 	scans := 0
-	p := &Pipeline{
+	p := testPipeline(Config{
 		Scanner: scannerFunc(func(context.Context, string, sandbox.Target) (*sandbox.Result, error) {
 			scans++
 			return &sandbox.Result{Outcome: evidence.OutcomeInstallFailed, Lockfile: lock,
@@ -59,7 +59,7 @@ func TestRun(t *testing.T) {
 		}),
 		Supply: skipAll(),
 		Rubric: rb,
-	}
+	})
 	rt := &Resolved{Target: Target{Raw: "npm:is-number@7.0.0"}, Name: "is-number", Version: "7.0.0", Source: "registry",
 		registrySig: evidence.Signal{State: evidence.StateObserved}}
 	const id = "20261201t000000z-00000000"
@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 	t.Run("recollect", func(t *testing.T) {
 		before := scans
 		c := &countingSupply{}
-		rp := &Pipeline{Supply: Supply{GitHub: githubFake{c}}, Rubric: rb}
+		rp := testPipeline(Config{Supply: Supply{GitHub: githubFake{c}}, Rubric: rb})
 		st := &memStore{}
 		old := storedRun(t)
 		ran, err := rp.Run(ctx, Job{Options: Options{RunID: "20261201t000000z-00000001"}, Recollect: &RecollectJob{From: old, Signals: []string{evidence.SignalGitHub}}}, StoreSaver{Store: st})

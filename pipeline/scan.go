@@ -15,8 +15,12 @@ import (
 
 // Scan runs a resolved target in the sandbox and returns the evidence.
 // Errors are returned only when there is nothing to report: bad input or an
-// engine that failed us; everything the package does is evidence.
+// engine that failed us; everything the package does is evidence. A
+// pipeline without a Scanner returns ErrNoScanner.
 func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned, error) {
+	if p.cfg.Scanner == nil {
+		return nil, ErrNoScanner
+	}
 	b := p.newBundle(rt, o)
 	// Registry metadata comes from the document the resolution fetched; the
 	// GitHub lookup needs nothing else, so it runs alongside the sandbox.
@@ -34,7 +38,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 		return nil, err
 	}
 	recordSandbox(b, rt, res, started)
-	classify(res, p.Behavior).record(b)
+	classify(res, p.cfg.Sandbox.Behavior).record(b)
 	// The judge needs only the contract, the tree scans only the lockfile:
 	// both started as soon as the sandbox had them, unless it never said.
 	judgeC := early.judgeFor(b.Contract)
@@ -53,18 +57,18 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 // signal.
 func (p *Pipeline) newBundle(rt *Resolved, o Options) *evidence.Bundle {
 	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+	if p.cfg.Now != nil {
+		now = p.cfg.Now
 	}
 	date := now().UTC()
 	b := &evidence.Bundle{
 		SchemaVersion: evidence.SchemaVersion,
-		Run:           evidence.Run{ID: o.RunID, Date: date, Tool: evidence.Tool{Name: "verifymcp", Version: p.ToolVersion}},
+		Run:           evidence.Run{ID: o.RunID, Date: date, Tool: evidence.Tool{Name: "verifymcp", Version: p.cfg.ToolVersion}},
 		Signals:       map[string]evidence.Signal{evidence.SignalRegistry: rt.registrySig},
 		Sandbox: evidence.Sandbox{
-			Image: p.Sandbox.Image, ImageDigest: p.Sandbox.ImageDigest,
-			EngineVersion: p.Sandbox.EngineVersion, APIVersion: p.Sandbox.APIVersion,
-			Limits: p.Sandbox.Limits, CABundle: p.Sandbox.CABundle,
+			Image: p.cfg.Sandbox.Image, ImageDigest: p.cfg.Sandbox.ImageDigest,
+			EngineVersion: p.cfg.Sandbox.EngineVersion, APIVersion: p.cfg.Sandbox.APIVersion,
+			Limits: p.cfg.Sandbox.Limits, CABundle: p.cfg.Sandbox.CABundle,
 		},
 		Target: evidence.Target{
 			Ecosystem: ecosystemOf(rt), Requested: rt.Target.Raw, Args: nonNil(o.Args), EnvNames: envNames(o.Env),
@@ -157,7 +161,7 @@ func supplyOf(b *evidence.Bundle) *evidence.Supply {
 func (p *Pipeline) sandboxTarget(rt *Resolved, o Options, b *evidence.Bundle) sandbox.Target {
 	st := resolverOf(b.Target.Ecosystem).sandboxTarget(rt)
 	b.Target.Purl = ecosystem.MustOf(b.Target.Ecosystem).Purl(b.Target.Name, b.Target.Version)
-	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.Secrets
+	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.cfg.Secrets
 	return st
 }
 
@@ -165,7 +169,7 @@ func (p *Pipeline) sandboxTarget(rt *Resolved, o Options, b *evidence.Bundle) sa
 // runID. Its error is for a bad bin, a cancelled scan or an engine or
 // environment that failed: then there is no evidence about the package.
 func (p *Pipeline) runSandbox(ctx context.Context, rt *Resolved, runID string, st sandbox.Target) (*sandbox.Result, error) {
-	res, err := p.Scanner.Scan(ctx, runID, st)
+	res, err := p.cfg.Scanner.Scan(ctx, runID, st)
 	if err != nil {
 		var env *sandbox.EnvironmentError
 		switch {

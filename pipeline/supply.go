@@ -104,7 +104,7 @@ func skipped(name string) evidence.Signal {
 // publishers put it (homepage, bugs URL, project URLs; see
 // evidence.RegistryMeta.FindRepository).
 func (p *Pipeline) githubRepo(ctx context.Context, meta *evidence.RegistryMeta) func() (*evidence.GitHubResult, evidence.Signal) {
-	sp := p.Supply
+	sp := p.cfg.Supply
 	var repo *evidence.Repository
 	if meta != nil {
 		repo = meta.Repository
@@ -159,8 +159,8 @@ func githubHost(h string) string {
 }
 
 func (p *Pipeline) timeout() time.Duration {
-	if p.Supply.Timeout > 0 {
-		return p.Supply.Timeout
+	if p.cfg.Supply.Timeout > 0 {
+		return p.cfg.Supply.Timeout
 	}
 	return 30 * time.Second
 }
@@ -193,7 +193,7 @@ type treeAnswers struct {
 // collectTree runs OSV, Socket or both over lockfile; it touches no
 // bundle, so that it can run while the scan goes on.
 func (p *Pipeline) collectTree(ctx context.Context, in treeInput, lockfile []byte, doOSV, doSocket bool) treeAnswers {
-	sp := p.Supply
+	sp := p.cfg.Supply
 	a := treeAnswers{doOSV: doOSV, doSocket: doSocket}
 	var wg sync.WaitGroup
 	wg.Add(2)

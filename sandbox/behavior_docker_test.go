@@ -200,7 +200,10 @@ func TestBenignServersNoBehaviour(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &pipeline.Pipeline{Scanner: s, Resolver: supplychain.NewNPM(nil, ""), ToolVersion: "test", Behavior: true}
+			p, err := pipeline.New(pipeline.Config{Scanner: s, Resolver: supplychain.NewNPM(nil, ""), ToolVersion: "test", Sandbox: pipeline.SandboxInfo{Behavior: true}, Rubric: rubric.Current()})
+			if err != nil {
+				t.Fatal(err)
+			}
 			rt, err := p.Resolve(context.Background(), target)
 			if err != nil {
 				t.Fatal(err)

@@ -91,7 +91,10 @@ func TestHarmlessWheelNoBehaviourFinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
+	p, err := pipeline.New(pipeline.Config{Scanner: s, ToolVersion: "test", Rubric: rubric.Current()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var findings, unknown int
 	started := time.Now()
 	scans := 0

@@ -92,7 +92,10 @@ func TestPythonRequiresBelow39NotAssessed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
+	p, err := pipeline.New(pipeline.Config{Scanner: s, ToolVersion: "test", Rubric: rubric.Current()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rt, err := p.Resolve(context.Background(), target)
 	if err != nil {
 		t.Fatal(err)

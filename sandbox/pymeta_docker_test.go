@@ -72,7 +72,10 @@ func scanLocalLock(t *testing.T, s *sandbox.Sandbox, file string) (*evidence.Bun
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
+	p, err := pipeline.New(pipeline.Config{Scanner: s, ToolVersion: "test", Rubric: rubric.Current()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rt, err := p.Resolve(context.Background(), target)
 	if err != nil {
 		t.Fatal(err)

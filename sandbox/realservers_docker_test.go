@@ -209,7 +209,10 @@ func TestRealServerRegression(t *testing.T) {
 		o.Behavior, o.TreeCacheDir = true, treeCache
 		o.Memory, o.InstallTimeout, o.HandshakeTimeout, o.DiscoverProbe, o.ListTimeout = 1<<30, 240*time.Second, 60*time.Second, 5*time.Second, 30*time.Second
 	})
-	p := &pipeline.Pipeline{Scanner: s, Resolver: supplychain.NewNPM(nil, ""), ToolVersion: "test", Behavior: true}
+	p, err := pipeline.New(pipeline.Config{Scanner: s, Resolver: supplychain.NewNPM(nil, ""), ToolVersion: "test", Sandbox: pipeline.SandboxInfo{Behavior: true}, Rubric: rubric.Current()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var rows []string
 	n := 0
 	for _, c := range corpus {

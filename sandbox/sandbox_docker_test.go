@@ -267,7 +267,10 @@ func resolveFixture(t *testing.T, s *sandbox.Sandbox, f fixture) (*pipeline.Pipe
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pipeline.Pipeline{Scanner: s, ToolVersion: "test"}
+	p, err := pipeline.New(pipeline.Config{Scanner: s, ToolVersion: "test", Rubric: rubric.Current()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rt, err := p.Resolve(context.Background(), target)
 	if err != nil {
 		t.Fatal(err)

@@ -180,10 +180,24 @@ type saverFunc func(context.Context, *pipeline.Ran) error
 
 func (f saverFunc) Save(ctx context.Context, r *pipeline.Ran) error { return f(ctx, r) }
 
-// ScanAll scans todo with n workers (see RunWorkers and Scan), showing
-// each on prog. An environment fault met by one of them calls stopNew:
+// Events is what ScanAll and NotStarted report as a batch runs; the
+// caller shows them (the CLI draws a bar, or a line per target).
+type Events interface {
+	// Scanning says that n scans are about to start.
+	Scanning(n int)
+	// Started says that a scan started.
+	Started()
+	// Finish says that it reached its final status; scanned says it was
+	// one of the scans started (see Started).
+	Finish(it *Item, scanned bool)
+	// Note is a message for the operator (an environment fault).
+	Note(msg string)
+}
+
+// ScanAll scans todo with n workers (see RunWorkers and Scan), reporting
+// each to prog. An environment fault met by one of them calls stopNew:
 // every other target would meet it too, so no new one starts.
-func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func(), n int, todo []*Item, prog *Progress) {
+func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func(), n int, todo []*Item, prog Events) {
 	prog.Scanning(len(todo))
 	RunWorkers(ctx, drain, n, todo, func(ctx context.Context, it *Item) {
 		prog.Started()
@@ -197,8 +211,9 @@ func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func
 	})
 }
 
-// NotStarted marks the items that reached no status StatusNotStarted.
-func NotStarted(items []*Item, prog *Progress) {
+// NotStarted marks the items that reached no status StatusNotStarted,
+// and reports each to prog.
+func NotStarted(items []*Item, prog Events) {
 	for _, it := range items {
 		if it.Status == "" {
 			it.Status = StatusNotStarted

@@ -236,7 +236,7 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 	// Progress owns stderr: log records go through it, so that they never
 	// tear the bar. The pipeline's own progress lines name no target, and
 	// N scans would interleave them: below --verbose only warnings show.
-	prog := batch.NewProgress(g.stderr, batch.IsTerminal(g.stderr), g.quiet)
+	prog := newProgressBar(g.stderr, isTerminal(g.stderr), g.quiet)
 	defer prog.Close()
 	level := slog.LevelWarn
 	if g.verbose {
@@ -284,7 +284,7 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 	save.Detached = true
 	bs := &batch.Scans{Pipeline: p, Save: save}
 	if len(todo) > 0 {
-		session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, func() error { return nil })
+		session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
 		if err != nil {
 			if interrupted.Load() {
 				return batch.Summary{}, nil, context.Canceled
@@ -309,7 +309,7 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 // sandbox.Pool): size at a time, budget in all (negative: no limit). The
 // returned function removes those not taken.
 func (g *globals) startAhead(ctx context.Context, p *pipeline.Pipeline, bs *batch.Scans, size, budget int) func() {
-	sb, ok := p.Scanner.(*sandbox.Sandbox)
+	sb, ok := p.Scanner().(*sandbox.Sandbox)
 	if !ok || budget == 0 {
 		return func() {}
 	}
@@ -328,34 +328,35 @@ func (g *globals) openScanning(ctx context.Context, sf *scanFlags, rb *rubric.Ru
 	if err != nil {
 		return nil, "", nil, nil, nil, err
 	}
-	p, ca, closeScanner, err := g.newScanPipeline(ctx, sf, dataDir, rb)
+	p, ca, closeScanner, err := g.newScanPipeline(ctx, sf, dataDir, rb, st)
 	if err != nil {
 		st.Close()
 		return nil, "", nil, nil, nil, err
 	}
-	p.Pins = st
 	return st, dataDir, p, ca, func() { closeScanner(); st.Close() }, nil
 }
 
 // newScanPipeline builds the pipeline batch and cases run scan with: the
 // registry client and the third-party clients, as scan builds them. The
 // sandbox is prepared later, and only when something is left to scan.
-func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir string, rb *rubric.Rubric) (*pipeline.Pipeline, *caBundle, func(), error) {
+// pins (nil: none) keeps the pins of server identities.
+func (g *globals) newScanPipeline(ctx context.Context, f *scanFlags, dataDir string, rb *rubric.Rubric, pins pipeline.Pins) (*pipeline.Pipeline, *caBundle, func(), error) {
 	sc, err := g.newResolving(f, rb)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	closeFn, err := g.attachClients(ctx, sc, dataDir)
+	closeFn, err := g.attachClients(ctx, sc, dataDir, pins)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return sc.p, sc.ca, closeFn, nil
 }
 
-// scanConfig is a pipeline that can resolve targets, and what its
-// third-party clients are built from.
+// scanConfig is a pipeline that can resolve targets, its configuration,
+// and what its third-party clients are built from.
 type scanConfig struct {
 	p        *pipeline.Pipeline
+	cfg      pipeline.Config
 	ca       *caBundle
 	sup      *supplyConfig
 	registry string
@@ -385,30 +386,39 @@ func (g *globals) newResolving(f *scanFlags, rb *rubric.Rubric) (*scanConfig, er
 	if err != nil {
 		return nil, err
 	}
-	p := &pipeline.Pipeline{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, RubricVersion: rb.Version, Rubric: rb,
+	pc := pipeline.Config{Resolver: supplychain.NewNPM(httpClient(ca, 60*time.Second), registry), ToolVersion: Version, Logger: g.log, Rubric: rb,
 		MCPRegistry: supplychain.NewMCPRegistry(httpClient(ca, 60*time.Second), pick(f.mcpRegistry, os.Getenv("VERIFYMCP_MCP_REGISTRY"), cfg.MCPRegistry)),
 		PyPI:        supplychain.NewPyPI(httpClient(ca, 60*time.Second), indexURL)}
-	return &scanConfig{p: p, ca: ca, sup: sup, registry: registry}, nil
+	p, err := pipeline.New(pc)
+	if err != nil {
+		return nil, err
+	}
+	return &scanConfig{p: p, cfg: pc, ca: ca, sup: sup, registry: registry}, nil
 }
 
-// attachClients opens the answer cache in dataDir and gives the pipeline
-// its third-party clients, the judge and the secrets to mask; the
-// returned function closes the cache.
-func (g *globals) attachClients(ctx context.Context, sc *scanConfig, dataDir string) (func(), error) {
+// attachClients opens the answer cache in dataDir and makes sc.p the
+// pipeline with its third-party clients, the judge, the secrets to mask
+// and pins (nil: none); the returned function closes the cache.
+func (g *globals) attachClients(ctx context.Context, sc *scanConfig, dataDir string, pins pipeline.Pins) (func(), error) {
 	answers, err := g.openAnswers(ctx, dataDir)
 	if err != nil {
 		return nil, err
 	}
-	p := sc.p
-	p.Secrets = sc.sup.secrets()
-	if p.Supply, err = g.supplyClients(sc.sup, answers, sc.ca); err != nil {
+	c := sc.cfg
+	c.Pins, c.Secrets = pins, sc.sup.secrets()
+	if c.Supply, err = g.supplyClients(sc.sup, answers, sc.ca); err != nil {
 		answers.Close()
 		return nil, err
 	}
-	if p.Judge, err = judgeClient(sc.sup, answers, sc.ca); err != nil {
+	if c.Judge, err = judgeClient(sc.sup, answers, sc.ca); err != nil {
 		answers.Close()
 		return nil, err
 	}
+	if sc.p, err = pipeline.New(c); err != nil {
+		answers.Close()
+		return nil, err
+	}
+	sc.cfg = c
 	return func() { answers.Close() }, nil
 }
 

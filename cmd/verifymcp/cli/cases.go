@@ -271,7 +271,7 @@ func (g *globals) publishCases(dir string, rep benchmark.Report) error {
 // saved likewise (see pipeline.OnDemand). infra returns the first failure
 // of the engine, the image or the environment, once cases ran.
 func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (scan benchmark.ScanFunc, closeAll func(), infra func() error, err error) {
-	od, closeAll, err := g.onDemand(ctx, f, st, dataDir, rb)
+	od, closeAll, err := g.onDemand(ctx, f, st, dataDir, rb, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -287,8 +287,9 @@ func (g *globals) caseScanner(ctx context.Context, f *scanFlags, st *store.Store
 
 // onDemand returns the scanner cases and diff scan targets with, one at a
 // time, exactly as scan does and saved likewise (see pipeline.OnDemand);
-// the sandbox is prepared when the first target resolved.
-func (g *globals) onDemand(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric) (*pipeline.OnDemand, func(), error) {
+// the sandbox is prepared when the first target resolved. pins (nil:
+// none) keeps the pins of server identities.
+func (g *globals) onDemand(ctx context.Context, f *scanFlags, st *store.Store, dataDir string, rb *rubric.Rubric, pins pipeline.Pins) (*pipeline.OnDemand, func(), error) {
 	if f.idle == 0 {
 		f.idle = -1
 	}
@@ -296,13 +297,13 @@ func (g *globals) onDemand(ctx context.Context, f *scanFlags, st *store.Store, d
 	if err != nil {
 		return nil, nil, err
 	}
-	p, ca, closeScanner, err := g.newScanPipeline(ctx, f, dataDir, rb)
+	p, ca, closeScanner, err := g.newScanPipeline(ctx, f, dataDir, rb, pins)
 	if err != nil {
 		return nil, nil, err
 	}
 	od := &pipeline.OnDemand{Pipeline: p, Save: g.storeSaver(st, dataDir),
 		Prepare: func(ctx context.Context) (pipeline.Session, error) {
-			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver.Registry(), ca, mem, nil)
+			return g.prepareSandbox(ctx, p, f, dataDir, p.Resolver().Registry(), ca, mem, nil)
 		}}
 	return od, func() { od.Close(); closeScanner() }, nil
 }

@@ -116,10 +116,10 @@ func TestIndexURL(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		if sc.p.PyPI == nil {
+		if sc.p.PyPI() == nil {
 			t.Fatal("the pipeline has no PyPI client")
 		}
-		return sc.p.PyPI.Index(), nil
+		return sc.p.PyPI().Index(), nil
 	}
 	empty := writeConfig(t, "", 0o600)
 	if got, err := index(&scanFlags{}, empty); err != nil || got != supplychain.DefaultPyPIIndex {

@@ -79,7 +79,7 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 	if f.maxAttempts < 1 || f.maxAttempts > 100 {
 		return usagef("--max-attempts must be between 1 and 100, not %d", f.maxAttempts)
 	}
-	prog := batch.NewProgress(g.stderr, batch.IsTerminal(g.stderr), g.quiet)
+	prog := newProgressBar(g.stderr, isTerminal(g.stderr), g.quiet)
 	defer prog.Close()
 	g.log = slog.New(newProgressHandler(prog, slog.LevelWarn))
 
@@ -215,7 +215,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	}
 	defer closeAll()
 	bs := &batch.Scans{Pipeline: p}
-	session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver.Registry(), ca, mem, func() error { return nil })
+	session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/verifymcp/verifymcp/pipeline/batch"
 	"github.com/verifymcp/verifymcp/report"
 )
 
@@ -183,7 +182,7 @@ func (g *globals) tableOptions(output string) report.TableOptions {
 	o := report.TableOptions{Verbose: g.verbose, Now: time.Now()}
 	if output == "" {
 		o.Width = writerWidth(g.stdout)
-		o.Color = batch.IsTerminal(g.stdout) && os.Getenv("NO_COLOR") == ""
+		o.Color = isTerminal(g.stdout) && os.Getenv("NO_COLOR") == ""
 	} else {
 		o.Width = columns(os.Getenv("COLUMNS"))
 	}
@@ -193,7 +192,7 @@ func (g *globals) tableOptions(output string) report.TableOptions {
 // writerWidth is the width of the terminal w writes to, else $COLUMNS
 // when it is a number, else 0 (report.DefaultWidth).
 func writerWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && batch.IsTerminal(w) {
+	if f, ok := w.(*os.File); ok && isTerminal(w) {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			return cols
 		}

@@ -397,10 +397,9 @@ func (g *globals) runDiff(ctx context.Context, rawA, rawB string, f *diffFlags) 
 			}
 		}
 		if od == nil {
-			if od, closeOD, err = g.onDemand(ctx, &f.scan, st, dataDir, rb); err != nil {
+			if od, closeOD, err = g.onDemand(ctx, &f.scan, st, dataDir, rb, st); err != nil {
 				return nil, false, err
 			}
-			od.Pipeline.Pins = st
 		}
 		g.log.Info("scanning", "target", raw)
 		ran, err := od.Run(ctx, raw, pipeline.Options{Bin: f.scan.bin, Args: f.scan.args, Env: env})

@@ -25,7 +25,7 @@ func (g *globals) recollectRuns(ctx context.Context, st *store.Store, dataDir st
 	if len(items) == 0 {
 		return emptyRecollectSummary(), nil
 	}
-	p, _, closeFn, err := g.newScanPipeline(ctx, &f.scan, dataDir, rb)
+	p, _, closeFn, err := g.newScanPipeline(ctx, &f.scan, dataDir, rb, nil)
 	if err != nil {
 		return nil, err
 	}

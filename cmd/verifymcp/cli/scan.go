@@ -261,12 +261,12 @@ func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
 		return err
 	}
 	defer st.Close()
-	p.Pins = st
-	closeClients, err := g.attachClients(ctx, sc, dataDir)
+	closeClients, err := g.attachClients(ctx, sc, dataDir, st)
 	if err != nil {
 		return err
 	}
 	defer closeClients()
+	p = sc.p
 
 	session, err := g.prepareSandbox(ctx, p, f, dataDir, registry, ca, mem, func() error { _, err := resolved(); return err })
 	if err != nil {
@@ -332,10 +332,10 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 // pypiIndex is the Python package index the pipeline resolves pypi
 // targets on, for the sandbox's fetch step ("" for its default).
 func pypiIndex(p *pipeline.Pipeline) string {
-	if p.PyPI == nil {
+	if p.PyPI() == nil {
 		return ""
 	}
-	return p.PyPI.Index()
+	return p.PyPI().Index()
 }
 
 // imageOptions say how a missing sandbox image is built.

@@ -1,4 +1,4 @@
-package batch
+package cli
 
 import (
 	"fmt"
@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/verifymcp/verifymcp/pipeline/batch"
 )
 
-// IsTerminal reports whether w is a terminal (a character device that is
+// isTerminal reports whether w is a terminal (a character device that is
 // not /dev/null), where a redrawn progress bar makes sense.
-func IsTerminal(w io.Writer) bool {
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok || os.Getenv("TERM") == "dumb" {
 		return false
@@ -24,10 +26,11 @@ func IsTerminal(w io.Writer) bool {
 	return err != nil || !os.SameFile(fi, null)
 }
 
-// Progress shows a batch's progress on stderr (the writer it is given): a bar redrawn in place
-// on a terminal, one line per finished target otherwise. Log records are
-// written through it, so that they appear above the bar.
-type Progress struct {
+// progressBar draws a batch's progress (the batch.Events of its run) on
+// stderr (the writer it is given): a bar redrawn in place on a terminal,
+// one line per finished target otherwise. Log records are written through
+// it, so that they appear above the bar.
+type progressBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	bar   bool
@@ -42,16 +45,16 @@ type Progress struct {
 	stopTick                     chan struct{}
 }
 
-// NewProgress shows progress on w: a bar when bar is set, nothing when
+// newProgressBar shows progress on w: a bar when bar is set, nothing when
 // quiet is.
-func NewProgress(w io.Writer, bar, quiet bool) *Progress {
-	p := &Progress{w: w, bar: bar && !quiet, quiet: quiet, now: time.Now}
+func newProgressBar(w io.Writer, bar, quiet bool) *progressBar {
+	p := &progressBar{w: w, bar: bar && !quiet, quiet: quiet, now: time.Now}
 	p.start = p.now()
 	return p
 }
 
 // Write passes a log record through, above the bar.
-func (p *Progress) Write(b []byte) (int, error) {
+func (p *progressBar) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
@@ -61,7 +64,7 @@ func (p *Progress) Write(b []byte) (int, error) {
 }
 
 // Begin shows the bar (or nothing yet) for total targets.
-func (p *Progress) Begin(total int) {
+func (p *progressBar) Begin(total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total = total
@@ -88,14 +91,14 @@ func (p *Progress) Begin(total int) {
 }
 
 // Scanning records that n scans are about to start: the ETA counts from now.
-func (p *Progress) Scanning(n int) {
+func (p *progressBar) Scanning(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.toScan, p.scanStart = n, p.now()
 }
 
 // Started records a scan that started.
-func (p *Progress) Started() {
+func (p *progressBar) Started() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running++
@@ -104,7 +107,7 @@ func (p *Progress) Started() {
 }
 
 // Note shows a message (an interrupt) whatever the mode, except quiet.
-func (p *Progress) Note(msg string) {
+func (p *progressBar) Note(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
@@ -114,14 +117,14 @@ func (p *Progress) Note(msg string) {
 
 // Finish records a target that reached its final status; scanned says
 // it was one of the scans started (see Started).
-func (p *Progress) Finish(it *Item, scanned bool) {
+func (p *progressBar) Finish(it *batch.Item, scanned bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
 	switch it.Status {
-	case StatusFailed:
+	case batch.StatusFailed:
 		p.failed++
-	case StatusSkipped:
+	case batch.StatusSkipped:
 		p.skipped++
 	}
 	if scanned {
@@ -141,7 +144,7 @@ func (p *Progress) Finish(it *Item, scanned bool) {
 }
 
 // describeItem is the progress line of a finished target.
-func describeItem(it *Item) string {
+func describeItem(it *batch.Item) string {
 	var b strings.Builder
 	b.WriteString(it.Status)
 	b.WriteString(" ")
@@ -171,7 +174,7 @@ func describeItem(it *Item) string {
 }
 
 // Close removes the bar for good, leaving its last state on screen.
-func (p *Progress) Close() {
+func (p *progressBar) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -188,7 +191,7 @@ func (p *Progress) Close() {
 }
 
 // clear erases the bar; the caller holds mu.
-func (p *Progress) clear() {
+func (p *progressBar) clear() {
 	if p.shown {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.shown = false
@@ -196,7 +199,7 @@ func (p *Progress) clear() {
 }
 
 // draw shows the bar; the caller holds mu.
-func (p *Progress) draw() {
+func (p *progressBar) draw() {
 	if !p.bar || p.closed || p.total == 0 {
 		return
 	}
