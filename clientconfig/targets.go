@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/verifymcp/verifymcp/ecosystem/npm"
+
 	"github.com/verifymcp/verifymcp/ecosystem"
 
 	"github.com/verifymcp/verifymcp/pkgspec"
@@ -321,7 +323,7 @@ func npmLaunch(args []string, k int, launcher string) *launch {
 		l.notScanned = "a package from outside the npm registry (" + tok + "): not resolved"
 		return l
 	}
-	name, spec := splitNPM(tok)
+	name, spec := npm.Ecosystem{}.Unpin(tok)
 	l.name, l.spec = name, spec
 	if strings.HasPrefix(spec, "npm:") {
 		l.notScanned = "an npm alias (" + tok + "): the package it names is not resolved"
@@ -338,18 +340,6 @@ func hasAnyPrefix(s string, ps ...string) bool {
 		}
 	}
 	return false
-}
-
-// splitNPM splits "@scope/name@spec" or "name@spec" at the version's @.
-func splitNPM(tok string) (name, spec string) {
-	from := 0
-	if strings.HasPrefix(tok, "@") {
-		from = 1
-	}
-	if j := strings.IndexByte(tok[from:], '@'); j >= 0 {
-		return tok[:from+j], tok[from+j+1:]
-	}
-	return tok, ""
 }
 
 var (

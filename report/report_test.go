@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/testdiff"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/verifymcp/verifymcp/contract"
@@ -80,39 +82,13 @@ func build(t *testing.T, b *evidence.Bundle) Report {
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte, equal func(want, got []byte) string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if d := equal(want, got); d != "" {
-		t.Errorf("%s differs (-want +got); run go test ./report -update if the change is intended:\n%s", name, d)
-	}
+	testdiff.Golden(t, "./report", name, got, *update, equal)
 }
 
-func jsonEqual(want, got []byte) string {
-	var w, g any
-	if err := json.Unmarshal(want, &w); err != nil {
-		return "golden: " + err.Error()
-	}
-	if err := json.Unmarshal(got, &g); err != nil {
-		return "output: " + err.Error()
-	}
-	return diff(w, g)
-}
-
-func textEqual(want, got []byte) string {
-	if bytes.Equal(want, got) {
-		return ""
-	}
-	return lineDiff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
-}
+var (
+	jsonEqual = testdiff.JSONBytes
+	textEqual = testdiff.Text
+)
 
 func TestGolden(t *testing.T) {
 	sch := compileSchema(t)

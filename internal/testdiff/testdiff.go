@@ -4,8 +4,12 @@
 package testdiff
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -32,4 +36,46 @@ func JSON(want, got any) string {
 // equal.
 func Lines(want, got []string) string {
 	return cmp.Diff(want, got)
+}
+
+// JSONBytes is JSON for two JSON documents: "" when they hold the same
+// values, whatever their layout.
+func JSONBytes(want, got []byte) string {
+	var w, g any
+	if err := json.Unmarshal(want, &w); err != nil {
+		return "golden: " + err.Error()
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
+		return "output: " + err.Error()
+	}
+	return JSON(w, g)
+}
+
+// Text is Lines for two texts: "" when they are the same bytes.
+func Text(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	return Lines(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
+}
+
+// Golden compares got with the golden file testdata/name under equal
+// (JSONBytes, Text, ...), or rewrites the file when update is set; pkg
+// names the package in the message that says how to update it.
+func Golden(t testing.TB, pkg, name string, got []byte, update bool, equal func(want, got []byte) string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test %s -update to create it)", err, pkg)
+	}
+	if d := equal(want, got); d != "" {
+		t.Errorf("%s differs (-want +got); run go test %s -update if the change is intended:\n%s", name, pkg, d)
+	}
 }

@@ -2,10 +2,7 @@ package configreport
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -47,39 +44,13 @@ func validate(t *testing.T, sch *jsonschema.Schema, data []byte) error {
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte, equal func(want, got []byte) string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report/configreport -update to create it)", err)
-	}
-	if d := equal(want, got); d != "" {
-		t.Errorf("%s differs (-want +got); run go test ./report/configreport -update if the change is intended:\n%s", name, d)
-	}
+	testdiff.Golden(t, "./report/configreport", name, got, *update, equal)
 }
 
-func jsonEqual(want, got []byte) string {
-	var w, g any
-	if err := json.Unmarshal(want, &w); err != nil {
-		return "golden: " + err.Error()
-	}
-	if err := json.Unmarshal(got, &g); err != nil {
-		return "output: " + err.Error()
-	}
-	return testdiff.JSON(w, g)
-}
-
-func textEqual(want, got []byte) string {
-	if bytes.Equal(want, got) {
-		return ""
-	}
-	return testdiff.Lines(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
-}
+var (
+	jsonEqual = testdiff.JSONBytes
+	textEqual = testdiff.Text
+)
 
 // noSpace is s without its spaces and newlines: a table and the same
 // table wrapped are equal under it.
