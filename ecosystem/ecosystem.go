@@ -26,6 +26,9 @@ type Ecosystem interface {
 	Name() string
 	// Title is its name in prose and in OSV's list of ecosystems: npm, PyPI.
 	Title() string
+	// Registry is the ecosystem's public registry (its URL) and what the
+	// ecosystem calls one in prose: "npm registry", "package index".
+	Registry() (url, noun string)
 	// Normalize is a package name in the form its registry compares
 	// names: npm's as written, PyPI's in PEP 503 normal form.
 	Normalize(name string) string

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -113,9 +115,6 @@ type Dimension struct {
 	// that ecosystem, or exists with another meaning. From rubric v10.
 	Ecosystems map[string]string `yaml:"ecosystems" json:"ecosystems,omitempty"`
 }
-
-// knownEcosystems are the ecosystems a dimension's ecosystems may name.
-var knownEcosystems = map[string]bool{"npm": true, "pypi": true}
 
 // CodeDef is one entry of the reason-code catalog.
 type CodeDef struct {
@@ -468,7 +467,7 @@ func (r *Rubric) validateDimensions() (map[string]bool, []error) {
 		}
 		for _, eco := range slices.Sorted(maps.Keys(d.Ecosystems)) {
 			switch {
-			case !knownEcosystems[eco]:
+			case !knownEcosystem(eco):
 				add("%s: ecosystems: unknown ecosystem %q", where, eco)
 			case strings.TrimSpace(d.Ecosystems[eco]) == "":
 				add("%s: ecosystems.%s: empty", where, eco)
@@ -679,4 +678,11 @@ func (p Parameters) validate() []error {
 		}
 	}
 	return errs
+}
+
+// knownEcosystem reports whether a dimension's ecosystems may name eco:
+// the name of an ecosystem of package ecosystem.
+func knownEcosystem(eco string) bool {
+	_, ok := ecosystem.Of(eco)
+	return ok && eco != ""
 }

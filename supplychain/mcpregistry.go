@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
+
 	"github.com/verifymcp/verifymcp/internal/thirdparty"
 )
 
@@ -593,9 +595,9 @@ func (in mcpInput) fixed() (*string, string) {
 // declare.
 func (s *RegistryServer) Choose() (RegistryPackage, []string, error) {
 	chosen := -1
-	for _, kind := range []string{"npm", "pypi"} {
+	for _, eco := range ecosystem.All {
 		for i, p := range s.Packages {
-			if p.RegistryType == kind && (p.Transport == "stdio" || p.Transport == "") {
+			if p.RegistryType == eco.Name() && (p.Transport == "stdio" || p.Transport == "") {
 				chosen = i
 				break
 			}
@@ -624,7 +626,8 @@ func (s *RegistryServer) Choose() (RegistryPackage, []string, error) {
 		return RegistryPackage{}, nil, fmt.Errorf("%w: %s %s declares %s", ErrNoScannablePackage, s.Name, s.Version, declared)
 	}
 	p := s.Packages[chosen]
-	kind := map[string]string{"npm": "npm", "pypi": "PyPI"}[p.RegistryType]
+	eco := ecosystem.MustOf(p.RegistryType)
+	kind := eco.Title()
 	var notes []string
 	if p.Transport == "" {
 		notes = append(notes, "the "+kind+" package declares no transport; taken as stdio")
@@ -634,10 +637,7 @@ func (s *RegistryServer) Choose() (RegistryPackage, []string, error) {
 	} else if s.Version != "" && p.Version != s.Version {
 		notes = append(notes, fmt.Sprintf("the %s package's version %s differs from the server's version %s", kind, p.Version, s.Version))
 	}
-	defaultBase, index := DefaultNPMRegistry, "npm registry"
-	if p.RegistryType == "pypi" {
-		defaultBase, index = "https://pypi.org", "package index"
-	}
+	defaultBase, index := eco.Registry()
 	if b := strings.TrimRight(p.RegistryBaseURL, "/"); b != "" && b != strings.TrimRight(defaultBase, "/") {
 		notes = append(notes, fmt.Sprintf("the %s package names the registry %s; the scan resolves it through the configured %s", kind, p.RegistryBaseURL, index))
 	}

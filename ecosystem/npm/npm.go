@@ -18,6 +18,9 @@ func (Ecosystem) Name() string { return "npm" }
 // Title is "npm".
 func (Ecosystem) Title() string { return "npm" }
 
+// Registry is registry.npmjs.org.
+func (Ecosystem) Registry() (url, noun string) { return "https://registry.npmjs.org", "npm registry" }
+
 // Normalize is name as written: npm's registry compares names as they are.
 func (Ecosystem) Normalize(name string) string { return name }
 

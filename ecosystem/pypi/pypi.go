@@ -20,6 +20,9 @@ func (Ecosystem) Name() string { return "pypi" }
 // Title is "PyPI".
 func (Ecosystem) Title() string { return "PyPI" }
 
+// Registry is pypi.org.
+func (Ecosystem) Registry() (url, noun string) { return "https://pypi.org", "package index" }
+
 // Normalize is the PEP 503 normal form of a project name.
 func (Ecosystem) Normalize(name string) string { return pkgspec.NormalizePyPIName(name) }
 
