@@ -41,6 +41,15 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(func() int {
 		defer removeOwnHelperImage()
+		// What the in-process scans of this test binary cached (the
+		// verifymcp processes it starts prune theirs: pruneOwnTrees).
+		host, _ := os.Hostname()
+		defer func() {
+			if ec, err := sandbox.NewClient(); err == nil {
+				_, _ = sandbox.PruneTreeOwner(context.Background(), ec, "", fmt.Sprintf("%s/%d", host, os.Getpid()))
+				ec.Close()
+			}
+		}()
 		dir, err := os.MkdirTemp("", "verifymcp-cli-test")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
