@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifymcp/verifymcp/internal/testschema"
+
 	"github.com/verifymcp/verifymcp/internal/testdiff"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -34,31 +36,12 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	return compileSchemaBytes(t, "report.v8.schema.json", Schema())
 }
 
-func compileSchemaBytes(t *testing.T, name string, data []byte) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("schema is not JSON: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(name, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(name)
-	if err != nil {
-		t.Fatalf("compile schema: %v", err)
-	}
-	return sch
-}
-
-func validate(t *testing.T, sch *jsonschema.Schema, data []byte) error {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("report is not JSON: %v", err)
-	}
-	return sch.Validate(inst)
-}
+// compileSchemaBytes and validate are the tests' one schema check
+// (internal/testschema).
+var (
+	compileSchemaBytes = testschema.Compile
+	validate           = testschema.Validate
+)
 
 func loadBundle(t *testing.T, name string) *evidence.Bundle {
 	t.Helper()

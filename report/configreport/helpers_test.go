@@ -1,45 +1,26 @@
 package configreport
 
 import (
-	"bytes"
 	"flag"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/verifymcp/verifymcp/internal/testschema"
+
 	"github.com/mattn/go-runewidth"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/verifymcp/verifymcp/internal/testdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func compileSchemaBytes(t *testing.T, name string, data []byte) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("schema is not JSON: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(name, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(name)
-	if err != nil {
-		t.Fatalf("compile schema: %v", err)
-	}
-	return sch
-}
-
-func validate(t *testing.T, sch *jsonschema.Schema, data []byte) error {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("report is not JSON: %v", err)
-	}
-	return sch.Validate(inst)
-}
+// compileSchemaBytes and validate are the tests' one schema check
+// (internal/testschema).
+var (
+	compileSchemaBytes = testschema.Compile
+	validate           = testschema.Validate
+)
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte, equal func(want, got []byte) string) {
