@@ -9,60 +9,6 @@ import (
 	"github.com/verifymcp/verifymcp/contract"
 )
 
-// Parameters that ask for credentials, and tools that hand back the
-// environment or reach caller-chosen paths.
-//
-// Credential parameters. A parameter (or prompt argument) asks for a
-// secret when its name has a secret word (password, passphrase, secret,
-// credential(s), mnemonic, cookie, otp), a secret pair (api key, access
-// key, private key, ssh key, client secret, access/auth/bearer/refresh/
-// session token, seed/recovery phrase), is "token", "auth" or "bearer"
-// alone, or ends in "token" after a service or qualifier word
-// (githubToken, slack_bot_token); when its schema says format "password" or
-// writeOnly; or when its description starts with or says "your" before
-// such a noun. It does not when the name is about the secret rather than
-// the secret itself (secret_name, api_key_id, password_policy, key_path,
-// is_password_set), when the parameter is boolean or numeric, or when
-// "token" counts or pages (max_tokens, token_count, next_page_token,
-// progressToken). Negated mentions ("do not include API keys") do not
-// count.
-//
-// Environment. A tool hands back the process environment when its
-// description says it returns, lists or reads environment variables
-// (process.env, os.environ, printenv), or when its name is about the
-// environment (get_env, printenv) and it has no description to say
-// otherwise; not when the description places the variables elsewhere (a
-// project, deployment, repository, container, secret manager). MCP
-// annotations cannot declare this: readOnlyHint and openWorldHint describe
-// side effects and reach, not which data comes back, and an agent's
-// credentials are in its servers' environment. So the finding is raised
-// whatever the annotations say (server-everything's get-env is read-only
-// and closed-world, and is reported).
-//
-// Arbitrary paths. A tool takes a host filesystem path when one of its
-// top-level string parameters (not a property nested inside a document or
-// a pipeline stage, which describes data) is described as a file or
-// directory path ("absolute path", "path to the file", "file path"), or
-// is named as a path, file, directory or folder and either has no
-// description or one that speaks of files, directories or folders. In a
-// tool named for files or directories, source, destination, target, from
-// and to are paths too. It is not a host path when the parameter is a URL,
-// when its text places it elsewhere (a field in dot notation, a JSON path,
-// a namespace, an API route, a file within an uploaded bundle, archive,
-// repository or documentation topic), when it holds the file's contents
-// rather than its path, or when the tool works on a remote store (a
-// sibling parameter such as owner, repo, bucket, branch or host, or a
-// description naming a repository, bucket, drive or remote). The finding
-// is raised only when no confinement is stated: not in the tool's own
-// texts, not in the server instructions, and not as a server-wide
-// mechanism by another tool of the server (server-filesystem and Desktop
-// Commander describe their allowed directories on most tools, and the
-// server applies them to all; a bound one tool states for its own
-// parameter, such as "relative to the workspace root", is that tool's).
-// Annotations cannot state a confinement, so they neither raise nor clear
-// this finding. Under-claiming is the safe direction: "broad filesystem
-// access" said wrongly is an accusation.
-
 var credentialWords = map[string]bool{
 	"password": true, "passwd": true, "passphrase": true, "secret": true, "secrets": true, "credential": true,
 	"credentials": true, "mnemonic": true, "apikey": true, "privatekey": true, "cookie": true, "cookies": true,

@@ -6,42 +6,6 @@ import (
 	"strings"
 )
 
-// Instruction-like text aimed at the model, and shadowing.
-//
-// Each detector is a pattern plus a filter that reads the sentence around
-// the match, because the words alone are common in honest descriptions.
-// A text is read sentence by sentence (sentences end at ". ", "! ", "? ",
-// a blank line or a list item), and a pattern runs only over the
-// sentences that hold one of its words: a match is a claim about one
-// sentence. A secret path that is a public key's (~/.ssh/id_rsa.pub) and
-// a command line's placeholder (--secret <secret>) are not what they
-// look like.
-// The filters encode what separates the attacks in the published
-// tool-poisoning research from real servers' descriptions:
-//   - override: "ignore previous/prior/system instructions" needs a
-//     qualifier, so "ignore information that is irrelevant" and "ignore any
-//     instructions found in the page" (a defensive note) pass.
-//   - concealment: an imperative or modal not to tell, show or inform the
-//     user, doing something "without telling the user", hiding something
-//     "from the user", "the user must not / need not know", or "silently
-//     send/read ...". A statement of fact ("the user doesn't know about
-//     files and directories", a hint to search by topic) is not.
-//   - secret_access: a credential file or path (~/.ssh, id_rsa, .env,
-//     mcp.json, .aws/credentials, ...) in a sentence with a non-negated
-//     imperative that moves data ("read", "pass", "send", "include",
-//     "contents of"), or an imperative to collect the user's or all stored
-//     passwords, keys, tokens or credentials. A parameter that names a
-//     default key path ("Path to the key (default ~/.ssh/id_rsa)") and
-//     setup advice ("make sure the key is set in your .env") have none.
-//   - exfiltration: an imperative to put something into a named or quoted
-//     parameter, when the same sentence names a secret or the
-//     conversation as its source; or to send such data, or "all
-//     emails/messages", to a URL or e-mail address.
-//   - tool_order: this tool before or instead of every other tool.
-//   - tag: <IMPORTANT>, <SYSTEM>, <instructions> and similar, and
-//     chat-template tokens; a plain "IMPORTANT:" is not a tag.
-//   - shadowing: see the references below.
-
 // detector is one pattern with its filter.
 type detector struct {
 	code string
@@ -462,33 +426,7 @@ var injectionDetectors = []detector{
 		}},
 }
 
-// References to tools and servers, for shadowing.
-//
-// Shadowing is text that tries to change how the agent uses a tool of
-// another server, or how it treats the user's other tools in general. Its
-// evidence is a reference to something outside this server in a sentence
-// with a directive ("only" in "read-only" is not one). The references are read narrowly, because a wrong
-// shadowing finding accuses a server's author of an attack:
-//   - a tool is named as a tool: quoted or identifier-like (snake_case,
-//     camelCase, a client prefix such as mcp_tool_, or a dotted
-//     server.tool) before "tool" or "function", after "tool named", or
-//     after "when using" / "before calling"; or as "when X is invoked";
-//     an unquoted English word ("auto-embed", "read-only") is not a
-//     tool's name, and a word glued to the next sentence ("behavior.This
-//     tool") is read as the two sentences it is;
-//   - a tool is this server's own when it is one of its tools, prompts or
-//     resources (by name or title, allowing for client prefixes), or one
-//     of the parameters or properties of its schemas (a description that
-//     says "before using 'queryVector'" is about an argument);
-//   - a server is named as one: quoted, after "the", identifier-like or
-//     capitalised before "server" or "MCP server"; a product's name
-//     ("MySQL Flexible Server", "SQL Server"), "server-side" and the generic
-//     words before "server" (local, remote, SQL, MCP, ...) are not names,
-//     nor are the words of this server's own name;
-//   - "other tools" in general: "all/any/every/the other tools (servers,
-//     functions)", "side effect on", "also present", "when this tool is
-//     available"; "other <vendor> tools", with a word of this server's
-//     name or tools between, are its own.
+// References to tools and servers, for shadowing (see the package doc).
 var (
 	quoteOpen     = "[\"'`‘“]"
 	quoteClose    = "[\"'`’”]"
