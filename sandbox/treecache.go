@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
@@ -40,11 +39,12 @@ import (
 // is the key, and a tree is complete only when its marker file
 // (treeMarker, holding the fetch result) is there, written last, after the
 // fetch succeeded. A volume without it is being filled, or its filler
-// died: it is never mounted. It is removed and filled again only when it
-// is abandoned (its filler's process is gone, or it is older than
-// staleTreeAge), no container uses it, and the remover holds the key's
-// claim, a created-never-started container named after the key: engine
-// names are unique, so two stores never remove and refill it at once.
+// died: it is never mounted, and the scan that meets it fetches into its
+// own volume. A scan fills only a volume it created (creating one that
+// exists returns the other's, whose filler label names another run), so
+// two fills never mix. The scan that meets an abandoned one (its filler's
+// process is gone, or it is older than staleTreeAge) removes it, when no
+// container uses it, and fills it again.
 // Each data directory keeps a local index (one file per key, written under
 // an exclusive lock) that remembers the volume's creation time and filler,
 // so that a hit it already knows costs one inspect; any other hit reads the
@@ -70,11 +70,6 @@ const labelTreeFiller = LabelRun + ".filler"
 // This covers a filler on another host (whose process this host cannot
 // see) and a live process whose marker could not be written.
 const staleTreeAge = time.Hour
-
-// staleClaimAge is the age after which a key's claim is taken to be left
-// by a killed process: a claim is held only to remove a volume and create
-// it again.
-const staleClaimAge = 2 * time.Minute
 
 type treeIndex[R any] struct {
 	Key    string    `json:"key"`
@@ -124,7 +119,7 @@ type fetchFunc[R any] struct {
 // exists but is incomplete (another store is filling it, or a fill was
 // cut short and its filler still lives), it fetches into the run's own
 // volume instead and leaves the cache volume alone; an abandoned one it
-// removes, under the key's claim, and fills again.
+// removes and fills again.
 func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string, t Target, f fetchFunc[R]) (cachedTree[R], error) {
 	dir := s.opts.TreeCacheDir
 	key := s.treeKey(t)
@@ -170,7 +165,7 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 		if !gone {
 			return uncached("the cached tree is incomplete and " + why)
 		}
-		if why, err := s.removeAbandonedTree(ctx, r, key, v); err != nil {
+		if why, err := s.removeAbandonedTree(ctx, v); err != nil {
 			return cachedTree[R]{}, err
 		} else if why != "" {
 			return uncached(why)
@@ -196,9 +191,10 @@ func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string,
 		werr := stillOurs(ctx, s, vol, r.id)
 		if errors.Is(werr, errNotOurs) {
 			// Removed and made again by another store while this run
-			// filled it (the claim should prevent it): two fills may have
-			// mixed, so neither mark it nor use it. The run's fetch step
-			// has run already and cannot run again in this run.
+			// filled it (two scans that met the same abandoned volume at
+			// the same instant): two fills may have mixed, so neither mark
+			// it nor use it. The run's fetch step has run already and
+			// cannot run again in this run.
 			return cachedTree[R]{}, fmt.Errorf("tree cache: %w", werr)
 		}
 		if werr == nil {
@@ -257,23 +253,15 @@ func abandonedTree(v volume.Volume, now time.Time, alive func(string) bool) (boo
 	return false, "its filler " + strconv.Quote(owner) + " may still be filling it"
 }
 
-// treeClaimName is the name of the container that claims key while its
-// abandoned volume is removed and created again.
-func treeClaimName(key string) string { return "verifymcp-treeclaim-" + key }
-
-// removeAbandonedTree removes the abandoned incomplete volume v of key
-// while holding the key's claim. It returns why not, when the volume is
-// claimed by another scan, changed since it was judged, or in use; then
-// the caller fetches on its own.
-func (s *Sandbox) removeAbandonedTree(ctx context.Context, r *run, key string, v volume.Volume) (string, error) {
-	release, why, err := claimTree(ctx, s, r, key)
-	if err != nil || why != "" {
-		return why, err
-	}
-	defer release()
-	// Under the claim nobody else removes it; check that it is still the
-	// volume judged abandoned, not one made again (another filler) nor
-	// written (another CreatedAt) since.
+// removeAbandonedTree removes the abandoned incomplete volume v, if it is
+// still the volume judged abandoned and no container uses it. It returns
+// why not; then the caller fetches on its own. No claim is taken: a scan
+// fills only a volume whose creation it made (its filler label), so a
+// removal that races another scan's removal and creation costs that scan
+// its marker (stillOurs), never a tree that mixes two fills.
+func (s *Sandbox) removeAbandonedTree(ctx context.Context, v volume.Volume) (string, error) {
+	// Not one made again (another filler) nor written (another CreatedAt)
+	// since it was judged.
 	w, err := s.cli.VolumeInspect(ctx, v.Name)
 	if client.IsErrNotFound(err) {
 		return "", nil
@@ -291,41 +279,12 @@ func (s *Sandbox) removeAbandonedTree(ctx context.Context, r *run, key string, v
 	if len(users) > 0 {
 		return "an incomplete cached tree is in use by a container", nil
 	}
-	if err := s.cli.VolumeRemove(ctx, v.Name, false); err != nil {
+	// Without force, the engine refuses a volume a container mounts.
+	if err := s.cli.VolumeRemove(ctx, v.Name, false); err != nil && !client.IsErrNotFound(err) {
 		return "an incomplete cached tree could not be removed: " + err.Error(), nil
 	}
 	s.opts.Logger.Debug("removed an abandoned incomplete cached tree", "volume", v.Name, "created", v.CreatedAt, "filler", v.Labels[labelTreeFiller])
 	return "", nil
-}
-
-// claimTree creates key's claim, a container never started, labelled with
-// the run (the reaper removes it if this process dies holding it). When
-// another scan holds it, why says so; a claim older than staleClaimAge was
-// left by a killed process and is removed, for the next scan to take.
-func claimTree(ctx context.Context, s *Sandbox, r *run, key string) (release func(), why string, err error) {
-	name := treeClaimName(key)
-	hc := hardened()
-	hc.NetworkMode = "none"
-	labels := r.labels()
-	labels[LabelTreeKey] = key
-	c, err := s.cli.ContainerCreate(ctx, &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"true"}, Labels: labels, NetworkDisabled: true},
-		hc, nil, nil, name)
-	if cerrdefs.IsConflict(err) {
-		if old, ierr := s.cli.ContainerInspect(ctx, name); ierr == nil {
-			if at, perr := time.Parse(time.RFC3339Nano, old.Created); perr == nil && time.Since(at) > staleClaimAge {
-				_ = s.cli.ContainerRemove(ctx, old.ID, container.RemoveOptions{Force: true})
-			}
-		}
-		return nil, "another scan is refilling the cached tree", nil
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("tree cache: claim %s: %w", key, err)
-	}
-	return func() {
-		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		_ = s.cli.ContainerRemove(rmCtx, c.ID, container.RemoveOptions{Force: true})
-	}, "", nil
 }
 
 var errNotOurs = errors.New("the cached tree volume is not the one this run created")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -190,12 +189,5 @@ func TestAbandonedTree(t *testing.T) {
 	// about a fresh volume.
 	if got, _ := abandonedTree(vol(ownerLabel(), time.Second), now, ownerAlive); got {
 		t.Error("a fresh incomplete tree whose filler is this process is abandoned")
-	}
-}
-
-func TestTreeClaimName(t *testing.T) {
-	a, b := treeClaimName("0123456789abcdef01234567"), treeClaimName("76543210fedcba9876543210")
-	if a == b || !strings.HasPrefix(a, "verifymcp-") || !strings.HasSuffix(a, "0123456789abcdef01234567") {
-		t.Errorf("claim names %q, %q: want one per key, recognisable", a, b)
 	}
 }
