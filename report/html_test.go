@@ -233,7 +233,7 @@ func TestWriteMarkupFormats(t *testing.T) {
 	}
 	// The other outputs have no Markdown or HTML form.
 	for _, f := range []Format{FormatMarkdown, FormatHTML} {
-		if _, err := ParseFormat(string(f)); err == nil {
+		if _, err := ParseFormat(OutputOther, string(f)); err == nil {
 			t.Errorf("ParseFormat(%s) = nil error", f)
 		}
 		if err := write(&bytes.Buffer{}, f, func() error { return nil }, func() error { return nil }); err == nil {

@@ -415,7 +415,7 @@ func WriteConfig(w io.Writer, f report.Format, r ConfigReport) error {
 	case report.FormatSARIF:
 		return WriteConfigSARIF(w, r, report.DefaultSARIFOptions())
 	default:
-		_, err := report.ParseFormat(string(f))
+		_, err := report.ParseFormat(report.OutputOther, string(f))
 		return fmt.Errorf("report: format %w", err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // checkFormat checks --format, for the report and for every other output
 // (summaries, listings) that comes as a table or JSON.
 func checkFormat(format string) (report.Format, error) {
-	f, err := report.ParseFormat(format)
+	f, err := report.ParseFormat(report.OutputOther, format)
 	if err != nil {
 		return "", usagef("--format %v", err)
 	}
