@@ -94,13 +94,6 @@ func formatNames(o Output) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// ReportFormats lists the formats of the package report (Write, the scan
-// command's --format), the default first.
-func ReportFormats() []Format { return formatsOf(OutputPackageReport) }
-
-// Formats lists the formats of the other outputs, the default first.
-func Formats() []Format { return formatsOf(OutputOther) }
-
 // Write writes the report in format f. SARIF's rules are the catalog of
 // the rubric the report was scored under, which must be embedded, and its
 // results stand at the package's stand-in path (WriteSARIF with

@@ -77,8 +77,8 @@ func TestParseFormat(t *testing.T) {
 		t.Error("Write of an unknown format = nil error")
 	}
 	// Other commands' formats stay table and json.
-	if len(Formats()) != 2 {
-		t.Errorf("Formats() = %v", Formats())
+	if fs := formatsOf(OutputOther); len(fs) != 2 {
+		t.Errorf("formatsOf(OutputOther) = %v", fs)
 	}
 	// An output with no SARIF form says so. (The package report has one:
 	// see TestWriteSARIFFormat.)
