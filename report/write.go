@@ -105,7 +105,7 @@ func Write(w io.Writer, f Format, rep Report) error {
 	case FormatHTML:
 		return WriteHTML(w, rep)
 	}
-	return writeFormats(f, func() error { return WriteJSON(w, rep) }, func() error { return WriteTable(w, rep) }, func() error {
+	return WriteFormat(f, func() error { return WriteJSON(w, rep) }, func() error { return WriteTable(w, rep) }, func() error {
 		r, err := rubric.Load(rep.Rubric.Version)
 		if err != nil {
 			return fmt.Errorf("report: sarif: %w", err)
@@ -117,12 +117,14 @@ func Write(w io.Writer, f Format, rep Report) error {
 // write writes in format f: JSON by asJSON, a table by asTable, and any
 // other format is an error. Every output of the package goes through it.
 func write(w io.Writer, f Format, asJSON, asTable func() error) error {
-	return writeFormats(f, asJSON, asTable, nil)
+	return WriteFormat(f, asJSON, asTable, nil)
 }
 
-// writeFormats is write for an output that may also have a SARIF form
+// WriteFormat is write for an output that may also have a SARIF form
 // (asSARIF); asSARIF nil means it has none, and sarif is then an error.
-func writeFormats(f Format, asJSON, asTable, asSARIF func() error) error {
+// The package report (Write) and the config report
+// (configreport.WriteConfig) go through it.
+func WriteFormat(f Format, asJSON, asTable, asSARIF func() error) error {
 	switch f {
 	case FormatJSON:
 		return asJSON()

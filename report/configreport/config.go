@@ -388,17 +388,9 @@ func WriteConfig(w io.Writer, f report.Format, r ConfigReport) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(r)
 	}
-	switch f {
-	case report.FormatJSON:
-		return asJSON()
-	case report.FormatTable:
-		return writeConfigTable(w, r)
-	case report.FormatSARIF:
+	return report.WriteFormat(f, asJSON, func() error { return writeConfigTable(w, r) }, func() error {
 		return WriteConfigSARIF(w, r, report.DefaultSARIFOptions())
-	default:
-		_, err := report.ParseFormat(report.OutputOther, string(f))
-		return fmt.Errorf("report: format %w", err)
-	}
+	})
 }
 
 // configNonNil makes every list of r present, for a report built by hand.

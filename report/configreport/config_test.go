@@ -513,8 +513,8 @@ func TestConfigFormats(t *testing.T) {
 	if _, err := report.ParseFormat(report.OutputOther, "sarif"); err == nil {
 		t.Error("ParseFormat(OutputOther, sarif) = nil error")
 	}
-	if err := WriteConfig(&bytes.Buffer{}, report.Format("xml"), configReport(t)); err == nil {
-		t.Error("WriteConfig of an unknown format = nil error")
+	if err := WriteConfig(&bytes.Buffer{}, report.Format("xml"), configReport(t)); err == nil || err.Error() != `report: format must be table or json, not "xml"` {
+		t.Errorf("WriteConfig of an unknown format = %v", err)
 	}
 }
 
