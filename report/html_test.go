@@ -218,22 +218,22 @@ func TestWriteMarkupFormats(t *testing.T) {
 		})
 	}
 	var names []string
-	for _, f := range ReportFormats() {
+	for _, f := range formatsOf(OutputPackageReport) {
 		names = append(names, string(f))
 	}
 	if got, want := strings.Join(names, " "), "table json markdown html sarif"; got != want {
-		t.Errorf("ReportFormats() = %s, want %s", got, want)
+		t.Errorf("formatsOf(OutputPackageReport) = %s, want %s", got, want)
 	}
 	names = nil
-	for _, f := range Formats() {
+	for _, f := range formatsOf(OutputOther) {
 		names = append(names, string(f))
 	}
 	if got, want := strings.Join(names, " "), "table json"; got != want {
-		t.Errorf("Formats() = %s, want %s", got, want)
+		t.Errorf("formatsOf(OutputOther) = %s, want %s", got, want)
 	}
 	// The other outputs have no Markdown or HTML form.
 	for _, f := range []Format{FormatMarkdown, FormatHTML} {
-		if _, err := ParseFormat(string(f)); err == nil {
+		if _, err := ParseFormat(OutputOther, string(f)); err == nil {
 			t.Errorf("ParseFormat(%s) = nil error", f)
 		}
 		if err := write(&bytes.Buffer{}, f, func() error { return nil }, func() error { return nil }); err == nil {

@@ -375,25 +375,6 @@ func ConfigStatement(files, findings int) string {
 	}
 }
 
-// ParseConfigFormat checks the name of a config report's format: table,
-// json or sarif.
-func ParseConfigFormat(s string) (report.Format, error) {
-	fs := ConfigFormats()
-	names := make([]string, 0, len(fs))
-	for _, f := range fs {
-		if string(f) == s {
-			return f, nil
-		}
-		names = append(names, string(f))
-	}
-	return "", fmt.Errorf("must be %s or %s, not %q", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], s)
-}
-
-// ConfigFormats lists the formats WriteConfig supports, the default first.
-func ConfigFormats() []report.Format {
-	return []report.Format{report.FormatTable, report.FormatJSON, report.FormatSARIF}
-}
-
 // WriteConfig writes a config report in format f: a table, indented JSON
 // (lists present as [], never omitted) or SARIF 2.1.0, its files placed
 // relative to the working directory (WriteConfigSARIF with
@@ -407,17 +388,9 @@ func WriteConfig(w io.Writer, f report.Format, r ConfigReport) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(r)
 	}
-	switch f {
-	case report.FormatJSON:
-		return asJSON()
-	case report.FormatTable:
-		return writeConfigTable(w, r)
-	case report.FormatSARIF:
+	return report.WriteFormat(f, asJSON, func() error { return writeConfigTable(w, r) }, func() error {
 		return WriteConfigSARIF(w, r, report.DefaultSARIFOptions())
-	default:
-		_, err := report.ParseFormat(string(f))
-		return fmt.Errorf("report: format %w", err)
-	}
+	})
 }
 
 // configNonNil makes every list of r present, for a report built by hand.

@@ -502,19 +502,19 @@ func TestConfigTableEscapesControl(t *testing.T) {
 
 func TestConfigFormats(t *testing.T) {
 	for _, s := range []string{"table", "json", "sarif"} {
-		if f, err := ParseConfigFormat(s); err != nil || string(f) != s {
-			t.Errorf("ParseConfigFormat(%q) = %q, %v", s, f, err)
+		if f, err := report.ParseFormat(report.OutputConfigReport, s); err != nil || string(f) != s {
+			t.Errorf("ParseFormat(OutputConfigReport, %q) = %q, %v", s, f, err)
 		}
 	}
-	if _, err := ParseConfigFormat("xml"); err == nil || err.Error() != `must be table, json or sarif, not "xml"` {
-		t.Errorf("ParseConfigFormat(xml) = %v", err)
+	if _, err := report.ParseFormat(report.OutputConfigReport, "xml"); err == nil || err.Error() != `must be table, json or sarif, not "xml"` {
+		t.Errorf("ParseFormat(OutputConfigReport, xml) = %v", err)
 	}
 	// Other commands' formats stay table and json.
-	if len(report.Formats()) != 2 {
-		t.Errorf("report.Formats() = %v", report.Formats())
+	if _, err := report.ParseFormat(report.OutputOther, "sarif"); err == nil {
+		t.Error("ParseFormat(OutputOther, sarif) = nil error")
 	}
-	if err := WriteConfig(&bytes.Buffer{}, report.Format("xml"), configReport(t)); err == nil {
-		t.Error("WriteConfig of an unknown format = nil error")
+	if err := WriteConfig(&bytes.Buffer{}, report.Format("xml"), configReport(t)); err == nil || err.Error() != `report: format must be table or json, not "xml"` {
+		t.Errorf("WriteConfig of an unknown format = %v", err)
 	}
 }
 

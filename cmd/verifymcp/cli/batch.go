@@ -117,7 +117,7 @@ func (g *globals) runBatch(ctx context.Context, file string, f *batchFlags) erro
 	sf := &f.scan
 	sarif := sf.format == string(report.FormatSARIF)
 	if !sarif {
-		if _, err := checkFormat(sf.format); err != nil {
+		if _, err := checkFormat(report.OutputOther, sf.format); err != nil {
 			return err
 		}
 	}
@@ -423,7 +423,7 @@ func (g *globals) attachClients(ctx context.Context, sc *scanConfig, dataDir str
 }
 
 func (g *globals) writeBatchSummary(s batch.Summary, format, output string) error {
-	f, err := checkFormat(format)
+	f, err := checkFormat(report.OutputOther, format)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/benchmark"
 	"github.com/verifymcp/verifymcp/pipeline"
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/rubric"
 	"github.com/verifymcp/verifymcp/store"
 )
@@ -107,7 +108,7 @@ Examples:
 }
 
 func (g *globals) runCases(ctx context.Context, corpus string, only []string, kind string, fromStore bool, publish string, f *scanFlags) error {
-	if _, err := checkFormat(f.format); err != nil {
+	if _, err := checkFormat(report.OutputOther, f.format); err != nil {
 		return err
 	}
 	if kind != "" && !slices.Contains(benchmark.Kinds(), benchmark.Kind(kind)) {

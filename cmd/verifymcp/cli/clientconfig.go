@@ -131,9 +131,9 @@ The same reading of a file, without --scan-servers, runs in a browser tab:
 }
 
 func (g *globals) runConfigScan(ctx context.Context, paths []string, f *configScanFlags) error {
-	format, err := configreport.ParseConfigFormat(f.batch.scan.format)
+	format, err := checkFormat(report.OutputConfigReport, f.batch.scan.format)
 	if err != nil {
-		return usagef("--format %v", err)
+		return err
 	}
 	if err := checkOutput(f.batch.scan.output); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/report/batchreport"
 
 	"github.com/jackc/pgx/v5"
@@ -120,7 +121,7 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 }
 
 func (g *globals) writeEnqueueSummary(s batch.EnqueueSummary, format, output string) error {
-	f, err := checkFormat(format)
+	f, err := checkFormat(report.OutputOther, format)
 	if err != nil {
 		return err
 	}
@@ -332,7 +333,7 @@ the same ` + "`batch --enqueue`" + ` again re-submits exactly them.`,
 }
 
 func (g *globals) queueStatus(ctx context.Context, f *queueFlags) error {
-	format, err := checkFormat(f.format)
+	format, err := checkFormat(report.OutputOther, f.format)
 	if err != nil {
 		return err
 	}

@@ -16,27 +16,16 @@ import (
 	"github.com/verifymcp/verifymcp/report"
 )
 
-// checkFormat checks --format, for the report and for every other output
-// (summaries, listings) that comes as a table or JSON.
-func checkFormat(format string) (report.Format, error) {
-	f, err := report.ParseFormat(format)
+// checkFormat checks --format against the formats of output o: those of
+// the package report (report.OutputPackageReport), of the config report
+// (report.OutputConfigReport), or of every other output (summaries,
+// listings) that comes as a table or JSON (report.OutputOther).
+func checkFormat(o report.Output, format string) (report.Format, error) {
+	f, err := report.ParseFormat(o, format)
 	if err != nil {
 		return "", usagef("--format %v", err)
 	}
 	return f, nil
-}
-
-// checkReportFormat checks --format of a command that writes a package
-// report: table, json, markdown, html or sarif.
-func checkReportFormat(format string) (report.Format, error) {
-	var names []string
-	for _, f := range report.ReportFormats() {
-		if string(f) == format {
-			return f, nil
-		}
-		names = append(names, string(f))
-	}
-	return "", usagef("--format must be %s, not %q", strings.Join(names, ", "), format)
 }
 
 // checkOutput checks --output before anything runs, so that a path the

@@ -203,7 +203,7 @@ type pinView struct {
 // withPins opens the store, reads the identity arg names, lets fn fill
 // the view, and writes it.
 func (g *globals) withPins(ctx context.Context, arg string, f *identityFlags, fn func(context.Context, *store.Store, *pinView) error) error {
-	format, err := checkFormat(f.format)
+	format, err := checkFormat(report.OutputOther, f.format)
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ two run ids, or --rescan.
 }
 
 func (g *globals) runDiff(ctx context.Context, rawA, rawB string, f *diffFlags) error {
-	format, err := checkFormat(f.scan.format)
+	format, err := checkFormat(report.OutputOther, f.scan.format)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/report"
 	"github.com/verifymcp/verifymcp/report/batchreport"
 
 	"github.com/spf13/cobra"
@@ -121,7 +122,7 @@ func parseRescoreDate(flag, s string) (time.Time, error) {
 }
 
 func (g *globals) runRescore(ctx context.Context, f *rescoreFlags) error {
-	format, err := checkFormat(f.format)
+	format, err := checkFormat(report.OutputOther, f.format)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ assessed is dropped from the composite instead), then every reason code.`,
 			if err != nil {
 				return err
 			}
-			f, err := checkFormat(format)
+			f, err := checkFormat(report.OutputOther, format)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/ecosystem"
+	"github.com/verifymcp/verifymcp/report"
 
 	"github.com/verifymcp/verifymcp/report/batchreport"
 
@@ -31,7 +32,7 @@ and "diff".
   verifymcp runs --target pypi:mcp-server-fetch==2025.4.7`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rf, err := checkFormat(format)
+			rf, err := checkFormat(report.OutputOther, format)
 			if err != nil {
 				return err
 			}

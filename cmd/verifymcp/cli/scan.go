@@ -217,7 +217,7 @@ func bindSignalFlags(fl *pflag.FlagSet, f *scanFlags) {
 }
 
 func (g *globals) runScan(ctx context.Context, raw string, f *scanFlags) error {
-	format, err := checkReportFormat(f.format)
+	format, err := checkFormat(report.OutputPackageReport, f.format)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ or a run id from the store.
 ` + exitCodesHelp,
 		Args: exactArgs(1, "a bundle file or a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rf, err := checkReportFormat(format)
+			rf, err := checkFormat(report.OutputPackageReport, format)
 			if err != nil {
 				return err
 			}
