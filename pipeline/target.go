@@ -64,8 +64,6 @@ func ParseTarget(s string) (Target, error) {
 	t := Target{Raw: s}
 	s = strings.TrimSpace(s)
 	switch {
-	case s == "":
-		return t, fmt.Errorf("%w: empty target", ErrBadTarget)
 	case strings.HasPrefix(s, "pkg:"): // before the tarball case: a purl may end in .tgz
 		return t.withPackage(pkgspec.ParsePurl(s))
 	case strings.HasSuffix(s, ".whl"), strings.HasSuffix(s, ".zip"):
@@ -91,7 +89,8 @@ func ParseTarget(s string) (Target, error) {
 		// without an @scope.
 		return parseRegistryName(t, s)
 	}
-	// npm:, pypi:, uvx:, a bare npm name, and the refusals of the rest.
+	// npm:, pypi:, uvx:, a bare npm name, and the refusals of the rest
+	// (an empty target among them).
 	return t.withPackage(pkgspec.ParseTarget(t.Raw))
 }
 
