@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
 // Target schemes a case may use.
@@ -59,7 +60,7 @@ func (t TargetRef) PackageName() string {
 	case SchemeFixture, SchemeCapture:
 		return FixturePackagePrefix + t.Name
 	case SchemePyPI:
-		return pypiRuns.ReplaceAllString(strings.ToLower(t.Name), "-")
+		return pkgspec.NormalizePyPIName(t.Name)
 	}
 	return t.Name
 }
@@ -71,14 +72,7 @@ var (
 	// semverPattern is a SemVer 2.0 version without build metadata, which
 	// npm ignores and so cannot pin anything.
 	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?$`)
-	npmPattern    = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
 	rangeChars    = regexp.MustCompile(`[\^~<>=*| ]|(^|\.)[xX](\.|$)|\s-\s`)
-	// pypiName is a project name (PEP 508); pypiRuns what PEP 503
-	// normalisation folds; pep440Public a version in PEP 440's canonical
-	// public form, as the index spells releases.
-	pypiName     = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`)
-	pypiRuns     = regexp.MustCompile(`[-_.]+`)
-	pep440Public = regexp.MustCompile(`^(?:[1-9][0-9]*!)?(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*(?:(?:a|b|rc)(?:0|[1-9][0-9]*))?(?:\.post(?:0|[1-9][0-9]*))?(?:\.dev(?:0|[1-9][0-9]*))?$`)
 )
 
 // ParseTarget parses a case target and refuses anything that does not pin
@@ -139,7 +133,7 @@ func ParseTarget(s string) (TargetRef, error) {
 	}
 	switch scheme {
 	case SchemeNPM:
-		if len(name) > 214 || !npmPattern.MatchString(name) {
+		if pkgspec.ValidNPMName(name) != nil {
 			return fail("%q is not a valid npm package name", name)
 		}
 	case SchemeFixture, SchemeCapture:
@@ -150,10 +144,12 @@ func ParseTarget(s string) (TargetRef, error) {
 	return TargetRef{Scheme: scheme, Name: name, Version: version}, nil
 }
 
-// parsePyPI reads NAME==VERSION of a pypi: case target.
+// parsePyPI reads NAME==VERSION of a pypi: case target: the grammar is
+// pkgspec's, the policy (one exact release, in its canonical form) and
+// its words the corpus's.
 func parsePyPI(rest string, fail func(string, ...any) (TargetRef, error)) (TargetRef, error) {
 	rest = strings.TrimSpace(rest)
-	name := pypiName.FindString(rest)
+	name := pkgspec.PyPINameHead(rest)
 	if name == "" {
 		return fail("%q is not a valid PyPI project name", rest)
 	}
@@ -182,19 +178,14 @@ func parsePyPIPurl(s string, fail func(string, ...any) (TargetRef, error)) (Targ
 	if strings.ContainsAny(rest, "?#") {
 		return fail("a purl qualifier or subpath names something other than one release; pin it as pkg:pypi/NAME@VERSION")
 	}
-	at := strings.LastIndex(rest, "@")
-	if at <= 0 {
+	name, version, found, err := pkgspec.CutPurlVersion(rest)
+	switch {
+	case !found:
 		return fail("registry-only target: no version; pin one exact version (pkg:pypi/NAME@1.2.3)")
-	}
-	name, err := url.PathUnescape(rest[:at])
-	if err != nil {
+	case err != nil:
 		return fail("%v", err)
 	}
-	version, err := url.PathUnescape(rest[at+1:])
-	if err != nil {
-		return fail("%v", err)
-	}
-	if pypiName.FindString(name) != name {
+	if pkgspec.PyPINameHead(name) != name {
 		return fail("%q is not a valid PyPI project name", name)
 	}
 	return pypiRef(name, version, fail)
@@ -209,7 +200,7 @@ func pypiRef(name, version string, fail func(string, ...any) (TargetRef, error))
 		return fail("version %q has a local label, which the index does not serve; pin the public version", version)
 	case strings.ContainsAny(version, "*,<>=~ "):
 		return fail("version %q is a range; pin one exact version", version)
-	case !pep440Public.MatchString(version):
+	case !pkgspec.CanonicalPublicVersion(version):
 		return fail("version %q is not one exact version in its canonical PEP 440 form (1.2.3, 1.0rc1, 2.0.post1), as the index spells it", version)
 	}
 	return TargetRef{Scheme: SchemePyPI, Name: name, Version: version}, nil

@@ -358,19 +358,14 @@ var (
 	pyMoreFlags  = set("--with", "-w", "--with-editable", "--with-requirements", "--constraints", "-c", "--overrides", "--build-constraints", "-b")
 )
 
-// pySpecSet checks a PEP 440 specifier set as the scan's resolver reads
-// it (pkgspec), and returns it with its clauses trimmed ("" when it is
-// not one).
+// pySpecSet checks a PEP 440 specifier set as pypi: targets and the
+// scan's resolver read it (pkgspec), and returns it with its clauses
+// trimmed ("" when it is not one).
 func pySpecSet(spec string) string {
-	clauses := strings.Split(spec, ",")
-	for i, c := range clauses {
-		op, v, ok := pkgspec.SplitClause(c)
-		if !ok {
-			return ""
-		}
-		clauses[i] = op + v
+	set, _, ok := pkgspec.TrimSpecifierSet(spec)
+	if !ok {
+		return ""
 	}
-	set := strings.Join(clauses, ",")
 	if _, err := pkgspec.ParseVersionSpec(set); err != nil {
 		return ""
 	}

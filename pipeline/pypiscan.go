@@ -205,7 +205,7 @@ func (pypiResolver) resolveEntry(ctx context.Context, p *Pipeline, t Target, srv
 	if pkg.Version != "" {
 		req += "==" + pkg.Version
 	}
-	py, err := parsePyPIRequirement(Target{Raw: t.Raw}, "pypi", req)
+	py, err := Target{Raw: t.Raw}.withPackage(pkgspec.ParseRequirement(t.Raw, "pypi", req))
 	if err != nil {
 		return nil, fmt.Errorf("MCP registry entry %s@%s names pypi:%s: %w", srv.Name, srv.Version, req, err)
 	}

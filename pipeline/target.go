@@ -15,27 +15,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/verifymcp/verifymcp/pkgspec"
 
-	"github.com/package-url/packageurl-go"
-
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
-// ErrBadTarget is returned for a target that cannot be parsed.
-var ErrBadTarget = errors.New("invalid target")
-
-// pypiLikeRe is a bare Python requirement with a specifier, which is not
-// an npm target: NAME==1.2, NAME>=1.
-var pypiLikeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*\s*(==|~=|>=|<=|!=)`)
+// ErrBadTarget is returned for a target that cannot be parsed
+// (pkgspec's: the target grammar is pkgspec's).
+var ErrBadTarget = pkgspec.ErrBadTarget
 
 // ErrUnsupported is returned for targets of another track or ecosystem.
-var ErrUnsupported = errors.New("unsupported target")
+var ErrUnsupported = pkgspec.ErrUnsupported
 
 // Target is a parsed scan target.
 type Target struct {
@@ -64,15 +57,15 @@ type Target struct {
 // pypi:NAME[SPECIFIERS], uvx:NAME[SPECIFIERS|@VERSION],
 // pkg:pypi/NAME[@VERSION] and local wheels and sdists (see pypitarget.go);
 // a .tar.gz is an sdist when it has PKG-INFO in its top directory, else
-// an npm tarball.
+// an npm tarball. The grammar of the package forms is pkgspec's
+// (pkgspec.ParseTarget); local files and MCP registry names are read
+// here.
 func ParseTarget(s string) (Target, error) {
 	t := Target{Raw: s}
 	s = strings.TrimSpace(s)
 	switch {
-	case s == "":
-		return t, fmt.Errorf("%w: empty target", ErrBadTarget)
 	case strings.HasPrefix(s, "pkg:"): // before the tarball case: a purl may end in .tgz
-		return parsePurl(t, s)
+		return t.withPackage(pkgspec.ParsePurl(s))
 	case strings.HasSuffix(s, ".whl"), strings.HasSuffix(s, ".zip"):
 		return parseLocalDist(t, s)
 	case strings.HasSuffix(s, ".tgz") || strings.HasSuffix(s, ".tar.gz"):
@@ -95,31 +88,18 @@ func ParseTarget(s string) (Target, error) {
 		// A reverse-DNS namespace and a name: no npm name has a slash
 		// without an @scope.
 		return parseRegistryName(t, s)
-	case strings.HasPrefix(s, "pypi:"):
-		return parsePyPIRequirement(t, "pypi", strings.TrimPrefix(s, "pypi:"))
-	case strings.HasPrefix(s, "uvx:"):
-		return parsePyPIRequirement(t, "uvx", strings.TrimPrefix(s, "uvx:"))
-	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
-		return t, fmt.Errorf("%w: %s looks like a remote endpoint; remote servers are another track with another rubric, and verifymcp scores packages only", ErrUnsupported, s)
-	case strings.HasPrefix(s, "npm:"):
-		s = strings.TrimPrefix(s, "npm:")
-	case strings.Contains(s, ":"):
-		return t, fmt.Errorf("%w: %q: unknown scheme (want npm:NAME@VERSION, pkg:npm/NAME@VERSION, pypi:NAME==VERSION, uvx:NAME, pkg:pypi/NAME@VERSION, a .tgz, a .whl or an sdist)", ErrBadTarget, t.Raw)
-	case pypiLikeRe.MatchString(s):
-		return t, fmt.Errorf("%w: %q looks like a Python requirement; write pypi:%s (a bare target is npm)", ErrBadTarget, t.Raw, s)
 	}
-	name, spec := splitNameSpec(s)
-	if err := pkgspec.ValidNPMName(name); err != nil {
-		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	// npm:, pypi:, uvx:, a bare npm name, and the refusals of the rest
+	// (an empty target among them).
+	return t.withPackage(pkgspec.ParseTarget(t.Raw))
+}
+
+// withPackage is t with the package pkgspec read, or t and err.
+func (t Target) withPackage(p pkgspec.Package, err error) (Target, error) {
+	if err != nil {
+		return t, err
 	}
-	if spec == "" && strings.HasSuffix(s, "@") {
-		base := strings.TrimSuffix(strings.TrimSpace(t.Raw), "@")
-		return t, fmt.Errorf("%w: %q: empty version after @ (write %s@VERSION, or %s for the latest release)", ErrBadTarget, t.Raw, base, base)
-	}
-	t.Ecosystem, t.Name, t.Spec = "npm", name, spec
-	if t.Spec == "" {
-		t.Spec = "latest"
-	}
+	t.Ecosystem, t.Name, t.Spec = p.Ecosystem, p.Name, p.Spec
 	return t, nil
 }
 
@@ -141,83 +121,6 @@ func parseRegistryName(t Target, s string) (Target, error) {
 	}
 	t.Ecosystem, t.MCPRegistryName, t.Spec = "mcp-registry", name, spec
 	return t, nil
-}
-
-func splitNameSpec(s string) (string, string) {
-	at := strings.LastIndex(s, "@")
-	if at <= 0 { // no version, or only the scope's @
-		return s, ""
-	}
-	return s[:at], s[at+1:]
-}
-
-// parsePurl reads a pkg:npm purl with packageurl-go. A qualifier or subpath
-// the scanner cannot honour is refused rather than dropped: a
-// repository_url names another registry, a checksum or download_url
-// another artefact, and a subpath one file of a package that is scanned
-// whole; scanning the default registry's package instead would report on
-// something the purl does not name.
-func parsePurl(t Target, s string) (Target, error) {
-	p, err := packageurl.FromString(s)
-	if err != nil {
-		return t, fmt.Errorf("%w: purl %q: %v", ErrBadTarget, s, err)
-	}
-	if p.Type == packageurl.TypePyPi {
-		return parsePyPIPurl(t, s, p)
-	}
-	if p.Type != packageurl.TypeNPM {
-		return t, fmt.Errorf("%w: purl type %q (npm and pypi only)", ErrUnsupported, p.Type)
-	}
-	for _, q := range p.Qualifiers {
-		if q.Key == "repository_url" && publicNPMRegistry(q.Value) {
-			continue
-		}
-		return t, fmt.Errorf("%w: purl %q: qualifier %s=%s %s", ErrUnsupported, s, q.Key, q.Value, qualifierRefusal(q.Key))
-	}
-	if p.Subpath != "" {
-		return t, fmt.Errorf("%w: purl %q: subpath %s names a file inside the package; verifymcp scans whole packages (drop the #subpath)", ErrUnsupported, s, p.Subpath)
-	}
-	name := p.Name
-	if p.Namespace != "" {
-		name = "@" + strings.TrimPrefix(p.Namespace, "@") + "/" + p.Name
-	}
-	if err := pkgspec.ValidNPMName(name); err != nil {
-		return t, fmt.Errorf("%w: %v", ErrBadTarget, err)
-	}
-	if path, _, _ := strings.Cut(s, "?"); p.Version == "" && strings.HasSuffix(strings.SplitN(path, "#", 2)[0], "@") {
-		return t, fmt.Errorf("%w: purl %q: empty version after @ (drop the @ for the latest release)", ErrBadTarget, s)
-	}
-	t.Ecosystem, t.Name, t.Spec = "npm", name, p.Version
-	if t.Spec == "" {
-		t.Spec = "latest"
-	}
-	return t, nil
-}
-
-// publicNPMRegistry reports whether a purl's repository_url names the
-// public npm registry, the purl spec's default for npm, which is what a purl
-// without the qualifier names too.
-func publicNPMRegistry(v string) bool {
-	if !strings.Contains(v, "://") {
-		v = "https://" + v
-	}
-	u, err := url.Parse(v)
-	return err == nil && u.Scheme == "https" && strings.EqualFold(u.Host, "registry.npmjs.org") &&
-		(u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && u.User == nil
-}
-
-// qualifierRefusal says why the scanner cannot honour a purl qualifier.
-func qualifierRefusal(key string) string {
-	switch key {
-	case "repository_url":
-		return "names another registry; scan it with --registry and a purl without the qualifier"
-	case "checksum":
-		return "is not verified by verifymcp; scan the exact version and compare the report's integrity"
-	case "download_url":
-		return "names a tarball outside the registry; download it and scan the local .tgz"
-	default:
-		return "is not one verifymcp can honour; drop it to scan the registry's package"
-	}
 }
 
 // tarballInfo reads package.json from an npm tarball and computes the

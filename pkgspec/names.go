@@ -1,9 +1,12 @@
-// Package pkgspec is the grammar of package names and versions: npm's
-// rules for a package name, PyPI's for a project name and its PEP 503
-// normal form, and PEP 440's versions and specifier sets, their order and
-// their matching. It is a leaf (the standard library only), so that code
-// which must run anywhere, the config reader in the browser included, can
-// check a name or a version without importing a registry client.
+// Package pkgspec is the grammar of package names, versions and targets:
+// npm's rules for a package name, PyPI's for a project name and its PEP
+// 503 normal form, PEP 440's versions and specifier sets, their order and
+// their matching, and the package targets a scan takes (npm:NAME@SPEC,
+// pypi: and uvx: requirements, pkg:npm and pkg:pypi package URLs; see
+// ParseTarget), with typed errors. It is a leaf with no I/O (the standard
+// library and packageurl-go only), so that code which must run anywhere,
+// the config reader in the browser included, can check a name, a version
+// or a target without importing a registry client.
 package pkgspec
 
 import (
