@@ -83,6 +83,9 @@ func ParseRequirement(raw, scheme, s string) (Package, error) {
 	default:
 		if strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") {
 			rest = strings.TrimSpace(rest[1 : len(rest)-1]) // PEP 508's name (>=1.0)
+			if rest == "" {
+				return bad("empty parentheses after the name: PEP 508 puts a specifier set in them, such as %s (>=1.2); drop them for the latest release", name)
+			}
 		}
 		if !strings.ContainsAny(rest[:1], "=<>!~") {
 			return bad("%q after the name is not a version specifier (want ==VERSION, or a PEP 440 set such as >=1.2,<2); a command or arguments after the package are not read: the entry point is chosen by the rule or --bin, arguments go in --arg", rest)
