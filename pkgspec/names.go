@@ -34,7 +34,7 @@ func ValidNPMName(name string) error {
 }
 
 var (
-	pypiNameRe     = regexp.MustCompile(`(?i)^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`)
+	pypiNameRe     = regexp.MustCompile(`^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$`)
 	pypiNameRunsRe = regexp.MustCompile(`[-_.]+`)
 )
 

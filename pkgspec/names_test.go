@@ -25,7 +25,8 @@ func TestPyPIName(t *testing.T) {
 			t.Errorf("ValidPyPIName(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "-a", "a-", ".a", "a_", "a b", "ünicode", "a/b", "a@1", "../x"} {
+	for _, bad := range []string{"", "-a", "a-", ".a", "a_", "a b", "ünicode", "a/b", "a@1", "../x",
+		"\u212a", "mcp-\u017ferver"} { // the Kelvin sign and the long s fold to k and s under (?i)
 		if err := ValidPyPIName(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("ValidPyPIName(%q) = %v, want ErrBadName", bad, err)
 		}
