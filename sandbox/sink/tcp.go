@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -163,8 +164,9 @@ func (s *server) handleTCP(c *net.TCPConn, start time.Time, phase string) {
 		if asDNS {
 			return // recorded as dns events
 		}
-		ev.Data, ev.Bytes = rec.buf, rec.total
-		ev.Truncated = ev.Truncated || rec.total > int64(len(rec.buf))
+		total := rec.total.Load()
+		ev.Data, ev.Bytes = rec.buf, total
+		ev.Truncated = ev.Truncated || total > int64(len(rec.buf))
 		s.em.emit(ev)
 	}()
 	_ = c.SetReadDeadline(start.Add(s.cfg.ReadTimeout))
@@ -187,7 +189,7 @@ func (s *server) handleTCP(c *net.TCPConn, start time.Time, phase string) {
 	case ev.DstPort == 53 && s.serveDNSOverTCP(c, br, ev):
 		asDNS = true
 	case looksLikeHTTP(br):
-		s.readHTTP(c, br, lim, rec, &ev)
+		s.readHTTP(c, br, lim, rec, &ev, httpOK)
 	default:
 		lim.n = -1
 		if _, err := br.WriteTo(io.Discard); err != nil {
@@ -229,9 +231,11 @@ func looksLikeHTTP(br *bufio.Reader) bool {
 	return false
 }
 
-// readHTTP parses one request, keeps its line, headers and the first bytes
-// of its body, and answers 200 with an empty body; the caller closes.
-func (s *server) readHTTP(c *net.TCPConn, br *bufio.Reader, lim *limitReader, rec *recorder, ev *Event) {
+// readHTTP parses one request read from br, keeps its line, headers and
+// the first bytes of its body, and answers with resp; the caller closes.
+// br reads through lim (the header bound, lifted for the body) and rec
+// (the capture the body shares) from c, a plain or a TLS connection.
+func (s *server) readHTTP(c net.Conn, br *bufio.Reader, lim *limitReader, rec *recorder, ev *Event, resp string) {
 	req, rerr := http.ReadRequest(br)
 	if rerr != nil {
 		ev.Error = readError("http request", rerr)
@@ -240,7 +244,7 @@ func (s *server) readHTTP(c *net.TCPConn, br *bufio.Reader, lim *limitReader, re
 	lim.n = -1
 	// Where the body starts in the raw capture: everything read from the
 	// connection so far, less what the parser read ahead.
-	bodyStart := rec.total - int64(br.Buffered())
+	bodyStart := rec.total.Load() - int64(br.Buffered())
 	ev.HTTPMethod = req.Method
 	ev.HTTPTarget = req.RequestURI
 	ev.HTTPHost = req.Host
@@ -275,7 +279,7 @@ func (s *server) readHTTP(c *net.TCPConn, br *bufio.Reader, lim *limitReader, re
 		return
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = io.WriteString(c, httpOK)
+	_, _ = io.WriteString(c, resp)
 }
 
 // capHeaders copies at most maxHeaderFields header values, each cut to
@@ -375,16 +379,17 @@ func (l *limitReader) Read(p []byte) (int, error) {
 }
 
 // recorder keeps the first max bytes read through it and counts them all.
+// One goroutine reads; total may be loaded from others.
 type recorder struct {
 	r     io.Reader
 	max   int
 	buf   []byte
-	total int64
+	total atomic.Int64
 }
 
 func (r *recorder) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
-	r.total += int64(n)
+	r.total.Add(int64(n))
 	r.buf = keep(r.buf, p[:n], r.max)
 	return n, err
 }
