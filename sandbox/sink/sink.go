@@ -33,6 +33,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,6 +108,9 @@ type Config struct {
 	// origDst replaces the conntrack lookup of a datagram's original
 	// destination. Tests use it to simulate a missing or failing conntrack.
 	origDst func(local, remote netip.AddrPort) (netip.AddrPort, error)
+	// onCA, when set, is given the run's CA certificate and the CA and
+	// leaf keys, so that tests can look for the keys in the events.
+	onCA func(cert *x509.Certificate, caKey, leafKey *ecdsa.PrivateKey)
 }
 
 // withPortDefaults fills in ports, sizes and timeouts, and checks them.
@@ -199,6 +204,11 @@ type Event struct {
 	Advertise string `json:"advertise,omitempty"`
 	TCPPort   int    `json:"tcp_port,omitempty"`
 	UDPPort   int    `json:"udp_port,omitempty"`
+	// CACert is the PEM certificate of the run's CA, made afresh by each
+	// Serve call: the leaves the sink presents to TLS clients are signed
+	// by it, so a client that trusts it lets the sink see inside. Its key
+	// never leaves the sink's memory.
+	CACert string `json:"ca_cert,omitempty"`
 
 	// Set on mark events.
 	Label string `json:"label,omitempty"`
@@ -315,6 +325,9 @@ type server struct {
 
 	// names hands out pool addresses, one per name (see Config.NamePool).
 	names namePool
+
+	// ca signs the certificates TLS clients are shown.
+	ca *runCA
 }
 
 // namePool is the addresses DNS answers handed out, one per name.
@@ -442,6 +455,13 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 	if err != nil {
 		return err
 	}
+	ca, err := newRunCA()
+	if err != nil {
+		return err
+	}
+	if cfg.onCA != nil {
+		cfg.onCA(ca.cert, ca.key, ca.leafKey)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -452,6 +472,7 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 		closing:   make(chan struct{}),
 		active:    map[*net.TCPConn]struct{}{},
 		names:     namePool{prefix: cfg.NamePool},
+		ca:        ca,
 	}
 
 	tcpLns, udpConns, v6Err, err := listen(cfg)
@@ -483,7 +504,7 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 	}
 	defer closeLookup()
 
-	s.em.emit(Event{Type: TypeReady, Advertise: adv.String(), TCPPort: cfg.TCPPort, UDPPort: cfg.UDPPort})
+	s.em.emit(Event{Type: TypeReady, Advertise: adv.String(), TCPPort: cfg.TCPPort, UDPPort: cfg.UDPPort, CACert: ca.certPEM})
 	if lookupErr != nil {
 		s.errorEvent("%v: datagrams will be recorded without their original destination", lookupErr)
 	}
