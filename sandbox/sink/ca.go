@@ -6,11 +6,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net/netip"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,7 +27,15 @@ type runCA struct {
 	certPEM string
 	// leafKey is the key of every leaf this CA signs.
 	leafKey *ecdsa.PrivateKey
+
+	mu     sync.Mutex
+	leaves map[string]*tls.Certificate
 }
+
+// maxLeafCache bounds the leaves kept for reuse; past it the cache
+// starts over, so that a client sending endless distinct names costs
+// signatures, not memory.
+const maxLeafCache = 1024
 
 // caValidity is how long a run's CA and leaves are valid from now; they
 // are valid from an hour ago, for clocks a little off.
@@ -68,6 +80,7 @@ func newRunCA() (*runCA, error) {
 		key:     key,
 		certPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
 		leafKey: leafKey,
+		leaves:  map[string]*tls.Certificate{},
 	}, nil
 }
 
@@ -78,4 +91,55 @@ func randomSerial() (*big.Int, error) {
 		return nil, fmt.Errorf("sink ca: serial number: %w", err)
 	}
 	return serial.Add(serial, big.NewInt(1)), nil
+}
+
+// leaf returns a certificate for name (a DNS name, or an IP address
+// when it parses as one) and ip (when valid), signed by the CA, minting
+// it the first time.
+func (ca *runCA) leaf(name string, ip netip.Addr) (*tls.Certificate, error) {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	key := name + "|" + ip.String()
+	ca.mu.Lock()
+	if c, ok := ca.leaves[key]; ok {
+		ca.mu.Unlock()
+		return c, nil
+	}
+	ca.mu.Unlock()
+
+	serial, err := randomSerial()
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		NotBefore:    ca.cert.NotBefore,
+		NotAfter:     ca.cert.NotAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if a, err := netip.ParseAddr(name); err == nil {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, a.AsSlice())
+	} else if name != "" {
+		tmpl.DNSNames = []string{name}
+		tmpl.Subject.CommonName = name[:min(len(name), 64)]
+	}
+	if ip.IsValid() {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, ip.AsSlice())
+	}
+	if len(tmpl.DNSNames) == 0 && len(tmpl.IPAddresses) == 0 {
+		return nil, fmt.Errorf("sink ca: no name or address to issue a certificate for")
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, ca.leafKey.Public(), ca.key)
+	if err != nil {
+		return nil, fmt.Errorf("sink ca: certificate for %q: %w", name, err)
+	}
+	c := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: ca.leafKey}
+
+	ca.mu.Lock()
+	defer ca.mu.Unlock()
+	if len(ca.leaves) >= maxLeafCache {
+		clear(ca.leaves)
+	}
+	ca.leaves[key] = c
+	return c, nil
 }

@@ -4,11 +4,14 @@ package sink
 
 import (
 	"crypto/ecdsa"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +78,59 @@ func keyMaterial(k *ecdsa.PrivateKey) []string {
 		panic(err)
 	}
 	return []string{string(d), hex.EncodeToString(d), base64.StdEncoding.EncodeToString(d), base64.RawStdEncoding.EncodeToString(d)}
+}
+
+func TestLeaf(t *testing.T) {
+	ca, err := newRunCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	verify := func(c *tls.Certificate, name string) error {
+		leaf, err := x509.ParseCertificate(c.Certificate[0])
+		if err != nil {
+			return err
+		}
+		_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: name, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+		return err
+	}
+	named, err := ca.leaf("API.Example.org.", netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verify(named, "api.example.org"); err != nil {
+		t.Errorf("leaf for a name: %v", err)
+	}
+	if err := verify(named, "other.example.org"); err == nil {
+		t.Error("leaf for api.example.org verifies for another name")
+	}
+	if again, _ := ca.leaf("api.example.org", netip.Addr{}); again != named {
+		t.Error("the same name minted a second leaf instead of the cached one")
+	}
+	both, err := ca.leaf("named.example", netip.MustParseAddr("198.18.0.5"))
+	if err != nil || verify(both, "named.example") != nil || verify(both, "198.18.0.5") != nil {
+		t.Errorf("leaf for a looked-up name and its address: %v", err)
+	}
+	ipOnly, err := ca.leaf("", netip.MustParseAddr("127.0.0.1"))
+	if err != nil || verify(ipOnly, "127.0.0.1") != nil {
+		t.Errorf("leaf for an address only: %v", err)
+	}
+	if _, err := ca.leaf("", netip.Addr{}); err == nil {
+		t.Error("leaf for no name and no address succeeded")
+	}
+	if _, err := ca.leaf("bäd.example", netip.Addr{}); err == nil {
+		t.Error("leaf for a name that is not IA5 text succeeded")
+	}
+	for i := range maxLeafCache + 10 {
+		if _, err := ca.leaf(fmt.Sprintf("n%d.example", i), netip.Addr{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ca.mu.Lock()
+	n := len(ca.leaves)
+	ca.mu.Unlock()
+	if n > maxLeafCache {
+		t.Errorf("leaf cache holds %d, want at most %d", n, maxLeafCache)
+	}
 }

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -82,8 +83,9 @@ type Config struct {
 	// IPv4 address of eth0 (or of any other non-loopback interface).
 	Advertise net.IP
 	// MaxCapture is how many bytes are kept per TCP connection or UDP
-	// datagram, and also bounds an HTTP request's header block and a TLS
-	// ClientHello.
+	// datagram, and also bounds an HTTP request's header block and body,
+	// in plaintext or inside TLS (the TLS handshake itself has a fixed
+	// bound of 256 KiB, and ReadTimeout).
 	MaxCapture int
 	// ReadTimeout is how long a TCP connection may stay open, counted from
 	// accept; a client that sends nothing (or sends slowly) is closed then.
@@ -104,6 +106,11 @@ type Config struct {
 	// A caller that stops the sink only after every client is gone can
 	// make it short.
 	DrainGrace time.Duration
+	// TLSResponseStatus is the status code of the answer to an HTTP
+	// request inside TLS (HTTP/1.1 or HTTP/2), which carries the body
+	// "{}" as application/json; 0 means 200. Plaintext HTTP is always
+	// answered 200 with an empty body.
+	TLSResponseStatus int
 
 	// origDst replaces the conntrack lookup of a datagram's original
 	// destination. Tests use it to simulate a missing or failing conntrack.
@@ -129,6 +136,12 @@ func (c Config) withPortDefaults() (Config, error) {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.TLSResponseStatus == 0 {
+		c.TLSResponseStatus = http.StatusOK
+	}
+	if c.TLSResponseStatus < 200 || c.TLSResponseStatus > 599 {
+		return c, fmt.Errorf("sink config: TLS response status %d is not in 200-599", c.TLSResponseStatus)
 	}
 	for _, p := range []int{c.TCPPort, c.UDPPort} {
 		if p < 1 || p > 65535 {
@@ -195,6 +208,15 @@ func findAdvertise() (netip.Addr, error) {
 // MaxCapture bytes the client sent, exactly as sent; Bytes counts all of
 // them. DstIP is empty when the original destination could not be
 // recovered (Error says why).
+//
+// For a TLS connection (TLS set) Data stays empty, since the bytes on the
+// wire are ciphertext, and Bytes still counts them; the HTTP fields and
+// Body are those of the request inside. When the decrypted stream is not
+// HTTP, Body holds its first MaxCapture bytes. An HTTP/2 connection
+// gives one event per request (up to a cap), each with the connection's
+// fields, and Bytes what the connection had received when the request
+// ended; it gives a connection event of its own only when it carried no
+// request or more than the cap.
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
@@ -232,6 +254,14 @@ type Event struct {
 	DNSType string `json:"dns_type,omitempty"`
 
 	SNI string `json:"sni,omitempty"`
+	// TLS is set on a connection that started a TLS handshake; ALPN is
+	// the protocol it negotiated ("h2", "http/1.1", or empty).
+	TLS  bool   `json:"tls,omitempty"`
+	ALPN string `json:"alpn,omitempty"`
+	// TLSRefused is set when the client aborted the handshake on the
+	// sink's certificate (a certificate alert, or closing once it was
+	// sent): it does not trust the run's CA. Error says how.
+	TLSRefused bool `json:"tls_refused,omitempty"`
 
 	HTTPMethod  string              `json:"http_method,omitempty"`
 	HTTPTarget  string              `json:"http_target,omitempty"`
@@ -326,8 +356,10 @@ type server struct {
 	// names hands out pool addresses, one per name (see Config.NamePool).
 	names namePool
 
-	// ca signs the certificates TLS clients are shown.
-	ca *runCA
+	// ca signs the certificates TLS clients are shown; tlsResponse is
+	// the answer to an HTTP/1.1 request inside TLS.
+	ca          *runCA
+	tlsResponse string
 }
 
 // namePool is the addresses DNS answers handed out, one per name.
@@ -472,7 +504,9 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 		closing:   make(chan struct{}),
 		active:    map[*net.TCPConn]struct{}{},
 		names:     namePool{prefix: cfg.NamePool},
-		ca:        ca,
+
+		ca:          ca,
+		tlsResponse: httpResponse(cfg.TLSResponseStatus),
 	}
 
 	tcpLns, udpConns, v6Err, err := listen(cfg)
