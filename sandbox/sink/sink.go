@@ -8,6 +8,20 @@
 // address, records what each connection or datagram carried and where it
 // was going, and never forwards anything or dials out.
 //
+// TLS is terminated, not just noted. Every Serve call makes a fresh
+// certificate authority (ECDSA P-256, valid for a day) whose private key
+// exists only in the sink's memory, and publishes its certificate in the
+// ready event (Event.CACert). A connection that starts with a TLS
+// handshake record is answered by crypto/tls with a leaf signed by that
+// CA for the name in the SNI (without one, for the name our DNS answer
+// handed the destination out for and for the destination address); the
+// sink records the SNI and reads the HTTP/1.1 request, or the HTTP/2
+// requests (ALPN h2), inside as it reads plaintext HTTP, and answers them
+// Config.TLSResponseStatus with the JSON body "{}". A client that does
+// not trust the CA aborts the handshake: its event has the SNI and
+// TLSRefused. Making the package's containers trust the CA is the
+// caller's part.
+//
 // Serve writes what it sees as JSON lines (one Event per line) and takes
 // its instructions (phase changes, marks) as text lines, so that it can run
 // as a separate process whose stdin and stdout are the scanner's.
@@ -23,6 +37,10 @@
 //   - The package's containers use NetworkMode "container:<sink id>" and
 //     must run as a non-root uid: the rules exempt uid 0, which is the
 //     sink itself. Start them after the ready event.
+//   - To see inside TLS, make the package's containers trust the ready
+//     event's ca_cert (the system store, and the variables runtimes read
+//     instead: NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE).
+//     It is valid for this run only.
 //   - Write "phase install" before the lifecycle scripts, "phase run"
 //     before the server starts, "mark handshake_done" after the MCP
 //     handshake; close stdin to end. Keep reading stdout until EOF: writes
