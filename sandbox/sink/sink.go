@@ -8,6 +8,20 @@
 // address, records what each connection or datagram carried and where it
 // was going, and never forwards anything or dials out.
 //
+// TLS is terminated, not just noted. Every Serve call makes a fresh
+// certificate authority (ECDSA P-256, valid for a day) whose private key
+// exists only in the sink's memory, and publishes its certificate in the
+// ready event (Event.CACert). A connection that starts with a TLS
+// handshake record is answered by crypto/tls with a leaf signed by that
+// CA for the name in the SNI (without one, for the name our DNS answer
+// handed the destination out for and for the destination address); the
+// sink records the SNI and reads the HTTP/1.1 request, or the HTTP/2
+// requests (ALPN h2), inside as it reads plaintext HTTP, and answers them
+// Config.TLSResponseStatus with the JSON body "{}". A client that does
+// not trust the CA aborts the handshake: its event has the SNI and
+// TLSRefused. Making the package's containers trust the CA is the
+// caller's part.
+//
 // Serve writes what it sees as JSON lines (one Event per line) and takes
 // its instructions (phase changes, marks) as text lines, so that it can run
 // as a separate process whose stdin and stdout are the scanner's.
@@ -23,6 +37,10 @@
 //   - The package's containers use NetworkMode "container:<sink id>" and
 //     must run as a non-root uid: the rules exempt uid 0, which is the
 //     sink itself. Start them after the ready event.
+//   - To see inside TLS, make the package's containers trust the ready
+//     event's ca_cert (the system store, and the variables runtimes read
+//     instead: NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE).
+//     It is valid for this run only.
 //   - Write "phase install" before the lifecycle scripts, "phase run"
 //     before the server starts, "mark handshake_done" after the MCP
 //     handshake; close stdin to end. Keep reading stdout until EOF: writes
@@ -33,11 +51,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -80,8 +101,9 @@ type Config struct {
 	// IPv4 address of eth0 (or of any other non-loopback interface).
 	Advertise net.IP
 	// MaxCapture is how many bytes are kept per TCP connection or UDP
-	// datagram, and also bounds an HTTP request's header block and a TLS
-	// ClientHello.
+	// datagram, and also bounds an HTTP request's header block and body,
+	// in plaintext or inside TLS (the TLS handshake itself has a fixed
+	// bound of 256 KiB, and ReadTimeout).
 	MaxCapture int
 	// ReadTimeout is how long a TCP connection may stay open, counted from
 	// accept; a client that sends nothing (or sends slowly) is closed then.
@@ -102,10 +124,18 @@ type Config struct {
 	// A caller that stops the sink only after every client is gone can
 	// make it short.
 	DrainGrace time.Duration
+	// TLSResponseStatus is the status code of the answer to an HTTP
+	// request inside TLS (HTTP/1.1 or HTTP/2), which carries the body
+	// "{}" as application/json; 0 means 200. Plaintext HTTP is always
+	// answered 200 with an empty body.
+	TLSResponseStatus int
 
 	// origDst replaces the conntrack lookup of a datagram's original
 	// destination. Tests use it to simulate a missing or failing conntrack.
 	origDst func(local, remote netip.AddrPort) (netip.AddrPort, error)
+	// onCA, when set, is given the run's CA certificate and the CA and
+	// leaf keys, so that tests can look for the keys in the events.
+	onCA func(cert *x509.Certificate, caKey, leafKey *ecdsa.PrivateKey)
 }
 
 // withPortDefaults fills in ports, sizes and timeouts, and checks them.
@@ -124,6 +154,12 @@ func (c Config) withPortDefaults() (Config, error) {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.TLSResponseStatus == 0 {
+		c.TLSResponseStatus = http.StatusOK
+	}
+	if c.TLSResponseStatus < 200 || c.TLSResponseStatus > 599 {
+		return c, fmt.Errorf("sink config: TLS response status %d is not in 200-599", c.TLSResponseStatus)
 	}
 	for _, p := range []int{c.TCPPort, c.UDPPort} {
 		if p < 1 || p > 65535 {
@@ -190,6 +226,15 @@ func findAdvertise() (netip.Addr, error) {
 // MaxCapture bytes the client sent, exactly as sent; Bytes counts all of
 // them. DstIP is empty when the original destination could not be
 // recovered (Error says why).
+//
+// For a TLS connection (TLS set) Data stays empty, since the bytes on the
+// wire are ciphertext, and Bytes still counts them; the HTTP fields and
+// Body are those of the request inside. When the decrypted stream is not
+// HTTP, Body holds its first MaxCapture bytes. An HTTP/2 connection
+// gives one event per request (up to a cap), each with the connection's
+// fields, and Bytes what the connection had received when the request
+// ended; it gives a connection event of its own only when it carried no
+// request or more than the cap.
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
@@ -199,6 +244,11 @@ type Event struct {
 	Advertise string `json:"advertise,omitempty"`
 	TCPPort   int    `json:"tcp_port,omitempty"`
 	UDPPort   int    `json:"udp_port,omitempty"`
+	// CACert is the PEM certificate of the run's CA, made afresh by each
+	// Serve call: the leaves the sink presents to TLS clients are signed
+	// by it, so a client that trusts it lets the sink see inside. Its key
+	// never leaves the sink's memory.
+	CACert string `json:"ca_cert,omitempty"`
 
 	// Set on mark events.
 	Label string `json:"label,omitempty"`
@@ -222,6 +272,14 @@ type Event struct {
 	DNSType string `json:"dns_type,omitempty"`
 
 	SNI string `json:"sni,omitempty"`
+	// TLS is set on a connection that started a TLS handshake; ALPN is
+	// the protocol it negotiated ("h2", "http/1.1", or empty).
+	TLS  bool   `json:"tls,omitempty"`
+	ALPN string `json:"alpn,omitempty"`
+	// TLSRefused is set when the client aborted the handshake on the
+	// sink's certificate (a certificate alert, or closing once it was
+	// sent): it does not trust the run's CA. Error says how.
+	TLSRefused bool `json:"tls_refused,omitempty"`
 
 	HTTPMethod  string              `json:"http_method,omitempty"`
 	HTTPTarget  string              `json:"http_target,omitempty"`
@@ -315,6 +373,11 @@ type server struct {
 
 	// names hands out pool addresses, one per name (see Config.NamePool).
 	names namePool
+
+	// ca signs the certificates TLS clients are shown; tlsResponse is
+	// the answer to an HTTP/1.1 request inside TLS.
+	ca          *runCA
+	tlsResponse string
 }
 
 // namePool is the addresses DNS answers handed out, one per name.
@@ -442,6 +505,13 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 	if err != nil {
 		return err
 	}
+	ca, err := newRunCA()
+	if err != nil {
+		return err
+	}
+	if cfg.onCA != nil {
+		cfg.onCA(ca.cert, ca.key, ca.leafKey)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -452,6 +522,9 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 		closing:   make(chan struct{}),
 		active:    map[*net.TCPConn]struct{}{},
 		names:     namePool{prefix: cfg.NamePool},
+
+		ca:          ca,
+		tlsResponse: httpResponse(cfg.TLSResponseStatus),
 	}
 
 	tcpLns, udpConns, v6Err, err := listen(cfg)
@@ -483,7 +556,7 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 	}
 	defer closeLookup()
 
-	s.em.emit(Event{Type: TypeReady, Advertise: adv.String(), TCPPort: cfg.TCPPort, UDPPort: cfg.UDPPort})
+	s.em.emit(Event{Type: TypeReady, Advertise: adv.String(), TCPPort: cfg.TCPPort, UDPPort: cfg.UDPPort, CACert: ca.certPEM})
 	if lookupErr != nil {
 		s.errorEvent("%v: datagrams will be recorded without their original destination", lookupErr)
 	}

@@ -115,10 +115,10 @@ func TestHostileInputs(t *testing.T) {
 		payload []byte
 		wantErr string
 	}{
-		{name: "tls_record_too_big", payload: bigRecord, wantErr: "tls: ClientHello larger than the 65536-byte capture"},
-		{name: "tls_not_clienthello", payload: []byte{0x16, 0x03, 0x01, 0x00, 0x04, 0x02, 0x00, 0x00, 0x00}, wantErr: "tls: first handshake message has type 2, not ClientHello"},
-		{name: "tls_truncated_hello", payload: []byte{0x16, 0x03, 0x01, 0x00, 0x08, 0x01, 0x00, 0x00, 0x04, 0x03, 0x03, 0x00, 0x00}, wantErr: "tls: ClientHello truncated"},
-		{name: "tls_cut_mid_record", payload: []byte{0x16, 0x03, 0x01, 0x00, 0x40, 0x01}, wantErr: "tls record: unexpected EOF"},
+		{name: "tls_record_too_big", payload: bigRecord, wantErr: "tls handshake: tls: oversized record received with length 65535"},
+		{name: "tls_not_clienthello", payload: []byte{0x16, 0x03, 0x01, 0x00, 0x04, 0x02, 0x00, 0x00, 0x00}, wantErr: "tls handshake: local error: tls: error decoding message"},
+		{name: "tls_truncated_hello", payload: []byte{0x16, 0x03, 0x01, 0x00, 0x08, 0x01, 0x00, 0x00, 0x04, 0x03, 0x03, 0x00, 0x00}, wantErr: "tls handshake: local error: tls: error decoding message"},
+		{name: "tls_cut_mid_record", payload: []byte{0x16, 0x03, 0x01, 0x00, 0x40, 0x01}, wantErr: "tls handshake: unexpected EOF"},
 		{name: "http_header_flood", payload: append([]byte("GET / HTTP/1.1\r\nX: "), bytes.Repeat([]byte("a"), 200<<10)...), wantErr: "http request: request line and headers exceed the capture limit"},
 		{name: "nul_in_method_is_raw", payload: []byte("GET\x00 / HTTP/1.1\r\n\r\n"), wantErr: ""},
 		{name: "http_bad_content_length", payload: []byte("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -5\r\n\r\n"), wantErr: `http request: bad Content-Length "-5"`},

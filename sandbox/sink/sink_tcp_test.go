@@ -5,7 +5,6 @@ package sink
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -17,59 +16,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestTLSServerName(t *testing.T) {
-	tests := []struct {
-		name       string
-		serverName string
-		advertise  net.IP
-		wantSNI    string
-		wantLit    bool
-	}{
-		{name: "sni_recorded", serverName: "api.example.org", wantSNI: "api.example.org", wantLit: true},
-		// Go sends no server_name extension for an IP address.
-		{name: "ip_target_has_no_sni", serverName: "127.0.0.1", wantSNI: ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			// With 127.0.0.1 advertised, a connection to it is what our
-			// DNS would have led to: not literal.
-			adv := testAdvertise
-			if !tc.wantLit {
-				adv = net.IPv4(127, 0, 0, 1)
-			}
-			h := startSink(t, Config{Advertise: adv})
-			raw := dialTCP(t, h)
-			tc2 := tls.Client(raw, &tls.Config{ServerName: tc.serverName, NextProtos: []string{"h2", "http/1.1"}})
-			_ = tc2.SetDeadline(time.Now().Add(5 * time.Second))
-			err := tc2.Handshake()
-			if err == nil {
-				t.Fatal("handshake succeeded against a sink that must fail it")
-			}
-			// crypto/tls exposes received alerts only through the message.
-			if !strings.Contains(err.Error(), "remote error: tls: handshake failure") {
-				t.Errorf("handshake error = %v, want the handshake_failure alert", err)
-			}
-			port := localPort(raw)
-			ev := h.wait(bySrcPort(TypeTCP, port), 3*time.Second)
-			if ev.SNI != tc.wantSNI {
-				t.Errorf("sni = %q, want %q", ev.SNI, tc.wantSNI)
-			}
-			if ev.Error != "" {
-				t.Errorf("error = %q, want none", ev.Error)
-			}
-			if len(ev.Data) < 6 || ev.Data[0] != 0x16 || ev.Data[5] != 1 {
-				t.Errorf("data does not start with a ClientHello record: % x", ev.Data[:min(len(ev.Data), 8)])
-			}
-			if ev.Bytes != int64(len(ev.Data)) {
-				t.Errorf("bytes = %d, data = %d bytes; want equal", ev.Bytes, len(ev.Data))
-			}
-			if ev.DstIP != "127.0.0.1" || ev.DstPort != h.cfg.TCPPort || ev.LiteralIP != tc.wantLit {
-				t.Errorf("dst = %s:%d literal=%v, want 127.0.0.1:%d literal=%v", ev.DstIP, ev.DstPort, ev.LiteralIP, h.cfg.TCPPort, tc.wantLit)
-			}
-		})
-	}
-}
 
 func TestHTTPRequest(t *testing.T) {
 	tests := []struct {

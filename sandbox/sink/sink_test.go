@@ -5,7 +5,9 @@ package sink
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -197,6 +199,12 @@ func TestReady(t *testing.T) {
 	want := Event{Type: TypeReady, Advertise: "192.0.2.53", TCPPort: h.cfg.TCPPort, UDPPort: h.cfg.UDPPort}
 	got := h.ready
 	got.Time = time.Time{}
+	if block, _ := pem.Decode([]byte(got.CACert)); block == nil || block.Type != "CERTIFICATE" {
+		t.Errorf("ready ca_cert = %q, want a PEM certificate", got.CACert)
+	} else if ca, err := x509.ParseCertificate(block.Bytes); err != nil || !ca.IsCA {
+		t.Errorf("ready ca_cert does not parse as a CA certificate: %v", err)
+	}
+	got.CACert = ""
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ready event (-want +got):\n%s", diff)
 	}

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,10 +34,6 @@ const (
 // httpOK is the whole answer to an HTTP request: clients that wait for a
 // response get one and move on, and learn nothing.
 const httpOK = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-
-// tlsAlertHandshakeFailure is a fatal handshake_failure alert, so that TLS
-// clients fail at once instead of waiting for a ServerHello.
-var tlsAlertHandshakeFailure = []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28}
 
 func (s *server) acceptLoop(l *net.TCPListener, wg *sync.WaitGroup) {
 	sem := make(chan struct{}, s.cfg.MaxConns)
@@ -154,23 +151,27 @@ func originalDst(c *net.TCPConn) (netip.AddrPort, error) {
 func (s *server) handleTCP(c *net.TCPConn, start time.Time, phase string) {
 	ev := s.tcpEvent(c, start, phase)
 	rec := &recorder{r: c, max: s.cfg.MaxCapture}
-	asDNS := false
+	// recorded is set when the connection's events are written already:
+	// as dns events, or one per HTTP/2 request.
+	recorded := false
 	defer func() {
 		if r := recover(); r != nil {
 			ev.Error = fmt.Sprintf("sink panic handling connection: %v\n%s", r, debug.Stack())
-			asDNS = false
+			recorded = false
 		}
-		if asDNS {
-			return // recorded as dns events
+		if recorded {
+			return
 		}
-		ev.Data, ev.Bytes = rec.buf, rec.total
-		ev.Truncated = ev.Truncated || rec.total > int64(len(rec.buf))
+		total := rec.total.Load()
+		ev.Data, ev.Bytes = rec.buf, total
+		ev.Truncated = ev.Truncated || total > int64(len(rec.buf)) && !ev.TLS
 		s.em.emit(ev)
 	}()
-	_ = c.SetReadDeadline(start.Add(s.cfg.ReadTimeout))
+	deadline := start.Add(s.cfg.ReadTimeout)
 	if s.isClosing() {
-		_ = c.SetReadDeadline(time.Now().Add(s.drainGrace()))
+		deadline = time.Now().Add(s.drainGrace())
 	}
+	_ = c.SetReadDeadline(deadline)
 	// The limit bounds what the HTTP parser may buffer for a request line
 	// and headers; it is lifted for bodies and raw streams, whose bytes
 	// are counted and dropped past the capture.
@@ -183,11 +184,12 @@ func (s *server) handleTCP(c *net.TCPConn, start time.Time, phase string) {
 	}
 	switch {
 	case first[0] == 0x16:
-		s.readTLS(c, br, &ev)
+		_ = c.SetWriteDeadline(deadline)
+		recorded = s.readTLS(c, br, lim, rec, &ev)
 	case ev.DstPort == 53 && s.serveDNSOverTCP(c, br, ev):
-		asDNS = true
+		recorded = true
 	case looksLikeHTTP(br):
-		s.readHTTP(c, br, lim, rec, &ev)
+		s.readHTTP(c, br, lim, rec, &ev, httpOK)
 	default:
 		lim.n = -1
 		if _, err := br.WriteTo(io.Discard); err != nil {
@@ -229,9 +231,11 @@ func looksLikeHTTP(br *bufio.Reader) bool {
 	return false
 }
 
-// readHTTP parses one request, keeps its line, headers and the first bytes
-// of its body, and answers 200 with an empty body; the caller closes.
-func (s *server) readHTTP(c *net.TCPConn, br *bufio.Reader, lim *limitReader, rec *recorder, ev *Event) {
+// readHTTP parses one request read from br, keeps its line, headers and
+// the first bytes of its body, and answers with resp; the caller closes.
+// br reads through lim (the header bound, lifted for the body) and rec
+// (the capture the body shares) from c, a plain or a TLS connection.
+func (s *server) readHTTP(c net.Conn, br *bufio.Reader, lim *limitReader, rec *recorder, ev *Event, resp string) {
 	req, rerr := http.ReadRequest(br)
 	if rerr != nil {
 		ev.Error = readError("http request", rerr)
@@ -240,7 +244,7 @@ func (s *server) readHTTP(c *net.TCPConn, br *bufio.Reader, lim *limitReader, re
 	lim.n = -1
 	// Where the body starts in the raw capture: everything read from the
 	// connection so far, less what the parser read ahead.
-	bodyStart := rec.total - int64(br.Buffered())
+	bodyStart := rec.total.Load() - int64(br.Buffered())
 	ev.HTTPMethod = req.Method
 	ev.HTTPTarget = req.RequestURI
 	ev.HTTPHost = req.Host
@@ -275,7 +279,7 @@ func (s *server) readHTTP(c *net.TCPConn, br *bufio.Reader, lim *limitReader, re
 		return
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = io.WriteString(c, httpOK)
+	_, _ = io.WriteString(c, resp)
 }
 
 // capHeaders copies at most maxHeaderFields header values, each cut to
@@ -303,65 +307,22 @@ func capHeaders(h http.Header) (map[string][]string, bool) {
 	return out, cut
 }
 
-// maxTLSRecord is the largest TLS record a client may send (2^14 plus
-// expansion allowed for ciphertext).
-const maxTLSRecord = 1<<14 + 2048
-
-// readTLS reads handshake records until the ClientHello is complete,
-// extracts the server name, and fails the handshake.
-func (s *server) readTLS(c *net.TCPConn, br *bufio.Reader, ev *Event) {
-	var hs []byte
-	var hdr [5]byte
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			ev.Error = readError("tls record", err)
-			return
-		}
-		if hdr[0] != 0x16 {
-			ev.Error = fmt.Sprintf("tls: record type %d before the ClientHello was complete", hdr[0])
-			return
-		}
-		n := int(binary.BigEndian.Uint16(hdr[3:5]))
-		if n > maxTLSRecord || len(hs)+n > s.cfg.MaxCapture {
-			ev.Error = fmt.Sprintf("tls: ClientHello larger than the %d-byte capture", s.cfg.MaxCapture)
-			return
-		}
-		hs = append(hs, make([]byte, n)...)
-		if _, err := io.ReadFull(br, hs[len(hs)-n:]); err != nil {
-			ev.Error = readError("tls record", err)
-			return
-		}
-		if len(hs) < 4 {
-			continue
-		}
-		if hs[0] != 1 {
-			ev.Error = fmt.Sprintf("tls: first handshake message has type %d, not ClientHello", hs[0])
-			return
-		}
-		if mlen := int(hs[1])<<16 | int(hs[2])<<8 | int(hs[3]); len(hs) >= 4+mlen {
-			sni, err := parseClientHello(hs[4 : 4+mlen])
-			ev.SNI = sni
-			if err != nil {
-				ev.Error = err.Error()
-			}
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write(tlsAlertHandshakeFailure)
-			return
-		}
-	}
-}
-
 // errLimit is returned by limitReader at its limit.
 var errLimit = errors.New("request line and headers exceed the capture limit")
 
-// limitReader returns errLimit after n bytes; n < 0 means no limit.
+// limitReader returns err (errLimit when nil) after n bytes; n < 0 means
+// no limit.
 type limitReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.n == 0 {
+		if l.err != nil {
+			return 0, l.err
+		}
 		return 0, errLimit
 	}
 	if l.n > 0 && int64(len(p)) > l.n {
@@ -375,16 +336,17 @@ func (l *limitReader) Read(p []byte) (int, error) {
 }
 
 // recorder keeps the first max bytes read through it and counts them all.
+// One goroutine reads; total may be loaded from others.
 type recorder struct {
 	r     io.Reader
 	max   int
 	buf   []byte
-	total int64
+	total atomic.Int64
 }
 
 func (r *recorder) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
-	r.total += int64(n)
+	r.total.Add(int64(n))
 	r.buf = keep(r.buf, p[:n], r.max)
 	return n, err
 }
