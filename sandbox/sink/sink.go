@@ -60,6 +60,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,6 +130,10 @@ type Config struct {
 	// "{}" as application/json; 0 means 200. Plaintext HTTP is always
 	// answered 200 with an empty body.
 	TLSResponseStatus int
+	// CAFile, when set, is where Serve writes the run's CA certificate
+	// (PEM, mode 0644) before it is ready: the trust store the caller
+	// mounts into the package's containers. The key is never written.
+	CAFile string
 
 	// origDst replaces the conntrack lookup of a datagram's original
 	// destination. Tests use it to simulate a missing or failing conntrack.
@@ -511,6 +516,11 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 	}
 	if cfg.onCA != nil {
 		cfg.onCA(ca.cert, ca.key, ca.leafKey)
+	}
+	if cfg.CAFile != "" {
+		if err := os.WriteFile(cfg.CAFile, []byte(ca.certPEM), 0o644); err != nil {
+			return fmt.Errorf("sink: write the run's CA: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -12,6 +12,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,6 +212,27 @@ func TestReady(t *testing.T) {
 	}
 	if h.ready.Time.IsZero() || h.ready.Time.Location() != time.UTC {
 		t.Errorf("ready time = %v, want a UTC time", h.ready.Time)
+	}
+}
+
+// TestCAFile: with CAFile set, the run's CA certificate is written there
+// before the sink is ready, the same one the ready event publishes, and
+// no key with it.
+func TestCAFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ca-certificates.crt")
+	h := startSink(t, Config{CAFile: path})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != h.ready.CACert || h.ready.CACert == "" {
+		t.Errorf("CA file holds %q, the ready event %q: want the same certificate", data, h.ready.CACert)
+	}
+	if strings.Contains(string(data), "PRIVATE KEY") {
+		t.Error("the CA file holds a private key")
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("CA file mode %v, %v; want 0644, readable by the sandbox user", fi.Mode(), err)
 	}
 }
 
