@@ -106,7 +106,17 @@ type NetEvent struct {
 	DNSName  string `json:"dns_name,omitempty"`
 	DNSType  string `json:"dns_type,omitempty"`
 	SNI      string `json:"sni,omitempty"`
-	// HTTP request line and Host, for plain HTTP.
+	// TLS marks a connection the sink answered with TLS under the run's
+	// CA: the HTTP fields and Preview are then the request inside it
+	// (HTTPS), and ALPN is the protocol it negotiated (h2, http/1.1).
+	// TLSRefused marks a client that aborted the handshake on the run's
+	// CA (it pins its certificates or keeps its own roots): only its SNI
+	// is known, and that is evidence of nothing else.
+	TLS        bool   `json:"tls,omitempty"`
+	ALPN       string `json:"alpn,omitempty"`
+	TLSRefused bool   `json:"tls_refused,omitempty"`
+	// HTTP request line and Host, of plain HTTP or of HTTPS read inside
+	// TLS.
 	HTTPMethod string `json:"http_method,omitempty"`
 	HTTPTarget string `json:"http_target,omitempty"`
 	HTTPHost   string `json:"http_host,omitempty"`
@@ -195,7 +205,8 @@ type CanaryHit struct {
 	Phase   string `json:"phase"`
 	Package string `json:"package,omitempty"`
 	// Channel is where it was seen: dns, tls_sni, http_header, http_body,
-	// http_target, tcp, udp, process_argv.
+	// http_target, https_header, https_body, https_target (the same,
+	// read inside TLS), tcp, udp, process_argv.
 	Channel string `json:"channel"`
 	// Encoding is how it was written: raw, hex, base64, url, dns_labels.
 	Encoding    string `json:"encoding"`

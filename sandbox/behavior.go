@@ -100,6 +100,12 @@ type sinkEvent struct {
 	Data        []byte          `json:"data"`
 	Bytes       int64           `json:"bytes"`
 	Error       string          `json:"error"`
+	// TLS marks a connection the sink answered with TLS (the HTTP fields
+	// and Body are the request inside); ALPN is what it negotiated, and
+	// TLSRefused a client that aborted the handshake on the run's CA.
+	TLS        bool   `json:"tls"`
+	ALPN       string `json:"alpn"`
+	TLSRefused bool   `json:"tls_refused"`
 }
 
 // execEvent is one line of the tracer's output (see sandbox/tracer).
@@ -152,6 +158,8 @@ type watch struct {
 	// vols and bounds are the bounded places, by volume part (bounds.go).
 	vols   map[string]string
 	bounds map[string]bound
+	// trust is the run's trust store volume (trust.go).
+	trust string
 	diskAt map[string]placeUsage // at the start of package code, by part
 	// dropped counts, by phase and kind, events past the evidence's bounds.
 	dropped drops
@@ -226,7 +234,10 @@ func (s *Sandbox) newWatch(ctx context.Context, r *run, envVals []string) (*watc
 		}
 		w.vols[b.Part], w.bounds[b.Part] = name, b
 	}
-	o, err := s.startObserver(ctx, r, w.vols)
+	if w.trust, err = r.createTrust(ctx); err != nil {
+		return nil, err
+	}
+	o, err := s.startObserver(ctx, r, w.vols, w.trust)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +257,11 @@ func (w *watch) env(operator map[string]string) []string {
 			out = append(out, k+"="+v)
 		}
 	}
+	for _, k := range trustEnv {
+		if _, ok := operator[k]; !ok {
+			out = append(out, k+"="+trustFile)
+		}
+	}
 	sort.Strings(out)
 	return out
 }
@@ -259,7 +275,8 @@ func (w *watch) hostConfig(hc *container.HostConfig, phase string) {
 	hc.PidMode = container.PidMode("container:" + w.obs.id)
 	hc.Init = boolPtr(false)
 	delete(hc.Tmpfs, "/tmp")
-	hc.Mounts = append(hc.Mounts, mountVolume(w.vols["home-"+phase], homeDir, false), mountVolume(w.vols["tmp-"+phase], "/tmp", false))
+	hc.Mounts = append(hc.Mounts, mountVolume(w.vols["home-"+phase], homeDir, false), mountVolume(w.vols["tmp-"+phase], "/tmp", false),
+		mountVolume(w.trust, trustDir, true))
 }
 
 // phaseParts are the bounded places a phase writes, by volume part.

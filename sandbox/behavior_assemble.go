@@ -51,6 +51,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			DstIP: ev.DstIP, DstPort: ev.DstPort, LiteralIP: ev.LiteralIP, LookedUp: ev.LookedUp,
 			DNSName: strings.TrimSuffix(ev.DNSName, "."), DNSType: ev.DNSType, SNI: ev.SNI,
 			HTTPMethod: ev.HTTPMethod, HTTPHost: ev.HTTPHost, Bytes: ev.Bytes,
+			TLS: ev.TLS, ALPN: w.clean(ev.ALPN, 32), TLSRefused: ev.TLSRefused,
 		}
 		if phase == evidence.PhaseScripts {
 			ne.Package = w.packageAt(ev.Time)
@@ -185,14 +186,18 @@ func (w *watch) sinkHits(ev sinkEvent) []channelHits {
 	if ev.SNI != "" {
 		add("tls_sni", c.Scan([]byte(ev.SNI)))
 	}
+	http := "http_"
+	if ev.TLS {
+		http = "https_"
+	}
 	if ev.HTTPTarget != "" {
-		add("http_target", c.Scan([]byte(ev.HTTPTarget)))
+		add(http+"target", c.Scan([]byte(ev.HTTPTarget)))
 	}
 	if len(ev.HTTPHeaders) > 0 {
-		add("http_header", c.Scan(ev.HTTPHeaders))
+		add(http+"header", c.Scan(ev.HTTPHeaders))
 	}
 	if len(ev.Body) > 0 {
-		add("http_body", c.Scan(ev.Body))
+		add(http+"body", c.Scan(ev.Body))
 	}
 	if rawData(ev) {
 		add(ev.Type, c.Scan(ev.Data))
@@ -204,7 +209,7 @@ func (w *watch) sinkHits(ev sinkEvent) []channelHits {
 // previewed: when they were not parsed as HTTP or TLS (whose parts are
 // searched each under its own channel).
 func rawData(ev sinkEvent) bool {
-	return len(ev.Data) > 0 && ev.HTTPMethod == "" && ev.SNI == "" && ev.Type != "dns"
+	return len(ev.Data) > 0 && ev.HTTPMethod == "" && ev.SNI == "" && !ev.TLS && ev.Type != "dns"
 }
 
 func destination(ne evidence.NetEvent) string {

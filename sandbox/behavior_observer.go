@@ -56,9 +56,9 @@ type observerHandle struct {
 	waitReady func() error
 }
 
-func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]string) (*observerHandle, error) {
+func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]string, trust string) (*observerHandle, error) {
 	hc := &container.HostConfig{
-		Mounts:         heldMounts(held),
+		Mounts:         append(heldMounts(held), mountVolume(trust, trustVolumeDir, false)),
 		NetworkMode:    "none",
 		CapDrop:        []string{"ALL"},
 		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE"},
@@ -82,7 +82,7 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]str
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:        s.opts.HelperImage,
 		User:         "0:0",
-		Cmd:          []string{"sandbox", "observe"},
+		Cmd:          []string{"sandbox", "observe", "--ca-file", trustCAFile},
 		Labels:       r.labels(),
 		OpenStdin:    true,
 		StdinOnce:    true,

@@ -32,11 +32,13 @@ import (
 // observer holds mounted under heldDir (see bounds.go); "digest" writes one
 // line, prefixed "digest ", with the digest of the held tree's venv and the
 // paths changed since the last digest (see treedigest.go). EOF on in stops
-// both, after they flushed their events.
-func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
+// both, after they flushed their events. The sink writes the run's CA
+// certificate to caFile (the run's trust store, see trust.go) before it
+// is ready.
+func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) error {
 	// The scan stops the observer only after every watched container
 	// stopped, so whatever was sent is queued already: a short drain will do.
-	cfg := sink.Config{Advertise: sink.IsolatedAddr, NamePool: sink.IsolatedPool, DrainGrace: 50 * time.Millisecond}
+	cfg := sink.Config{Advertise: sink.IsolatedAddr, NamePool: sink.IsolatedPool, DrainGrace: 50 * time.Millisecond, CAFile: caFile}
 	if err := sink.Isolate(); err != nil {
 		return err
 	}

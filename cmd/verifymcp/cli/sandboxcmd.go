@@ -357,7 +357,8 @@ func newEgressProxyCmd(g *globals) *cobra.Command {
 // containers join. Control lines on stdin, events on stdout. Hidden; scans
 // start it.
 func newObserveCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var caFile string
+	cmd := &cobra.Command{
 		Use:    "observe",
 		Hidden: true,
 		Short:  "Run the behaviour observer (inside the observer container)",
@@ -365,9 +366,11 @@ func newObserveCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A soft limit keeps the collector ahead of bursts of captures.
 			debug.SetMemoryLimit(24 << 20)
-			return sandbox.Observe(cmd.Context(), os.Stdin, g.stdout)
+			return sandbox.Observe(cmd.Context(), os.Stdin, g.stdout, caFile)
 		},
 	}
+	cmd.Flags().StringVar(&caFile, "ca-file", "", "where the sink writes the run's CA certificate (the run's trust store)")
+	return cmd
 }
 
 // majorMinorOf is "3.13" of "3.13.5".
