@@ -254,6 +254,14 @@ func connection(e NetEvent) string {
 	if e.SNI != "" {
 		parts = append(parts, "sni "+clean(e.SNI))
 	}
+	switch {
+	case e.TLSRefused:
+		parts = append(parts, "TLS REFUSED (the client does not trust the run's CA: what it sent is not known)")
+	case e.TLS && e.ALPN != "":
+		parts = append(parts, "https ("+clean(e.ALPN)+")")
+	case e.TLS:
+		parts = append(parts, "https")
+	}
 	if e.HTTPMethod != "" || e.HTTPTarget != "" {
 		line := strings.TrimSpace(clean(e.HTTPMethod) + " " + clean(e.HTTPTarget))
 		if e.HTTPHost != "" {

@@ -67,7 +67,7 @@ import (
 // of the rubric's weight it covers), and each finding's ignored member
 // (null, or the ignore entry that accepted it). Version 7's schema forbids
 // unknown members of both.
-const SchemaVersion = "verifymcp.report/v8"
+const SchemaVersion = "verifymcp.report/v9"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -78,7 +78,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v8.schema.json
+//go:embed schema/report.v9.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -400,6 +400,11 @@ type NetEvent struct {
 	HTTPHost       string `json:"http_host"`
 	Preview        string `json:"preview"`
 	Bytes          int64  `json:"bytes"`
+	// TLS: read inside TLS under the run's CA (HTTPS); TLSRefused: the
+	// client refused that CA, and only its server name is known.
+	TLS        bool   `json:"tls"`
+	ALPN       string `json:"alpn"`
+	TLSRefused bool   `json:"tls_refused"`
 }
 
 // FileEvent is one file created, modified or deleted.
@@ -662,6 +667,7 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage,
 			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, LookedUp: e.LookedUp, DNSName: e.DNSName, DNSType: e.DNSType,
 			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
+			TLS: e.TLS, ALPN: e.ALPN, TLSRefused: e.TLSRefused,
 		})
 	}
 	for _, f := range bh.Files {
