@@ -159,7 +159,7 @@ type watch struct {
 	vols   map[string]string
 	bounds map[string]bound
 	// trust is the run's trust store volume (trust.go).
-	trust string
+	trust  string
 	diskAt map[string]placeUsage // at the start of package code, by part
 	// dropped counts, by phase and kind, events past the evidence's bounds.
 	dropped drops
