@@ -36,7 +36,8 @@ func (w *watch) packageAt(t time.Time) string {
 // addNetwork turns the sink's events into network evidence and canary hits.
 func (w *watch) addNetwork(events []sinkEvent) {
 	masked := w.acrossQueries(events)
-	for _, ev := range events {
+	pieces := w.acrossBodies(events)
+	for i, ev := range events {
 		switch ev.Type {
 		case "dns", "tcp", "udp":
 		default:
@@ -80,7 +81,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		ne.HTTPHost = w.clean(ne.HTTPHost, 300)
 		switch {
 		case len(ev.Body) > 0:
-			ne.Preview = w.clean(string(ev.Body), maxPreview)
+			ne.Preview = w.clean(maskPieces(ev.Body, pieces[i]), maxPreview)
 		case raw:
 			ne.Preview = w.clean(string(ev.Data), maxPreview)
 		}
