@@ -15,8 +15,9 @@ import (
 
 // WriteHTML writes the report as one self-contained HTML page: the
 // headline and sections of WriteMarkdown (each finding with how to fix
-// it), and a bar chart of the dimensions drawn as
-// inline SVG. The page loads nothing (no stylesheet, script, font or
+// it), what the package did on the network per destination (with the
+// canaries found in what it sent there), and a bar chart of the
+// dimensions drawn as inline SVG. The page loads nothing (no stylesheet, script, font or
 // image), has no script at all, and its Content-Security-Policy allows
 // only its own stylesheet, by hash, so that nothing else could run or
 // load even if it were there. Text that came from the package is escaped
