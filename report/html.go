@@ -15,8 +15,9 @@ import (
 
 // WriteHTML writes the report as one self-contained HTML page: the
 // headline and sections of WriteMarkdown (each finding with how to fix
-// it), and a bar chart of the dimensions drawn as
-// inline SVG. The page loads nothing (no stylesheet, script, font or
+// it), what the package did on the network per destination (with the
+// canaries found in what it sent there), and a bar chart of the
+// dimensions drawn as inline SVG. The page loads nothing (no stylesheet, script, font or
 // image), has no script at all, and its Content-Security-Policy allows
 // only its own stylesheet, by hash, so that nothing else could run or
 // load even if it were there. Text that came from the package is escaped
@@ -81,6 +82,14 @@ svg.chart .track-zero_point{fill:#ffebe9;stroke:var(--zero)}
 svg.chart .track-dropped{fill:none;stroke:var(--dropped);stroke-dasharray:4 3}
 svg.chart text.zero{fill:var(--zero);font-weight:600}
 svg.chart text.dropped{fill:var(--dropped);font-style:italic}
+.dest{border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem;margin:.5rem 0}
+.dest.canary{border-left:4px solid var(--critical)}
+.dest p{margin:.2rem 0;overflow-wrap:anywhere}
+.dest .head{font-weight:600}
+.canary-hit{color:var(--critical);font-weight:600}
+td.tls-refused{color:var(--zero);font-weight:600}
+td.tls-unread{color:var(--muted)}
+ul.lookups{padding-left:1.2rem;margin:.3rem 0}
 footer{margin-top:2rem;color:var(--muted)}
 `
 
@@ -128,6 +137,7 @@ type htmlView struct {
 	Chart      htmlChart
 	Dimensions []htmlDimension
 	Signals    []htmlSignal
+	Net        htmlNetwork
 	Notice     string
 }
 
@@ -239,6 +249,7 @@ func newHTMLView(rep Report) htmlView {
 			Class: stateClass(d.State), Score: clean(dimensionScore(d)), Reason: clean(d.Reason)})
 	}
 	v.Chart = newChart(rep.Dimensions)
+	v.Net = newHTMLNetwork(rep)
 	for _, name := range sortedKeys(rep.Signals) {
 		sg := rep.Signals[name]
 		class := "observed"
@@ -412,6 +423,75 @@ What these would have found is unknown, not clean.
 <details><summary>Evidence</summary><pre>{{.Evidence}}</pre></details>
 {{- end}}
 </article>
+{{- end}}
+{{- end}}
+</section>
+<section id="network" aria-labelledby="network-title">
+<h2 id="network-title">Network</h2>
+{{- with .Net}}
+{{- if .Unwatched}}
+<p>{{.Unwatched}}</p>
+{{- else}}
+{{- if or .Dests .Lookups}}
+<p>{{.Summary}}</p>
+{{- else}}
+<p>No network attempt was seen while the phases were watched.</p>
+{{- end}}
+{{- range .Notes}}
+<p class="meta">{{.}}</p>
+{{- end}}
+{{- range .Dests}}
+<article class="dest{{if .Hits}} canary{{end}}">
+<p class="head"><code>{{.Name}}</code>{{if .LiteralIP}}<span class="badge">literal IP</span>{{end}}{{if .Hits}}<span class="badge canary-hit">canary sent</span>{{end}}</p>
+<p class="meta">Phase {{.Phases}}{{if .Stages}}; stage {{.Stages}}{{end}}; {{.Sent}}{{if .Via}}; {{.Via}}{{end}}.</p>
+{{- if .Hits}}
+<p>Canaries found in what was sent here (the evidence names the destination, not the request):</p>
+<ul>
+{{- range .Hits}}
+<li><span class="canary-hit">CANARY</span> <code>{{.Kind}}</code> (planted at <code>{{.Where}}</code>) in <code>{{.Channel}}</code>, encoded <code>{{.Encoding}}</code>, in the {{.Phase}} phase: <code>{{.Masked}}</code></li>
+{{- end}}
+</ul>
+{{- end}}
+<table>
+<thead><tr><th scope="col">Time</th><th scope="col">Stage</th><th scope="col">Read as</th><th scope="col">Request</th><th scope="col">Bytes</th><th scope="col">Sent (start, secrets masked)</th></tr></thead>
+<tbody>
+{{- range .Requests}}
+<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- if .Left}}
+<p class="meta">{{.Left}}</p>
+{{- end}}
+{{- if .Refused}}
+<p class="meta">TLS REFUSED: the client did not trust the run's CA, so only the server name is known, not what it sent; by itself this is not a finding.</p>
+{{- end}}
+</article>
+{{- end}}
+{{- if .DestsLeft}}
+<p class="meta">{{.DestsLeft}}</p>
+{{- end}}
+{{- if .Lookups}}
+<h3>Names looked up ({{.Names}})</h3>
+<ul class="lookups">
+{{- range .Lookups}}
+<li><code>{{.Name}}</code>{{if .Types}} {{.Types}}{{end}}, phase {{.Phases}}{{if gt .Count 1}}, {{.Count}} lookups{{end}}
+{{- range .Hits}}; <span class="canary-hit">CANARY</span> <code>{{.Kind}}</code> (planted at <code>{{.Where}}</code>) in <code>{{.Channel}}</code>, encoded <code>{{.Encoding}}</code>: <code>{{.Masked}}</code>{{end}}</li>
+{{- end}}
+</ul>
+{{- if .LookupsLeft}}
+<p class="meta">{{.LookupsLeft}}</p>
+{{- end}}
+{{- end}}
+{{- if .Stray}}
+<h3>Canaries sent to a destination not listed above ({{len .Stray}})</h3>
+<ul>
+{{- range .Stray}}
+<li><span class="canary-hit">CANARY</span> <code>{{.Kind}}</code> (planted at <code>{{.Where}}</code>) in <code>{{.Channel}}</code>, encoded <code>{{.Encoding}}</code>, to <code>{{.Destination}}</code>, in the {{.Phase}} phase: <code>{{.Masked}}</code></li>
+{{- end}}
+</ul>
+{{- end}}
+<p>Only what was seen in the watched time is listed: what the package does later, or when it detects the sandbox, was not observed.</p>
 {{- end}}
 {{- end}}
 </section>

@@ -19,11 +19,55 @@ import (
 	"github.com/verifymcp/verifymcp/internal/testbrowser"
 )
 
+// htmlFixtures are the fixtures with HTML goldens: the markup fixtures,
+// the behavior fixture, whose network section has content, and
+// "network", the behavior fixture with the connections of networkReport.
+var htmlFixtures = append(append([]string{}, markupFixtures...), "behavior", "network")
+
+// htmlReport is the report of an HTML fixture.
+func htmlReport(t *testing.T, name string) Report {
+	t.Helper()
+	if name == "network" {
+		return networkReport(t)
+	}
+	return markupReport(t, name)
+}
+
+// hostileHost is a Host header a package could send: markup and a
+// right-to-left override.
+const hostileHost = "<script>alert(7)</script>evil\u202etxt.example"
+
+// networkReport is the behavior fixture with its connections replaced:
+// an HTTPS request (h2) to a hostile host name that carried a canary, a
+// client that refused the run's CA, a plain HTTP request, and a lookup.
+func networkReport(t *testing.T) Report {
+	t.Helper()
+	rep := build(t, loadBundle(t, "behavior"))
+	bh := *rep.Behavior
+	bh.Network = []NetEvent{
+		{Phase: "run", Time: "2026-11-28T10:15:30.000Z", Stage: "startup", Kind: "dns", DstIP: "10.89.3.2", DstPort: 53,
+			DNSName: "lookup.example.net", DNSType: "A"},
+		{Phase: "run", Time: "2026-11-28T10:15:30.100Z", Stage: "startup", Kind: "tcp", DstIP: "10.89.3.2", DstPort: 443,
+			DNSName: "collect.example.net", SNI: "collect.example.net", HTTPMethod: "POST", HTTPTarget: "/v1/collect?id=1",
+			HTTPHost: hostileHost, Bytes: 912, TLS: true, ALPN: "h2",
+			Preview: `{"k":"AKIA4Q…","pad":"0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"}`},
+		{Phase: "run", Time: "2026-11-28T10:15:31.000Z", Stage: "idle", Kind: "tcp", DstIP: "10.89.3.2", DstPort: 443,
+			SNI: "pinned.example.com", Bytes: 517, TLSRefused: true},
+		{Phase: "scripts", Package: "node-telemetry-helper", Time: "2026-11-28T10:15:21.500Z", Kind: "tcp", DstIP: "10.89.3.2", DstPort: 80,
+			LookedUp: "plain.example.org", HTTPMethod: "GET", HTTPTarget: "/install.sh", HTTPHost: "plain.example.org", Bytes: 88,
+			Preview: "GET /install.sh HTTP/1.1"},
+	}
+	bh.Exfiltration = []CanaryHit{{Canary: Canary{Kind: "aws_access_key_id", Where: "env:AWS_ACCESS_KEY_ID"}, Phase: "run",
+		Channel: "https_body", Encoding: "base64", Destination: hostileHost, Masked: "AKIA4Q…"}}
+	rep.Behavior = &bh
+	return rep
+}
+
 func TestHTMLGolden(t *testing.T) {
-	for _, name := range markupFixtures {
+	for _, name := range htmlFixtures {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteHTML(&buf, markupReport(t, name)); err != nil {
+			if err := WriteHTML(&buf, htmlReport(t, name)); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, name+".html", buf.Bytes(), textEqual)
@@ -37,10 +81,10 @@ func TestHTMLGolden(t *testing.T) {
 func TestHTMLSelfContained(t *testing.T) {
 	policy := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`)
 	style := regexp.MustCompile(`(?s)<style>(.*?)</style>`)
-	for _, name := range append(append([]string{}, fixtures...), "injection") {
+	for _, name := range append(append([]string{}, fixtures...), "injection", "network") {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteHTML(&buf, markupReport(t, name)); err != nil {
+			if err := WriteHTML(&buf, htmlReport(t, name)); err != nil {
 				t.Fatal(err)
 			}
 			page := buf.String()
@@ -78,7 +122,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			if strings.Index(page, "Content-Security-Policy") > strings.Index(page, "<style>") {
 				t.Error("the policy comes after the stylesheet")
 			}
-			order := []string{`id="summary"`, `id="findings"`, `id="dimensions"`, "<svg", `id="signals"`, `id="notice"`}
+			order := []string{`id="summary"`, `id="findings"`, `id="network"`, `id="dimensions"`, "<svg", `id="signals"`, `id="notice"`}
 			last := -1
 			for _, s := range order {
 				i := strings.Index(page, s)
@@ -243,7 +287,7 @@ func TestWriteMarkupFormats(t *testing.T) {
 }
 
 // browserFixtures are the goldens rendered in the browser.
-var browserFixtures = []string{"everything", "hostile", "judge", "injection"}
+var browserFixtures = []string{"everything", "hostile", "judge", "injection", "behavior", "network"}
 
 // TestHTMLBrowser renders the HTML goldens in headless chromium, all at
 // once, and checks what it made of them: the DOM holds the summary, the
@@ -321,6 +365,12 @@ func TestHTMLBrowser(t *testing.T) {
 						t.Errorf("the DOM lacks %q", want)
 					}
 				}
+			case "network":
+				for _, want := range []string{`&lt;script&gt;alert(7)&lt;/script&gt;evil\u202etxt.example`, "TLS REFUSED", "https (h2)", "AKIA4Q…"} {
+					if !strings.Contains(dom, want) {
+						t.Errorf("the DOM lacks %q", want)
+					}
+				}
 			case "injection":
 				for _, want := range []string{"&lt;img src=x onerror=alert(3)&gt;|`run`", "&lt;script&gt;alert(1)&lt;/script&gt;", "by @alice &lt;img src=x&gt;"} {
 					if !strings.Contains(dom, want) {
@@ -329,6 +379,105 @@ func TestHTMLBrowser(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTMLNetwork checks the network section of networkReport: each
+// destination with how its requests were read (https with the ALPN
+// protocol, TLS REFUSED, plain), the canary sent to it, masked, the
+// preview cut as in the table, and the hostile host name escaped.
+func TestHTMLNetwork(t *testing.T) {
+	rep := networkReport(t)
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	i, j := strings.Index(page, `<section id="network"`), strings.Index(page, `<section id="dimensions"`)
+	if i < 0 || j < i {
+		t.Fatal("no network section before the dimensions")
+	}
+	sec := page[i:j]
+	escapedHost := `&lt;script&gt;alert(7)&lt;/script&gt;evil\u202etxt.example`
+	preview := template.HTMLEscapeString(truncate(rep.Behavior.Network[1].Preview, previewChars))
+	for _, want := range []string{
+		"3 destinations contacted in 3 connections and 1 name looked up in the phases watched",
+		`<p class="head"><code>` + escapedHost + `</code><span class="badge canary-hit">canary sent</span></p>`,
+		"Phase run; stage startup; 1 connection, 912 bytes sent; address 10.89.3.2:443, server name collect.example.net.",
+		`<td class="https">https (h2)</td><td><code>POST /v1/collect?id=1</code></td><td class="num">912</td>`,
+		"<code>aws_access_key_id</code> (planted at <code>env:AWS_ACCESS_KEY_ID</code>) in <code>https_body</code>, encoded <code>base64</code>, in the run phase: <code>AKIA4Q…</code>",
+		"<code>" + preview + "</code>",
+		`<code>pinned.example.com:443</code>`,
+		`<td class="tls-refused">TLS REFUSED</td>`,
+		"only the server name is known",
+		`<code>plain.example.org</code>`,
+		"Phase scripts (node-telemetry-helper); 1 connection, 88 bytes sent; address 10.89.3.2:80.",
+		`<td class="plain">plain http</td><td><code>GET /install.sh</code>`,
+		"<li><code>lookup.example.net</code> A, phase run</li>",
+		"was not observed",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the network section lacks %q", want)
+		}
+	}
+	if !strings.HasSuffix(preview, "…") || strings.Contains(sec, "uvwxyz\"}") {
+		t.Errorf("the preview %q is not cut", preview)
+	}
+	for _, bad := range []string{"\u202e", "<script", "alert(7)</script>"} {
+		if strings.Contains(sec, bad) {
+			t.Errorf("the network section has %q", bad)
+		}
+	}
+	// The canary is shown on the destination it was sent to, not elsewhere.
+	if n := strings.Count(sec, "AKIA4Q…</code></li>"); n != 1 {
+		t.Errorf("the canary is listed %d times", n)
+	}
+}
+
+// TestHTMLNetworkStates checks what the section says when behaviour was
+// not watched, when nothing was seen, and when there is more than its
+// bounds: never that the package is clean.
+func TestHTMLNetworkStates(t *testing.T) {
+	rep := build(t, loadBundle(t, "behavior"))
+	unwatched := rep
+	unwatched.Behavior = nil
+	if n := newHTMLNetwork(unwatched); !strings.HasPrefix(n.Unwatched, "Behaviour was not watched") || n.Dests != nil {
+		t.Errorf("not watched: %+v", n)
+	}
+
+	quiet := *rep.Behavior
+	quiet.Network, quiet.Exfiltration = nil, nil
+	rep.Behavior = &quiet
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "<p>No network attempt was seen while the phases were watched.</p>") {
+		t.Error("the page does not say that no network attempt was seen")
+	}
+
+	busy := quiet
+	for i := range htmlNetDests + 10 {
+		busy.Network = append(busy.Network, NetEvent{Phase: "run", Kind: "tcp", DstIP: "192.0.2.1", DstPort: 1000 + i})
+	}
+	for range htmlNetRequests + 2 {
+		busy.Network = append(busy.Network, NetEvent{Phase: "run", Kind: "tcp", DstIP: "192.0.2.9", DstPort: 9})
+	}
+	busy.Exfiltration = []CanaryHit{
+		{Canary: Canary{Kind: "npm_token"}, Phase: "run", Channel: "tcp", Destination: "192.0.2.9:9", Masked: "npm_…"},
+		{Canary: Canary{Kind: "github_token"}, Phase: "run", Channel: "process_argv", Masked: "ghp_…"},
+	}
+	rep.Behavior = &busy
+	n := newHTMLNetwork(rep)
+	if len(n.Dests) != htmlNetDests || n.DestsLeft != "11 more destinations not listed." {
+		t.Errorf("%d destinations listed, left out: %q", len(n.Dests), n.DestsLeft)
+	}
+	// The destination a canary went to comes first, bounds or not.
+	if d := n.Dests[0]; d.Name != "192.0.2.9:9" || len(d.Requests) != htmlNetRequests || d.Left != "2 more connections to this destination not listed." {
+		t.Errorf("first destination %s: %d requests, left out %q", d.Name, len(d.Requests), d.Left)
+	}
+	if len(n.Stray) != 1 || n.Stray[0].Kind != "github_token" {
+		t.Errorf("canaries not matched to a destination: %+v", n.Stray)
 	}
 }
 
