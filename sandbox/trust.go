@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 )
 
@@ -32,6 +33,17 @@ const (
 // default file (Python's ssl, uv, httpx, Go), requests', curl's, pip's
 // and Deno's.
 var trustEnv = []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT", "DENO_CERT"}
+
+// trustMount mounts the trust store read-only over the image's. NoCopy:
+// the engine would otherwise fill an empty volume with what the image
+// holds at the mount point the first time it is mounted (hundreds of
+// certificates, past the volume's few files), and the store must hold the
+// run's CA alone.
+func trustMount(vol string) mount.Mount {
+	m := mountVolume(vol, trustDir, true)
+	m.VolumeOptions = &mount.VolumeOptions{NoCopy: true}
+	return m
+}
 
 // createTrust creates the run's trust store volume: a tmpfs of a few
 // files, root's (the observer writes it), readable by the sandbox user.
