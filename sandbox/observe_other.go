@@ -17,6 +17,6 @@ var ErrObserverNotLinux = errors.New("the observer (network sink and exec tracer
 
 // Observe is the observer's program; see observe.go. On this system it
 // returns ErrObserverNotLinux.
-func Observe(ctx context.Context, in io.Reader, out io.Writer) error {
+func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) error {
 	return ErrObserverNotLinux
 }
