@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,7 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ownerBudget is how long finding the process behind one connection or
@@ -37,6 +42,13 @@ type ownerFinder struct {
 	// budget bounds the walk of the processes.
 	budget time.Duration
 
+	// diag, when set, finds a TCP socket's inode from its two ends
+	// without reading net/tcp (diagTCPInode).
+	diag func(local, remote netip.AddrPort) (uint64, error)
+	// scans bounds the table reads in flight: reading net/tcp walks the
+	// kernel's whole hash table, milliseconds each.
+	scans chan struct{}
+
 	mu    sync.Mutex
 	cache map[uint64]int
 }
@@ -48,20 +60,27 @@ func newOwnerFinder(root string, self int, budget time.Duration) *ownerFinder {
 	if budget <= 0 {
 		budget = ownerBudget
 	}
-	return &ownerFinder{root: root, self: self, budget: budget, cache: map[uint64]int{}}
+	return &ownerFinder{root: root, self: self, budget: budget, scans: make(chan struct{}, 2), cache: map[uint64]int{}}
 }
 
 // owner returns the PID of the process holding the proto ("tcp" or
 // "udp") socket whose local address is src, or 0 when it cannot tell: no
 // such socket (any more), a socket of the sink itself, or no process found
-// within the budget. Sockets whose local port is skipPort (the sink's own
-// listening and accepted sockets) are never matched.
-func (f *ownerFinder) owner(proto string, src netip.AddrPort, skipPort uint16) int {
+// within the budget. dst, when valid, is where a TCP socket is connected
+// to. Sockets whose local port is skipPort (the sink's own listening and
+// accepted sockets) are never matched.
+func (f *ownerFinder) owner(proto string, src, dst netip.AddrPort, skipPort uint16) int {
 	if f == nil || !src.IsValid() {
 		return 0
 	}
 	deadline := time.Now().Add(f.budget)
-	inode := f.socketInode(proto, src, skipPort)
+	var inode uint64
+	if proto == "tcp" && f.diag != nil && dst.IsValid() {
+		inode, _ = f.diag(src, dst)
+	}
+	if inode == 0 {
+		inode = f.scan(proto, src, skipPort, deadline)
+	}
 	if inode == 0 {
 		return 0
 	}
@@ -93,23 +112,37 @@ func (f *ownerFinder) remember(inode uint64, pid int) {
 	f.cache[inode] = pid
 }
 
+// scan is socketInode, given up when other scans hold it past deadline.
+func (f *ownerFinder) scan(proto string, src netip.AddrPort, skipPort uint16, deadline time.Time) uint64 {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case f.scans <- struct{}{}:
+	case <-t.C:
+		return 0
+	}
+	defer func() { <-f.scans }()
+	return f.socketInode(proto, src, skipPort)
+}
+
 // socketInode returns the inode of the socket bound to src, from the IPv4
 // table and then the IPv6 one (where a dual-stack socket shows an IPv4
-// address mapped). An exact address wins over a wildcard one, which only
-// UDP sockets that were never connected show.
+// address mapped), reading each at most once. An exact address wins over
+// a wildcard one within a table; a wildcard only counts for UDP, where a
+// socket that was never connected shows one.
 func (f *ownerFinder) socketInode(proto string, src netip.AddrPort, skipPort uint16) uint64 {
-	var wild uint64
-	for _, name := range []string{proto, proto + "6"} {
-		exact, w := scanSocketTable(filepath.Join(f.root, "net", name), src, skipPort)
+	tables := []string{proto, proto + "6"}
+	if a := src.Addr(); a.Is6() && !a.Is4In6() {
+		tables = tables[1:]
+	}
+	for _, name := range tables {
+		exact, wild := scanSocketTable(filepath.Join(f.root, "net", name), src, skipPort)
 		if exact != 0 {
 			return exact
 		}
-		if wild == 0 {
-			wild = w
+		if wild != 0 && proto == "udp" {
+			return wild
 		}
-	}
-	if proto == "udp" {
-		return wild
 	}
 	return 0
 }
@@ -239,4 +272,75 @@ func (f *ownerFinder) holds(pid int, link string) bool {
 			return false
 		}
 	}
+}
+
+// Sizes and values of the sock_diag protocol (linux/inet_diag.h).
+const (
+	sizeofNlmsghdr       = 16
+	sizeofInetDiagReqV2  = 56
+	inetDiagMsgInodeOff  = 68 // idiag_inode in struct inet_diag_msg
+	sizeofInetDiagMsg    = 72
+	inetDiagNoCookie     = 0xffffffff
+	inetDiagAllStates    = 0xffffffff
+	inetDiagSockIDSrcOff = 4 + 4 // family, protocol, ext, pad; states
+)
+
+// diagTCPInode asks the kernel (NETLINK_SOCK_DIAG) for the TCP socket of
+// this network namespace connected from local to remote, and returns its
+// inode: one hash lookup, where /proc/net/tcp walks every bucket of the
+// table.
+func diagTCPInode(local, remote netip.AddrPort) (uint64, error) {
+	la, ra := local.Addr().Unmap(), remote.Addr().Unmap()
+	family := uint8(unix.AF_INET)
+	if !la.Is4() || !ra.Is4() {
+		family, la, ra = unix.AF_INET6, netip.AddrFrom16(la.As16()), netip.AddrFrom16(ra.As16())
+	}
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag socket: %w", err)
+	}
+	defer unix.Close(fd)
+	tv := unix.NsecToTimeval(int64(ownerBudget))
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+
+	req := make([]byte, sizeofNlmsghdr+sizeofInetDiagReqV2)
+	ne := binary.NativeEndian
+	ne.PutUint32(req[0:], uint32(len(req)))
+	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
+	ne.PutUint16(req[6:], unix.NLM_F_REQUEST)
+	ne.PutUint32(req[8:], 1) // sequence
+	r := req[sizeofNlmsghdr:]
+	r[0], r[1] = family, unix.IPPROTO_TCP
+	ne.PutUint32(r[4:], inetDiagAllStates)
+	id := r[inetDiagSockIDSrcOff:]
+	// struct inet_diag_sockid: ports and addresses in network order.
+	binary.BigEndian.PutUint16(id[0:], local.Port())
+	binary.BigEndian.PutUint16(id[2:], remote.Port())
+	copy(id[4:20], la.AsSlice())
+	copy(id[20:36], ra.AsSlice())
+	ne.PutUint32(id[40:], inetDiagNoCookie)
+	ne.PutUint32(id[44:], inetDiagNoCookie)
+	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return 0, fmt.Errorf("sock_diag request: %w", err)
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag reply: %w", err)
+	}
+	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag reply: %w", err)
+	}
+	for _, m := range msgs {
+		switch {
+		case m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4:
+			if errno := int32(ne.Uint32(m.Data)); errno != 0 {
+				return 0, fmt.Errorf("sock_diag: %w", unix.Errno(-errno))
+			}
+		case m.Header.Type == unix.SOCK_DIAG_BY_FAMILY && len(m.Data) >= sizeofInetDiagMsg:
+			return uint64(ne.Uint32(m.Data[inetDiagMsgInodeOff:])), nil
+		}
+	}
+	return 0, errors.New("sock_diag: no socket in the reply")
 }

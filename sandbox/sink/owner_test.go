@@ -137,7 +137,7 @@ func TestOwnerFakeProc(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := f.owner(tc.proto, tc.src, tc.skip); got != tc.want {
+			if got := f.owner(tc.proto, tc.src, netip.AddrPort{}, tc.skip); got != tc.want {
 				t.Errorf("owner(%s, %v) = %d, want %d", tc.proto, tc.src, got, tc.want)
 			}
 		})
@@ -148,22 +148,22 @@ func TestOwnerFakeProc(t *testing.T) {
 		if err := os.Remove(filepath.Join(root, "4242", "fd", "4")); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.owner("tcp", ap("127.0.0.1:40000"), 15001); got != 4242 {
+		if got := f.owner("tcp", ap("127.0.0.1:40000"), netip.AddrPort{}, 15001); got != 4242 {
 			t.Errorf("cached owner = %d, want 4242", got)
 		}
-		if got := newOwnerFinder(root, self, time.Second).owner("tcp", ap("127.0.0.1:40000"), 15001); got != 0 {
+		if got := newOwnerFinder(root, self, time.Second).owner("tcp", ap("127.0.0.1:40000"), netip.AddrPort{}, 15001); got != 0 {
 			t.Errorf("uncached owner of a closed fd = %d, want 0", got)
 		}
 	})
 	t.Run("missing_proc", func(t *testing.T) {
 		g := newOwnerFinder(filepath.Join(root, "nothing"), self, time.Second)
-		if got := g.owner("tcp", ap("127.0.0.1:40000"), 15001); got != 0 {
+		if got := g.owner("tcp", ap("127.0.0.1:40000"), netip.AddrPort{}, 15001); got != 0 {
 			t.Errorf("owner without /proc = %d, want 0", got)
 		}
 	})
 	t.Run("nil_finder", func(t *testing.T) {
 		var g *ownerFinder
-		if got := g.owner("tcp", ap("127.0.0.1:40000"), 15001); got != 0 {
+		if got := g.owner("tcp", ap("127.0.0.1:40000"), netip.AddrPort{}, 15001); got != 0 {
 			t.Errorf("nil finder = %d, want 0", got)
 		}
 	})
@@ -176,11 +176,11 @@ func TestOwnerBudget(t *testing.T) {
 	root := fakeProc(t, tables, map[int][]string{3: {"socket:[777]"}, 4: {}, 5: {}})
 	f := newOwnerFinder(root, 1, time.Nanosecond)
 	src := netip.MustParseAddrPort("127.0.0.1:40000")
-	if got := f.owner("tcp", src, 15001); got != 0 {
+	if got := f.owner("tcp", src, netip.AddrPort{}, 15001); got != 0 {
 		t.Errorf("owner past the budget = %d, want 0", got)
 	}
 	f.budget = time.Second
-	if got := f.owner("tcp", src, 15001); got != 3 {
+	if got := f.owner("tcp", src, netip.AddrPort{}, 15001); got != 3 {
 		t.Errorf("owner within the budget = %d, want 3", got)
 	}
 }
