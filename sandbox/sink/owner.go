@@ -45,6 +45,9 @@ type ownerFinder struct {
 	// diag, when set, finds a TCP socket's inode from its two ends
 	// without reading net/tcp (diagTCPInode).
 	diag func(local, remote netip.AddrPort) (uint64, error)
+	// probe, when set, tells whether a process holds the socket when its
+	// fd directory cannot be read (probeFDs).
+	probe func(root string, pid int, inode uint64, deadline time.Time) bool
 	// scans bounds the table reads in flight: reading net/tcp walks the
 	// kernel's whole hash table, milliseconds each.
 	scans chan struct{}
@@ -90,10 +93,9 @@ func (f *ownerFinder) owner(proto string, src, dst netip.AddrPort, skipPort uint
 	if ok {
 		return pid
 	}
-	link := "socket:[" + strconv.FormatUint(inode, 10) + "]"
 	pid, complete := 0, true
-	if f.self <= 0 || !f.holds(f.self, link) {
-		pid, complete = f.walk(link, deadline)
+	if f.self <= 0 || !f.holds(f.self, inode, deadline) {
+		pid, complete = f.walk(inode, deadline)
 	}
 	if pid != 0 || complete {
 		// A socket no process was found for within the budget may
@@ -224,7 +226,7 @@ func parseHexAddrPort(s string) (netip.AddrPort, bool) {
 // walk looks through the processes, newest PID first (a process that just
 // connected is usually a recent one), for one holding link. complete is
 // false when the deadline cut the walk short.
-func (f *ownerFinder) walk(link string, deadline time.Time) (pid int, complete bool) {
+func (f *ownerFinder) walk(inode uint64, deadline time.Time) (pid int, complete bool) {
 	d, err := os.Open(f.root)
 	if err != nil {
 		return 0, true
@@ -246,21 +248,28 @@ func (f *ownerFinder) walk(link string, deadline time.Time) (pid int, complete b
 		if time.Now().After(deadline) {
 			return 0, false
 		}
-		if f.holds(p, link) {
+		if f.holds(p, inode, deadline) {
 			return p, true
 		}
 	}
 	return 0, true
 }
 
-// holds reports whether process pid has a file descriptor linked to link.
-func (f *ownerFinder) holds(pid int, link string) bool {
+// holds reports whether process pid has a file descriptor of the socket
+// inode. It reads the links in /proc/[pid]/fd; where that directory, which
+// belongs to the process's uid, is closed to the sink (reading it takes
+// CAP_DAC_READ_SEARCH, which the sink does not have), it asks probe.
+func (f *ownerFinder) holds(pid int, inode uint64, deadline time.Time) bool {
 	dir := filepath.Join(f.root, strconv.Itoa(pid), "fd")
 	d, err := os.Open(dir)
 	if err != nil {
+		if f.probe != nil && errors.Is(err, os.ErrPermission) {
+			return f.probe(f.root, pid, inode, deadline)
+		}
 		return false
 	}
 	defer d.Close()
+	link := "socket:[" + strconv.FormatUint(inode, 10) + "]"
 	for {
 		names, err := d.Readdirnames(256)
 		for _, n := range names {
@@ -272,6 +281,59 @@ func (f *ownerFinder) holds(pid int, link string) bool {
 			return false
 		}
 	}
+}
+
+// maxProbedFDs bounds the descriptors probed in one process.
+const maxProbedFDs = 4096
+
+// probeFDs reports whether process pid holds the socket inode, by taking
+// a copy of each of its descriptors in turn (pidfd_getfd, which
+// CAP_SYS_PTRACE allows) and comparing the inode; the copy is closed at
+// once. The descriptors tried are those below the size of its table
+// (FDSize in /proc/[pid]/status).
+func probeFDs(root string, pid int, inode uint64, deadline time.Time) bool {
+	n := fdTableSize(filepath.Join(root, strconv.Itoa(pid), "status"))
+	pfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(pfd)
+	for fd := range n {
+		if fd%64 == 63 && time.Now().After(deadline) {
+			return false
+		}
+		nfd, err := unix.PidfdGetfd(pfd, fd, 0)
+		if err != nil {
+			if errors.Is(err, unix.EBADF) {
+				continue
+			}
+			return false
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(nfd, &st)
+		unix.Close(nfd)
+		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK && st.Ino == inode {
+			return true
+		}
+	}
+	return false
+}
+
+// fdTableSize reads FDSize from a /proc/[pid]/status file: 256 when it
+// cannot, and at most maxProbedFDs.
+func fdTableSize(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 256
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "FDSize:"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				return min(n, maxProbedFDs)
+			}
+		}
+	}
+	return 256
 }
 
 // Sizes and values of the sock_diag protocol (linux/inet_diag.h).

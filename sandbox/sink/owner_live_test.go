@@ -8,10 +8,13 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // clientScript connects or sends as argv[1] says, prints its PID and its
@@ -245,7 +248,7 @@ func BenchmarkOwner(b *testing.B) {
 	b.Run("full_walk", func(b *testing.B) {
 		f := newOwnerFinder("/proc", os.Getpid(), time.Second)
 		for b.Loop() {
-			if pid, complete := f.walk("socket:[0]", time.Now().Add(time.Second)); pid != 0 || !complete {
+			if pid, complete := f.walk(0, time.Now().Add(time.Second)); pid != 0 || !complete {
 				b.Fatalf("walk = %d, %v", pid, complete)
 			}
 		}
@@ -286,5 +289,57 @@ func TestDiagTCPInode(t *testing.T) {
 				t.Errorf("diagTCPInode to a port never connected = %d, %v; want an error", ino, err)
 			}
 		})
+	}
+}
+
+// TestProbeFDs checks the pidfd_getfd probe on this process's own socket.
+func TestProbeFDs(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp4", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	inode, err := diagTCPInode(c.LocalAddr().(*net.TCPAddr).AddrPort(), l.Addr().(*net.TCPAddr).AddrPort())
+	if err != nil || inode == 0 {
+		t.Fatalf("diagTCPInode = %d, %v", inode, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	if _, err := unix.PidfdOpen(os.Getpid(), 0); err != nil {
+		t.Skipf("pidfd_open: %v", err)
+	}
+	if !probeFDs("/proc", os.Getpid(), inode, deadline) {
+		t.Errorf("probeFDs did not find socket %d in this process", inode)
+	}
+	if probeFDs("/proc", os.Getpid(), 1<<62, deadline) {
+		t.Errorf("probeFDs found a socket that does not exist")
+	}
+}
+
+func TestFDTableSize(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		status string
+		want   int
+	}{
+		{"Name:\tnode\nFDSize:\t64\nGroups:\n", 64},
+		{"FDSize:\t1000000\n", maxProbedFDs},
+		{"FDSize:\tx\n", 256},
+		{"Name:\tnode\n", 256},
+	} {
+		p := filepath.Join(dir, "status")
+		if err := os.WriteFile(p, []byte(tc.status), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := fdTableSize(p); got != tc.want {
+			t.Errorf("fdTableSize(%q) = %d, want %d", tc.status, got, tc.want)
+		}
+	}
+	if got := fdTableSize(filepath.Join(dir, "missing")); got != 256 {
+		t.Errorf("fdTableSize of a missing file = %d, want 256", got)
 	}
 }

@@ -24,8 +24,8 @@
 //
 // Each tcp, udp and dns event names the process that owns the client's
 // socket (Event.PID), found by the socket's inode (sock_diag, or
-// /proc/net/{tcp,udp}{,6}) and the /proc/[pid]/fd link to it, when the
-// sink shares the clients' PID namespace and may read their fds.
+// /proc/net/{tcp,udp}{,6}) among the processes' descriptors, when the
+// sink shares the clients' PID namespace.
 //
 // Serve writes what it sees as JSON lines (one Event per line) and takes
 // its instructions (phase changes, marks) as text lines, so that it can run
@@ -44,8 +44,9 @@
 //     sink itself. Start them after the ready event.
 //   - For Event.PID, the package's containers also join the sink's PID
 //     namespace (PidMode "container:<sink id>"), and the sink has
-//     SYS_PTRACE to read the fds of their (other) uid; without these PID
-//     stays 0.
+//     SYS_PTRACE: /proc/[pid]/fd of another uid is closed to it, so it
+//     copies their descriptors (pidfd_getfd) to compare. Without these
+//     PID stays 0.
 //   - To see inside TLS, make the package's containers trust the ready
 //     event's ca_cert (the system store, and the variables runtimes read
 //     instead: NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE).
@@ -563,7 +564,7 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 
 	s.owners = newOwnerFinder(cfg.procRoot, os.Getpid(), cfg.ownerBudget)
 	if cfg.procRoot == "" {
-		s.owners.diag = diagTCPInode
+		s.owners.diag, s.owners.probe = diagTCPInode, probeFDs
 	}
 
 	tcpLns, udpConns, v6Err, err := listen(cfg)
