@@ -29,10 +29,11 @@ const ownerBudget = 20 * time.Millisecond
 const maxOwnerCache = 4096
 
 // ownerFinder finds the process that owns a client socket of the sink's
-// network namespace: the socket's inode comes from the kernel's table of
-// sockets (net/tcp, net/tcp6, net/udp, net/udp6 under root), its owner is
-// the process with a file descriptor linked to "socket:[inode]". It is
-// safe for concurrent use.
+// network namespace: the socket's inode comes from sock_diag (TCP) or the
+// kernel's tables of sockets (net/tcp, net/tcp6, net/udp, net/udp6 under
+// root), its owner is the process with a file descriptor linked to
+// "socket:[inode]" (or, where the fd directory is closed, a descriptor of
+// that inode). Owners are cached by inode. It is safe for concurrent use.
 type ownerFinder struct {
 	// root is the proc file system, "/proc" but in tests.
 	root string

@@ -245,6 +245,17 @@ func BenchmarkOwner(b *testing.B) {
 			}
 		})
 	}
+	b.Run("probe_fds", func(b *testing.B) {
+		ino, err := diagTCPInode(src, l.Addr().(*net.TCPAddr).AddrPort())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if !probeFDs("/proc", os.Getpid(), ino, time.Now().Add(time.Second)) {
+				b.Fatal("probeFDs: not found")
+			}
+		}
+	})
 	b.Run("full_walk", func(b *testing.B) {
 		f := newOwnerFinder("/proc", os.Getpid(), time.Second)
 		for b.Loop() {
