@@ -22,6 +22,11 @@
 // TLSRefused. Making the package's containers trust the CA is the
 // caller's part.
 //
+// Each tcp, udp and dns event names the process that owns the client's
+// socket (Event.PID), found by the socket's inode (sock_diag, or
+// /proc/net/{tcp,udp}{,6}) among the processes' descriptors, when the
+// sink shares the clients' PID namespace.
+//
 // Serve writes what it sees as JSON lines (one Event per line) and takes
 // its instructions (phase changes, marks) as text lines, so that it can run
 // as a separate process whose stdin and stdout are the scanner's.
@@ -37,6 +42,11 @@
 //   - The package's containers use NetworkMode "container:<sink id>" and
 //     must run as a non-root uid: the rules exempt uid 0, which is the
 //     sink itself. Start them after the ready event.
+//   - For Event.PID, the package's containers also join the sink's PID
+//     namespace (PidMode "container:<sink id>"), and the sink has
+//     SYS_PTRACE: /proc/[pid]/fd of another uid is closed to it, so it
+//     copies their descriptors (pidfd_getfd) to compare. Without these
+//     PID stays 0.
 //   - To see inside TLS, make the package's containers trust the ready
 //     event's ca_cert (the system store, and the variables runtimes read
 //     instead: NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE).
@@ -141,6 +151,10 @@ type Config struct {
 	// onCA, when set, is given the run's CA certificate and the CA and
 	// leaf keys, so that tests can look for the keys in the events.
 	onCA func(cert *x509.Certificate, caKey, leafKey *ecdsa.PrivateKey)
+	// procRoot replaces /proc, and ownerBudget the time a PID lookup may
+	// take (see ownerFinder), in tests.
+	procRoot    string
+	ownerBudget time.Duration
 }
 
 // withPortDefaults fills in ports, sizes and timeouts, and checks them.
@@ -240,10 +254,19 @@ func findAdvertise() (netip.Addr, error) {
 // fields, and Bytes what the connection had received when the request
 // ended; it gives a connection event of its own only when it carried no
 // request or more than the cap.
+//
+// PID is looked up when a connection is accepted or a datagram arrives,
+// within a small time budget; it is 0 when the process is not visible
+// (another PID namespace, no right to read its fds), already gone, or
+// not found in time, and on connections closed over the MaxConns cap.
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
 	Phase string    `json:"phase,omitempty"`
+	// PID is, on tcp, udp and dns events, the process that owns the
+	// client's socket, as the sink's PID namespace numbers it; 0 when it
+	// is unknown (see the package doc).
+	PID int `json:"pid,omitempty"`
 
 	// Set on the ready event.
 	Advertise string `json:"advertise,omitempty"`
@@ -369,6 +392,8 @@ type server struct {
 	em        *emitter
 	phase     atomic.Pointer[string]
 	origDst   func(local, remote netip.AddrPort) (netip.AddrPort, error)
+	// owners finds the process behind a client socket (Event.PID).
+	owners *ownerFinder
 
 	// closing is closed when shutdown begins.
 	closing chan struct{}
@@ -535,6 +560,11 @@ func Serve(ctx context.Context, cfg Config, control io.Reader, events io.Writer)
 
 		ca:          ca,
 		tlsResponse: httpResponse(cfg.TLSResponseStatus),
+	}
+
+	s.owners = newOwnerFinder(cfg.procRoot, os.Getpid(), cfg.ownerBudget)
+	if cfg.procRoot == "" {
+		s.owners.diag, s.owners.probe = diagTCPInode, probeFDs
 	}
 
 	tcpLns, udpConns, v6Err, err := listen(cfg)

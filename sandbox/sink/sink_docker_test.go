@@ -45,7 +45,7 @@ var clientImage = image.Ref()
 // datagram to a literal IP. It prints what it saw as one JSON line.
 const clientScript = `
 const dns = require('dns'), net = require('net'), http = require('http'), https = require('https'), dgram = require('dgram');
-const out = {};
+const out = {pid: process.pid};
 const withTimeout = (p) => Promise.race([p, new Promise(r => setTimeout(() => r('timeout'), 8000).unref())]);
 (async () => {
   out.lookup = await withTimeout(new Promise(r => dns.lookup('lookup-canary.example', {family: 4}, (e, a) => r(e ? 'ERR ' + e.code : a))));
@@ -67,13 +67,14 @@ const withTimeout = (p) => Promise.race([p, new Promise(r => setTimeout(() => r(
   }));
   out.udp = await withTimeout(new Promise(r => {
     const s = dgram.createSocket('udp4');
-    s.send('udp-bytes CANARY-UDP', 9999, '198.51.100.9', e => { out.udpPort = s.address().port; s.close(); r(e ? 'ERR ' + e.code : 'sent'); });
+    s.send('udp-bytes CANARY-UDP', 9999, '198.51.100.9', e => { out.udpPort = s.address().port; setTimeout(() => { s.close(); r(e ? 'ERR ' + e.code : 'sent'); }, 300); });
   }));
   console.log(JSON.stringify(out));
 })();
 `
 
 type clientOut struct {
+	PID        int    `json:"pid"`
 	Lookup     string `json:"lookup"`
 	TCP        string `json:"tcp"`
 	TCPPort    int    `json:"tcpPort"`
@@ -123,13 +124,14 @@ func TestSinkInContainers(t *testing.T) {
 		t.Fatalf("create internal network: %v", err)
 	}
 
-	// The sink: root, only NET_ADMIN (and NET_BIND_SERVICE), read-only.
+	// The sink: root, only NET_ADMIN (and NET_BIND_SERVICE), and
+	// SYS_PTRACE to read the client's fds (Event.PID), read-only.
 	sinkC, err := cli.ContainerCreate(ctx,
 		&container.Config{Image: sinkImage, User: "0", Labels: labels, OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true},
 		&container.HostConfig{
 			NetworkMode:    container.NetworkMode(netResp.ID),
 			CapDrop:        []string{"ALL"},
-			CapAdd:         []string{"NET_ADMIN", "NET_BIND_SERVICE"},
+			CapAdd:         []string{"NET_ADMIN", "NET_BIND_SERVICE", "SYS_PTRACE"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			ReadonlyRootfs: true,
 			Resources:      container.Resources{Memory: 128 << 20, PidsLimit: ptr(int64(64))},
@@ -185,11 +187,12 @@ func TestSinkInContainers(t *testing.T) {
 	control("mark handshake_done")
 
 	// The package's side: uid 65534, no capabilities, in the sink's
-	// network namespace.
+	// network and PID namespaces.
 	cl, err := cli.ContainerCreate(ctx,
 		&container.Config{Image: clientImage, User: "65534:65534", Labels: labels, Cmd: []string{"node", "-e", clientScript}, Env: []string{"HOME=/tmp"}},
 		&container.HostConfig{
 			NetworkMode:    container.NetworkMode("container:" + sinkC.ID),
+			PidMode:        container.PidMode("container:" + sinkC.ID),
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			ReadonlyRootfs: true,
@@ -363,6 +366,22 @@ collect:
 			c.test(t, ev)
 		})
 	}
+	t.Run("pids", func(t *testing.T) {
+		// Every connection, datagram and query is the client's, whose
+		// node process the sink sees in the PID namespace they share.
+		n := 0
+		for _, ev := range all {
+			if ev.Type == sink.TypeTCP || ev.Type == sink.TypeUDP || ev.Type == sink.TypeDNS {
+				n++
+				if got.PID == 0 || ev.PID != got.PID {
+					t.Errorf("%s event from port %d has PID %d, want the client's %d", ev.Type, ev.SrcPort, ev.PID, got.PID)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("no tcp, udp or dns events")
+		}
+	})
 	t.Run("no_sink_errors", func(t *testing.T) {
 		for _, ev := range all {
 			if ev.Type == sink.TypeError {

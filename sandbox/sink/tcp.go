@@ -66,7 +66,7 @@ func (s *server) acceptLoop(l *net.TCPListener, wg *sync.WaitGroup) {
 		default:
 			// Over the cap: record where it was going and close it without
 			// reading, so that a flood costs no goroutines or buffers.
-			ev := s.tcpEvent(c, start, phase)
+			ev, _ := s.tcpEvent(c, start, phase)
 			ev.Error = fmt.Sprintf("connection limit (%d) reached: closed without reading", s.cfg.MaxConns)
 			c.Close()
 			s.em.emit(ev)
@@ -88,9 +88,10 @@ func (s *server) track(c *net.TCPConn, add bool) {
 	delete(s.active, c)
 }
 
-// tcpEvent starts the event of an accepted connection.
-func (s *server) tcpEvent(c *net.TCPConn, start time.Time, phase string) Event {
-	ev := Event{Type: TypeTCP, Time: start, Phase: phase}
+// tcpEvent starts the event of an accepted connection; dst is where the
+// client connected to.
+func (s *server) tcpEvent(c *net.TCPConn, start time.Time, phase string) (ev Event, dst netip.AddrPort) {
+	ev = Event{Type: TypeTCP, Time: start, Phase: phase}
 	if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		ev.SrcPort = ra.Port
 	}
@@ -101,7 +102,7 @@ func (s *server) tcpEvent(c *net.TCPConn, start time.Time, phase string) Event {
 		dst = c.LocalAddr().(*net.TCPAddr).AddrPort()
 	}
 	s.setDst(&ev, dst)
-	return ev
+	return ev, dst
 }
 
 // originalDst returns the destination a redirected connection was
@@ -149,7 +150,12 @@ func originalDst(c *net.TCPConn) (netip.AddrPort, error) {
 // handleTCP reads what the client sends, within the deadline and the
 // capture bound, and writes one event.
 func (s *server) handleTCP(c *net.TCPConn, start time.Time, phase string) {
-	ev := s.tcpEvent(c, start, phase)
+	ev, dst := s.tcpEvent(c, start, phase)
+	// Right away: the client's socket may be gone once it has sent. Its
+	// peer is the address it connected to, before the redirect.
+	if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ev.PID = s.owners.owner("tcp", ra.AddrPort(), dst, uint16(s.cfg.TCPPort))
+	}
 	rec := &recorder{r: c, max: s.cfg.MaxCapture}
 	// recorded is set when the connection's events are written already:
 	// as dns events, or one per HTTP/2 request.

@@ -91,6 +91,7 @@ func (s *server) handleDatagram(c *net.UDPConn, b []byte, trunc bool, src netip.
 			s.em.emit(ev)
 		}
 	}()
+	ev.PID = s.owners.owner("udp", src, netip.AddrPort{}, uint16(s.cfg.UDPPort))
 	if !local.IsValid() {
 		ev.Error = "original destination: datagram carried no destination address"
 	} else if dst, err := s.origDst(netip.AddrPortFrom(local, uint16(s.cfg.UDPPort)), src); err != nil {
