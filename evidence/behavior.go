@@ -115,6 +115,12 @@ type NetEvent struct {
 	TLS        bool   `json:"tls,omitempty"`
 	ALPN       string `json:"alpn,omitempty"`
 	TLSRefused bool   `json:"tls_refused,omitempty"`
+	// PID is the process that owned the socket (in the observer's PID
+	// namespace, as ProcessEvent.PID), and Exe the program it ran: what it
+	// last exec'ed, or for a process that forked without exec'ing, its
+	// nearest ancestor's. Zero and empty when the sink could not tell.
+	PID int    `json:"pid,omitempty"`
+	Exe string `json:"exe,omitempty"`
 	// HTTP request line and Host, of plain HTTP or of HTTPS read inside
 	// TLS.
 	HTTPMethod string `json:"http_method,omitempty"`

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -268,6 +269,9 @@ func connection(e NetEvent) string {
 			line += " Host " + clean(e.HTTPHost)
 		}
 		parts = append(parts, line)
+	}
+	if e.PID > 0 {
+		parts = append(parts, "by "+orDash(clean(path.Base(e.Exe)))+" pid "+strconv.Itoa(e.PID))
 	}
 	parts = append(parts, strconv.FormatInt(e.Bytes, 10)+" bytes")
 	if e.Preview != "" {

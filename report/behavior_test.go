@@ -293,3 +293,23 @@ func TestBehaviorTableEscapesTerminalControl(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionLine: a connection read inside TLS says so, with its
+// protocol and the process that made it; one that refused the run's CA
+// says that only its server name is known.
+func TestConnectionLine(t *testing.T) {
+	for _, c := range []struct {
+		e    NetEvent
+		want string
+	}{
+		{NetEvent{Kind: "tcp", DstIP: "198.18.0.4", DstPort: 443, SNI: "h2.example.net", TLS: true, ALPN: "h2", HTTPMethod: "POST", HTTPTarget: "/u",
+			HTTPHost: "h2.example.net:443", PID: 41, Exe: "/usr/local/bin/node", Bytes: 900, Preview: "{}"},
+			`tcp 198.18.0.4:443  sni h2.example.net  https (h2)  POST /u Host h2.example.net:443  by node pid 41  900 bytes  sent "{}"`},
+		{NetEvent{Kind: "tcp", DstIP: "198.18.0.5", DstPort: 443, SNI: "pinned.example.com", TLSRefused: true, Bytes: 517},
+			`tcp 198.18.0.5:443  sni pinned.example.com  TLS REFUSED (the client does not trust the run's CA: what it sent is not known)  517 bytes`},
+	} {
+		if got := connection(c.e); got != c.want {
+			t.Errorf("connection(%+v)\n got %q\nwant %q", c.e, got, c.want)
+		}
+	}
+}

@@ -453,10 +453,10 @@ What these would have found is unknown, not clean.
 </ul>
 {{- end}}
 <table>
-<thead><tr><th scope="col">Time</th><th scope="col">Stage</th><th scope="col">Read as</th><th scope="col">Request</th><th scope="col">Bytes</th><th scope="col">Sent (start, secrets masked)</th></tr></thead>
+<thead><tr><th scope="col">Time</th><th scope="col">Stage</th><th scope="col">Process</th><th scope="col">Read as</th><th scope="col">Request</th><th scope="col">Bytes</th><th scope="col">Sent (start, secrets masked)</th></tr></thead>
 <tbody>
 {{- range .Requests}}
-<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
+<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>

@@ -2,6 +2,7 @@ package report
 
 import (
 	"net"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,7 @@ type htmlDest struct {
 }
 
 type htmlRequest struct {
-	Time, Stage, Transport, Class, Request, Bytes, Preview string
+	Time, Stage, Process, Transport, Class, Request, Bytes, Preview string
 }
 
 type htmlHit struct {
@@ -307,7 +308,10 @@ func hostOnly(hp string) string {
 }
 
 func newHTMLRequest(e NetEvent) htmlRequest {
-	r := htmlRequest{Time: clock(e.Time), Stage: netStage(e), Bytes: strconv.FormatInt(e.Bytes, 10)}
+	r := htmlRequest{Time: clock(e.Time), Stage: netStage(e), Bytes: strconv.FormatInt(e.Bytes, 10), Process: "-"}
+	if e.PID > 0 {
+		r.Process = orDash(clean(path.Base(e.Exe))) + " (pid " + strconv.Itoa(e.PID) + ")"
+	}
 	r.Transport, r.Class = netTransport(e)
 	r.Request = orDash(strings.TrimSpace(clean(e.HTTPMethod) + " " + clean(e.HTTPTarget)))
 	if e.Preview != "" {

@@ -405,6 +405,10 @@ type NetEvent struct {
 	TLS        bool   `json:"tls"`
 	ALPN       string `json:"alpn"`
 	TLSRefused bool   `json:"tls_refused"`
+	// PID and Exe: the process that made it and its program; 0 and ""
+	// when unknown.
+	PID int    `json:"pid"`
+	Exe string `json:"exe"`
 }
 
 // FileEvent is one file created, modified or deleted.
@@ -667,7 +671,7 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage,
 			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, LookedUp: e.LookedUp, DNSName: e.DNSName, DNSType: e.DNSType,
 			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
-			TLS: e.TLS, ALPN: e.ALPN, TLSRefused: e.TLSRefused,
+			TLS: e.TLS, ALPN: e.ALPN, TLSRefused: e.TLSRefused, PID: e.PID, Exe: e.Exe,
 		})
 	}
 	for _, f := range bh.Files {

@@ -106,6 +106,9 @@ type sinkEvent struct {
 	TLS        bool   `json:"tls"`
 	ALPN       string `json:"alpn"`
 	TLSRefused bool   `json:"tls_refused"`
+	// PID is the process that owned the client's socket, in the
+	// observer's PID namespace; 0 when the sink could not tell.
+	PID int `json:"pid"`
 }
 
 // execEvent is one line of the tracer's output (see sandbox/tracer).
@@ -159,7 +162,10 @@ type watch struct {
 	vols   map[string]string
 	bounds map[string]bound
 	// trust is the run's trust store volume (trust.go).
-	trust  string
+	trust string
+	// progs are the tracer's exec events by PID, in time order, for
+	// naming the program behind a network event (programOf).
+	progs  map[int][]execEvent
 	diskAt map[string]placeUsage // at the start of package code, by part
 	// dropped counts, by phase and kind, events past the evidence's bounds.
 	dropped drops
@@ -431,6 +437,7 @@ func mountVolume(name, target string, ro bool) mount.Mount {
 func (w *watch) end(ctx context.Context) *evidence.Behavior {
 	alive := w.obs.status(ctx, w.r.cli)
 	sinkEvents, execs := w.obs.stop(ctx, w.r.cli, w.s.opts.Logger)
+	w.progs = indexExecs(execs)
 	w.addNetwork(sinkEvents)
 	in := func(win [2]time.Time) []execEvent {
 		var out []execEvent

@@ -53,6 +53,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			DNSName: strings.TrimSuffix(ev.DNSName, "."), DNSType: ev.DNSType, SNI: ev.SNI,
 			HTTPMethod: ev.HTTPMethod, HTTPHost: ev.HTTPHost, Bytes: ev.Bytes,
 			TLS: ev.TLS, ALPN: w.clean(ev.ALPN, 32), TLSRefused: ev.TLSRefused,
+			PID: ev.PID, Exe: w.clean(w.programOf(ev.PID, ev.Time), maxArgLen),
 		}
 		if phase == evidence.PhaseScripts {
 			ne.Package = w.packageAt(ev.Time)

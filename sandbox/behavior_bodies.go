@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
 )
@@ -157,4 +158,44 @@ func maskPieces(body []byte, ranges [][2]int) string {
 	}
 	out.Write(body[last:])
 	return out.String()
+}
+
+// indexExecs groups the tracer's exec events by PID, each in time order.
+func indexExecs(execs []execEvent) map[int][]execEvent {
+	out := map[int][]execEvent{}
+	for _, ev := range execs {
+		out[ev.PID] = append(out[ev.PID], ev)
+	}
+	for _, evs := range out {
+		sort.SliceStable(evs, func(a, b int) bool { return evs[a].Time.Before(evs[b].Time) })
+	}
+	return out
+}
+
+// programOf names the program process pid ran at time at: what it last
+// exec'ed by then (its first exec, when all of them were timed later), or,
+// for a process that forked without exec'ing (a worker of node's), its
+// nearest ancestor's, through the tracer's fork events. "" when unknown.
+func (w *watch) programOf(pid int, at time.Time) string {
+	var tree procTree
+	if w.obs != nil {
+		tree = w.obs.tree(0)
+	}
+	for hops := 0; pid > 0 && hops < maxAncestry; hops++ {
+		if evs := w.progs[pid]; len(evs) > 0 {
+			exe := evs[0].Exe
+			for _, ev := range evs[1:] {
+				if !ev.Time.After(at) {
+					exe = ev.Exe
+				}
+			}
+			return exe
+		}
+		ppid, ok := tree.parentAt(pid, at)
+		if !ok || ppid == pid {
+			return ""
+		}
+		pid = ppid
+	}
+	return ""
 }

@@ -88,3 +88,33 @@ func TestAcrossBodiesOnePieceIsNoSplit(t *testing.T) {
 		t.Error("the canary in one body was not found")
 	}
 }
+
+// TestProgramOf: a network event's program is what its process last
+// exec'ed by then, or its nearest ancestor's when it forked without
+// exec'ing; unknown is empty.
+func TestProgramOf(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := testWatch(t, 0, map[int][]forkRec{11: {{Time: t0.Add(time.Second), PPID: 10}}, 13: {{Time: t0, PPID: 11}}})
+	w.progs = indexExecs([]execEvent{
+		{PID: 12, Time: t0.Add(2 * time.Second), Exe: "/usr/bin/curl"},
+		{PID: 10, Time: t0, Exe: "/usr/bin/node"},
+		{PID: 12, Time: t0, Exe: "/bin/sh"},
+	})
+	for _, c := range []struct {
+		pid  int
+		at   time.Duration
+		want string
+	}{
+		{10, 3 * time.Second, "/usr/bin/node"},
+		{11, 3 * time.Second, "/usr/bin/node"}, // forked, never exec'ed
+		{13, 3 * time.Second, "/usr/bin/node"}, // two forks down
+		{12, time.Second, "/bin/sh"},
+		{12, 3 * time.Second, "/usr/bin/curl"},
+		{99, time.Second, ""},
+		{0, time.Second, ""},
+	} {
+		if got := w.programOf(c.pid, t0.Add(c.at)); got != c.want {
+			t.Errorf("programOf(%d, +%v) = %q, want %q", c.pid, c.at, got, c.want)
+		}
+	}
+}

@@ -58,10 +58,14 @@ type observerHandle struct {
 
 func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]string, trust string) (*observerHandle, error) {
 	hc := &container.HostConfig{
-		Mounts:         append(heldMounts(held), mountVolume(trust, trustVolumeDir, false)),
-		NetworkMode:    "none",
-		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE"},
+		Mounts:      append(heldMounts(held), mountVolume(trust, trustVolumeDir, false)),
+		NetworkMode: "none",
+		CapDrop:     []string{"ALL"},
+		// DAC_READ_SEARCH: the sink reads the package's /proc/PID/fd
+		// links to name the process that owns a socket (sink/owner.go),
+		// as ss -p does; without it, it copies descriptors with
+		// pidfd_getfd, which SYS_PTRACE allows.
+		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE", "DAC_READ_SEARCH"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		Resources:      container.Resources{Memory: 128 << 20, PidsLimit: int64Ptr(128)},

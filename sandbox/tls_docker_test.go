@@ -125,6 +125,9 @@ func TestTLSBodiesRead(t *testing.T) {
 		if !strings.Contains(n.Preview, "[canary:aws_secret_access_key") {
 			t.Errorf("%s: preview %q does not show the masked canary", host, n.Preview)
 		}
+		if n.PID <= 0 || !strings.HasSuffix(n.Exe, "/node") {
+			t.Errorf("%s: made by pid %d, program %q; want the server's node", host, n.PID, n.Exe)
+		}
 	}
 	var store string
 	for _, n := range b.Behavior.Network {
