@@ -121,6 +121,12 @@ type NetEvent struct {
 	// nearest ancestor's. Zero and empty when the sink could not tell.
 	PID int    `json:"pid,omitempty"`
 	Exe string `json:"exe,omitempty"`
+	// Secrets names the secrets masked in the body (at most ten):
+	// env:NAME for an --env value, shape:RULE for a string shaped like a
+	// credential. A server sends its API key to its own API by design, so
+	// this is evidence of where a secret went, not a finding; a canary,
+	// which no server needs, is (Behavior.Exfiltration).
+	Secrets []string `json:"secrets,omitempty"`
 	// HTTP request line and Host, of plain HTTP or of HTTPS read inside
 	// TLS.
 	HTTPMethod string `json:"http_method,omitempty"`

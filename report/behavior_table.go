@@ -274,6 +274,9 @@ func connection(e NetEvent) string {
 		parts = append(parts, "by "+orDash(clean(path.Base(e.Exe)))+" pid "+strconv.Itoa(e.PID))
 	}
 	parts = append(parts, strconv.FormatInt(e.Bytes, 10)+" bytes")
+	if len(e.Secrets) > 0 {
+		parts = append(parts, "SECRET SENT "+clean(strings.Join(e.Secrets, ", ")))
+	}
 	if e.Preview != "" {
 		parts = append(parts, "sent "+clean(strconv.Quote(truncate(e.Preview, previewChars))))
 	}

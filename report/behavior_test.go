@@ -303,8 +303,8 @@ func TestConnectionLine(t *testing.T) {
 		want string
 	}{
 		{NetEvent{Kind: "tcp", DstIP: "198.18.0.4", DstPort: 443, SNI: "h2.example.net", TLS: true, ALPN: "h2", HTTPMethod: "POST", HTTPTarget: "/u",
-			HTTPHost: "h2.example.net:443", PID: 41, Exe: "/usr/local/bin/node", Bytes: 900, Preview: "{}"},
-			`tcp 198.18.0.4:443  sni h2.example.net  https (h2)  POST /u Host h2.example.net:443  by node pid 41  900 bytes  sent "{}"`},
+			HTTPHost: "h2.example.net:443", PID: 41, Exe: "/usr/local/bin/node", Bytes: 900, Preview: `{"k":"[secret:env:API_TOKEN]"}`, Secrets: []string{"env:API_TOKEN"}},
+			`tcp 198.18.0.4:443  sni h2.example.net  https (h2)  POST /u Host h2.example.net:443  by node pid 41  900 bytes  SECRET SENT env:API_TOKEN  sent "{\"k\":\"[secret:env:API_TOKEN]\"}"`},
 		{NetEvent{Kind: "tcp", DstIP: "198.18.0.5", DstPort: 443, SNI: "pinned.example.com", TLSRefused: true, Bytes: 517},
 			`tcp 198.18.0.5:443  sni pinned.example.com  TLS REFUSED (the client does not trust the run's CA: what it sent is not known)  517 bytes`},
 	} {

@@ -87,6 +87,7 @@ svg.chart text.dropped{fill:var(--dropped);font-style:italic}
 .dest p{margin:.2rem 0;overflow-wrap:anywhere}
 .dest .head{font-weight:600}
 .canary-hit{color:var(--critical);font-weight:600}
+.secret-sent{color:var(--medium);font-weight:600}
 td.tls-refused{color:var(--zero);font-weight:600}
 td.tls-unread{color:var(--muted)}
 ul.lookups{padding-left:1.2rem;margin:.3rem 0}
@@ -456,7 +457,7 @@ What these would have found is unknown, not clean.
 <thead><tr><th scope="col">Time</th><th scope="col">Stage</th><th scope="col">Process</th><th scope="col">Read as</th><th scope="col">Request</th><th scope="col">Bytes</th><th scope="col">Sent (start, secrets masked)</th></tr></thead>
 <tbody>
 {{- range .Requests}}
-<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
+<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Secrets}}<span class="secret-sent">{{.Secrets}}</span> {{end}}{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>

@@ -42,7 +42,7 @@ type htmlDest struct {
 }
 
 type htmlRequest struct {
-	Time, Stage, Process, Transport, Class, Request, Bytes, Preview string
+	Time, Stage, Process, Transport, Class, Request, Bytes, Preview, Secrets string
 }
 
 type htmlHit struct {
@@ -316,6 +316,9 @@ func newHTMLRequest(e NetEvent) htmlRequest {
 	r.Request = orDash(strings.TrimSpace(clean(e.HTTPMethod) + " " + clean(e.HTTPTarget)))
 	if e.Preview != "" {
 		r.Preview = clean(truncate(e.Preview, previewChars))
+	}
+	if len(e.Secrets) > 0 {
+		r.Secrets = "secret sent: " + clean(strings.Join(e.Secrets, ", "))
 	}
 	return r
 }

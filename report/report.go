@@ -409,6 +409,9 @@ type NetEvent struct {
 	// when unknown.
 	PID int    `json:"pid"`
 	Exe string `json:"exe"`
+	// Secrets names the secrets masked in what was sent (env:NAME,
+	// shape:RULE): where a secret went, which is no finding by itself.
+	Secrets []string `json:"secrets"`
 }
 
 // FileEvent is one file created, modified or deleted.
@@ -671,7 +674,7 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage,
 			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, LookedUp: e.LookedUp, DNSName: e.DNSName, DNSType: e.DNSType,
 			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
-			TLS: e.TLS, ALPN: e.ALPN, TLSRefused: e.TLSRefused, PID: e.PID, Exe: e.Exe,
+			TLS: e.TLS, ALPN: e.ALPN, TLSRefused: e.TLSRefused, PID: e.PID, Exe: e.Exe, Secrets: nonNil(e.Secrets),
 		})
 	}
 	for _, f := range bh.Files {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox/canary"
@@ -82,7 +81,11 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		ne.HTTPHost = w.clean(ne.HTTPHost, 300)
 		switch {
 		case len(ev.Body) > 0:
-			ne.Preview = w.clean(maskPieces(ev.Body, pieces[i]), maxPreview)
+			// Masked whole (once: the masker counts what it masks), then
+			// clipped: a secret past the preview is still named.
+			full := w.clean(maskPieces(ev.Body, pieces[i]), len(ev.Body)*4+64)
+			ne.Secrets = secretsIn(full)
+			ne.Preview = clip(full, maxPreview)
 		case raw:
 			ne.Preview = w.clean(string(ev.Data), maxPreview)
 		}
@@ -254,15 +257,7 @@ func (w *watch) clean(s string, n int) string {
 		return ""
 	}
 	s = w.r.mask.text(s, "behavior")
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return clip(strings.ToValidUTF8(s, "\uFFFD"), n)
 }
 
 // addProcesses turns the tracer's exec events of one phase into process

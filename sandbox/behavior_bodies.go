@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -198,4 +200,23 @@ func (w *watch) programOf(pid int, at time.Time) string {
 		pid = ppid
 	}
 	return ""
+}
+
+// secretMarker is what the masker writes for a secret it masked:
+// [secret:env:NAME] for an --env value, [secret:shape:RULE] for a string
+// shaped like a credential.
+var secretMarker = regexp.MustCompile(`\[secret:([^\]\s]{1,100})\]`)
+
+// maxSecretNames bounds the secrets named on one network event.
+const maxSecretNames = 10
+
+// secretsIn names the secrets masked in masked text, each once, in order.
+func secretsIn(masked string) []string {
+	var out []string
+	for _, m := range secretMarker.FindAllStringSubmatch(masked, -1) {
+		if !slices.Contains(out, m[1]) && len(out) < maxSecretNames {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }

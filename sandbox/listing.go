@@ -337,6 +337,7 @@ func (b *bounded) extra(list, item string, e contract.Extra) contract.Extra {
 	return e
 }
 
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -377,7 +377,7 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_n
 			// masked in the stored previews.
 			if f.Name == "tlsexfil" {
 				b := strings.ReplaceAll(string(bundles[id]), `": `, `":`)
-				for _, want := range []string{`"channel":"https_body"`, "split across", `"tls":true`, "[secret:env:API_TOKEN]"} {
+				for _, want := range []string{`"channel":"https_body"`, "split across", `"tls":true`, "[secret:env:API_TOKEN]", `"env:API_TOKEN"`, `"pid":`} {
 					if !strings.Contains(b, want) {
 						t.Errorf("the stored bundle has no %s: the TLS bodies were not read\n%.2000s", want, b)
 					}
