@@ -19,7 +19,15 @@ import (
 // recorded as timed out, with its output.
 func TestScriptOutcomes(t *testing.T) {
 	// Like prebuild-install: fetch a prebuilt binary, fail without it.
-	const download = `require('https').get('https://github.com/example/native/releases/download/v1.0.0/native-linux-x64.tar.gz', () => process.exit(0)).on('error', (e) => { console.error('prebuild download failed: ' + e.message); process.exit(1); });`
+	// A prebuilt binary's download, checked as prebuild-install's unpacking
+	// checks it: the sink answers HTTPS (with "{}"), not with the archive.
+	const download = `require('https').get('https://github.com/example/native/releases/download/v1.0.0/native-linux-x64.tar.gz', (res) => {
+  const parts = []; res.on('data', (d) => parts.push(d)); res.on('end', () => {
+    const b = Buffer.concat(parts);
+    if (res.statusCode !== 200 || b[0] !== 0x1f || b[1] !== 0x8b) { console.error('prebuild download failed: not a gzip archive'); process.exit(1); }
+    process.exit(0);
+  });
+}).on('error', (e) => { console.error('prebuild download failed: ' + e.message); process.exit(1); });`
 	t.Run("network_denied", func(t *testing.T) {
 		s := behaviourSandbox(t)
 		b, codes := scanFixture(t, s, fixture{Name: "netscript", Postinstall: "node fetch.js", Files: map[string]string{"fetch.js": download}})
