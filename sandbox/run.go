@@ -67,6 +67,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	}
 	sess.StartMS = time.Since(started).Milliseconds()
 
+	hsStart := time.Now()
 	ss, path, hsErr := s.handshake(runCtx, filter, wr, stdin)
 	ss.mask = r.mask
 	sess.HandshakeMS = time.Since(started).Milliseconds()
@@ -98,6 +99,12 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		// but to mask it.
 		w.relisting()
 		sess.Relist = s.relist(runCtx, ss, c, sess.ListErrors, listEnd)
+	}
+	if hsErr == nil && path == evidence.HandshakeInitializeFallback {
+		// Before the server's stdin closes, give server/discover as long
+		// to be answered as the handshake had: a slow starter answers it
+		// late, and an answer cut off by the shutdown would read as none.
+		waitLateDiscover(runCtx, wr, hsStart.Add(s.opts.HandshakeTimeout))
 	}
 	if ss.cs != nil {
 		_ = ss.cs.Close()
@@ -449,6 +456,27 @@ func lateDiscoverSuccess(wr *wire) bool {
 		}
 	}
 	return false
+}
+
+// waitLateDiscover waits until server/discover has been answered, late
+// (with a result or an error), or until deadline, or until ctx ends (the
+// server exited).
+func waitLateDiscover(ctx context.Context, wr *wire, deadline time.Time) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		late, _ := wr.lateAnswers()
+		for _, l := range late {
+			if l.Method == "server/discover" {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // errOrCause prefers the context's error (a deadline) over the transport's

@@ -102,7 +102,9 @@ type fixture struct {
 	Capabilities  map[string]any   `json:"capabilities,omitempty"`
 	StartDelayMS  int              `json:"startDelayMs,omitempty"`
 	Discover      string           `json:"discover,omitempty"`
-	Initialize    string           `json:"initialize,omitempty"`
+	// DiscoverDelayMS answers server/discover that much later.
+	DiscoverDelayMS int    `json:"discoverDelayMs,omitempty"`
+	Initialize      string `json:"initialize,omitempty"`
 	// ChangeAfterMS replaces the tools with ChangedTools this long after
 	// start-up, with a list_changed notification unless QuietChange.
 	ChangeAfterMS int              `json:"changeAfterMs,omitempty"`

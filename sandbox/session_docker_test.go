@@ -113,6 +113,26 @@ func TestShutdownIsWatched(t *testing.T) {
 	}
 }
 
+// TestLateDiscoverAwaited: a server that answers initialize at once but
+// server/discover only after 6 s (past the probe, the listing and the idle
+// watch) is given until the handshake timeout to answer it before its
+// stdin closes: its late answer is recorded, and it is not said to have
+// ignored server/discover.
+func TestLateDiscoverAwaited(t *testing.T) {
+	s := newSandbox(t, nil) // discover probe 2 s, handshake 10 s
+	b, codes := scanFixture(t, s, fixture{Name: "latediscover", Discover: "answer", DiscoverDelayMS: 6000})
+	if b.Sandbox.Outcome != evidence.OutcomeOK || b.Session.HandshakePath != evidence.HandshakeInitializeFallback {
+		t.Fatalf("outcome %s path %q, want ok via %s", b.Sandbox.Outcome, b.Session.HandshakePath, evidence.HandshakeInitializeFallback)
+	}
+	late := b.Session.LateAnswers
+	if len(late) == 0 || late[0].Method != "server/discover" || late[0].AfterMS < 6000 {
+		t.Errorf("late answers %+v, want server/discover's, after 6 s", late)
+	}
+	if codes["pkg.session.discover.unanswered"] {
+		t.Error("pkg.session.discover.unanswered raised on a server that answered server/discover")
+	}
+}
+
 // TestSlowServerKeepsItsContract: a server that starts after the
 // server/discover probe's deadline answers the queued discover with a
 // result and then the fallback initialize; the late discover answer used

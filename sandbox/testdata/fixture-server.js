@@ -75,13 +75,17 @@ function handle(msg) {
         if (cfg.ignoreUnknown) return;
         return fail(msg.id, -32601, 'Method not found: ' + msg.method);
       }
-      return reply(msg.id, {
+      const answer = () => reply(msg.id, {
         supportedVersions: ['2026-07-28'],
         capabilities: Object.assign({ tools: {}, prompts: {}, resources: {} }, cfg.capabilities || {}),
         instructions: 'Fixture server for tests.',
         ttlMs: 0,
         _meta: { 'io.modelcontextprotocol/serverInfo': Object.assign({ name: 'fixture-' + (cfg.name || 'server'), version: '1.0.0' }, cfg.serverInfo || {}) },
       });
+      // discoverDelayMs: answer server/discover that much later, the
+      // other requests meanwhile.
+      if (cfg.discoverDelayMs) return void setTimeout(answer, cfg.discoverDelayMs);
+      return answer();
     case 'tools/list': {
       const start = msg.params && msg.params.cursor ? Number(msg.params.cursor) : 0;
       // onStart or onInitialized code may add tools to globalThis.fixtureTools.
