@@ -83,7 +83,7 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		case len(ev.Body) > 0:
 			// Masked whole (once: the masker counts what it masks), then
 			// clipped: a secret past the preview is still named.
-			full := w.clean(maskPieces(ev.Body, pieces[i]), len(ev.Body)*4+64)
+			full := w.masked(maskPieces(ev.Body, pieces[i]))
 			ne.Secrets = secretsIn(full)
 			ne.Preview = clip(full, maxPreview)
 		case raw:
@@ -256,8 +256,13 @@ func (w *watch) clean(s string, n int) string {
 	if s == "" {
 		return ""
 	}
-	s = w.r.mask.text(s, "behavior")
-	return clip(strings.ToValidUTF8(s, "\uFFFD"), n)
+	return clip(w.masked(s), n)
+}
+
+// masked is s with canary values masked, secrets redacted and invalid
+// UTF-8 replaced: clean without the bound.
+func (w *watch) masked(s string) string {
+	return strings.ToValidUTF8(w.r.mask.text(s, "behavior"), "\uFFFD")
 }
 
 // addProcesses turns the tracer's exec events of one phase into process
@@ -678,3 +683,43 @@ func (t procTree) ancestor(ev execEvent, role map[int]evidence.Provenance) (pid 
 // be established (its parent never exec'ed in the window and no fork of
 // it was seen). It is not taken for the package's doing.
 const provenanceUnknown evidence.Provenance = "unknown"
+
+// indexExecs groups the tracer's exec events by PID, each in time order.
+func indexExecs(execs []execEvent) map[int][]execEvent {
+	out := map[int][]execEvent{}
+	for _, ev := range execs {
+		out[ev.PID] = append(out[ev.PID], ev)
+	}
+	for _, evs := range out {
+		sort.SliceStable(evs, func(a, b int) bool { return evs[a].Time.Before(evs[b].Time) })
+	}
+	return out
+}
+
+// programOf names the program process pid ran at time at: what it last
+// exec'ed by then (its first exec, when all of them were timed later), or,
+// for a process that forked without exec'ing (a worker of node's), its
+// nearest ancestor's, through the tracer's fork events. "" when unknown.
+func (w *watch) programOf(pid int, at time.Time) string {
+	var tree procTree
+	if w.obs != nil {
+		tree = w.obs.tree(0)
+	}
+	for hops := 0; pid > 0 && hops < maxAncestry; hops++ {
+		if evs := w.progs[pid]; len(evs) > 0 {
+			exe := evs[0].Exe
+			for _, ev := range evs[1:] {
+				if !ev.Time.After(at) {
+					exe = ev.Exe
+				}
+			}
+			return exe
+		}
+		ppid, ok := tree.parentAt(pid, at)
+		if !ok || ppid == pid {
+			return ""
+		}
+		pid = ppid
+	}
+	return ""
+}

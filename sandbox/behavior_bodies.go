@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
 )
@@ -131,14 +130,11 @@ func (w *watch) scanPieces(events []sinkEvent, idx []int, masks map[int][][2]int
 	}
 }
 
-// bodyDestination names where a request went, as the hits name it.
+// bodyDestination names where a request went, as every hit names it
+// (destination).
 func bodyDestination(ev sinkEvent) string {
-	for _, h := range []string{ev.HTTPHost, ev.SNI, ev.LookedUp} {
-		if h != "" {
-			return h
-		}
-	}
-	return ev.DstIP
+	return destination(evidence.NetEvent{Kind: ev.Type, DstIP: ev.DstIP, DstPort: ev.DstPort, LookedUp: ev.LookedUp,
+		DNSName: ev.DNSName, SNI: ev.SNI, HTTPHost: ev.HTTPHost})
 }
 
 // maskPieces replaces the ranges of body with a marker of the canary
@@ -160,46 +156,6 @@ func maskPieces(body []byte, ranges [][2]int) string {
 	}
 	out.Write(body[last:])
 	return out.String()
-}
-
-// indexExecs groups the tracer's exec events by PID, each in time order.
-func indexExecs(execs []execEvent) map[int][]execEvent {
-	out := map[int][]execEvent{}
-	for _, ev := range execs {
-		out[ev.PID] = append(out[ev.PID], ev)
-	}
-	for _, evs := range out {
-		sort.SliceStable(evs, func(a, b int) bool { return evs[a].Time.Before(evs[b].Time) })
-	}
-	return out
-}
-
-// programOf names the program process pid ran at time at: what it last
-// exec'ed by then (its first exec, when all of them were timed later), or,
-// for a process that forked without exec'ing (a worker of node's), its
-// nearest ancestor's, through the tracer's fork events. "" when unknown.
-func (w *watch) programOf(pid int, at time.Time) string {
-	var tree procTree
-	if w.obs != nil {
-		tree = w.obs.tree(0)
-	}
-	for hops := 0; pid > 0 && hops < maxAncestry; hops++ {
-		if evs := w.progs[pid]; len(evs) > 0 {
-			exe := evs[0].Exe
-			for _, ev := range evs[1:] {
-				if !ev.Time.After(at) {
-					exe = ev.Exe
-				}
-			}
-			return exe
-		}
-		ppid, ok := tree.parentAt(pid, at)
-		if !ok || ppid == pid {
-			return ""
-		}
-		pid = ppid
-	}
-	return ""
 }
 
 // secretMarker is what the masker writes for a secret it masked:
