@@ -92,7 +92,10 @@ type NetEvent struct {
 	// ended), "idle" (the idle watch, no request of ours in flight) or
 	// "shutdown" (after the server's stdin was closed). Empty in the script
 	// step and in bundles recorded before it existed.
-	Stage   string `json:"stage,omitempty"`
+	Stage string `json:"stage,omitempty"`
+	// Call is the tool call in whose window the event came (stage
+	// "call", see Exercise), 0 outside calls.
+	Call    int    `json:"call,omitempty"`
 	Kind    string `json:"kind"` // dns, tcp, udp
 	DstIP   string `json:"dst_ip,omitempty"`
 	DstPort int    `json:"dst_port,omitempty"`
@@ -167,6 +170,9 @@ type ProcessEvent struct {
 	Exe     string    `json:"exe"`
 	// Argv is the command line, redacted and with canary values masked.
 	Argv []string `json:"argv"`
+	// Call is the tool call in whose window the process started (see
+	// Exercise), 0 outside calls.
+	Call int `json:"call,omitempty"`
 	// Provenance says who started the process (see Provenance). Empty in
 	// bundles recorded before it existed, which carry only Expected.
 	Provenance Provenance `json:"provenance,omitempty"`
@@ -223,6 +229,9 @@ type CanaryHit struct {
 	// Encoding is how it was written: raw, hex, base64, url, dns_labels.
 	Encoding    string `json:"encoding"`
 	Destination string `json:"destination,omitempty"`
+	// Call is the tool call in whose window it left (see Exercise), 0
+	// outside calls.
+	Call int `json:"call,omitempty"`
 	// Masked shows the start of the value only.
 	Masked string `json:"masked"`
 }

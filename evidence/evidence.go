@@ -92,6 +92,9 @@ type Bundle struct {
 	// Behavior is what the package did while it was watched; nil when the
 	// behaviour signal was not observed.
 	Behavior *Behavior `json:"behavior,omitempty"`
+	// Exercise is the tool calls the sandbox made after the idle watch;
+	// nil when it made none (signal sandbox.exercise says why).
+	Exercise *Exercise `json:"exercise,omitempty"`
 	// Supply holds the supply-chain signals; each part is nil when its
 	// signal was not observed (the signal says why).
 	Supply *Supply `json:"supply,omitempty"`
@@ -140,6 +143,10 @@ type Relist struct {
 	// checks the first listing's did not; those checks' findings are in
 	// the bundle's ContractChecks, marked as the relisting's.
 	Superseded []SupersededChange `json:"superseded,omitempty"`
+	// AfterCalls is how many tool calls were made between the two
+	// listings (see Exercise): a change with calls before it came after
+	// use, the rug pull that waits for a tool to be called.
+	AfterCalls int `json:"after_calls,omitempty"`
 }
 
 // Drift is a run's contract compared with the pin of its server identity:
