@@ -130,6 +130,12 @@ type NetEvent struct {
 	// this is evidence of where a secret went, not a finding; a canary,
 	// which no server needs, is (Behavior.Exfiltration).
 	Secrets []string `json:"secrets,omitempty"`
+	// Recipients are the mail addresses the whole request (not only its
+	// preview) names in a recipient field: a JSON key or form field to,
+	// cc, bcc, recipient(s) and their variants, or a To, Cc or Bcc
+	// header of a message it carries (at most ten, lower-cased). Whose
+	// they are is the rubric's question (pkg.behavior.tool.*).
+	Recipients []string `json:"recipients,omitempty"`
 	// HTTP request line and Host, of plain HTTP or of HTTPS read inside
 	// TLS.
 	HTTPMethod string `json:"http_method,omitempty"`
