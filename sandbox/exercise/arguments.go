@@ -1,0 +1,407 @@
+package exercise
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Bounds against hostile schemas.
+const (
+	// maxDepth bounds the nesting of generated values and of $ref chains.
+	maxDepth = 32
+	// maxSize bounds the generated arguments, in bytes of JSON.
+	maxSize = 64 << 10
+	// maxMinLength is the largest minLength honoured.
+	maxMinLength = 4096
+	// maxMinItems is the largest minItems honoured.
+	maxMinItems = 64
+	// maxSteps bounds the schema nodes visited, branches tried included.
+	maxSteps = 20000
+)
+
+// boundError is an error of a bound on the whole generation: no other
+// anyOf branch is tried after it.
+type boundError struct{ msg string }
+
+func (e *boundError) Error() string { return e.msg }
+
+// generator holds the state of one Arguments call.
+type generator struct {
+	root  any
+	p     Places
+	size  int
+	steps int
+	// refs are the references followed on the current path, to tell a
+	// recursive schema from a merely deep one.
+	refs []string
+}
+
+// Arguments generates the arguments of one call from a tool's input schema
+// (raw JSON Schema; nil or empty means no arguments). It returns the JSON
+// object to send, or an error whose message says in one short sentence why
+// the schema cannot be satisfied.
+func Arguments(schema json.RawMessage, p Places) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	root, err := decode(schema)
+	if err != nil {
+		return nil, fmt.Errorf("input schema is not valid JSON: %v", err)
+	}
+	g := &generator{root: root, p: p}
+	top, err := g.flatten(root)
+	if err != nil {
+		return nil, err
+	}
+	g.refs = nil
+	if !rootIsObject(top) {
+		return json.RawMessage("{}"), nil
+	}
+	v, err := g.gen(root, "", "", 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return json.RawMessage("{}"), nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("arguments cannot be encoded: %v", err)
+	}
+	if len(out) > maxSize {
+		return nil, fmt.Errorf("arguments would be larger than %d KiB", maxSize>>10)
+	}
+	return out, nil
+}
+
+// rootIsObject reports whether a flattened root schema describes an object
+// with properties, or offers alternatives that may.
+func rootIsObject(s *object) bool {
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if _, ok := s.get(k); ok {
+			return true
+		}
+	}
+	if _, ok := s.vals["properties"].(*object); !ok {
+		return false
+	}
+	ts := types(s)
+	return len(ts) == 0 || slices.Contains(ts, "object")
+}
+
+// add counts n bytes of output against maxSize.
+func (g *generator) add(n int) error {
+	g.size += n
+	if g.size > maxSize {
+		return &boundError{fmt.Sprintf("arguments would be larger than %d KiB", maxSize>>10)}
+	}
+	return nil
+}
+
+// flatten resolves node's $ref chain and merges its allOf branches, so that
+// what is left are plain keywords and possibly anyOf/oneOf. The references
+// followed are pushed on g.refs.
+func (g *generator) flatten(node any) (*object, error) {
+	s, err := asObject(node)
+	if err != nil {
+		return nil, err
+	}
+	for hops := 0; ; hops++ {
+		ref, ok := s.vals["$ref"].(string)
+		if !ok {
+			break
+		}
+		if hops >= maxDepth || len(g.refs) > 4*maxDepth {
+			return nil, &boundError{fmt.Sprintf("schema is recursive past depth %d", maxDepth)}
+		}
+		target, err := lookup(g.root, ref)
+		if err != nil {
+			return nil, err
+		}
+		g.refs = append(g.refs, ref)
+		t, err := asObject(target)
+		if err != nil {
+			return nil, err
+		}
+		if s, err = merge(without(s, "$ref"), t); err != nil {
+			return nil, err
+		}
+	}
+	all, ok := s.vals["allOf"].([]any)
+	if !ok {
+		return s, nil
+	}
+	s = without(s, "allOf")
+	for _, b := range all {
+		g.steps++
+		if g.steps > maxSteps {
+			return nil, &boundError{"schema is too complex to generate arguments for"}
+		}
+		bs, err := g.flatten(b)
+		if err != nil {
+			return nil, err
+		}
+		if s, err = merge(s, bs); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// gen generates a value for node. path names the property for errors, name
+// is the property name the heuristics read, variant asks for the n-th
+// distinct value (for uniqueItems).
+func (g *generator) gen(node any, path, name string, depth, variant int) (any, error) {
+	g.steps++
+	if g.steps > maxSteps {
+		return nil, &boundError{"schema is too complex to generate arguments for"}
+	}
+	mark := len(g.refs)
+	defer func() { g.refs = g.refs[:mark] }()
+	s, err := g.flatten(node)
+	if err != nil {
+		return nil, prefix(path, err)
+	}
+	if depth > maxDepth {
+		if g.recursive() {
+			return nil, &boundError{fmt.Sprintf("schema is recursive past depth %d", maxDepth)}
+		}
+		return nil, &boundError{fmt.Sprintf("schema is nested past depth %d", maxDepth)}
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s.vals[k].([]any); ok && len(alts) > 0 {
+			return g.alternatives(without(s, k), alts, path, name, depth, variant)
+		}
+	}
+	if c, ok := s.get("const"); ok {
+		return c, g.add(size(c))
+	}
+	if e, ok := s.vals["enum"].([]any); ok && len(e) > 0 {
+		v := e[variant%len(e)]
+		return v, g.add(size(v))
+	}
+	if d, ok := s.get("default"); ok && variant == 0 && allows(s, d) {
+		return d, g.add(size(d))
+	}
+	switch kind(s) {
+	case "object":
+		return g.object(s, path, depth, variant)
+	case "array":
+		return g.array(s, path, name, depth, variant)
+	case "integer":
+		return g.number(s, path, true, variant)
+	case "number":
+		return g.number(s, path, false, variant)
+	case "boolean":
+		return variant%2 == 1, g.add(5)
+	case "null":
+		return nil, g.add(4)
+	}
+	return g.str(s, path, name, variant)
+}
+
+// recursive reports whether a reference was followed twice on the path.
+func (g *generator) recursive() bool {
+	seen := map[string]bool{}
+	for _, r := range g.refs {
+		if seen[r] {
+			return true
+		}
+		seen[r] = true
+	}
+	return false
+}
+
+// alternatives generates the first anyOf/oneOf branch that can be
+// satisfied, together with the keywords beside it; a branch that allows
+// only null is tried last.
+func (g *generator) alternatives(rest *object, alts []any, path, name string, depth, variant int) (any, error) {
+	var nulls, order []any
+	for _, a := range alts {
+		if o, ok := a.(*object); ok && slices.Equal(types(o), []string{"null"}) {
+			nulls = append(nulls, a)
+			continue
+		}
+		order = append(order, a)
+	}
+	order = append(order, nulls...)
+	var first error
+	for _, a := range order {
+		mark, size := len(g.refs), g.size
+		b, err := g.flatten(a)
+		if err == nil {
+			var m *object
+			if m, err = merge(rest, b); err == nil {
+				var v any
+				if v, err = g.gen(m, path, name, depth, variant); err == nil {
+					return v, nil
+				}
+			}
+		}
+		g.refs, g.size = g.refs[:mark], size
+		if be := (*boundError)(nil); errors.As(err, &be) {
+			return nil, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, prefix(path, first)
+}
+
+// object generates the required properties of s, and optional ones in
+// declared order until minProperties is met.
+func (g *generator) object(s *object, path string, depth, variant int) (any, error) {
+	props, _ := s.vals["properties"].(*object)
+	var names []string
+	for _, r := range strs(s.vals["required"]) {
+		if !slices.Contains(names, r) {
+			names = append(names, r)
+		}
+	}
+	if minProps, ok := count(s, "minProperties"); ok && minProps > len(names) {
+		for _, k := range props.keysOrNil() {
+			if len(names) >= minProps {
+				break
+			}
+			if !slices.Contains(names, k) {
+				names = append(names, k)
+			}
+		}
+		if len(names) < minProps {
+			return nil, prefix(path, fmt.Errorf("minProperties %d is more than the properties declared", minProps))
+		}
+	}
+	if err := g.add(2); err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for _, n := range names {
+		var sub any = true
+		if v, ok := props.get(n); ok {
+			sub = v
+		} else if ap, ok := s.vals["additionalProperties"]; ok {
+			sub = ap
+		}
+		if err := g.add(len(n) + 4); err != nil {
+			return nil, err
+		}
+		v, err := g.gen(sub, join(path, n), n, depth+1, variant)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = v
+	}
+	return out, nil
+}
+
+func (o *object) keysOrNil() []string {
+	if o == nil {
+		return nil
+	}
+	return o.keys
+}
+
+// array generates minItems items (none without minItems), distinct ones
+// when uniqueItems asks for it.
+func (g *generator) array(s *object, path, name string, depth, variant int) (any, error) {
+	n, _ := count(s, "minItems")
+	if n > maxMinItems {
+		return nil, prefix(path, fmt.Errorf("minItems %d is past the bound", n))
+	}
+	if hi, ok := count(s, "maxItems"); ok && hi < n {
+		return nil, prefix(path, fmt.Errorf("minItems %d is more than maxItems %d", n, hi))
+	}
+	unique, _ := s.vals["uniqueItems"].(bool)
+	if err := g.add(2); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, n)
+	seen := map[string]bool{}
+	for i := range n {
+		item := itemSchema(s, i)
+		var v any
+		var err error
+		for try := 0; ; try++ {
+			vr := variant
+			if unique && n > 1 {
+				vr = variant + i + try*n
+			}
+			if v, err = g.gen(item, path+"[]", name, depth+1, vr); err != nil {
+				return nil, err
+			}
+			key, _ := json.Marshal(v)
+			if !unique || !seen[string(key)] {
+				seen[string(key)] = true
+				break
+			}
+			if try == 4 {
+				return nil, prefix(path, fmt.Errorf("%d distinct items cannot be generated", n))
+			}
+		}
+		if err := g.add(1); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// itemSchema returns the schema of item i: prefixItems (2020-12) or an
+// items list (draft 4 to 2019-09) first, then items or additionalItems.
+func itemSchema(s *object, i int) any {
+	if pre, ok := s.vals["prefixItems"].([]any); ok {
+		if i < len(pre) {
+			return pre[i]
+		}
+		if it, ok := s.get("items"); ok {
+			return it
+		}
+		return true
+	}
+	if list, ok := s.vals["items"].([]any); ok {
+		if i < len(list) {
+			return list[i]
+		}
+		if ai, ok := s.get("additionalItems"); ok {
+			return ai
+		}
+		return true
+	}
+	if it, ok := s.get("items"); ok {
+		return it
+	}
+	return true
+}
+
+// size estimates the JSON size of a value taken from the schema.
+func size(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// join appends a property name to a path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// prefix names the property an error is about, once.
+func prefix(path string, err error) error {
+	if err == nil || path == "" || strings.HasPrefix(err.Error(), "property ") {
+		return err
+	}
+	if be := (*boundError)(nil); errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("property %s: %w", path, err)
+}
