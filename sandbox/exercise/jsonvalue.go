@@ -66,13 +66,14 @@ func (o *object) MarshalJSON() ([]byte, error) {
 }
 
 // decode decodes one JSON document into nil, bool, json.Number, string,
-// []any and *object values.
+// []any and *object values. On an error it also returns what was decoded
+// before it, so that a body cut at a bound is still read up to the cut.
 func decode(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("data after the JSON value")
@@ -98,14 +99,16 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return nil, err
+				return o, err
 			}
 			k, _ := kt.(string)
 			v, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
+			if v != nil {
+				o.set(k, v)
 			}
-			o.set(k, v)
+			if err != nil {
+				return o, err
+			}
 		}
 		_, err := dec.Token()
 		return o, err
@@ -113,10 +116,12 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 		arr := []any{}
 		for dec.More() {
 			v, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
+			if v != nil {
+				arr = append(arr, v)
 			}
-			arr = append(arr, v)
+			if err != nil {
+				return arr, err
+			}
 		}
 		_, err := dec.Token()
 		return arr, err

@@ -103,12 +103,10 @@ func Recipients(body []byte, contentType string) []string {
 	return c.out
 }
 
-// json walks a JSON body.
+// json walks a JSON body, up to its first syntax error: a body cut at
+// maxBody is read up to the cut.
 func (c *collector) json(body []byte) {
-	v, err := decode(body)
-	if err != nil {
-		return
-	}
+	v, _ := decode(body)
 	c.walk(v, 0)
 }
 
