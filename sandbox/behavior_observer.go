@@ -41,6 +41,7 @@ type observerHandle struct {
 	ready chan int // the tracer's ready lines (threads attached)
 	use   chan map[string]placeUsage
 	dig   chan treeDigest
+	files chan fileLook
 	// phase is the phase the observer was last told of; dropped counts,
 	// by phase and kind, the events past maxRawEvents that were not kept.
 	// keepSink and keepExec keep such an event anyway when it holds a
@@ -97,7 +98,7 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("create observer: %w", err)
 	}
-	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), dig: make(chan treeDigest, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), dig: make(chan treeDigest, 1), files: make(chan fileLook, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	o.att, err = r.cli.ContainerAttach(ctx, o.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("attach observer: %w", err)
@@ -144,22 +145,8 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 					continue
 				}
 				o.addSink(ev)
-			case "usage":
-				var u map[string]placeUsage
-				if json.Unmarshal(line, &u) == nil {
-					select {
-					case o.use <- u:
-					default:
-					}
-				}
-			case "digest":
-				var d treeDigest
-				if json.Unmarshal(line, &d) == nil {
-					select {
-					case o.dig <- d:
-					default:
-					}
-				}
+			case "usage", "digest", "files":
+				o.answer(string(src), line)
 			case "trace":
 				var ev struct {
 					execEvent
@@ -212,6 +199,38 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 	}
 	s.opts.Logger.Debug("observer ready")
 	return nil
+}
+
+// answer hands the observer's answer to a request of ours (usage,
+// digest, files) to whoever waits for it; an answer nobody waits for any
+// more is dropped.
+func (o *observerHandle) answer(src string, line []byte) {
+	switch src {
+	case "usage":
+		var u map[string]placeUsage
+		if json.Unmarshal(line, &u) == nil {
+			select {
+			case o.use <- u:
+			default:
+			}
+		}
+	case "digest":
+		var d treeDigest
+		if json.Unmarshal(line, &d) == nil {
+			select {
+			case o.dig <- d:
+			default:
+			}
+		}
+	case "files":
+		var l fileLook
+		if json.Unmarshal(line, &l) == nil {
+			select {
+			case o.files <- l:
+			default:
+			}
+		}
+	}
 }
 
 // maxRawEvents bounds the sink and the tracer events held for one scan;
@@ -357,6 +376,26 @@ func (o *observerHandle) usage(ctx context.Context) (map[string]placeUsage, erro
 		return nil, errors.New("observer did not report the use of the bounded places within 5s")
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// look asks the observer for the files of the run phase's home and /tmp
+// changed since it last looked (see filewatch.go).
+func (o *observerHandle) look(ctx context.Context) (fileLook, error) {
+	select { // a stale answer, after an earlier timeout
+	case <-o.files:
+	default:
+	}
+	o.control("files")
+	select {
+	case l := <-o.files:
+		return l, nil
+	case <-o.done:
+		return fileLook{}, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(5 * time.Second):
+		return fileLook{}, errors.New("observer did not compare the files within 5s")
+	case <-ctx.Done():
+		return fileLook{}, ctx.Err()
 	}
 }
 

@@ -31,7 +31,9 @@ import (
 // prefixed "usage ", with the use of every bounded place of the scan the
 // observer holds mounted under heldDir (see bounds.go); "digest" writes one
 // line, prefixed "digest ", with the digest of the held tree's venv and the
-// paths changed since the last digest (see treedigest.go). EOF on in stops
+// paths changed since the last digest (see treedigest.go); "files" writes
+// one line, prefixed "files ", with the files of the run phase's home and
+// /tmp changed since the last "files" (see filewatch.go). EOF on in stops
 // both, after they flushed their events. The sink writes the run's CA
 // certificate to caFile (the run's trust store, see trust.go) before it
 // is ready.
@@ -50,7 +52,9 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 	traceOut := &prefixWriter{prefix: "trace ", w: shared}
 	usageOut := &prefixWriter{prefix: "usage ", w: shared}
 	digestOut := &prefixWriter{prefix: "digest ", w: shared}
+	filesOut := &prefixWriter{prefix: "files ", w: shared}
 	var digester treeDigester
+	watcher := fileWatcher{stamp: stampOf}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -89,6 +93,9 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 		case line == "digest":
 			b, _ := json.Marshal(digester.digest(digestDir))
 			_, _ = digestOut.Write(append(b, '\n'))
+		case line == "files":
+			b, _ := json.Marshal(watcher.look())
+			_, _ = filesOut.Write(append(b, '\n'))
 		case strings.HasPrefix(line, "phase "), strings.HasPrefix(line, "mark "):
 			if _, err := io.WriteString(sinkCtlW, line+"\n"); err != nil {
 				errs <- fmt.Errorf("sink control: %w", err)
