@@ -40,6 +40,8 @@ type wire struct {
 	late     []lateAnswer
 	unknown  int
 	notified map[string]int // by method, at most maxNotifyMethods distinct
+	// asked are the requests the server sent the client (wire_requests.go).
+	asked []*serverRequest
 	// cuts are the answers longer than the line bound, by wire id.
 	cuts map[int64]*oversized
 	// readers read the next answer to a list request of a session (see
@@ -452,6 +454,9 @@ type wireConn struct {
 }
 
 func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.w.clientAnswer(resp)
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		switch {
 		case req.ID.IsValid():
@@ -509,6 +514,8 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case *jsonrpc.Request:
 			if !m.ID.IsValid() {
 				c.w.notify(m.Method)
+			} else {
+				c.w.serverRequest(m)
 			}
 		}
 		return msg, nil
