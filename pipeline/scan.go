@@ -213,8 +213,9 @@ func recordSandbox(b *evidence.Bundle, rt *Resolved, res *sandbox.Result, starte
 // classified is what classify makes of a sandbox result: the states of
 // the session, contract and behaviour signals, and the behaviour to keep.
 type classified struct {
-	session, contract, behavior evidence.Signal
-	watched                     *evidence.Behavior
+	session, contract, behavior, exercise evidence.Signal
+	watched                               *evidence.Behavior
+	calls                                 *evidence.Exercise
 }
 
 // classify reads what the sandbox reported (res) into signal states, a
@@ -249,6 +250,17 @@ func classify(res *sandbox.Result, behaviorOn bool) classified {
 	default:
 		c.behavior = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture disabled (--no-behavior)"}
 	}
+	switch {
+	case res.Exercise != nil:
+		c.calls = res.Exercise
+		c.exercise = evidence.Signal{State: evidence.StateObserved, DurationMS: res.Exercise.ElapsedMS}
+	case res.ExerciseNote != "":
+		c.exercise = evidence.Signal{State: evidence.StateNotAssessed, Reason: res.ExerciseNote}
+	case !behaviorOn:
+		c.exercise = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture is off (--no-behavior): no tool is called unwatched"}
+	default:
+		c.exercise = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no tool was called: the scan ended with " + string(res.Outcome)}
+	}
 	return c
 }
 
@@ -257,7 +269,9 @@ func (c classified) record(b *evidence.Bundle) {
 	b.Signals[evidence.SignalSession] = c.session
 	b.Signals[evidence.SignalContract] = c.contract
 	b.Signals[evidence.SignalBehavior] = c.behavior
+	b.Signals[evidence.SignalExercise] = c.exercise
 	b.Behavior = c.watched
+	b.Exercise = c.calls
 }
 
 // seal applies the limits to b, checks it and encodes it; the scan's

@@ -142,6 +142,10 @@ type watch struct {
 	relistAt time.Time
 	// shutdownAt is when the run phase's shutdown began (stdin closed).
 	shutdownAt time.Time
+	// calls are the start times of the tool calls, in order, and callsEnd
+	// when the last one's window closed (exercise_watch.go).
+	calls    []time.Time
+	callsEnd time.Time
 	// shutdown is the run phase's shutdown evidence, completed from the
 	// tracer's events once the observer stopped (serverExit).
 	shutdown *evidence.Shutdown

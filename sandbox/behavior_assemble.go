@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"path"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox/canary"
+	"github.com/verifymcp/verifymcp/sandbox/exercise"
 )
 
 const (
@@ -59,12 +61,13 @@ func (w *watch) addNetwork(events []sinkEvent) {
 		}
 		if phase == evidence.PhaseRun {
 			ne.Stage, ne.AfterHandshake = w.runStage(ev.Time)
+			ne.Call = w.callAt(phase, ev.Time)
 		}
 		dest := destination(ne)
 		// Canary search over everything captured, before anything is masked.
 		for _, ch := range w.sinkHits(ev) {
 			for _, h := range ch.hits {
-				w.addHit(h, ch.channel, phase, ne.Package, dest)
+				w.addHit(h, ch.channel, phase, ne.Package, dest, ev.Time)
 			}
 		}
 		raw := rawData(ev)
@@ -86,6 +89,9 @@ func (w *watch) addNetwork(events []sinkEvent) {
 			full := w.masked(maskPieces(ev.Body, pieces[i]))
 			ne.Secrets = secretsIn(full)
 			ne.Preview = clip(full, maxPreview)
+			for _, a := range exercise.Recipients(ev.Body, headerValue(ev.HTTPHeaders, "Content-Type")) {
+				ne.Recipients = append(ne.Recipients, w.clean(a, 300))
+			}
 		case raw:
 			ne.Preview = w.clean(string(ev.Data), maxPreview)
 		}
@@ -99,7 +105,8 @@ func (w *watch) addNetwork(events []sinkEvent) {
 
 // runStage places a run-phase event at t: startup until the first listing
 // ended, idle during the idle watch (no request of ours in flight: the
-// server's own doing), the listing stage again (startup, not after the
+// server's own doing), call in a tool call's window (callAt), the listing
+// stage again (startup, not after the
 // handshake) from when the second listing began, since that traffic may
 // answer our request, and shutdown once the server's stdin was closed.
 // afterHandshake is set only for the idle watch and the shutdown.
@@ -107,6 +114,9 @@ func (w *watch) runStage(t time.Time) (stage string, afterHandshake bool) {
 	stage = evidence.StageStartup
 	if !w.listEnd.IsZero() && t.After(w.listEnd) {
 		stage, afterHandshake = evidence.StageIdle, true
+	}
+	if w.callAt(evidence.PhaseRun, t) > 0 {
+		stage = evidence.StageCall
 	}
 	if !w.relistAt.IsZero() && t.After(w.relistAt) {
 		stage, afterHandshake = evidence.StageStartup, false
@@ -163,7 +173,7 @@ func (w *watch) acrossQueries(events []sinkEvent) map[string]map[string]string {
 			}
 			hit := h.Hit
 			hit.Encoding = fmt.Sprintf("%s, split across %d queries", hit.Encoding, len(h.Names))
-			w.addHit(hit, "dns", phase, pkg, masked[h.Names[0].Index])
+			w.addHit(hit, "dns", phase, pkg, masked[h.Names[0].Index], ev.Time)
 		}
 	}
 	return out
@@ -233,8 +243,9 @@ func destination(ne evidence.NetEvent) string {
 	return ""
 }
 
-func (w *watch) addHit(h canary.Hit, channel, phase, pkg, dest string) {
+func (w *watch) addHit(h canary.Hit, channel, phase, pkg, dest string, t time.Time) {
 	c := evidence.CanaryHit{
+		Call:    w.callAt(phase, t),
 		Canary:  evidence.Canary{Kind: h.Value.Kind, Where: h.Value.Where},
 		Phase:   phase,
 		Package: pkg,
@@ -279,7 +290,7 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 	prov := provenanceIn(phase, events, declared, tree)
 	for i, ev := range events {
 		for _, h := range w.canary.Scan([]byte(strings.Join(ev.Argv, " "))) {
-			w.addHit(h, "process_argv", phase, w.pkgFor(phase, ev.Time), path.Base(ev.Exe))
+			w.addHit(h, "process_argv", phase, w.pkgFor(phase, ev.Time), path.Base(ev.Exe), ev.Time)
 		}
 		argv := ev.Argv
 		if len(argv) > maxArgs {
@@ -297,7 +308,7 @@ func (w *watch) addProcesses(phase string, events []execEvent, declared map[stri
 		w.b.Processes = append(w.b.Processes, evidence.ProcessEvent{
 			Phase: phase, Package: w.pkgFor(phase, ev.Time), Time: ev.Time.UTC(),
 			PID: ev.PID, PPID: ev.PPID, Exe: w.clean(ev.Exe, maxArgLen), Argv: clean,
-			Provenance: prov[i], Expected: expected(prov[i]),
+			Provenance: prov[i], Expected: expected(prov[i]), Call: w.callAt(phase, ev.Time),
 		})
 	}
 }
@@ -720,6 +731,32 @@ func (w *watch) programOf(pid int, at time.Time) string {
 			return ""
 		}
 		pid = ppid
+	}
+	return ""
+}
+
+// headerValue returns the first value of an HTTP header of a sink event
+// (its headers as the sink wrote them: an object of names to a value or
+// to a list of values), by name in any case; empty when absent.
+func headerValue(raw []byte, name string) string {
+	var hs map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &hs) != nil {
+		return ""
+	}
+	for k, v := range hs {
+		if !strings.EqualFold(k, name) {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			return v
+		case []any:
+			if len(v) > 0 {
+				if s, ok := v[0].(string); ok {
+					return s
+				}
+			}
+		}
 	}
 	return ""
 }

@@ -123,7 +123,7 @@ func (w *watch) scanPieces(events []sinkEvent, idx []int, masks map[int][][2]int
 			channel = "https_body"
 		}
 		h.Encoding = fmt.Sprintf("%s, split across %d requests", h.Encoding, last-first+1)
-		w.addHit(h, channel, phase, pkg, bodyDestination(ev))
+		w.addHit(h, channel, phase, pkg, bodyDestination(ev), ev.Time)
 		for p := first; p <= last; p++ {
 			masks[pieces[p].event] = append(masks[pieces[p].event], [2]int{pieces[p].start, pieces[p].end})
 		}

@@ -31,8 +31,9 @@ func (w *watch) seedHome(ctx context.Context, id string) error {
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
 	mod := time.Now().Add(-72 * time.Hour)
-	for _, f := range w.canary.Files() {
-		for d := path.Dir(f.Path); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
+	files := w.seedFiles()
+	for _, f := range files {
+		for d := path.Dir(f.path); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
 			dirs[d] = true
 		}
 	}
@@ -46,15 +47,11 @@ func (w *watch) seedHome(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	for _, f := range w.canary.Files() {
-		mode := int64(f.Mode.Perm())
-		if mode == 0 {
-			mode = 0o600
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: f.Path, Mode: mode, Size: int64(len(f.Data)), Uid: 65534, Gid: 65534, ModTime: mod, Typeflag: tar.TypeReg}); err != nil {
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.path, Mode: f.mode, Size: int64(len(f.data)), Uid: 65534, Gid: 65534, ModTime: mod, Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
-		if _, err := tw.Write(f.Data); err != nil {
+		if _, err := tw.Write(f.data); err != nil {
 			return err
 		}
 	}
@@ -80,8 +77,8 @@ func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.File
 	}
 	defer rc.Close()
 	seed := map[string][]byte{}
-	for _, f := range w.canary.Files() {
-		seed[path.Clean(f.Path)] = f.Data
+	for _, f := range w.seedFiles() {
+		seed[f.path] = f.data
 	}
 	seen := map[string]bool{}
 	var out []evidence.FileEvent

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -50,6 +51,17 @@ type observer interface {
 	// session is up (live), watches the idle server for d or until ctx
 	// ends; it returns how long the idle watch lasted.
 	listed(ctx context.Context, listEnd time.Time, live bool, d time.Duration) time.Duration
+	// exercises reports whether the tools are called (exercise_run.go).
+	exercises() bool
+	// lookFiles asks for the files of the run phase's home and /tmp that
+	// changed since the last look; seededFiles are the files the sandbox
+	// planted there, by path inside the sandbox.
+	lookFiles(ctx context.Context) (fileLook, error)
+	seededFiles() map[string]bool
+	// calling marks the start of tool call n; callsDone the end of the
+	// calls.
+	calling(n int)
+	callsDone()
 	// relisting and shuttingDown mark the second listing's start and the
 	// shutdown's.
 	relisting()
@@ -95,6 +107,10 @@ func (unwatched) shiftWindows([]int, int)                                     {}
 func (unwatched) treeInstalled(context.Context, *evidence.Install)            {}
 func (unwatched) seed(context.Context, string) error                          { return nil }
 func (unwatched) relisting()                                                  {}
+func (unwatched) exercises() bool                                             { return false }
+func (unwatched) seededFiles() map[string]bool                                { return nil }
+func (unwatched) calling(int)                                                 {}
+func (unwatched) callsDone()                                                  {}
 func (unwatched) shuttingDown()                                               {}
 func (unwatched) close(context.Context, *evidence.Install) *evidence.Behavior { return nil }
 
@@ -105,4 +121,8 @@ func (unwatched) begin(context.Context, string, io.Writer) (time.Time, string, e
 func (unwatched) listed(context.Context, time.Time, bool, time.Duration) time.Duration { return 0 }
 
 func (unwatched) endRun(context.Context, string, *evidence.Shutdown, time.Time, time.Duration, string) {
+}
+
+func (unwatched) lookFiles(context.Context) (fileLook, error) {
+	return fileLook{}, errors.New("behaviour capture is off")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/sandbox/exercise"
 )
 
 // fallbackProtocol is the protocol version of the initialize sent when a
@@ -25,11 +26,11 @@ const fallbackProtocol = "2025-11-25"
 // errExited is the cancellation cause when the server process exits.
 var errExited = errors.New("server exited")
 
-func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w observer) (*evidence.Session, *contract.Contract, error) {
+func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w observer) (*evidence.Session, *contract.Contract, *evidence.Exercise, error) {
 	sess := &evidence.Session{NonJSONSample: []string{}}
 	id, err := s.createRunContainer(ctx, r, tree, bin, t, w)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -37,11 +38,11 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
 	}()
 	if err := w.seed(ctx, id); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("attach run container: %w", err)
+		return nil, nil, nil, fmt.Errorf("attach run container: %w", err)
 	}
 	defer att.Close()
 
@@ -57,13 +58,13 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 
 	started := time.Now()
 	if err := r.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		return nil, nil, fmt.Errorf("start run container: %w", err)
+		return nil, nil, nil, fmt.Errorf("start run container: %w", err)
 	}
 	stdin := att.Conn
 	// The release is the first line on stdin, before any MCP frame.
 	released, tracerStatus, err := w.begin(ctx, evidence.PhaseRun, stdin)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sess.StartMS = time.Since(started).Milliseconds()
 
@@ -91,6 +92,10 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		}
 	}
 	idle := w.listed(runCtx, listEnd, hsErr == nil, s.opts.Idle)
+	var ex *evidence.Exercise
+	if hsErr == nil && c != nil && len(c.Tools) > 0 && w.exercises() {
+		ex = s.exerciseTools(runCtx, r, ss, c, w)
+	}
 	if hsErr == nil {
 		// List the surface again, always (a list_changed notification is
 		// only a hint), so that one that changed after start-up is seen.
@@ -99,6 +104,9 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 		// but to mask it.
 		w.relisting()
 		sess.Relist = s.relist(runCtx, ss, c, sess.ListErrors, listEnd)
+		if ex != nil && sess.Relist != nil {
+			sess.Relist.AfterCalls = len(ex.Calls)
+		}
 	}
 	if hsErr == nil && path == evidence.HandshakeInitializeFallback {
 		// Before the server's stdin closes, give server/discover as long
@@ -137,9 +145,9 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *eviden
 	s.recordStreams(sess, r, filter, wr, stderr)
 
 	if err := setOutcome(ctx, sess, hsErr, exitedEarly, exitCode); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return sess, c, nil
+	return sess, c, ex, nil
 }
 
 // readStreams starts reading the attached container's output: stdout
@@ -392,6 +400,11 @@ func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, wr *wire, 
 	hsCtx, cancel := context.WithTimeout(ctx, s.opts.HandshakeTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "verifymcp", Version: s.opts.ToolVersion}, &mcp.ClientOptions{Capabilities: clientCapabilities()})
+	if s.opts.exercising() {
+		// A cautious client's one root: the scratch directory of decoys
+		// the tool calls point at (exercise_run.go).
+		client.AddRoots(&mcp.Root{URI: "file://" + exercise.DefaultPlaces().Scratch, Name: "work"})
+	}
 	connect := func(ctx context.Context, opts *mcp.ClientSessionOptions) (session, error) {
 		t := wr.transport(&mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}, MaxLineLength: maxLine + 1})
 		cs, err := client.Connect(ctx, t, opts)

@@ -81,6 +81,13 @@ type Options struct {
 	// Idle is how long the server is watched after the listing ended (0:
 	// 2 s; negative: not at all).
 	Idle time.Duration
+	// NoExercise turns off the tool calls made after the idle watch (see
+	// exercise_run.go); without Behavior none are made. CallTimeout bounds
+	// one call (DefaultCallTimeout), CallBudget all of them
+	// (DefaultCallBudget).
+	NoExercise  bool
+	CallTimeout time.Duration
+	CallBudget  time.Duration
 	// TreeCacheDir, when set, enables the install tree cache and holds its
 	// index (see treecache.go); empty fetches afresh on every scan.
 	TreeCacheDir string
@@ -142,6 +149,12 @@ func (o *Options) defaults() {
 	}
 	if o.Idle == 0 {
 		o.Idle = 2 * time.Second
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.CallBudget == 0 {
+		o.CallBudget = DefaultCallBudget
 	}
 	if o.ToolVersion == "" {
 		o.ToolVersion = "dev"
@@ -301,6 +314,10 @@ type Result struct {
 	Lockfile []byte
 	// Behavior is nil when behaviour capture was off.
 	Behavior *evidence.Behavior
+	// Exercise is the tool calls made after the idle watch; nil when none
+	// were made (ExerciseNote says why).
+	Exercise     *evidence.Exercise
+	ExerciseNote string
 	// Masking records the secrets masked in all of the above.
 	Masking []evidence.Masking
 	// Image is the sandbox image the scan ran in, when it is not
@@ -419,14 +436,33 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 		return res, err
 	}
 	log.Debug("run phase starts")
-	sess, c, err := s.runPhase(ctx, r, runTree, bin, t, w)
+	sess, c, ex, err := s.runPhase(ctx, r, runTree, bin, t, w)
 	if err != nil {
 		return res, err
 	}
 	res.Session = sess
 	res.Contract = c
+	res.Exercise, res.ExerciseNote = ex, exerciseNote(s.opts, sess, c, ex)
 	res.Outcome = sess.Outcome
 	return res, nil
+}
+
+// exerciseNote says why no tool was called, when none was.
+func exerciseNote(o Options, sess *evidence.Session, c *contract.Contract, ex *evidence.Exercise) string {
+	switch {
+	case ex != nil:
+		return ""
+	case !o.Behavior:
+		return "behaviour capture is off (--no-behavior): no tool is called unwatched"
+	case o.NoExercise:
+		return "tool calls are off (--no-exercise)"
+	case sess == nil || sess.Outcome != evidence.OutcomeOK || c == nil:
+		return "the MCP session did not list the tools"
+	case len(c.Tools) == 0:
+		return "the server lists no tool"
+	default:
+		return "no tool was called"
+	}
 }
 
 // secrets are the known secrets of a target: its --env values, by name,

@@ -110,7 +110,10 @@ type fixture struct {
 	ChangeAfterMS int              `json:"changeAfterMs,omitempty"`
 	ChangedTools  []map[string]any `json:"changedTools,omitempty"`
 	QuietChange   bool             `json:"quietChange,omitempty"`
-	Postinstall   string           `json:"-"`
+	// Calls are the tool calls' handlers, by tool name (see
+	// testdata/fixture-server.js).
+	Calls       map[string]string `json:"calls,omitempty"`
+	Postinstall string            `json:"-"`
 	// Files are more files of the package, by path under package/.
 	Files map[string]string `json:"-"`
 }

@@ -356,6 +356,11 @@ func (m *masker) result(res *Result) error {
 			}
 		}
 	}
+	if e := res.Exercise; e != nil {
+		if err := m.value(e, "exercise"); err != nil {
+			return err
+		}
+	}
 	res.Masking = m.record()
 	return nil
 }

@@ -20,7 +20,7 @@ var Tiers = []Tier{
 		"ecosystem/npm", "ecosystem/pypi"}},
 	{"ecosystem", "the list of ecosystems, and what any layer may ask of one", []string{"ecosystem"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
-		"evidence", "contract/inspector", "contract/checks", "clientconfig", "sandbox/sink/internal/sinkd", "web"}},
+		"evidence", "contract/inspector", "contract/checks", "clientconfig", "sandbox/exercise", "sandbox/sink/internal/sinkd", "web"}},
 	{"scoring and collectors", "score evidence; ask one third party, registry or model", []string{
 		"rubric", "supplychain", "judge", "store"}},
 	{"collectors, outputs", "the sandbox, the outputs of one run", []string{

@@ -21,6 +21,13 @@
 //   onInitialized: JavaScript run once the client sent notifications/initialized
 //   onStdinEnd:   JavaScript run when stdin ends, given a done() callback
 //                 that exits (a telemetry flush at shutdown); default: exit
+//   calls:        tool name -> the body of an async JavaScript function of
+//                 (require, process, args, ctx) whose value is the call's
+//                 result (a tools/call without one answers Method not
+//                 found); ctx.request(method, params) sends the client a
+//                 request and resolves to its answer, ctx.tools is the tool
+//                 list (a call may change it), ctx.notify(method) sends a
+//                 notification
 //   changeAfterMs: replace the tool list with changedTools this long after
 //                 start-up (a surface that changes within the session), and
 //                 send notifications/tools/list_changed unless quietChange
@@ -54,8 +61,33 @@ if (cfg.changeAfterMs) setTimeout(() => {
   if (!cfg.quietChange) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
 }, cfg.changeAfterMs);
 
+// Requests of ours to the client, by id, waiting for its answer.
+const pending = new Map();
+let nextId = 1;
+const ctx = {
+  tools,
+  request: (method, params) => new Promise((resolve) => {
+    const id = 'fixture-' + nextId++;
+    pending.set(id, resolve);
+    send({ jsonrpc: '2.0', id, method, params });
+  }),
+  notify: (method) => send({ jsonrpc: '2.0', method }),
+};
+function call(msg) {
+  const body = cfg.calls && cfg.calls[msg.params.name];
+  if (body === undefined) return fail(msg.id, -32601, 'Method not found: tools/call');
+  const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+  new AsyncFunction('require', 'process', 'args', 'ctx', body)(require, process, msg.params.arguments || {}, ctx)
+    .then((result) => reply(msg.id, result), (err) => fail(msg.id, -32603, String(err && err.message || err)));
+}
+
 function handle(msg) {
   if (cfg.hang) return;
+  if (msg.method === undefined && msg.id !== undefined) { // an answer to a request of ours
+    const resolve = pending.get(msg.id);
+    if (resolve) { pending.delete(msg.id); resolve(msg); }
+    return;
+  }
   if (msg.id === undefined) { // notifications
     if (msg.method === 'notifications/initialized' && cfg.onInitialized) new Function('require', 'process', cfg.onInitialized)(require, process);
     return;
@@ -103,6 +135,8 @@ function handle(msg) {
       return reply(msg.id, { resourceTemplates: [{ uriTemplate: 'fixture://items/{id}', name: 'item', description: 'One item' }] });
     case 'ping':
       return reply(msg.id, {});
+    case 'tools/call':
+      return call(msg);
     default:
       if (cfg.ignoreUnknown) return;
       return fail(msg.id, -32601, 'Method not found: ' + msg.method);

@@ -44,6 +44,8 @@ type scanFlags struct {
 	pids                           int64
 	noBehavior                     bool
 	idle                           time.Duration
+	noExercise                     bool
+	callTimeout, callBudget        time.Duration
 	shutdownGrace                  time.Duration
 	osvEndpoint                    string
 	osvOfflineDB                   string
@@ -161,6 +163,9 @@ func bindSandboxFlags(fl *pflag.FlagSet, f *scanFlags) {
 	fl.Int64Var(&f.pids, "pids", 512, "process/thread limit of the server container")
 	fl.BoolVar(&f.noBehavior, "no-behavior", false, "do not watch behaviour (no sink, tracer or canaries); scripts and server run with no network at all, and the behaviour signal is reported as not assessed")
 	fl.DurationVar(&f.idle, "idle", 2*time.Second, "how long the server is watched after the listing, for beacons and late activity")
+	fl.BoolVar(&f.noExercise, "no-exercise", false, "do not call the tools after the idle watch (--no-behavior implies it); the exercise signal is reported as not assessed")
+	fl.DurationVar(&f.callTimeout, "call-timeout", sandbox.DefaultCallTimeout, "time limit of one tool call; a call past it is cancelled and recorded as timed out")
+	fl.DurationVar(&f.callBudget, "exercise-budget", sandbox.DefaultCallBudget, "time limit of all the tool calls together; the tools left when it runs out are recorded as not called")
 	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 2*time.Second, "how long the server may take to exit after its stdin is closed, and again after SIGTERM, before it is killed; it is watched all the while")
 	bindSignalFlags(fl, f)
 }
@@ -190,7 +195,7 @@ func checkSandboxFlags(f *scanFlags) (int64, error) {
 		}
 		*b.out = n
 	}
-	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 || f.shutdownGrace <= 0 {
+	if f.cpus <= 0 || f.pids < 32 || f.installTimeout <= 0 || f.handshakeTimeout <= 0 || f.discoverProbe <= 0 || f.idle < 0 || f.shutdownGrace <= 0 || f.callTimeout <= 0 || f.callBudget <= 0 {
 		return 0, usagef("--cpus, --pids (>= 32) and timeouts must be positive")
 	}
 	if f.idle == 0 {
@@ -315,6 +320,7 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 			TreeCacheDir:       filepath.Join(dataDir, "cache", "trees"),
 			TreeCacheNamespace: treeCacheNamespace,
 			Behavior:           !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
+			NoExercise: f.noExercise, CallTimeout: f.callTimeout, CallBudget: f.callBudget,
 		},
 		Image:    g.imageOptions(registry, ca),
 		Resolved: resolved,
