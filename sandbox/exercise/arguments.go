@@ -19,8 +19,9 @@ const (
 	maxMinLength = 4096
 	// maxMinItems is the largest minItems honoured.
 	maxMinItems = 64
-	// maxSteps bounds the schema nodes visited, branches tried included.
-	maxSteps = 20000
+	// maxSteps bounds the work: schema nodes visited (branches tried
+	// included) and keywords copied while merging.
+	maxSteps = 200000
 )
 
 // boundError is an error of a bound on the whole generation: no other
@@ -93,6 +94,36 @@ func rootIsObject(s *object) bool {
 	return len(ts) == 0 || slices.Contains(ts, "object")
 }
 
+// charge counts n units of work against maxSteps.
+func (g *generator) charge(n int) error {
+	g.steps += n
+	if g.steps > maxSteps {
+		return &boundError{"schema is too complex to generate arguments for"}
+	}
+	return nil
+}
+
+// merge is the package's merge, its copying charged as work.
+func (g *generator) merge(a, b *object) (*object, error) {
+	if err := g.charge(a.width() + b.width()); err != nil {
+		return nil, err
+	}
+	if len(a.keys) == 0 {
+		return b, nil
+	}
+	return merge(a, b)
+}
+
+// width is the number of keywords and properties of a schema, what merging
+// it copies.
+func (o *object) width() int {
+	n := len(o.keys)
+	if p, ok := o.vals["properties"].(*object); ok {
+		n += len(p.keys)
+	}
+	return n
+}
+
 // add counts n bytes of output against maxSize.
 func (g *generator) add(n int) error {
 	g.size += n
@@ -108,6 +139,9 @@ func (g *generator) add(n int) error {
 func (g *generator) flatten(node any) (*object, error) {
 	s, err := asObject(node)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.charge(1); err != nil {
 		return nil, err
 	}
 	for hops := 0; ; hops++ {
@@ -127,7 +161,7 @@ func (g *generator) flatten(node any) (*object, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s, err = merge(without(s, "$ref"), t); err != nil {
+		if s, err = g.merge(without(s, "$ref"), t); err != nil {
 			return nil, err
 		}
 	}
@@ -137,15 +171,11 @@ func (g *generator) flatten(node any) (*object, error) {
 	}
 	s = without(s, "allOf")
 	for _, b := range all {
-		g.steps++
-		if g.steps > maxSteps {
-			return nil, &boundError{"schema is too complex to generate arguments for"}
-		}
 		bs, err := g.flatten(b)
 		if err != nil {
 			return nil, err
 		}
-		if s, err = merge(s, bs); err != nil {
+		if s, err = g.merge(s, bs); err != nil {
 			return nil, err
 		}
 	}
@@ -156,9 +186,8 @@ func (g *generator) flatten(node any) (*object, error) {
 // is the property name the heuristics read, variant asks for the n-th
 // distinct value (for uniqueItems).
 func (g *generator) gen(node any, path, name string, depth, variant int) (any, error) {
-	g.steps++
-	if g.steps > maxSteps {
-		return nil, &boundError{"schema is too complex to generate arguments for"}
+	if err := g.charge(1); err != nil {
+		return nil, err
 	}
 	mark := len(g.refs)
 	defer func() { g.refs = g.refs[:mark] }()
@@ -235,7 +264,7 @@ func (g *generator) alternatives(rest *object, alts []any, path, name string, de
 		b, err := g.flatten(a)
 		if err == nil {
 			var m *object
-			if m, err = merge(rest, b); err == nil {
+			if m, err = g.merge(rest, b); err == nil {
 				var v any
 				if v, err = g.gen(m, path, name, depth, variant); err == nil {
 					return v, nil
@@ -258,8 +287,10 @@ func (g *generator) alternatives(rest *object, alts []any, path, name string, de
 func (g *generator) object(s *object, path string, depth, variant int) (any, error) {
 	props, _ := s.vals["properties"].(*object)
 	var names []string
+	seen := map[string]bool{}
 	for _, r := range strs(s.vals["required"]) {
-		if !slices.Contains(names, r) {
+		if !seen[r] {
+			seen[r] = true
 			names = append(names, r)
 		}
 	}
@@ -268,7 +299,8 @@ func (g *generator) object(s *object, path string, depth, variant int) (any, err
 			if len(names) >= minProps {
 				break
 			}
-			if !slices.Contains(names, k) {
+			if !seen[k] {
+				seen[k] = true
 				names = append(names, k)
 			}
 		}
