@@ -201,11 +201,6 @@ func (g *generator) gen(node any, path, name string, depth, variant int) (any, e
 		}
 		return nil, &boundError{fmt.Sprintf("schema is nested past depth %d", maxDepth)}
 	}
-	for _, k := range []string{"anyOf", "oneOf"} {
-		if alts, ok := s.vals[k].([]any); ok && len(alts) > 0 {
-			return g.alternatives(without(s, k), alts, path, name, depth, variant)
-		}
-	}
 	if c, ok := s.get("const"); ok {
 		return c, g.add(size(c))
 	}
@@ -215,6 +210,11 @@ func (g *generator) gen(node any, path, name string, depth, variant int) (any, e
 	}
 	if d, ok := s.get("default"); ok && variant == 0 && allows(s, d) {
 		return d, g.add(size(d))
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s.vals[k].([]any); ok && len(alts) > 0 {
+			return g.alternatives(without(s, k), alts, path, name, depth, variant)
+		}
 	}
 	switch kind(s) {
 	case "object":

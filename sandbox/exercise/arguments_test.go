@@ -106,6 +106,7 @@ func TestArguments(t *testing.T) {
 		{"recursive but optional", `{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"},"v":{"type":"integer"}},"required":["v"]}},"type":"object","properties":{"root":{"$ref":"#/$defs/n"}},"required":["root"]}`, `{"root":{"v":1}}`},
 		{"anyOf first", obj(`"x":{"anyOf":[{"type":"integer"},{"type":"string"}]}`, "x"), `{"x":1}`},
 		{"anyOf null last", obj(`"x":{"anyOf":[{"type":"null"},{"type":"string","format":"email"}]}`, "x"), `{"x":"jordan.lee@example.com"}`},
+		{"default beside anyOf", obj(`"due":{"anyOf":[{"type":"string","format":"date"},{"type":"null"}],"default":null}`, "due"), `{"due":null}`},
 		{"anyOf only null", obj(`"x":{"anyOf":[{"type":"null"}]}`, "x"), `{"x":null}`},
 		{"oneOf skips unsatisfiable", obj(`"x":{"oneOf":[{"type":"string","pattern":"(?=x)"},{"type":"integer","minimum":3}]}`, "x"), `{"x":3}`},
 		{"anyOf with siblings", obj(`"x":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"anyOf":[{"required":["b"]},{"required":["a"]}]}`, "x"), `{"x":{"b":1}}`},
