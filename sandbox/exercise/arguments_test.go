@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -104,6 +105,14 @@ func TestArguments(t *testing.T) {
 		{"ref to definitions escaped", `{"type":"object","properties":{"p":{"$ref":"#/definitions/a~1b"}},"required":["p"],"definitions":{"a/b":{"type":"integer","minimum":7}}}`, `{"p":7}`},
 		{"root ref", `{"$ref":"#/$defs/args","$defs":{"args":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}`, `{"q":"example"}`},
 		{"recursive but optional", `{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"},"v":{"type":"integer"}},"required":["v"]}},"type":"object","properties":{"root":{"$ref":"#/$defs/n"}},"required":["root"]}`, `{"root":{"v":1}}`},
+		{"ref into a list", `{"type":"object","properties":{"a":{"$ref":"#/$defs/alts/1"}},"required":["a"],"$defs":{"alts":[{"type":"string"},{"type":"integer","minimum":3}]}}`, `{"a":3}`},
+		{"ref to the root optional", `{"type":"object","properties":{"self":{"$ref":"#"},"n":{"type":"integer"}},"required":["n"]}`, `{"n":1}`},
+		{"root anyOf not an object", `{"anyOf":[{"type":"string"}],"properties":{"a":{}}}`, `{}`},
+		{"number implied by bounds", obj(`"x":{"minimum":2.5}`, "x"), `{"x":2.5}`},
+		{"array implied by minItems", obj(`"x":{"minItems":1,"items":{"type":"boolean"}}`, "x"), `{"x":[false]}`},
+		{"maximum only with multipleOf", obj(`"x":{"type":"integer","maximum":-10,"multipleOf":4}`, "x"), `{"x":-12}`},
+		{"allOf upper bounds", obj(`"s":{"allOf":[{"type":"string","maxLength":5},{"maxLength":2}]}`, "s"), `{"s":"ex"}`},
+		{"name from", obj(`"from":{"type":"string"}`, "from"), `{"from":"jordan.lee@example.com"}`},
 		{"anyOf first", obj(`"x":{"anyOf":[{"type":"integer"},{"type":"string"}]}`, "x"), `{"x":1}`},
 		{"anyOf null last", obj(`"x":{"anyOf":[{"type":"null"},{"type":"string","format":"email"}]}`, "x"), `{"x":"jordan.lee@example.com"}`},
 		{"default beside anyOf", obj(`"due":{"anyOf":[{"type":"string","format":"date"},{"type":"null"}],"default":null}`, "due"), `{"due":null}`},
@@ -188,6 +197,21 @@ func TestArgumentsErrors(t *testing.T) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestFromPattern(t *testing.T) {
+	for _, pattern := range []string{
+		`^[A-Z]{2}-\d{4}$`, `^(foo|bar)+baz?$`, `^\w+@\w+\.com$`, `^[^a-z]{3}$`, `^.{5}$`,
+		`^(?i)hello$`, `^v\d+\.\d+\.\d+(-[a-z]+)?$`, `^[\p{Greek}]{2}$`, `^x{2,5}y*$`,
+	} {
+		got, ok := fromPattern(pattern)
+		if !ok || !regexp.MustCompile(pattern).MatchString(got) {
+			t.Errorf("fromPattern(%q) = %q, %v; it does not match", pattern, got, ok)
+		}
+	}
+	if got, ok := fromPattern(`[^\x00-\x{10FFFF}]`); ok {
+		t.Errorf("fromPattern of an empty class = %q, want failure", got)
 	}
 }
 
