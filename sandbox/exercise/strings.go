@@ -140,9 +140,20 @@ func (g *generator) str(s *object, path, name string, variant int) (any, error) 
 		}
 	}
 	var cands []string
+	h := nameHint(name)
 	if f, ok := s.vals["format"].(string); ok {
 		if v, ok := g.p.format(f); ok {
 			cands = append(cands, v)
+			h = formatHints[f]
+		}
+	}
+	if variant > 0 {
+		if v, ok := g.p.varied(h, variant); ok {
+			for _, f := range fitLength(v, lo, hi) {
+				if re == nil || re.MatchString(f) {
+					return f, g.add(len(f) + 2)
+				}
+			}
 		}
 	}
 	cands = append(cands, g.p.byName(name), "example", "a", "1", "A1", "abc123", "2026-01-01",
@@ -174,6 +185,36 @@ func (g *generator) str(s *object, path, name string, variant int) (any, error) 
 		v = g.vary(fits, variant, lo, hi, re)
 	}
 	return v, g.add(len(v) + 2)
+}
+
+// formatHints are the hints of the formats whose values have variants.
+var formatHints = map[string]hint{
+	"uri": hintURL, "url": hintURL, "iri": hintURL, "uri-reference": hintURL, "iri-reference": hintURL,
+	"email": hintEmail, "idn-email": hintEmail,
+}
+
+// varied returns the variant-th distinct value of a hint that has several:
+// the decoys in turn for a file, the URL with a query, the mail address
+// with a tag.
+func (p Places) varied(h hint, variant int) (string, bool) {
+	n := strconv.Itoa(variant + 1)
+	switch h {
+	case hintFile:
+		if variant < len(p.Decoys) {
+			return p.Scratch + "/" + p.Decoys[variant].Path, true
+		}
+	case hintURL:
+		sep := "?"
+		if strings.Contains(p.URL, "?") {
+			sep = "&"
+		}
+		return p.URL + sep + "page=" + n, true
+	case hintEmail:
+		if local, domain, ok := strings.Cut(p.Email, "@"); ok {
+			return local + "+" + n + "@" + domain, true
+		}
+	}
+	return "", false
 }
 
 // vary returns the variant-th distinct string: the next fitting candidate,
