@@ -97,6 +97,7 @@ func TestArguments(t *testing.T) {
 		{"array minItems", obj(`"a":{"type":"array","minItems":2,"items":{"type":"integer"}}`, "a"), `{"a":[1,1]}`},
 		{"array uniqueItems", obj(`"a":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"integer","minimum":1}}`, "a"), `{"a":[1,2,3]}`},
 		{"array uniqueItems enum", obj(`"a":{"type":"array","minItems":2,"uniqueItems":true,"items":{"enum":["x","y"]}}`, "a"), `{"a":["x","y"]}`},
+		{"array uniqueItems two letters", obj(`"a":{"type":"array","minItems":6,"uniqueItems":true,"items":{"type":"string","pattern":"^[ab]{4}$"}}`, "a"), `{"a":["aaaa","aaab","aaba","aabb","abaa","abab"]}`},
 		{"array uniqueItems strings", obj(`"tags":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{3}$"}}`, "tags"), `{"tags":["aaa","aab","aac"]}`},
 		{"unique paths are decoys", obj(`"paths":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"string"}}`, "paths"), `{"paths":["/home/sandbox/work/notes.txt","/home/sandbox/work/todo.md","/home/sandbox/work/data/report.csv"]}`},
 		{"unique emails", obj(`"cc":{"type":"array","minItems":2,"uniqueItems":true,"items":{"type":"string","format":"email"}}`, "cc"), `{"cc":["jordan.lee@example.com","jordan.lee+2@example.com"]}`},

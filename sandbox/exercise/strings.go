@@ -218,42 +218,48 @@ func (p Places) varied(h hint, variant int) (string, bool) {
 }
 
 // vary returns the variant-th distinct string: the next fitting candidate,
-// then the first one with a number appended, then the first one with one of
-// its last runes replaced by a letter or digit.
+// then the first one counted up in its last few runes, each position taking
+// the letters and digits the pattern accepts there.
 func (g *generator) vary(fits []string, variant, lo, hi int, re *regexp.Regexp) string {
-	seen := map[string]bool{}
-	for _, f := range fits {
-		seen[f] = true
-	}
-	try := func(c string) bool {
-		for _, f := range fitLength(c, lo, hi) {
-			if !seen[f] && (re == nil || re.MatchString(f)) {
-				seen[f] = true
-				fits = append(fits, f)
-				return true
-			}
-		}
-		return false
-	}
-	base := fits[0]
-	try(base + "-" + strconv.Itoa(variant+1))
-	try(base + strconv.Itoa(variant+1))
-	rs := []rune(base)
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	for i := len(rs) - 1; i >= 0 && i >= len(rs)-4 && len(fits) <= variant; i-- {
-		for _, r := range alphabet {
-			if len(fits) > variant {
-				break
-			}
-			m := append([]rune(nil), rs...)
-			m[i] = r
-			try(string(m))
-		}
-	}
 	if variant < len(fits) {
 		return fits[variant]
 	}
-	return fits[0]
+	base := []rune(fits[0])
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	type digit struct {
+		pos   int
+		runes []rune
+	}
+	var digits []digit
+	for i := len(base) - 1; i >= 0 && i >= len(base)-6; i-- {
+		d := digit{pos: i, runes: []rune{base[i]}}
+		for _, r := range alphabet {
+			if r == base[i] {
+				continue
+			}
+			m := append([]rune(nil), base...)
+			m[i] = r
+			if re == nil || re.MatchString(string(m)) {
+				d.runes = append(d.runes, r)
+			}
+		}
+		digits = append(digits, d)
+	}
+	if len(digits) == 0 {
+		return fits[0]
+	}
+	// Count k = variant-len(fits)+1 in the mixed radix of the positions.
+	k := variant - len(fits) + 1
+	m := append([]rune(nil), base...)
+	for _, d := range digits {
+		m[d.pos] = d.runes[k%len(d.runes)]
+		k /= len(d.runes)
+	}
+	v := string(m)
+	if k > 0 || utf8.RuneCountInString(v) < lo || (hi >= 0 && utf8.RuneCountInString(v) > hi) || (re != nil && !re.MatchString(v)) {
+		return fits[0]
+	}
+	return v
 }
 
 // fitLength returns c brought within [lo, hi] runes (hi < 0: no upper
