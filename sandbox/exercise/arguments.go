@@ -39,6 +39,8 @@ type generator struct {
 	// refs are the references followed on the current path, to tell a
 	// recursive schema from a merely deep one.
 	refs []string
+	// choices cache the strings found for a string schema and name.
+	choices map[string]*choice
 }
 
 // Arguments generates the arguments of one call from a tool's input schema
