@@ -158,7 +158,7 @@ type choice struct {
 	hint hint
 	fits []string
 	// digits are the positions vary counts over, computed once.
-	digits []digit
+	digits  []digit
 	counted bool
 }
 
@@ -306,51 +306,6 @@ func (p Places) varied(h hint, variant int) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// vary returns the variant-th distinct string: the next fitting candidate,
-// then the first one counted up in its last few runes, each position taking
-// the letters and digits the pattern accepts there.
-func (g *generator) vary(fits []string, variant, lo, hi int, re *regexp.Regexp) string {
-	if variant < len(fits) {
-		return fits[variant]
-	}
-	base := []rune(fits[0])
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	type digit struct {
-		pos   int
-		runes []rune
-	}
-	var digits []digit
-	for i := len(base) - 1; i >= 0 && i >= len(base)-6; i-- {
-		d := digit{pos: i, runes: []rune{base[i]}}
-		for _, r := range alphabet {
-			if r == base[i] {
-				continue
-			}
-			m := append([]rune(nil), base...)
-			m[i] = r
-			if re == nil || re.MatchString(string(m)) {
-				d.runes = append(d.runes, r)
-			}
-		}
-		digits = append(digits, d)
-	}
-	if len(digits) == 0 {
-		return fits[0]
-	}
-	// Count k = variant-len(fits)+1 in the mixed radix of the positions.
-	k := variant - len(fits) + 1
-	m := append([]rune(nil), base...)
-	for _, d := range digits {
-		m[d.pos] = d.runes[k%len(d.runes)]
-		k /= len(d.runes)
-	}
-	v := string(m)
-	if k > 0 || utf8.RuneCountInString(v) < lo || (hi >= 0 && utf8.RuneCountInString(v) > hi) || (re != nil && !re.MatchString(v)) {
-		return fits[0]
-	}
-	return v
 }
 
 // fitLength returns c brought within [lo, hi] runes (hi < 0: no upper
