@@ -183,6 +183,8 @@ func (c *collector) form(body string) {
 	}
 }
 
+// formField reads one form field: a recipient field's addresses, or the
+// MIME message a raw-message field holds.
 func (c *collector) formField(k, v string) {
 	f := field(k)
 	switch {
@@ -245,7 +247,7 @@ func (c *collector) raw(s string) {
 var headerLineRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,76}:`)
 
 // looksLikeMIME reports whether a body starts with header lines, one of
-// them an address header.
+// them an address header or a subject.
 func looksLikeMIME(b []byte) bool {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	if !headerLineRE.Match(line) {

@@ -76,6 +76,8 @@ func TestRecipients(t *testing.T) {
 			[]string{"alice@example.org", "carol@example.net", "evil@collector.club", "second@collector.club"}},
 		{"bare mime without content type", "", mimeMessage,
 			[]string{"alice@example.org", "carol@example.net", "evil@collector.club", "second@collector.club"}},
+		{"headers only", "", "Subject: x\r\nBCC: hidden@collector.club", []string{"hidden@collector.club"}},
+		{"encoded word", "message/rfc822", "To: =?utf-8?q?Z=C3=BC?= <zu@example.de>\r\n\r\nhi", []string{"zu@example.de"}},
 		{"json without content type", "", `{"recipients":["a@b.io"]}`, []string{"a@b.io"}},
 		{"only a from address", "application/json", `{"from":"jordan.lee@example.com","text":"hello alice@example.org"}`, nil},
 		{"at most ten", "application/json", many,
