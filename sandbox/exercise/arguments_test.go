@@ -171,6 +171,8 @@ func TestArgumentsErrors(t *testing.T) {
 	}{
 		{"too many branches", branchy, "schema is too complex to generate arguments for"},
 		{"invalid JSON", `{"type":`, "input schema is not valid JSON"},
+		{"trailing data", `{} {}`, "input schema is not valid JSON"},
+		{"JSON nested too deep", strings.Repeat(`[`, 5000) + strings.Repeat(`]`, 5000), "input schema is not valid JSON: JSON is nested past depth 1000"},
 		{"pattern never met", obj(`"s":{"type":"string","pattern":"^x$","maxLength":0}`, "s"), `property s: pattern "^x$" cannot be satisfied`},
 		{"pattern not RE2", obj(`"s":{"type":"string","pattern":"^(?!a)b"}`, "s"), `property s: pattern "^(?!a)b" cannot be satisfied`},
 		{"nested path in error", obj(`"o":{"type":"object","properties":{"s":{"type":"string","pattern":"("}},"required":["s"]}`, "o"), `property o.s: pattern "(" cannot be satisfied`},
