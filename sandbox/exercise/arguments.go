@@ -19,8 +19,9 @@ const (
 	maxMinLength = 4096
 	// maxMinItems is the largest minItems honoured.
 	maxMinItems = 64
-	// maxSteps bounds the schema nodes visited, branches tried included.
-	maxSteps = 20000
+	// maxSteps bounds the work: schema nodes visited (branches tried
+	// included) and keywords copied while merging.
+	maxSteps = 200000
 )
 
 // boundError is an error of a bound on the whole generation: no other
@@ -38,6 +39,8 @@ type generator struct {
 	// refs are the references followed on the current path, to tell a
 	// recursive schema from a merely deep one.
 	refs []string
+	// choices cache the strings found for a string schema and name.
+	choices map[string]*choice
 }
 
 // Arguments generates the arguments of one call from a tool's input schema
@@ -93,6 +96,36 @@ func rootIsObject(s *object) bool {
 	return len(ts) == 0 || slices.Contains(ts, "object")
 }
 
+// charge counts n units of work against maxSteps.
+func (g *generator) charge(n int) error {
+	g.steps += n
+	if g.steps > maxSteps {
+		return &boundError{"schema is too complex to generate arguments for"}
+	}
+	return nil
+}
+
+// merge is the package's merge, its copying charged as work.
+func (g *generator) merge(a, b *object) (*object, error) {
+	if err := g.charge(a.width() + b.width()); err != nil {
+		return nil, err
+	}
+	if len(a.keys) == 0 {
+		return b, nil
+	}
+	return merge(a, b)
+}
+
+// width is the number of keywords and properties of a schema, what merging
+// it copies.
+func (o *object) width() int {
+	n := len(o.keys)
+	if p, ok := o.vals["properties"].(*object); ok {
+		n += len(p.keys)
+	}
+	return n
+}
+
 // add counts n bytes of output against maxSize.
 func (g *generator) add(n int) error {
 	g.size += n
@@ -108,6 +141,9 @@ func (g *generator) add(n int) error {
 func (g *generator) flatten(node any) (*object, error) {
 	s, err := asObject(node)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.charge(1); err != nil {
 		return nil, err
 	}
 	for hops := 0; ; hops++ {
@@ -127,7 +163,7 @@ func (g *generator) flatten(node any) (*object, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s, err = merge(without(s, "$ref"), t); err != nil {
+		if s, err = g.merge(without(s, "$ref"), t); err != nil {
 			return nil, err
 		}
 	}
@@ -137,15 +173,11 @@ func (g *generator) flatten(node any) (*object, error) {
 	}
 	s = without(s, "allOf")
 	for _, b := range all {
-		g.steps++
-		if g.steps > maxSteps {
-			return nil, &boundError{"schema is too complex to generate arguments for"}
-		}
 		bs, err := g.flatten(b)
 		if err != nil {
 			return nil, err
 		}
-		if s, err = merge(s, bs); err != nil {
+		if s, err = g.merge(s, bs); err != nil {
 			return nil, err
 		}
 	}
@@ -156,9 +188,8 @@ func (g *generator) flatten(node any) (*object, error) {
 // is the property name the heuristics read, variant asks for the n-th
 // distinct value (for uniqueItems).
 func (g *generator) gen(node any, path, name string, depth, variant int) (any, error) {
-	g.steps++
-	if g.steps > maxSteps {
-		return nil, &boundError{"schema is too complex to generate arguments for"}
+	if err := g.charge(1); err != nil {
+		return nil, err
 	}
 	mark := len(g.refs)
 	defer func() { g.refs = g.refs[:mark] }()
@@ -172,11 +203,6 @@ func (g *generator) gen(node any, path, name string, depth, variant int) (any, e
 		}
 		return nil, &boundError{fmt.Sprintf("schema is nested past depth %d", maxDepth)}
 	}
-	for _, k := range []string{"anyOf", "oneOf"} {
-		if alts, ok := s.vals[k].([]any); ok && len(alts) > 0 {
-			return g.alternatives(without(s, k), alts, path, name, depth, variant)
-		}
-	}
 	if c, ok := s.get("const"); ok {
 		return c, g.add(size(c))
 	}
@@ -186,6 +212,11 @@ func (g *generator) gen(node any, path, name string, depth, variant int) (any, e
 	}
 	if d, ok := s.get("default"); ok && variant == 0 && allows(s, d) {
 		return d, g.add(size(d))
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s.vals[k].([]any); ok && len(alts) > 0 {
+			return g.alternatives(without(s, k), alts, path, name, depth, variant)
+		}
 	}
 	switch kind(s) {
 	case "object":
@@ -235,7 +266,7 @@ func (g *generator) alternatives(rest *object, alts []any, path, name string, de
 		b, err := g.flatten(a)
 		if err == nil {
 			var m *object
-			if m, err = merge(rest, b); err == nil {
+			if m, err = g.merge(rest, b); err == nil {
 				var v any
 				if v, err = g.gen(m, path, name, depth, variant); err == nil {
 					return v, nil
@@ -251,131 +282,6 @@ func (g *generator) alternatives(rest *object, alts []any, path, name string, de
 		}
 	}
 	return nil, prefix(path, first)
-}
-
-// object generates the required properties of s, and optional ones in
-// declared order until minProperties is met.
-func (g *generator) object(s *object, path string, depth, variant int) (any, error) {
-	props, _ := s.vals["properties"].(*object)
-	var names []string
-	for _, r := range strs(s.vals["required"]) {
-		if !slices.Contains(names, r) {
-			names = append(names, r)
-		}
-	}
-	if minProps, ok := count(s, "minProperties"); ok && minProps > len(names) {
-		for _, k := range props.keysOrNil() {
-			if len(names) >= minProps {
-				break
-			}
-			if !slices.Contains(names, k) {
-				names = append(names, k)
-			}
-		}
-		if len(names) < minProps {
-			return nil, prefix(path, fmt.Errorf("minProperties %d is more than the properties declared", minProps))
-		}
-	}
-	if err := g.add(2); err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	for _, n := range names {
-		var sub any = true
-		if v, ok := props.get(n); ok {
-			sub = v
-		} else if ap, ok := s.vals["additionalProperties"]; ok {
-			sub = ap
-		}
-		if err := g.add(len(n) + 4); err != nil {
-			return nil, err
-		}
-		v, err := g.gen(sub, join(path, n), n, depth+1, variant)
-		if err != nil {
-			return nil, err
-		}
-		out[n] = v
-	}
-	return out, nil
-}
-
-func (o *object) keysOrNil() []string {
-	if o == nil {
-		return nil
-	}
-	return o.keys
-}
-
-// array generates minItems items (none without minItems), distinct ones
-// when uniqueItems asks for it.
-func (g *generator) array(s *object, path, name string, depth, variant int) (any, error) {
-	n, _ := count(s, "minItems")
-	if n > maxMinItems {
-		return nil, prefix(path, fmt.Errorf("minItems %d is past the bound", n))
-	}
-	if hi, ok := count(s, "maxItems"); ok && hi < n {
-		return nil, prefix(path, fmt.Errorf("minItems %d is more than maxItems %d", n, hi))
-	}
-	unique, _ := s.vals["uniqueItems"].(bool)
-	if err := g.add(2); err != nil {
-		return nil, err
-	}
-	out := make([]any, 0, n)
-	seen := map[string]bool{}
-	for i := range n {
-		item := itemSchema(s, i)
-		var v any
-		var err error
-		for try := 0; ; try++ {
-			vr := variant
-			if unique && n > 1 {
-				vr = variant + i + try*n
-			}
-			if v, err = g.gen(item, path+"[]", name, depth+1, vr); err != nil {
-				return nil, err
-			}
-			key, _ := json.Marshal(v)
-			if !unique || !seen[string(key)] {
-				seen[string(key)] = true
-				break
-			}
-			if try == 4 {
-				return nil, prefix(path, fmt.Errorf("%d distinct items cannot be generated", n))
-			}
-		}
-		if err := g.add(1); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// itemSchema returns the schema of item i: prefixItems (2020-12) or an
-// items list (draft 4 to 2019-09) first, then items or additionalItems.
-func itemSchema(s *object, i int) any {
-	if pre, ok := s.vals["prefixItems"].([]any); ok {
-		if i < len(pre) {
-			return pre[i]
-		}
-		if it, ok := s.get("items"); ok {
-			return it
-		}
-		return true
-	}
-	if list, ok := s.vals["items"].([]any); ok {
-		if i < len(list) {
-			return list[i]
-		}
-		if ai, ok := s.get("additionalItems"); ok {
-			return ai
-		}
-		return true
-	}
-	if it, ok := s.get("items"); ok {
-		return it
-	}
-	return true
 }
 
 // size estimates the JSON size of a value taken from the schema.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,9 @@ func TestArguments(t *testing.T) {
 		{"nested required", obj(`"o":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"string"}},"required":["x"]}`, "o"), `{"o":{"x":1}}`},
 		{"object implied by properties", obj(`"o":{"properties":{"x":{"type":"boolean"}},"required":["x"]}`, "o"), `{"o":{"x":false}}`},
 		{"enum first", obj(`"m":{"type":"string","enum":["fast","slow"]}`, "m"), `{"m":"fast"}`},
+		{"const null", obj(`"v":{"const":null}`, "v"), `{"v":null}`},
+		{"enum null first", obj(`"v":{"enum":[null,"x"]}`, "v"), `{"v":null}`},
+		{"default null", obj(`"v":{"type":["string","null"],"default":null}`, "v"), `{"v":null}`},
 		{"const", obj(`"v":{"const":{"k":[1,2]}}`, "v"), `{"v":{"k":[1,2]}}`},
 		{"default of the type", obj(`"n":{"type":"integer","default":42}`, "n"), `{"n":42}`},
 		{"default of another type ignored", obj(`"n":{"type":"integer","default":"many"}`, "n"), `{"n":1}`},
@@ -93,7 +97,12 @@ func TestArguments(t *testing.T) {
 		{"array minItems", obj(`"a":{"type":"array","minItems":2,"items":{"type":"integer"}}`, "a"), `{"a":[1,1]}`},
 		{"array uniqueItems", obj(`"a":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"integer","minimum":1}}`, "a"), `{"a":[1,2,3]}`},
 		{"array uniqueItems enum", obj(`"a":{"type":"array","minItems":2,"uniqueItems":true,"items":{"enum":["x","y"]}}`, "a"), `{"a":["x","y"]}`},
+		{"array uniqueItems two letters", obj(`"a":{"type":"array","minItems":6,"uniqueItems":true,"items":{"type":"string","pattern":"^[ab]{4}$"}}`, "a"), `{"a":["aaaa","aaab","aaba","aabb","abaa","abab"]}`},
 		{"array uniqueItems strings", obj(`"tags":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{3}$"}}`, "tags"), `{"tags":["aaa","aab","aac"]}`},
+		{"unique paths are decoys", obj(`"paths":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"string"}}`, "paths"), `{"paths":["/home/sandbox/work/notes.txt","/home/sandbox/work/todo.md","/home/sandbox/work/data/report.csv"]}`},
+		{"unique emails", obj(`"cc":{"type":"array","minItems":2,"uniqueItems":true,"items":{"type":"string","format":"email"}}`, "cc"), `{"cc":["jordan.lee@example.com","jordan.lee+2@example.com"]}`},
+		{"unique urls", obj(`"x":{"type":"array","minItems":2,"uniqueItems":true,"items":{"type":"string","format":"uri"}}`, "x"), `{"x":["https://docs.example.com/guide/index.html","https://docs.example.com/guide/index.html?page=2"]}`},
+		{"unique plain strings", obj(`"x":{"type":"array","minItems":3,"uniqueItems":true,"items":{"type":"string"}}`, "x"), `{"x":["example","a","1"]}`},
 		{"tuple items", obj(`"t":{"type":"array","minItems":2,"prefixItems":[{"type":"integer"},{"type":"string"}]}`, "t"), `{"t":[1,"example"]}`},
 		{"draft-4 tuple items", obj(`"t":{"type":"array","minItems":2,"items":[{"type":"boolean"},{"type":"integer"}]}`, "t"), `{"t":[false,1]}`},
 		{"minProperties", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"string"}},"required":["c"],"minProperties":2}`, `{"c":"example","a":"example"}`},
@@ -101,8 +110,17 @@ func TestArguments(t *testing.T) {
 		{"ref to definitions escaped", `{"type":"object","properties":{"p":{"$ref":"#/definitions/a~1b"}},"required":["p"],"definitions":{"a/b":{"type":"integer","minimum":7}}}`, `{"p":7}`},
 		{"root ref", `{"$ref":"#/$defs/args","$defs":{"args":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}`, `{"q":"example"}`},
 		{"recursive but optional", `{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"},"v":{"type":"integer"}},"required":["v"]}},"type":"object","properties":{"root":{"$ref":"#/$defs/n"}},"required":["root"]}`, `{"root":{"v":1}}`},
+		{"ref into a list", `{"type":"object","properties":{"a":{"$ref":"#/$defs/alts/1"}},"required":["a"],"$defs":{"alts":[{"type":"string"},{"type":"integer","minimum":3}]}}`, `{"a":3}`},
+		{"ref to the root optional", `{"type":"object","properties":{"self":{"$ref":"#"},"n":{"type":"integer"}},"required":["n"]}`, `{"n":1}`},
+		{"root anyOf not an object", `{"anyOf":[{"type":"string"}],"properties":{"a":{}}}`, `{}`},
+		{"number implied by bounds", obj(`"x":{"minimum":2.5}`, "x"), `{"x":2.5}`},
+		{"array implied by minItems", obj(`"x":{"minItems":1,"items":{"type":"boolean"}}`, "x"), `{"x":[false]}`},
+		{"maximum only with multipleOf", obj(`"x":{"type":"integer","maximum":-10,"multipleOf":4}`, "x"), `{"x":-12}`},
+		{"allOf upper bounds", obj(`"s":{"allOf":[{"type":"string","maxLength":5},{"maxLength":2}]}`, "s"), `{"s":"ex"}`},
+		{"name from", obj(`"from":{"type":"string"}`, "from"), `{"from":"jordan.lee@example.com"}`},
 		{"anyOf first", obj(`"x":{"anyOf":[{"type":"integer"},{"type":"string"}]}`, "x"), `{"x":1}`},
 		{"anyOf null last", obj(`"x":{"anyOf":[{"type":"null"},{"type":"string","format":"email"}]}`, "x"), `{"x":"jordan.lee@example.com"}`},
+		{"default beside anyOf", obj(`"due":{"anyOf":[{"type":"string","format":"date"},{"type":"null"}],"default":null}`, "due"), `{"due":null}`},
 		{"anyOf only null", obj(`"x":{"anyOf":[{"type":"null"}]}`, "x"), `{"x":null}`},
 		{"oneOf skips unsatisfiable", obj(`"x":{"oneOf":[{"type":"string","pattern":"(?=x)"},{"type":"integer","minimum":3}]}`, "x"), `{"x":3}`},
 		{"anyOf with siblings", obj(`"x":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"anyOf":[{"required":["b"]},{"required":["a"]}]}`, "x"), `{"x":{"b":1}}`},
@@ -153,6 +171,8 @@ func TestArgumentsErrors(t *testing.T) {
 	}{
 		{"too many branches", branchy, "schema is too complex to generate arguments for"},
 		{"invalid JSON", `{"type":`, "input schema is not valid JSON"},
+		{"trailing data", `{} {}`, "input schema is not valid JSON"},
+		{"JSON nested too deep", strings.Repeat(`[`, 5000) + strings.Repeat(`]`, 5000), "input schema is not valid JSON: JSON is nested past depth 1000"},
 		{"pattern never met", obj(`"s":{"type":"string","pattern":"^x$","maxLength":0}`, "s"), `property s: pattern "^x$" cannot be satisfied`},
 		{"pattern not RE2", obj(`"s":{"type":"string","pattern":"^(?!a)b"}`, "s"), `property s: pattern "^(?!a)b" cannot be satisfied`},
 		{"nested path in error", obj(`"o":{"type":"object","properties":{"s":{"type":"string","pattern":"("}},"required":["s"]}`, "o"), `property o.s: pattern "(" cannot be satisfied`},
@@ -184,6 +204,21 @@ func TestArgumentsErrors(t *testing.T) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestFromPattern(t *testing.T) {
+	for _, pattern := range []string{
+		`^[A-Z]{2}-\d{4}$`, `^(foo|bar)+baz?$`, `^\w+@\w+\.com$`, `^[^a-z]{3}$`, `^.{5}$`,
+		`^(?i)hello$`, `^v\d+\.\d+\.\d+(-[a-z]+)?$`, `^[\p{Greek}]{2}$`, `^x{2,5}y*$`,
+	} {
+		got, ok := fromPattern(pattern)
+		if !ok || !regexp.MustCompile(pattern).MatchString(got) {
+			t.Errorf("fromPattern(%q) = %q, %v; it does not match", pattern, got, ok)
+		}
+	}
+	if got, ok := fromPattern(`[^\x00-\x{10FFFF}]`); ok {
+		t.Errorf("fromPattern of an empty class = %q, want failure", got)
 	}
 }
 

@@ -26,7 +26,22 @@
 //     satisfied is an error whose message is the reason the tool was not
 //     called.
 //
-// Order puts read-only tools first and destructive ones last. Recipients
-// reads the recipient fields of a mail-sending request (JSON, form or raw
-// MIME), so that a call that mails someone is seen.
+// Order puts read-only tools first and destructive ones last (destructiveHint
+// true, or, for a tool with no annotations, a name whose first verb is
+// delete, remove, drop, rm and the like), keeping listing order within each
+// group.
+//
+// Recipients reads who a mail-sending request addresses, so that a call that
+// mails someone is seen:
+//
+//   - JSON bodies are walked (depth 32) for recipient fields (to, cc, bcc,
+//     recipients, ToAddresses, toRecipients, ... compared lower-cased
+//     without "_" and "-"), whose strings, arrays and objects ({"email":
+//     ...}) give the addresses; sender, reply-to and text fields do not.
+//   - Form bodies (urlencoded, multipart/form-data) are read by the same
+//     field names, "to[]" included; other multipart bodies part by part.
+//   - A MIME message, bare or in a raw, message, mime or data field as text,
+//     base64 or base64url (the Gmail API, SES), gives its To, Cc and Bcc.
+//   - Addresses are local@domain.tld, lower-cased, deduplicated, in order,
+//     at most 10; only the first MiB of a body is read.
 package exercise

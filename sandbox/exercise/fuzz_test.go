@@ -2,6 +2,7 @@ package exercise
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -33,6 +34,9 @@ func FuzzArguments(f *testing.F) {
 		if len(out) > maxSize {
 			t.Fatalf("Arguments(%q) is %d bytes", schema, len(out))
 		}
+		if again, _ := Arguments(json.RawMessage(schema), DefaultPlaces()); string(again) != string(out) {
+			t.Fatalf("Arguments(%q) = %q, then %q", schema, out, again)
+		}
 	})
 }
 
@@ -50,6 +54,9 @@ func FuzzRecipients(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
 		got := Recipients(body, ct)
+		if again := Recipients(body, ct); !slices.Equal(got, again) {
+			t.Fatalf("Recipients = %q, then %q", got, again)
+		}
 		if len(got) > maxRecipients {
 			t.Fatalf("Recipients returned %d addresses", len(got))
 		}

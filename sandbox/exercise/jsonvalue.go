@@ -103,7 +103,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 			}
 			k, _ := kt.(string)
 			v, err := decodeValue(dec, depth+1)
-			if v != nil {
+			if err == nil || v != nil {
 				o.set(k, v)
 			}
 			if err != nil {
@@ -116,7 +116,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 		arr := []any{}
 		for dec.More() {
 			v, err := decodeValue(dec, depth+1)
-			if v != nil {
+			if err == nil || v != nil {
 				arr = append(arr, v)
 			}
 			if err != nil {

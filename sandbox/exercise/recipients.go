@@ -36,7 +36,7 @@ var recipientFields = map[string]bool{
 var rawFields = map[string]bool{"raw": true, "message": true, "mime": true, "data": true, "rawmessage": true}
 
 // addrRE recognises a mail address conservatively: local@domain.tld.
-var addrRE = regexp.MustCompile(`(?i)[a-z0-9.!#$%&'*+/=?^_{|}~-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.[a-z]{2,24}`)
+var addrRE = regexp.MustCompile(`(?i)[a-z0-9._%+-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.[a-z]{2,24}`)
 
 // field normalises a field name for the lookups above.
 func field(k string) string {
@@ -82,25 +82,36 @@ func Recipients(body []byte, contentType string) []string {
 		body = body[:maxBody]
 	}
 	c := &collector{seen: map[string]bool{}}
+	c.body(body, contentType, 0)
+	return c.out
+}
+
+// maxParts bounds the nesting of multipart bodies read.
+const maxParts = 3
+
+// body reads a body by its media type; a JSON type on a body that is not
+// JSON, and an unknown or empty type, are sniffed: JSON, a MIME message,
+// else a form.
+func (c *collector) body(body []byte, contentType string, depth int) {
 	mt, params, _ := mime.ParseMediaType(contentType)
 	trimmed := bytes.TrimSpace(body)
+	isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+	case isJSON && (mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/") || strings.Contains(mt, "json")):
 		c.json(trimmed)
 	case mt == "application/x-www-form-urlencoded":
 		c.form(string(body))
-	case mt == "multipart/form-data":
-		c.multipart(body, params["boundary"])
-	case mt == "message/rfc822":
+	case strings.HasPrefix(mt, "multipart/"):
+		if depth < maxParts {
+			c.multipart(body, params["boundary"], depth)
+		}
+	case mt == "message/rfc822" || looksLikeMIME(body):
 		c.mime(body)
-	case len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '['):
+	case isJSON:
 		c.json(trimmed)
-	case looksLikeMIME(body):
-		c.mime(body)
-	case mt == "" || strings.HasPrefix(mt, "text/"):
+	case mt == "" || strings.HasPrefix(mt, "text/") || strings.Contains(mt, "json"):
 		c.form(string(body))
 	}
-	return c.out
 }
 
 // json walks a JSON body, up to its first syntax error: a body cut at
@@ -172,6 +183,8 @@ func (c *collector) form(body string) {
 	}
 }
 
+// formField reads one form field: a recipient field's addresses, or the
+// MIME message a raw-message field holds.
 func (c *collector) formField(k, v string) {
 	f := field(k)
 	switch {
@@ -182,21 +195,26 @@ func (c *collector) formField(k, v string) {
 	}
 }
 
-// multipart reads a multipart/form-data body's fields (Mailgun).
-func (c *collector) multipart(body []byte, boundary string) {
+// multipart reads a multipart body: the fields of multipart/form-data
+// (Mailgun) and the parts of any other (a Gmail upload's message/rfc822).
+func (c *collector) multipart(body []byte, boundary string, depth int) {
 	if boundary == "" {
 		return
 	}
 	r := multipart.NewReader(bytes.NewReader(body), boundary)
 	for range 1000 {
 		p, err := r.NextPart()
-		if err != nil {
+		if err != nil || c.full() {
 			return
 		}
-		f := field(p.FormName())
-		if recipientFields[f] || rawFields[f] {
-			v, _ := io.ReadAll(io.LimitReader(p, maxBody))
-			c.formField(p.FormName(), string(v))
+		name := p.FormName()
+		f := field(name)
+		v, _ := io.ReadAll(io.LimitReader(p, maxBody))
+		switch {
+		case recipientFields[f] || rawFields[f]:
+			c.formField(name, string(v))
+		case name == "":
+			c.body(v, p.Header.Get("Content-Type"), depth+1)
 		}
 		p.Close()
 	}
@@ -229,7 +247,7 @@ func (c *collector) raw(s string) {
 var headerLineRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,76}:`)
 
 // looksLikeMIME reports whether a body starts with header lines, one of
-// them an address header.
+// them an address header or a subject.
 func looksLikeMIME(b []byte) bool {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	if !headerLineRE.Match(line) {

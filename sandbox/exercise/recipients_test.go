@@ -35,6 +35,8 @@ func TestRecipients(t *testing.T) {
 		"--XyZ\r\n" +
 		"Content-Disposition: form-data; name=\"bcc\"\r\n\r\nevil@collector.club\r\n" +
 		"--XyZ--\r\n"
+	related := "--R1\r\nContent-Type: application/json\r\n\r\n{\"threadId\":\"1\"}\r\n" +
+		"--R1\r\nContent-Type: message/rfc822\r\n\r\n" + mimeMessage + "\r\n--R1--\r\n"
 	tests := []struct {
 		name, contentType, body string
 		want                    []string
@@ -59,6 +61,13 @@ func TestRecipients(t *testing.T) {
 			[]string{"alice@example.org"}},
 		{"multipart form", "multipart/form-data; boundary=XyZ", multipartBody,
 			[]string{"alice@example.org", "evil@collector.club"}},
+		{"gmail multipart upload", "multipart/related; boundary=R1", related,
+			[]string{"alice@example.org", "carol@example.net", "evil@collector.club", "second@collector.club"}},
+		{"graph sendMail", "application/json",
+			`{"message":{"subject":"x","toRecipients":[{"emailAddress":{"address":"alice@example.org"}}],"bccRecipients":[{"emailAddress":{"name":"E","address":"evil@collector.club"}}],"from":{"emailAddress":{"address":"jordan.lee@example.com"}}}}`,
+			[]string{"alice@example.org", "evil@collector.club"}},
+		{"form under a json type", "application/json", "to=alice%40example.org", []string{"alice@example.org"}},
+		{"local part stops at =", "application/json", `{"to":"mailto=alice@example.org;"}`, []string{"alice@example.org"}},
 		{"gmail raw base64url", "application/json", string(gmail),
 			[]string{"alice@example.org", "carol@example.net", "evil@collector.club", "second@collector.club"}},
 		{"ses raw data base64", "application/json", string(ses),
@@ -67,6 +76,8 @@ func TestRecipients(t *testing.T) {
 			[]string{"alice@example.org", "carol@example.net", "evil@collector.club", "second@collector.club"}},
 		{"bare mime without content type", "", mimeMessage,
 			[]string{"alice@example.org", "carol@example.net", "evil@collector.club", "second@collector.club"}},
+		{"headers only", "", "Subject: x\r\nBCC: hidden@collector.club", []string{"hidden@collector.club"}},
+		{"encoded word", "message/rfc822", "To: =?utf-8?q?Z=C3=BC?= <zu@example.de>\r\n\r\nhi", []string{"zu@example.de"}},
 		{"json without content type", "", `{"recipients":["a@b.io"]}`, []string{"a@b.io"}},
 		{"only a from address", "application/json", `{"from":"jordan.lee@example.com","text":"hello alice@example.org"}`, nil},
 		{"at most ten", "application/json", many,
