@@ -200,7 +200,11 @@ func (t *table) drift(rep Report) {
 		case s.Error != "":
 			notes = append(notes, "second listing within the session failed: "+clean(s.Error))
 		default:
-			line := "listed again " + strconv.FormatInt(s.AfterMS, 10) + " ms after the first listing: "
+			line := "listed again " + strconv.FormatInt(s.AfterMS, 10) + " ms after the first listing"
+			if s.AfterCalls > 0 {
+				line += " and " + plural(s.AfterCalls, "tool call")
+			}
+			line += ": "
 			if len(s.Changes) == 0 {
 				line += "the same surface"
 			} else {

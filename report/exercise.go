@@ -142,14 +142,3 @@ func arguments(raw json.RawMessage) json.RawMessage {
 	}
 	return s
 }
-
-// callsOf are the calls of an exercise by number.
-func callsOf(ex *Exercise) map[int]ToolCall {
-	out := map[int]ToolCall{}
-	if ex != nil {
-		for _, c := range ex.Calls {
-			out[c.Call] = c
-		}
-	}
-	return out
-}
