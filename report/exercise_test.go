@@ -207,3 +207,94 @@ func TestExerciseTable(t *testing.T) {
 		t.Error("a report of evidence from before the exercise has a TOOL CALLS section")
 	}
 }
+
+// hostileCall is text a server controls in its tool calls: markup, an
+// ANSI colour and a terminal title (OSC), a bell, a carriage return and a
+// right-to-left override.
+const hostileCall = "<script>alert(9)</script>\x1b[31mred\x1b]0;pwned\x07\r\u202egnp.exe"
+
+// hostileExerciseReport is the exercise fixture with hostile text where a
+// server writes in its calls: a tool's name, its result and error, a
+// file it wrote, a client request's text and answer, and the reason a
+// tool was not called.
+func hostileExerciseReport(t *testing.T) Report {
+	t.Helper()
+	rep := build(t, loadBundle(t, "exercise"))
+	ex := rep.Exercise
+	c := &ex.Calls[2]
+	c.Tool = "send_" + hostileCall
+	c.Result = "line one\n" + hostileCall + "\nline three"
+	c.Error = "error " + hostileCall
+	c.Arguments = json.RawMessage(`{"to":"<script>alert(10)</script>"}`)
+	c.Files = append(c.Files, CallFile{Path: "/home/node/scratch/" + hostileCall, Op: "created"})
+	ex.ClientRequests[1].Text = "ask " + hostileCall
+	ex.NotCalled[0].Tool = "purge_" + hostileCall
+	ex.NotCalled[0].Reason = "reason " + hostileCall
+	return rep
+}
+
+// TestExerciseHostileText checks that hostile text in the tool calls is
+// escaped in every form: no markup in HTML or Markdown, and no control or
+// bidirectional-formatting character in any of them (each shown as an
+// escape instead).
+func TestExerciseHostileText(t *testing.T) {
+	rep := hostileExerciseReport(t)
+	var tbl, md, page bytes.Buffer
+	if err := WriteTable(&tbl, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	escaped := `\x1b[31mred\x1b]0;pwned\x07\r\u202egnp.exe`
+	for format, out := range map[string]string{"table": tbl.String(), "markdown": md.String(), "html": page.String()} {
+		for _, bad := range []string{"\x1b", "\x07", "\r", "\u202e"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s has %q", format, bad)
+			}
+		}
+		if n := strings.Count(out, escaped); n < 5 {
+			t.Errorf("%s shows the hostile text escaped %d times, want at least 5", format, n)
+		}
+	}
+	checkMarkdown(t, md.String())
+	html := page.String()
+	i, j := strings.Index(html, `<section id="calls"`), strings.Index(html, `<section id="dimensions"`)
+	if i < strings.Index(html, `<section id="network"`) || j < i {
+		t.Fatal("no calls section between the network and the dimensions")
+	}
+	sec := html[i:j]
+	for _, want := range []string{
+		"<code>send_&lt;script&gt;alert(9)&lt;/script&gt;" + escaped + "</code>",
+		"<code>{&#34;to&#34;:&#34;&lt;script&gt;alert(10)&lt;/script&gt;&#34;}</code>",
+		// The result keeps its lines; within them, everything is escaped.
+		"<pre>line one\n&lt;script&gt;alert(9)&lt;/script&gt;" + escaped + "\nline three</pre>",
+		"<p>error &lt;script&gt;alert(9)&lt;/script&gt;" + escaped + "</p>",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the calls section lacks %q", want)
+		}
+	}
+	if strings.Contains(stripText(html), "<script") || strings.Contains(html, "<script") {
+		t.Error("the page has a script element")
+	}
+	// In the table, the tool's line stays one line.
+	if !strings.Contains(tbl.String(), "\n  3  send_<script>alert(9)</script>"+escaped+"  tool error  0.412s\n") {
+		t.Errorf("the hostile tool's call line is not one line:\n%s", tbl.String())
+	}
+}
+
+// TestExerciseResultClipped: a long result is clipped on the page and
+// says so; the JSON report carries what the evidence holds.
+func TestExerciseResultClipped(t *testing.T) {
+	rep := build(t, loadBundle(t, "exercise"))
+	rep.Exercise.Calls[0].Result = strings.Repeat("x", htmlResultChars+500)
+	rep.Exercise.Calls[0].ResultBytes = htmlResultChars + 500
+	c := newHTMLCalls(rep).Calls[0]
+	if n := len([]rune(c.Result)); n != htmlResultChars || !strings.HasSuffix(c.Result, "…") || c.ResultNote != "2500 bytes sent, the start shown" {
+		t.Errorf("result of %d runes, note %q", n, c.ResultNote)
+	}
+}

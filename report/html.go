@@ -139,6 +139,7 @@ type htmlView struct {
 	Dimensions []htmlDimension
 	Signals    []htmlSignal
 	Net        htmlNetwork
+	Calls      htmlCalls
 	Notice     string
 }
 
@@ -251,6 +252,7 @@ func newHTMLView(rep Report) htmlView {
 	}
 	v.Chart = newChart(rep.Dimensions)
 	v.Net = newHTMLNetwork(rep)
+	v.Calls = newHTMLCalls(rep)
 	for _, name := range sortedKeys(rep.Signals) {
 		sg := rep.Signals[name]
 		class := "observed"
@@ -341,7 +343,7 @@ func severityClass(s string) string {
 	return "other"
 }
 
-var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.Must(template.New("report").Parse(htmlCallsTemplate)).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -496,6 +498,7 @@ What these would have found is unknown, not clean.
 {{- end}}
 {{- end}}
 </section>
+{{- template "calls" .Calls}}
 <section id="dimensions" aria-labelledby="dimensions-title">
 <h2 id="dimensions-title">Dimensions</h2>
 {{- if .Chart.Rows}}{{with .Chart}}

@@ -94,6 +94,8 @@ func netTransport(e NetEvent) (label, class string) {
 // netStage is when in the phase an event happened.
 func netStage(e NetEvent) string {
 	switch {
+	case e.Stage == evidence.StageCall && e.Call > 0:
+		return "call " + strconv.Itoa(e.Call)
 	case e.Stage != "":
 		return clean(e.Stage)
 	case e.AfterHandshake:

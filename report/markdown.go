@@ -33,6 +33,7 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	m.header(rep)
 	m.summary(rep)
 	m.findings(rep)
+	m.calls(rep)
 	m.dimensions(rep)
 	m.signals(rep)
 	m.line("## Notice")
