@@ -298,3 +298,24 @@ func TestExerciseResultClipped(t *testing.T) {
 		t.Errorf("result of %d runes, note %q", n, c.ResultNote)
 	}
 }
+
+// TestExerciseHTMLNetwork: in the page's network section, a request of a
+// call's window names the call as its stage, and the mail recipients it
+// named are shown.
+func TestExerciseHTMLNetwork(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, build(t, loadBundle(t, "exercise"))); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	sec := page[strings.Index(page, `<section id="network"`):strings.Index(page, `<section id="calls"`)]
+	for _, want := range []string{
+		"Phase run; stage call 3; 1 connection, 1184 bytes sent",
+		"<td>10:16:02.322</td><td>call 3</td>",
+		`<span class="secret-sent">mail to placeholder@mail.sink.verifymcp.test, collector@evil.example</span>`,
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the network section lacks %q", want)
+		}
+	}
+}

@@ -459,7 +459,7 @@ What these would have found is unknown, not clean.
 <thead><tr><th scope="col">Time</th><th scope="col">Stage</th><th scope="col">Process</th><th scope="col">Read as</th><th scope="col">Request</th><th scope="col">Bytes</th><th scope="col">Sent (start, secrets masked)</th></tr></thead>
 <tbody>
 {{- range .Requests}}
-<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Secrets}}<span class="secret-sent">{{.Secrets}}</span> {{end}}{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
+<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Secrets}}<span class="secret-sent">{{.Secrets}}</span> {{end}}{{if .Recipients}}<span class="secret-sent">{{.Recipients}}</span> {{end}}{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>

@@ -42,7 +42,7 @@ type htmlDest struct {
 }
 
 type htmlRequest struct {
-	Time, Stage, Process, Transport, Class, Request, Bytes, Preview, Secrets string
+	Time, Stage, Process, Transport, Class, Request, Bytes, Preview, Secrets, Recipients string
 }
 
 type htmlHit struct {
@@ -321,6 +321,9 @@ func newHTMLRequest(e NetEvent) htmlRequest {
 	}
 	if len(e.Secrets) > 0 {
 		r.Secrets = "secret sent: " + clean(strings.Join(e.Secrets, ", "))
+	}
+	if len(e.Recipients) > 0 {
+		r.Recipients = "mail to " + clean(strings.Join(e.Recipients, ", "))
 	}
 	return r
 }
