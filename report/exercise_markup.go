@@ -45,6 +45,22 @@ func callsSummary(ex *Exercise) string {
 const callsCaveat = "Each tool was called once, with arguments generated from its input schema that point at places the sandbox " +
 	"controls: what a tool does with other arguments, or when called again, was not observed."
 
+// outsideRequests are the client requests that came in no call's window
+// (or name a call the exercise does not list): shown apart, never lost.
+func outsideRequests(ex *Exercise) []ClientRequest {
+	calls := map[int]bool{}
+	for _, c := range ex.Calls {
+		calls[c.Call] = true
+	}
+	var out []ClientRequest
+	for _, r := range ex.ClientRequests {
+		if r.Call == 0 || !calls[r.Call] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // callDid counts what a call did: "2 files, 1 connection", or "nothing
 // seen".
 func callDid(rep Report, c ToolCall) string {
@@ -112,10 +128,8 @@ func (m *mdWriter) calls(rep Report) {
 			m.line("  - " + mdText(d[0]) + ": " + mdCode(d[1], false))
 		}
 	}
-	for _, r := range ex.ClientRequests {
-		if r.Call == 0 {
-			m.line("- Client request outside calls: " + mdCode(clientRequestLine(r), false))
-		}
+	for _, r := range outsideRequests(ex) {
+		m.line("- Client request outside calls: " + mdCode(clientRequestLine(r), false))
 	}
 	for _, n := range ex.NotCalled {
 		m.line("- Not called: " + mdCode(orDash(n.Tool), false) + ": " + mdText(n.Reason))

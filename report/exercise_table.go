@@ -65,10 +65,8 @@ func (t *table) calls(rep Report) {
 			t.hang("      "+padCells(d[0], callKindCells), d[1], 6+callKindCells)
 		}
 	}
-	for _, r := range ex.ClientRequests {
-		if r.Call == 0 {
-			t.hang("  client request outside calls: ", clientRequestLine(r), 6)
-		}
+	for _, r := range outsideRequests(ex) {
+		t.hang("  client request outside calls: ", clientRequestLine(r), 6)
 	}
 	for _, n := range ex.NotCalled {
 		t.hang("  not called  ", clean(orDash(n.Tool))+": "+clean(orDash(n.Reason)), 6)

@@ -319,3 +319,17 @@ func TestExerciseHTMLNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestOutsideRequests: a client request that names no listed call is
+// shown with those outside calls, never dropped.
+func TestOutsideRequests(t *testing.T) {
+	ex := &Exercise{Calls: []ToolCall{{Call: 1}}, ClientRequests: []ClientRequest{
+		{Method: "roots/list"}, {Call: 1, Method: "sampling/createMessage"}, {Call: 7, Method: "elicitation/create"}}}
+	var got []string
+	for _, r := range outsideRequests(ex) {
+		got = append(got, r.Method)
+	}
+	if diff := cmp.Diff([]string{"roots/list", "elicitation/create"}, got); diff != "" {
+		t.Errorf("outside calls (-want +got):\n%s", diff)
+	}
+}

@@ -68,10 +68,8 @@ func newHTMLCalls(rep Report) htmlCalls {
 		}
 		out.Calls = append(out.Calls, hc)
 	}
-	for _, r := range ex.ClientRequests {
-		if r.Call == 0 {
-			out.Outside = append(out.Outside, clientRequestLine(r))
-		}
+	for _, r := range outsideRequests(ex) {
+		out.Outside = append(out.Outside, clientRequestLine(r))
 	}
 	for _, n := range ex.NotCalled {
 		out.NotCalled = append(out.NotCalled, htmlNotCalled{Tool: clean(orDash(n.Tool)), Reason: clean(orDash(n.Reason))})
