@@ -178,7 +178,7 @@ func (t *table) phase(bh *Behavior, w Watch) {
 		if p.Phase != w.Phase {
 			continue
 		}
-		d := "pid " + strconv.Itoa(p.PID) + "  " + argvLine(p) + "  (" + startedBy(p) + ")"
+		d := "pid " + strconv.Itoa(p.PID) + "  " + argvLine(p) + "  (" + startedBy(p) + ")" + inCall(p.Call)
 		add("process", p.Package, clock(p.Time), d)
 	}
 	for _, h := range bh.Exfiltration {
@@ -190,7 +190,7 @@ func (t *table) phase(bh *Behavior, w Watch) {
 		if h.Destination != "" {
 			d += ", to " + clean(h.Destination)
 		}
-		d += ": " + clean(h.Masked)
+		d += ": " + clean(h.Masked) + inCall(h.Call)
 		add("exfil", h.Package, "", d)
 	}
 	if len(rows) == 0 {
@@ -277,6 +277,9 @@ func connection(e NetEvent) string {
 	if len(e.Secrets) > 0 {
 		parts = append(parts, "SECRET SENT "+clean(strings.Join(e.Secrets, ", ")))
 	}
+	if len(e.Recipients) > 0 {
+		parts = append(parts, "mail to "+clean(strings.Join(e.Recipients, ", ")))
+	}
 	if e.Preview != "" {
 		parts = append(parts, "sent "+clean(strconv.Quote(truncate(e.Preview, previewChars))))
 	}
@@ -287,10 +290,21 @@ func afterListing(e NetEvent) string {
 	switch {
 	case e.Stage == "shutdown":
 		return "  AT SHUTDOWN"
+	case e.Call > 0:
+		return inCall(e.Call)
 	case e.AfterHandshake:
 		return "  AFTER THE LISTING"
 	}
 	return ""
+}
+
+// inCall marks a row of behaviour that came in a tool call's window, so
+// that it can be read with that call under TOOL CALLS.
+func inCall(call int) string {
+	if call <= 0 {
+		return ""
+	}
+	return "  IN CALL " + strconv.Itoa(call)
 }
 
 func hostPort(host string, port int) string {

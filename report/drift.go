@@ -71,6 +71,9 @@ type SessionDrift struct {
 	ListChanged int          `json:"list_changed"`
 	Error       string       `json:"error"`
 	Superseded  []Superseded `json:"superseded"`
+	// AfterCalls is how many tool calls were made between the two
+	// listings: a change with calls before it came after use.
+	AfterCalls int `json:"after_calls"`
 }
 
 // FirstScanStatement and BaselineStatement are what a report says of a
@@ -117,7 +120,7 @@ func buildDrift(b *evidence.Bundle) *Drift {
 	}
 	if rl != nil {
 		d.Session = &SessionDrift{AfterMS: rl.AfterMS, SchemaHash: rl.SchemaHash, Changes: changes(rl.Changes),
-			ListChanged: rl.ListChanged, Error: rl.Error, Superseded: superseded(rl.Superseded)}
+			ListChanged: rl.ListChanged, Error: rl.Error, Superseded: superseded(rl.Superseded), AfterCalls: rl.AfterCalls}
 	}
 	return d
 }
@@ -197,7 +200,11 @@ func (t *table) drift(rep Report) {
 		case s.Error != "":
 			notes = append(notes, "second listing within the session failed: "+clean(s.Error))
 		default:
-			line := "listed again " + strconv.FormatInt(s.AfterMS, 10) + " ms after the first listing: "
+			line := "listed again " + strconv.FormatInt(s.AfterMS, 10) + " ms after the first listing"
+			if s.AfterCalls > 0 {
+				line += " and " + plural(s.AfterCalls, "tool call")
+			}
+			line += ": "
 			if len(s.Changes) == 0 {
 				line += "the same surface"
 			} else {

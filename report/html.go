@@ -139,6 +139,7 @@ type htmlView struct {
 	Dimensions []htmlDimension
 	Signals    []htmlSignal
 	Net        htmlNetwork
+	Calls      htmlCalls
 	Notice     string
 }
 
@@ -251,6 +252,7 @@ func newHTMLView(rep Report) htmlView {
 	}
 	v.Chart = newChart(rep.Dimensions)
 	v.Net = newHTMLNetwork(rep)
+	v.Calls = newHTMLCalls(rep)
 	for _, name := range sortedKeys(rep.Signals) {
 		sg := rep.Signals[name]
 		class := "observed"
@@ -341,7 +343,7 @@ func severityClass(s string) string {
 	return "other"
 }
 
-var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.Must(template.New("report").Parse(htmlCallsTemplate)).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -457,7 +459,7 @@ What these would have found is unknown, not clean.
 <thead><tr><th scope="col">Time</th><th scope="col">Stage</th><th scope="col">Process</th><th scope="col">Read as</th><th scope="col">Request</th><th scope="col">Bytes</th><th scope="col">Sent (start, secrets masked)</th></tr></thead>
 <tbody>
 {{- range .Requests}}
-<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Secrets}}<span class="secret-sent">{{.Secrets}}</span> {{end}}{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
+<tr><td>{{.Time}}</td><td>{{.Stage}}</td><td>{{.Process}}</td><td class="{{.Class}}">{{.Transport}}</td><td><code>{{.Request}}</code></td><td class="num">{{.Bytes}}</td><td>{{if .Secrets}}<span class="secret-sent">{{.Secrets}}</span> {{end}}{{if .Recipients}}<span class="secret-sent">{{.Recipients}}</span> {{end}}{{if .Preview}}<code>{{.Preview}}</code>{{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>
@@ -496,6 +498,7 @@ What these would have found is unknown, not clean.
 {{- end}}
 {{- end}}
 </section>
+{{- template "calls" .Calls}}
 <section id="dimensions" aria-labelledby="dimensions-title">
 <h2 id="dimensions-title">Dimensions</h2>
 {{- if .Chart.Rows}}{{with .Chart}}

@@ -42,7 +42,7 @@ type htmlDest struct {
 }
 
 type htmlRequest struct {
-	Time, Stage, Process, Transport, Class, Request, Bytes, Preview, Secrets string
+	Time, Stage, Process, Transport, Class, Request, Bytes, Preview, Secrets, Recipients string
 }
 
 type htmlHit struct {
@@ -94,6 +94,8 @@ func netTransport(e NetEvent) (label, class string) {
 // netStage is when in the phase an event happened.
 func netStage(e NetEvent) string {
 	switch {
+	case e.Stage == evidence.StageCall && e.Call > 0:
+		return "call " + strconv.Itoa(e.Call)
 	case e.Stage != "":
 		return clean(e.Stage)
 	case e.AfterHandshake:
@@ -319,6 +321,9 @@ func newHTMLRequest(e NetEvent) htmlRequest {
 	}
 	if len(e.Secrets) > 0 {
 		r.Secrets = "secret sent: " + clean(strings.Join(e.Secrets, ", "))
+	}
+	if len(e.Recipients) > 0 {
+		r.Recipients = "mail to " + clean(strings.Join(e.Recipients, ", "))
 	}
 	return r
 }

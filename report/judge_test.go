@@ -46,6 +46,7 @@ func asV4(t *testing.T, m map[string]any) {
 
 // asV5 removes from a decoded report what version 6 added.
 func asV5(m map[string]any) {
+	asV9(m)
 	m["schema_version"] = "verifymcp.report/v5"
 	delete(m, "masking")
 	delete(m, "drift")
@@ -92,6 +93,30 @@ func asV5(m map[string]any) {
 			for _, e := range events {
 				delete(e.(map[string]any), key)
 			}
+		}
+	}
+}
+
+// asV9 removes from a decoded report what version 10 added.
+func asV9(m map[string]any) {
+	m["schema_version"] = "verifymcp.report/v9"
+	delete(m, "exercise")
+	if b, ok := m["behavior"].(map[string]any); ok {
+		for _, list := range []string{"network", "processes", "exfiltration"} {
+			events, _ := b[list].([]any)
+			for _, e := range events {
+				e := e.(map[string]any)
+				delete(e, "call")
+				delete(e, "recipients")
+				if e["stage"] == "call" {
+					e["stage"] = "" // the call stage is v10's
+				}
+			}
+		}
+	}
+	if d, ok := m["drift"].(map[string]any); ok {
+		if s, ok := d["session"].(map[string]any); ok {
+			delete(s, "after_calls")
 		}
 	}
 }

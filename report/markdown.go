@@ -17,7 +17,8 @@ import (
 // severity, the score and the share of the rubric's weight it covers, the
 // signals not observed), the findings by severity with how to fix each
 // (the remediation of its code in the rubric) and their evidence folded
-// in <details>, the dimensions, the signals and the notice.
+// in <details>, the tool calls the sandbox made (when it made any), the
+// dimensions, the signals and the notice.
 //
 // Text that came from the package, a third party or an ignore file is
 // escaped so that it cannot add links, images, HTML, mentions or table
@@ -33,6 +34,7 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	m.header(rep)
 	m.summary(rep)
 	m.findings(rep)
+	m.calls(rep)
 	m.dimensions(rep)
 	m.signals(rep)
 	m.line("## Notice")

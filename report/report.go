@@ -67,7 +67,20 @@ import (
 // of the rubric's weight it covers), and each finding's ignored member
 // (null, or the ignore entry that accepted it). Version 7's schema forbids
 // unknown members of both.
-const SchemaVersion = "verifymcp.report/v9"
+//
+// Version 9 added, on every network event, the process that made it (pid,
+// exe), the secrets masked in what it sent, and whether it was read
+// inside TLS (tls, alpn, tls_refused).
+//
+// Version 10 added the required exercise member (null when the sandbox
+// called no tool): each listed tool called once after the idle watch, with
+// its arguments, outcome, result, files and counts of what it did, the
+// tools not called and why, and the requests the server sent the client;
+// the call whose window an event of behavior came in (call, on network
+// events, processes and canary hits, omitted outside calls); each network
+// event's mail recipients; and drift.session.after_calls. Version 9's
+// schema forbids unknown members of all of those.
+const SchemaVersion = "verifymcp.report/v10"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -78,7 +91,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v9.schema.json
+//go:embed schema/report.v10.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -100,6 +113,7 @@ type Report struct {
 	Session       *Session           `json:"session"`  // nil when the run phase left no evidence
 	Install       *Install           `json:"install"`  // nil when the install phase left no evidence
 	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
+	Exercise      *Exercise          `json:"exercise"` // nil when the sandbox called no tool
 	Supply        *Supply            `json:"supply"`   // nil for evidence from before supply-chain collection
 	Judge         *JudgeCheck        `json:"judge"`    // nil for evidence from before the judge
 	Drift         *Drift             `json:"drift"`    // nil for evidence from before pins
@@ -386,7 +400,8 @@ type NetEvent struct {
 	Package        string `json:"package"`
 	Time           string `json:"time"` // UTC, RFC 3339; "" when not recorded
 	AfterHandshake bool   `json:"after_handshake"`
-	Stage          string `json:"stage"` // startup, idle, shutdown; "" in the script step
+	Stage          string `json:"stage"`          // startup, idle, call, shutdown; "" in the script step
+	Call           int    `json:"call,omitempty"` // the tool call whose window it came in; 0 outside calls
 	Kind           string `json:"kind"`
 	DstIP          string `json:"dst_ip"`
 	DstPort        int    `json:"dst_port"`
@@ -412,6 +427,9 @@ type NetEvent struct {
 	// Secrets names the secrets masked in what was sent (env:NAME,
 	// shape:RULE): where a secret went, which is no finding by itself.
 	Secrets []string `json:"secrets"`
+	// Recipients are the mail addresses the request names in a recipient
+	// field: whose they are is the rubric's question.
+	Recipients []string `json:"recipients"`
 }
 
 // FileEvent is one file created, modified or deleted.
@@ -437,6 +455,7 @@ type ProcessEvent struct {
 	// package; "" for evidence recorded before it existed.
 	Provenance string `json:"provenance"`
 	Expected   bool   `json:"expected"`
+	Call       int    `json:"call,omitempty"` // the tool call whose window it started in; 0 outside calls
 }
 
 // CanaryHit is a canary credential seen leaving, with its value masked.
@@ -448,6 +467,7 @@ type CanaryHit struct {
 	Encoding    string `json:"encoding"`
 	Destination string `json:"destination"`
 	Masked      string `json:"masked"`
+	Call        int    `json:"call,omitempty"` // the tool call whose window it left in; 0 outside calls
 }
 
 // Masking is one kind of secret masked in the evidence: the marker that
@@ -544,6 +564,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	rep.Session = buildSession(b.Session)
 	rep.Install = buildInstall(b.Install)
 	rep.Behavior = buildBehavior(b.Behavior)
+	rep.Exercise = buildExercise(b.Exercise, rep.Behavior)
 	rep.Masking = make([]Masking, 0, len(b.Masking))
 	for _, m := range b.Masking {
 		where := map[string]int{}
@@ -671,10 +692,11 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 	}
 	for _, e := range bh.Network {
 		out.Network = append(out.Network, NetEvent{
-			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage,
+			Phase: e.Phase, Package: e.Package, Time: eventTime(e.Time), AfterHandshake: e.AfterHandshake, Stage: e.Stage, Call: e.Call,
 			Kind: e.Kind, DstIP: e.DstIP, DstPort: e.DstPort, LiteralIP: e.LiteralIP, LookedUp: e.LookedUp, DNSName: e.DNSName, DNSType: e.DNSType,
 			SNI: e.SNI, HTTPMethod: e.HTTPMethod, HTTPTarget: e.HTTPTarget, HTTPHost: e.HTTPHost, Preview: e.Preview, Bytes: e.Bytes,
 			TLS: e.TLS, ALPN: e.ALPN, TLSRefused: e.TLSRefused, PID: e.PID, Exe: e.Exe, Secrets: nonNil(e.Secrets),
+			Recipients: nonNil(e.Recipients),
 		})
 	}
 	for _, f := range bh.Files {
@@ -683,13 +705,13 @@ func buildBehavior(bh *evidence.Behavior) *Behavior {
 	for _, p := range bh.Processes {
 		out.Processes = append(out.Processes, ProcessEvent{
 			Phase: p.Phase, Package: p.Package, Time: eventTime(p.Time), PID: p.PID, PPID: p.PPID,
-			Exe: p.Exe, Argv: nonNil(p.Argv), Provenance: string(p.Provenance), Expected: p.Expected,
+			Exe: p.Exe, Argv: nonNil(p.Argv), Provenance: string(p.Provenance), Expected: p.Expected, Call: p.Call,
 		})
 	}
 	for _, h := range bh.Exfiltration {
 		out.Exfiltration = append(out.Exfiltration, CanaryHit{
 			Canary: Canary{Kind: h.Canary.Kind, Where: h.Canary.Where}, Phase: h.Phase, Package: h.Package,
-			Channel: h.Channel, Encoding: h.Encoding, Destination: h.Destination, Masked: h.Masked,
+			Channel: h.Channel, Encoding: h.Encoding, Destination: h.Destination, Masked: h.Masked, Call: h.Call,
 		})
 	}
 	return out

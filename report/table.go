@@ -37,6 +37,7 @@ func writeTable(w io.Writer, rep Report, o TableOptions) error {
 	t.tools(rep)
 	t.judge(rep)
 	t.behavior(rep)
+	t.calls(rep)
 	t.drift(rep)
 	t.findings(rep)
 	if lines := gateAdvice(rep, o.Now, tableWidth(o.Width)); len(lines) > 0 {
