@@ -182,7 +182,7 @@ func assertNoCanaryValues(t *testing.T, b *evidence.Bundle, _ *sandbox.Sandbox) 
 // pkg.behavior findings (and their behaviour is observed, not skipped).
 func TestBenignServersNoBehaviour(t *testing.T) {
 	s := newSandbox(t, func(o *sandbox.Options) {
-		o.Behavior = true
+		o.Behavior, o.NoExercise = true, false
 		o.Memory = 512 << 20
 		o.HandshakeTimeout = 30 * time.Second
 		o.TreeCacheDir = treeCache

@@ -53,7 +53,7 @@ func sendMail(mod string) string {
 // order, and what each did is attributed to its call.
 func TestExerciseFixtures(t *testing.T) {
 	s := newSandbox(t, func(o *sandbox.Options) {
-		o.Behavior = true
+		o.Behavior, o.NoExercise = true, false
 		o.Idle = 500 * time.Millisecond
 		o.CallTimeout = time.Second
 		// The budget fixture's two hanging calls take it all: the first its

@@ -206,7 +206,7 @@ func TestRealServerRegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSandbox(t, func(o *sandbox.Options) {
-		o.Behavior, o.TreeCacheDir = true, treeCache
+		o.Behavior, o.TreeCacheDir, o.NoExercise = true, treeCache, false
 		o.Memory, o.InstallTimeout, o.HandshakeTimeout, o.DiscoverProbe, o.ListTimeout = 1<<30, 240*time.Second, 60*time.Second, 5*time.Second, 30*time.Second
 	})
 	p, err := pipeline.New(pipeline.Config{Scanner: s, Resolver: supplychain.NewNPM(nil, ""), ToolVersion: "test", Sandbox: pipeline.SandboxInfo{Behavior: true}, Rubric: rubric.Current()})
