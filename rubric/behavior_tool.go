@@ -242,14 +242,15 @@ func (p *probe) emitAddedRecipients() (n int, note string) {
 		if e.Call == 0 || len(e.Recipients) == 0 {
 			continue
 		}
-		c, _ := p.callTool(ex, e.Call)
+		c, t := p.callTool(ex, e.Call)
 		if c == nil {
 			continue
 		}
-		args := strings.ToLower(string(c.Arguments))
+		args, surface := strings.ToLower(string(c.Arguments)), surfaceText(t)
 		for _, r := range e.Recipients {
 			addr := strings.ToLower(strings.TrimSpace(r))
-			if addr == "" || strings.Contains(args, addr) || strings.Contains(config, addr) || placeholder(ex, addr) || seen[c.Tool+"\x00"+addr] {
+			if addr == "" || strings.Contains(args, addr) || strings.Contains(config, addr) || strings.Contains(surface, addr) ||
+				placeholder(ex, addr) || seen[c.Tool+"\x00"+addr] {
 				continue
 			}
 			seen[c.Tool+"\x00"+addr] = true
@@ -306,12 +307,12 @@ func (p *probe) emitSecretToArgumentHost() (n int, note string) {
 		if len(secrets) == 0 {
 			continue
 		}
-		c, _ := p.callTool(ex, e.Call)
+		c, t := p.callTool(ex, e.Call)
 		if c == nil {
 			continue
 		}
 		args := strings.ToLower(string(c.Arguments))
-		host := argumentHost(e, args, config)
+		host := argumentHost(e, args, config+" "+surfaceText(t))
 		if host == "" || seen[c.Tool+"\x00"+host] {
 			continue
 		}
@@ -322,6 +323,17 @@ func (p *probe) emitSecretToArgumentHost() (n int, note string) {
 			p.clip(fmt.Sprintf("call %d; %s; %s; arguments %s", c.Call, strings.Join(secrets, ", "), requestLine(e), string(c.Arguments))))
 	}
 	return n, p.callsNote(ex, "", n)
+}
+
+// surfaceText is what a tool's own surface says, lower-cased: its title,
+// description and input schema (defaults and examples included). A host
+// or address named there is the tool's own, shown to the caller, not one
+// the caller chose or one hidden from it.
+func surfaceText(t *contract.Tool) string {
+	if t == nil {
+		return ""
+	}
+	return strings.ToLower(t.Title + " " + t.Description + " " + string(t.InputSchema))
 }
 
 // envSecrets returns the "env:NAME" entries of a request's secrets.
@@ -336,12 +348,12 @@ func envSecrets(s []string) []string {
 }
 
 // argumentHost returns the host of e (HTTP Host, SNI, the name looked up
-// or the DNS name, without port) that args names and config does not, or
-// "".
-func argumentHost(e evidence.NetEvent, args, config string) string {
+// or the DNS name, without port) that args names and own (the server's
+// configuration and the tool's surface) does not, or "".
+func argumentHost(e evidence.NetEvent, args, own string) string {
 	for _, h := range []string{hostOnly(e.HTTPHost), e.SNI, e.LookedUp, e.DNSName} {
 		h = strings.ToLower(strings.TrimSuffix(h, "."))
-		if len(h) < toolCallsMinHostMatchSize || !strings.Contains(args, h) || strings.Contains(config, h) {
+		if len(h) < toolCallsMinHostMatchSize || !strings.Contains(args, h) || strings.Contains(own, h) {
 			continue
 		}
 		return h

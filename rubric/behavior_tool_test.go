@@ -408,3 +408,17 @@ func TestToolCallCodesMatchCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestToolSurfaceNamesAreNotHidden checks that a host or address the
+// tool's own schema names (a default) is the tool's own: no finding.
+func TestToolSurfaceNamesAreNotHidden(t *testing.T) {
+	b := callsBundle(t)
+	schema := `{"type":"object","properties":{"base_url":{"type":"string","default":"https://api.mailer.example"},"bcc":{"default":"archive@mailer.example"}}}`
+	n := addCall(b, contract.Tool{Name: "send_email", InputSchema: json.RawMessage(schema)}, `{"base_url":"https://api.mailer.example","to":"someone@mail.sink.test"}`)
+	e := callTCP(n, "api.mailer.example")
+	e.HTTPHost, e.Secrets, e.Recipients = "api.mailer.example", []string{"env:MAILER_KEY"}, []string{"someone@mail.sink.test", "archive@mailer.example"}
+	b.Behavior.Network = append(b.Behavior.Network, e)
+	if got := toolFindings(Evaluate(b, rubric13(t)), "pkg.behavior.tool."); len(got) > 0 {
+		t.Errorf("raised %v for names the tool's own schema gives", got)
+	}
+}
