@@ -48,6 +48,22 @@ func (p *probe) injections(text string) []checks.Finding {
 	return out
 }
 
+// injection returns the most severe finding of injections(text), the
+// first of them on a tie.
+func (p *probe) injection(text string) (checks.Finding, bool) {
+	fs := p.injections(text)
+	if len(fs) == 0 {
+		return checks.Finding{}, false
+	}
+	best := fs[0]
+	for _, f := range fs[1:] {
+		if Severity(f.Severity).Rank() > Severity(best.Severity).Rank() {
+			best = f
+		}
+	}
+	return best, true
+}
+
 // emitCallInjections reports the tool results and the server's requests
 // to the client that the pinned contract checks read as instructions to
 // the model, once per tool (results) and per method and call (requests).
@@ -77,13 +93,13 @@ func (p *probe) emitCallInjections() (deduct float64, note string) {
 		deduct += penalties[p.def(code).Severity]
 	}
 	for _, c := range ex.Calls {
-		if fs := p.injections(c.Result); len(fs) > 0 {
-			emit(CodeToolResultInjection, c.Tool, fmt.Sprintf("the result of tool %q (call %d)", c.Tool, c.Call), fs[0])
+		if f, ok := p.injection(c.Result); ok {
+			emit(CodeToolResultInjection, c.Tool, fmt.Sprintf("the result of tool %q (call %d)", c.Tool, c.Call), f)
 		}
 	}
 	for _, r := range ex.ClientRequests {
-		fs := p.injections(r.Text)
-		if len(fs) == 0 {
+		f, ok := p.injection(r.Text)
+		if !ok {
 			continue
 		}
 		subject, what := r.Method, fmt.Sprintf("the server's %s request, outside any call", r.Method)
@@ -91,9 +107,13 @@ func (p *probe) emitCallInjections() (deduct float64, note string) {
 			subject = r.Method + " (call " + strconv.Itoa(r.Call) + ")"
 			what = fmt.Sprintf("the server's %s request during a call of %q", r.Method, c.Tool)
 		}
-		emit(CodeToolRequestInjection, subject, what, fs[0])
+		emit(CodeToolRequestInjection, subject, what, f)
 	}
-	return deduct, p.callsNote(ex, "", n)
+	note = p.callsNote(ex, "", n)
+	if deduct > 0 {
+		note += " (-" + formatScore(deduct) + ")"
+	}
+	return deduct, note
 }
 
 func pinText(r *Rubric) string {
