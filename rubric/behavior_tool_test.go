@@ -2,6 +2,7 @@ package rubric
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -420,5 +421,52 @@ func TestToolSurfaceNamesAreNotHidden(t *testing.T) {
 	b.Behavior.Network = append(b.Behavior.Network, e)
 	if got := toolFindings(Evaluate(b, rubric13(t)), "pkg.behavior.tool."); len(got) > 0 {
 		t.Errorf("raised %v for names the tool's own schema gives", got)
+	}
+}
+
+// TestV13ScoresBundlesWithoutCallsAsV12 checks that a bundle recorded
+// before the sandbox called tools scores under v13 exactly as under v12:
+// same findings, dimensions, reasons and composite.
+func TestV13ScoresBundlesWithoutCallsAsV12(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("testdata", "*.bundle.json"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no bundles: %v", err)
+	}
+	v12, v13 := mustLoad(t, "12"), rubric13(t)
+	for _, name := range names {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			b := loadBundle(t, filepath.Base(name))
+			if b.Exercise != nil {
+				t.Skip("the bundle holds tool calls")
+			}
+			old, cur := Evaluate(b, v12), Evaluate(b, v13)
+			if d := diff(old.Findings, cur.Findings); d != "" {
+				t.Errorf("findings (-v12 +v13):\n%s", d)
+			}
+			if d := diff(old.Dimensions, cur.Dimensions); d != "" {
+				t.Errorf("dimensions (-v12 +v13):\n%s", d)
+			}
+			if d := diff(old.Score, cur.Score); d != "" {
+				t.Errorf("score (-v12 +v13):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestToolCallsWithMemo checks that a Memo, which reuses what the probes
+// that read only the contract gave for a contract, does not reuse
+// action_safety under v13: two bundles of one contract with different
+// calls score differently.
+func TestToolCallsWithMemo(t *testing.T) {
+	clean, wrote := callsBundle(t), callsBundle(t)
+	addCall(clean, readOnlyTool("read_notes"), `{}`)
+	n := addCall(wrote, readOnlyTool("read_notes"), `{}`)
+	wrote.Exercise.Calls[n-1].Files = []evidence.CallFile{{Path: scratchDir + "/notes.txt", Op: "deleted", Decoy: true}}
+	wrote.Contract = clean.Contract
+	m := NewMemo(rubric13(t))
+	for _, b := range []*evidence.Bundle{clean, wrote, clean} {
+		if d := diff(Evaluate(b, rubric13(t)), m.Evaluate(b)); d != "" {
+			t.Errorf("memo (-without +with):\n%s", d)
+		}
 	}
 }
