@@ -366,6 +366,14 @@ func TestDriftAfterCalls(t *testing.T) {
 	if m := msg(mustLoad(t, "12")); !strings.Contains(m, "after the idle watch") {
 		t.Errorf("v12 message = %q, want it as before", m)
 	}
+	// Without a change, the reason says when the surface was listed again.
+	b.Session.Relist.Changes = nil
+	if d := dimensionOf(Evaluate(b, rubric13(t)), "contract_drift"); !strings.Contains(d.Reason, "after 3 tool calls") {
+		t.Errorf("v13 contract_drift reason = %q, want the calls named", d.Reason)
+	}
+	if d := dimensionOf(Evaluate(b, mustLoad(t, "12")), "contract_drift"); strings.Contains(d.Reason, "tool call") {
+		t.Errorf("v12 contract_drift reason = %q, want it as before", d.Reason)
+	}
 }
 
 // withToolCalls adds to b tool calls that raise every tool-call code.

@@ -88,6 +88,9 @@ func observeDrift(p *probe, gate verdict) verdict {
 		default:
 			sessionChanges = rl.Changes
 			relisted = "relisted " + formatMS(rl.AfterMS) + " after the first listing"
+			if rl.AfterCalls > 0 && p.atLeast(toolCallsFrom) {
+				relisted += ", after " + plural(rl.AfterCalls, "tool call")
+			}
 		}
 	}
 	var pinChanges []contract.Change
