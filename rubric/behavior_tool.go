@@ -78,10 +78,15 @@ func (p *probe) callsNote(ex *evidence.Exercise, note string, n int) string {
 		return ""
 	case ex == nil:
 		return "; " + note
-	case n > 0:
-		return "; " + plural(len(ex.Calls), "tool call") + " watched, " + plural(n, "tool-call finding") + " here"
 	}
-	return "; " + plural(len(ex.Calls), "tool call") + " watched, none raised a finding here"
+	s := "; " + plural(len(ex.Calls), "tool call") + " watched"
+	if k := len(ex.NotCalled); k > 0 {
+		s += " (" + plural(k, "listed tool") + " not called)"
+	}
+	if n > 0 {
+		return s + ", " + plural(n, "tool-call finding") + " here"
+	}
+	return s + ", none raised a finding here"
 }
 
 // callTool returns the call of number n and the contract's tool of its
@@ -154,7 +159,13 @@ func (p *probe) emitToolActionSafety() (contradictions, n int, note string) {
 		}
 	}
 	n = contradictions + p.emitClosedWorld(ex)
-	return contradictions, n, p.callsNote(ex, "", n)
+	note = p.callsNote(ex, "", n)
+	if fc := ex.FileCheck; fc != "" && fc != observerOK {
+		// The files a call changed may be missing: what is listed is
+		// still evidence, what is not is unknown.
+		note += "; the per-call file check did not work (" + fc + "), so a read-only tool's writes may be missing"
+	}
+	return contradictions, n, note
 }
 
 // readOnlyWrites lists what a call changed that a read-only tool must
@@ -361,13 +372,6 @@ func argumentHost(e evidence.NetEvent, args, own string) string {
 	return ""
 }
 
-// commandWords are the words by which a tool's name, title or description
-// says that it runs commands.
-var commandWords = map[string]bool{
-	"command": true, "commands": true, "shell": true, "exec": true, "execute": true, "run": true, "runs": true,
-	"script": true, "terminal": true, "bash": true, "cli": true, "process": true, "spawn": true, "subprocess": true,
-}
-
 // emitUndeclaredShells reports, once per tool, a shell run with -c during
 // a call of a tool whose own text says nothing of running commands nor
 // names the program the command runs. It returns how many it raised.
@@ -393,7 +397,7 @@ func (p *probe) emitUndeclaredShells(events []evidence.ProcessEvent) (n int, not
 		}
 		text := toolText(c.Tool, t)
 		prog := firstProgram(shellCommand(args))
-		if declaresCommands(text, prog) {
+		if declaresCommands(text, prog, es.CommandWords) {
 			continue
 		}
 		done[c.Tool] = true
@@ -403,6 +407,24 @@ func (p *probe) emitUndeclaredShells(events []evidence.ProcessEvent) (n int, not
 			p.clip(fmt.Sprintf("call %d; %s", c.Call, commandLine(e))))
 	}
 	return n, p.callsNote(ex, "", n)
+}
+
+// validateCommandWords checks parameters.behavior.execution_safety's
+// command_words: set from rubric v13 on, which reads the tool calls, and
+// absent before.
+func (r *Rubric) validateCommandWords() []error {
+	if r.Params.Behavior == nil {
+		return nil // reported by BehaviorParams.validate
+	}
+	words := r.Params.Behavior.ExecutionSafety.CommandWords
+	has := compareVersions(r.Version, toolCallsFrom) >= 0
+	switch {
+	case has && len(words) == 0:
+		return []error{fmt.Errorf("parameters.behavior.execution_safety.command_words: missing, and rubric v%s reads the tool calls (from v%s on)", r.Version, toolCallsFrom)}
+	case !has && len(words) > 0:
+		return []error{fmt.Errorf("parameters.behavior.execution_safety.command_words: present, but rubric v%s is older than v%s, the first that reads the tool calls", r.Version, toolCallsFrom)}
+	}
+	return nil
 }
 
 // toolText is a tool's name, titles and description, lower-cased.
@@ -417,12 +439,12 @@ func toolText(name string, t *contract.Tool) string {
 	return strings.ToLower(strings.Join(parts, " "))
 }
 
-// declaresCommands reports whether a tool's text says it runs commands,
-// or names prog, the program its shell command runs.
-func declaresCommands(text, prog string) bool {
+// declaresCommands reports whether a tool's text says it runs commands
+// (one of words), or names prog, the program its shell command runs.
+func declaresCommands(text, prog string, words []string) bool {
 	toks := tokens(text)
 	for _, tok := range toks {
-		if commandWords[tok] {
+		if slices.Contains(words, tok) {
 			return true
 		}
 	}
