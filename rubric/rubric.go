@@ -30,7 +30,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "12"
+const CurrentVersion = "13"
 
 //go:embed versions/*.yaml
 var files embed.FS

@@ -66,8 +66,8 @@ func TestLoad(t *testing.T) {
 	if first, again := Current(), Current(); first.Version != CurrentVersion || first != again {
 		t.Errorf("Current() = version %q, want the shared rubric %q", Current().Version, CurrentVersion)
 	}
-	if CurrentVersion != "12" {
-		t.Errorf("CurrentVersion = %q, want 12", CurrentVersion)
+	if CurrentVersion != "13" {
+		t.Errorf("CurrentVersion = %q, want 13", CurrentVersion)
 	}
 }
 
