@@ -321,6 +321,9 @@ func scoreEgress(p *probe) verdict {
 	var lookups, attempts, literals groups
 	var beacon []evidence.NetEvent
 	for _, e := range beh.Network {
+		if e.Phase == evidence.PhaseRun && p.byCall(e.Stage, e.Call) {
+			continue // a tool call's doing (v13): judged by pkg.behavior.tool.*
+		}
 		switch {
 		case isDNS(e):
 			name := strings.TrimSuffix(e.DNSName, ".")
@@ -489,19 +492,24 @@ func scoreExfiltration(p *probe) verdict {
 		if h.Phase == evidence.PhaseScripts && h.Package != "" {
 			msg += ", while " + p.actor(h.Phase, h.Package) + " ran"
 		}
+		msg += p.callPhrase(h.Call)
 		masked := h.Masked
 		if masked == "" {
 			masked = "(masked value not recorded)"
 		}
 		p.emit(CodeCanaryExfiltration, behaviorSubject(h.Phase, h.Package), msg, p.clip(masked))
 	}
+	added, note := p.emitAddedRecipients()
 	if gap != "" {
-		return zeroPoint(gap)
+		return zeroPoint(gap + note)
 	}
-	if n := len(beh.Exfiltration); n > 0 {
-		return scored(0, fmt.Sprintf("canary credentials seen leaving %s", plural(n, "time")))
+	switch n := len(beh.Exfiltration); {
+	case n > 0:
+		return scored(0, fmt.Sprintf("canary credentials seen leaving %s", plural(n, "time"))+note)
+	case added > 0:
+		return scored(0, plural(added, "recipient")+" added to a request during a tool call"+note)
 	}
-	return scored(100, "no canary credential seen leaving in "+watchedFor(beh.Watches))
+	return scored(100, "no canary credential seen leaving in "+watchedFor(beh.Watches)+note)
 }
 
 func scoreSecretHandling(p *probe) verdict {
@@ -522,11 +530,15 @@ func scoreSecretHandling(p *probe) verdict {
 				return fmt.Sprintf("%s created, modified or deleted %d sensitive files in %s %s: %s", p.actor(f.Phase, f.Package), n, dir, p.during(f.Phase), examplesText(ex, n))
 			})
 	}
+	sent, note := p.emitSecretToArgumentHost()
 	if gap != "" {
-		return zeroPoint(gap)
+		return zeroPoint(gap + note)
 	}
-	if n > 0 {
-		return scored(0, plural(n, "sensitive file")+" created, modified or deleted")
+	switch {
+	case n > 0:
+		return scored(0, plural(n, "sensitive file")+" created, modified or deleted"+note)
+	case sent > 0:
+		return scored(0, "a configured secret sent to a host the call's arguments named, by "+plural(sent, "tool")+note)
 	}
-	return scored(100, "no sensitive file changed in "+watchedFor(beh.Watches))
+	return scored(100, "no sensitive file changed in "+watchedFor(beh.Watches)+note)
 }

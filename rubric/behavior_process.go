@@ -35,9 +35,13 @@ func scoreExecutionSafety(p *probe) verdict {
 		}
 	}
 	writes := 0
+	byCalls := p.callFileKeys()
 	for _, f := range beh.Files {
 		if p.sensitive(f) {
 			continue // scored under secret_handling
+		}
+		if byCalls[f.Path] {
+			continue // a tool call's doing (v13): judged by pkg.behavior.tool.*
 		}
 		writes++
 		p.emitInDir(CodeFileWrite, behaviorSubject(f.Phase, f.Package), f.Path, "files",
@@ -47,10 +51,23 @@ func scoreExecutionSafety(p *probe) verdict {
 				return fmt.Sprintf("%s created, modified or deleted %d files in %s %s: %s", p.actor(f.Phase, f.Package), n, dir, p.during(f.Phase), examplesText(ex, n))
 			})
 	}
-	spawns, shells, tools := p.processes(beh.Processes)
+	procs := beh.Processes
+	if p.readsCalls() {
+		// A tool call's processes (v13) are judged by
+		// pkg.behavior.tool.undeclared_shell alone.
+		procs = make([]evidence.ProcessEvent, 0, len(beh.Processes))
+		for _, e := range beh.Processes {
+			if e.Call == 0 {
+				procs = append(procs, e)
+			}
+		}
+	}
+	spawns, shells, tools := p.processes(procs)
+	undeclared, note := p.emitUndeclaredShells(beh.Processes)
+	spawns += undeclared
 	filled := p.diskFilled(beh.Watches)
 	if gap != "" {
-		return zeroPoint(gap)
+		return zeroPoint(gap + note)
 	}
 	es := p.p.Behavior.ExecutionSafety
 	var notes []string
@@ -74,11 +91,11 @@ func scoreExecutionSafety(p *probe) verdict {
 		if tools > 0 {
 			why = append(why, plural(tools, "network tool"))
 		}
-		return scored(0, strings.Join(append(why, notes...), "; "))
+		return scored(0, strings.Join(append(why, notes...), "; ")+note)
 	case len(notes) > 0:
-		return scored(100-es.SpawnPenalty*float64(spawns)-es.FileWritePenalty*float64(writes), strings.Join(notes, "; "))
+		return scored(100-es.SpawnPenalty*float64(spawns)-es.FileWritePenalty*float64(writes), strings.Join(notes, "; ")+note)
 	default:
-		return scored(100, "no unexpected process and no file changed in "+watchedFor(beh.Watches))
+		return scored(100, "no unexpected process and no file changed in "+watchedFor(beh.Watches)+note)
 	}
 }
 

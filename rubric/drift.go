@@ -88,6 +88,9 @@ func observeDrift(p *probe, gate verdict) verdict {
 		default:
 			sessionChanges = rl.Changes
 			relisted = "relisted " + formatMS(rl.AfterMS) + " after the first listing"
+			if rl.AfterCalls > 0 && p.atLeast(toolCallsFrom) {
+				relisted += ", after " + plural(rl.AfterCalls, "tool call")
+			}
 		}
 	}
 	var pinChanges []contract.Change
@@ -125,8 +128,14 @@ func observeDrift(p *probe, gate verdict) verdict {
 		bySeverity[def.Severity.Rank()]++
 		score -= penalties[def.Severity]
 	}
+	after := "the surface listed after the idle watch differs from the first listing"
+	if rl := b.Session.Relist; rl != nil && rl.AfterCalls > 0 && p.atLeast(toolCallsFrom) {
+		// v13: the relisting came after the tools were called, so a
+		// change is the rug pull that waits for a tool to be used.
+		after = "the surface listed after " + plural(rl.AfterCalls, "tool call") + " differs from the first listing: it changed on use"
+	}
 	for _, ch := range sessionChanges {
-		add(ch, "session", "within one session, after start-up: "+kindText(ch.Kind)+" (the surface listed after the idle watch differs from the first listing)")
+		add(ch, "session", "within one session, after start-up: "+kindText(ch.Kind)+" ("+after+")")
 	}
 	nSession := len(counted)
 	if base != nil {

@@ -145,7 +145,7 @@ func evaluate(b *evidence.Bundle, r *Rubric, memo *Memo) Result {
 		case v.state != StateScored:
 		case !ok:
 			v = zeroPoint("no probe implements this dimension")
-		case p.memo != nil && sc.contractOnly:
+		case p.memo != nil && sc.contractOnly && (sc.contractOnlyUntil == "" || compareVersions(r.Version, sc.contractOnlyUntil) < 0):
 			p.dimension, p.signals = d.ID, d.Signals
 			v = p.memo.score(p, i, sc)
 		default:
@@ -359,6 +359,10 @@ type scorer struct {
 	// contract, so that a Memo may reuse its outcome for the same
 	// contract.
 	contractOnly bool
+	// contractOnlyUntil is the first rubric version whose score reads
+	// more of the bundle than its contract (action_safety reads the tool
+	// calls from v13), so that a Memo no longer reuses it; "" for never.
+	contractOnlyUntil string
 	// observe, set instead of score, runs whatever the gate decided and is
 	// given its verdict; needs are the signals it reads, which the
 	// dimension must name.

@@ -18,6 +18,7 @@ func TestFindingsMatchCatalog(t *testing.T) {
 	b.Install.Scripts = []evidence.Script{{Package: "a", Event: "install", Ran: true, ExitCode: 2}}
 	b.Contract.Tools = append(b.Contract.Tools, contract.Tool{Name: "rm", Annotations: &contract.Annotations{ReadOnlyHint: ptr(true), Title: "Delete"}})
 	watched(func(bh *evidence.Behavior) { *bh = *richBehavior() })(b)
+	withToolCalls(b)
 	res := Evaluate(b, Current())
 	seen := map[string]bool{}
 	for _, f := range res.Findings {

@@ -34,6 +34,8 @@ func integrityEmits() map[string]Kind {
 	for _, c := range integrityCodes {
 		m[c] = KindFinding
 	}
+	m[CodeToolResultInjection] = KindFinding
+	m[CodeToolRequestInjection] = KindFinding
 	return m
 }
 
@@ -232,9 +234,13 @@ func scorePromptIntegrity(p *probe) verdict {
 		bySeverity[def.Severity.Rank()]++
 		score -= penalties[def.Severity]
 	}
+	// From v13, the tools' results and the server's requests to the
+	// client, read by the same checks (integrity_tool.go).
+	deduct, note := p.emitCallInjections()
+	score -= deduct
 	what := surfaceSummary(len(c.Tools), len(c.Prompts), len(c.Resources), len(c.Templates), c.Instructions != "")
 	if len(counted) == 0 {
-		return scored(100, "the contract checks found nothing in "+what)
+		return scored(score, "the contract checks found nothing in "+what+note)
 	}
 	parts := make([]string, 0, 5)
 	for _, s := range Severities() {
@@ -242,7 +248,7 @@ func scorePromptIntegrity(p *probe) verdict {
 			parts = append(parts, strconv.Itoa(n)+" "+string(s)+" (-"+formatScore(float64(n)*penalties[s])+")")
 		}
 	}
-	return scored(score, "the contract checks found, counting each code once per subject, "+strings.Join(parts, ", ")+" in "+what)
+	return scored(score, "the contract checks found, counting each code once per subject, "+strings.Join(parts, ", ")+" in "+what+note)
 }
 
 // checkSubject names what a check finding is about: a tool by its name,

@@ -104,10 +104,13 @@ var scorers = map[string]scorer{
 	"action_safety": {
 		emits: map[string]Kind{
 			CodeAnnotationAbsent: KindFinding, CodeAnnotationContradiction: KindFinding,
-			CodeToolDestructive: KindFinding,
+			CodeToolDestructive: KindFinding, CodeToolReadOnlyWrite: KindFinding, CodeToolClosedWorldNet: KindFinding,
 		},
+		since:        map[string]string{CodeToolReadOnlyWrite: toolCallsFrom, CodeToolClosedWorldNet: toolCallsFrom},
 		score:        scoreActionSafety,
 		contractOnly: true,
+		// From v13 it reads the tool calls too.
+		contractOnlyUntil: toolCallsFrom,
 	},
 	DimensionEgress: {
 		emits: map[string]Kind{
@@ -117,20 +120,22 @@ var scorers = map[string]scorer{
 		score: scoreEgress,
 	},
 	DimensionExfiltration: {
-		emits: map[string]Kind{CodeCanaryExfiltration: KindFinding},
+		emits: map[string]Kind{CodeCanaryExfiltration: KindFinding, CodeToolAddedRecipient: KindFinding},
+		since: map[string]string{CodeToolAddedRecipient: toolCallsFrom},
 		score: scoreExfiltration,
 	},
 	DimensionSecretHandling: {
-		emits: map[string]Kind{CodeFileSensitiveWrite: KindFinding},
+		emits: map[string]Kind{CodeFileSensitiveWrite: KindFinding, CodeToolSecretToArgHost: KindFinding},
+		since: map[string]string{CodeToolSecretToArgHost: toolCallsFrom},
 		score: scoreSecretHandling,
 	},
 	DimensionExecutionSafety: {
 		emits: map[string]Kind{
 			CodeFileWrite: KindFinding, CodeProcessSpawn: KindFinding, CodeProcessShell: KindFinding,
 			CodeProcessNetworkTool: KindFinding, CodeProcessPackageManager: KindFinding,
-			CodeObserverIncomplete: KindFinding, CodeDiskFilled: KindFinding,
+			CodeObserverIncomplete: KindFinding, CodeDiskFilled: KindFinding, CodeToolUndeclaredShell: KindFinding,
 		},
-		since: map[string]string{CodeDiskFilled: "6"},
+		since: map[string]string{CodeDiskFilled: "6", CodeToolUndeclaredShell: toolCallsFrom},
 		score: scoreExecutionSafety,
 	},
 	// The supply-chain probes (supply.go) run whatever the gate decided,
@@ -189,7 +194,8 @@ var scorers = map[string]scorer{
 	DimensionPromptIntegrity: {
 		// Not contractOnly: the findings may be those the bundle stored.
 		emits: integrityEmits(),
-		since: map[string]string{checks.CodeCapabilityConfig: "11"},
+		since: map[string]string{checks.CodeCapabilityConfig: "11",
+			CodeToolResultInjection: toolCallsFrom, CodeToolRequestInjection: toolCallsFrom},
 		score: scorePromptIntegrity,
 	},
 	DimensionCapabilityClarity: {

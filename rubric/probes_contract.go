@@ -204,8 +204,12 @@ func scoreActionSafety(p *probe) verdict {
 			p.emit(CodeToolDestructive, t.Name, "tool "+strconv.Quote(t.Name)+" is destructive by its effective annotations", destructiveBasis(a))
 		}
 	}
+	// From v13 a read-only tool that wrote when called is a contradiction
+	// too (behavior_tool.go).
+	called, _, note := p.emitToolActionSafety()
+	contradictions += called
 	score := 100 - ap.ContradictionPenalty*float64(contradictions) - ap.AbsentSharePenalty*float64(absent)/float64(len(tools))
-	return scored(score, strconv.Itoa(absent)+" of "+plural(len(tools), "tool")+" without annotations; "+plural(contradictions, "read-only contradiction"))
+	return scored(score, strconv.Itoa(absent)+" of "+plural(len(tools), "tool")+" without annotations; "+plural(contradictions, "read-only contradiction")+note)
 }
 
 // writeVerb returns the first write verb among the tokens of the tool's

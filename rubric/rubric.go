@@ -30,7 +30,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "12"
+const CurrentVersion = "13"
 
 //go:embed versions/*.yaml
 var files embed.FS
@@ -251,6 +251,11 @@ type ExecutionSafetyParams struct {
 	// MultiCall names binaries (busybox) that run the applet named by
 	// their first argument.
 	MultiCall []string `yaml:"multi_call"`
+	// CommandWords, from rubric v13, are the words by which a tool's
+	// name, title or description says it runs commands: a shell run with
+	// -c during a call of a tool that says none of them (nor names the
+	// program) is pkg.behavior.tool.undeclared_shell. Absent before v13.
+	CommandWords []string `yaml:"command_words"`
 }
 
 // file is the YAML layout of a rubric file.
@@ -408,6 +413,7 @@ func (r *Rubric) validate() error {
 	errs = append(errs, r.Params.validate()...)
 	if r.usesBehavior() {
 		errs = append(errs, r.Params.Behavior.validate()...)
+		errs = append(errs, r.validateCommandWords()...)
 	}
 	if r.usesSupply() {
 		errs = append(errs, r.Params.Supply.validate()...)
@@ -613,6 +619,11 @@ func (p *BehaviorParams) validate() []error {
 	programs("execution_safety.network_tools", es.NetworkTools)
 	programs("execution_safety.package_managers", es.PackageManagers)
 	programs("execution_safety.multi_call", es.MultiCall)
+	for _, w := range es.CommandWords {
+		if toks := tokens(w); len(toks) != 1 || toks[0] != w {
+			add("execution_safety.command_words: %q is not one lower-case token", w)
+		}
+	}
 	return errs
 }
 
