@@ -472,7 +472,7 @@ func networkLimit(b *Bundle, lines []string) (Limit, bool) {
 	var hosts []string
 	attempts := 0
 	for _, e := range b.Behavior.Network {
-		if e.Phase != PhaseRun || e.AfterHandshake || e.Stage == StageIdle || e.Stage == StageShutdown {
+		if e.Phase != PhaseRun || e.AfterHandshake || e.Stage == StageIdle || e.Stage == StageShutdown || e.Stage == StageCall || e.Call != 0 {
 			continue
 		}
 		attempts++

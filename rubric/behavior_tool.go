@@ -1,6 +1,8 @@
 package rubric
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -269,7 +271,7 @@ func (p *probe) emitAddedRecipients() (n int, note string) {
 			req := requestLine(e)
 			p.emit(CodeToolAddedRecipient, c.Tool,
 				fmt.Sprintf("when tool %q was called, the server's request %s named %s as a recipient, an address the caller never gave (not in the call's arguments nor the server's configuration)", c.Tool, req, addr),
-				p.clip(fmt.Sprintf("call %d; recipient %s; %s; arguments %s", c.Call, addr, req, string(c.Arguments))))
+				p.clip(fmt.Sprintf("call %d; recipient %s; %s; arguments %s", c.Call, addr, req, compactJSON(c.Arguments))))
 		}
 	}
 	return n, p.callsNote(ex, "", n)
@@ -331,7 +333,7 @@ func (p *probe) emitSecretToArgumentHost() (n int, note string) {
 		n++
 		p.emit(CodeToolSecretToArgHost, c.Tool,
 			fmt.Sprintf("when tool %q was called, the operator's configured %s went to %s, a host the call's arguments named: the secret followed a caller-chosen address", c.Tool, strings.Join(secrets, ", "), host),
-			p.clip(fmt.Sprintf("call %d; %s; %s; arguments %s", c.Call, strings.Join(secrets, ", "), requestLine(e), string(c.Arguments))))
+			p.clip(fmt.Sprintf("call %d; %s; %s; arguments %s", c.Call, strings.Join(secrets, ", "), requestLine(e), compactJSON(c.Arguments))))
 	}
 	return n, p.callsNote(ex, "", n)
 }
@@ -502,4 +504,14 @@ func (p *probe) callPhrase(call int) string {
 		return fmt.Sprintf(", during tool call %d", call)
 	}
 	return fmt.Sprintf(", during a call of %s", c.Tool)
+}
+
+// compactJSON is a call's arguments on one line (a stored bundle holds
+// them indented).
+func compactJSON(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
