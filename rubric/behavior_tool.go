@@ -191,18 +191,37 @@ func readOnlyWrites(ex *evidence.Exercise, c evidence.ToolCall) []string {
 
 // emitClosedWorld reports the tools that claim openWorldHint false and
 // connected, during their call, to a destination the server reached at no
-// other time of the run phase and its configuration does not name.
+// other time of the run phase (outside the calls, or in another call's
+// window) and its configuration does not name.
 func (p *probe) emitClosedWorld(ex *evidence.Exercise) int {
 	beh := p.b.Behavior
 	if beh == nil {
 		return 0
 	}
 	outside := map[string]bool{}
+	inCall := map[string]int{} // by host, the one call that reached it; -1: more than one
 	for _, e := range beh.Network {
-		if e.Phase == evidence.PhaseRun && e.Call == 0 && !isDNS(e) {
-			// By host: the sink answers every name at one address, so
-			// an address says nothing of where a request was meant to go.
-			outside[destHost(e)] = true
+		if e.Phase != evidence.PhaseRun || isDNS(e) {
+			continue
+		}
+		// By host: the sink answers every name at one address, so an
+		// address says nothing of where a request was meant to go.
+		h := destHost(e)
+		switch prev, seen := inCall[h]; {
+		case e.Call == 0:
+			outside[h] = true
+		case !seen:
+			inCall[h] = e.Call
+		case prev != e.Call:
+			inCall[h] = -1
+		}
+	}
+	for h, c := range inCall {
+		// A destination reached in the windows of two calls may be what
+		// the first set off after its answer (telemetry of every call):
+		// it is not held against one of them.
+		if c < 0 {
+			outside[h] = true
 		}
 	}
 	config := strings.ToLower(strings.Join(p.b.Target.Args, " "))

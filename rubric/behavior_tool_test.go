@@ -129,6 +129,18 @@ func TestToolCallFindings(t *testing.T) {
 			},
 		},
 		{
+			name: "closed_world_destination_also_reached_in_another_call",
+			modify: func(b *evidence.Bundle) {
+				open := contract.Tool{Name: "search", Annotations: &contract.Annotations{OpenWorldHint: ptr(true)}}
+				closed := contract.Tool{Name: "lookup", Annotations: &contract.Annotations{OpenWorldHint: ptr(false)}}
+				m := addCall(b, open, `{"q":"x"}`)
+				n := addCall(b, closed, `{"q":"x"}`)
+				// Telemetry the first call set off, landing in the second's
+				// window: reached in two windows, held against neither.
+				b.Behavior.Network = append(b.Behavior.Network, callTCP(m, "api.analytics.test"), callTCP(n, "api.analytics.test"))
+			},
+		},
+		{
 			name: "closed_world_configured_host_and_dns_only",
 			modify: func(b *evidence.Bundle) {
 				tool := contract.Tool{Name: "lookup", Annotations: &contract.Annotations{OpenWorldHint: ptr(false)}}

@@ -134,8 +134,22 @@ func observeDrift(p *probe, gate verdict) verdict {
 		// change is the rug pull that waits for a tool to be used.
 		after = "the surface listed after " + plural(rl.AfterCalls, "tool call") + " differs from the first listing: it changed on use"
 	}
+	usedData := 0
 	for _, ch := range sessionChanges {
+		if ch.Kind == contract.ResourceChanged && b.Session.Relist.AfterCalls > 0 && p.atLeast(toolCallsFrom) {
+			// v13: a resource or template that came or went after the
+			// tools were called is data the calls made (a session
+			// resource, a stored entity), not the surface drifting; its
+			// text is still checked (relistChecks).
+			usedData++
+			continue
+		}
 		add(ch, "session", "within one session, after start-up: "+kindText(ch.Kind)+" ("+after+")")
+	}
+	dataNote := ""
+	if usedData > 0 {
+		dataNote = "; " + plural(usedData, "resource change") + " after the calls not scored (data the calls made)"
+		relisted += dataNote
 	}
 	nSession := len(counted)
 	if base != nil {
@@ -162,7 +176,7 @@ func observeDrift(p *probe, gate verdict) verdict {
 		return scored(score, "surfaced changes, counting a code once per subject and scope (once per scope without the safety bit): "+summary()+sessionNote(relisted))
 	case nSession > 0:
 		return scored(score, "surfaced changes within the session, counting a code once per subject (once without the safety bit): "+summary()+
-			"; not compared with a pin: "+stateText(driftSig))
+			"; not compared with a pin: "+stateText(driftSig)+dataNote)
 	case gate.state == StateScored:
 		// drift observed, but no baseline recorded: a malformed bundle.
 		return noCredit("signal drift is observed but the bundle names no baseline")

@@ -77,6 +77,34 @@ func TestContractDrift(t *testing.T) {
 	})
 }
 
+// TestContractDriftAfterCalls: from v13 a resource that came after the
+// tool calls is data the calls made, not drift; before v13, and with no
+// call before the relisting, it is drift.
+func TestContractDriftAfterCalls(t *testing.T) {
+	destructive := change(contract.AnnotationTowardDestructive, "tool:archive_note", "readOnlyHint", "true", "false")
+	resource := change(contract.ResourceChanged, "resource:demo://session/a.gz", "added", "", "")
+	for _, tt := range []struct {
+		version string
+		calls   int
+		want    []string
+	}{
+		{"13", 14, []string{"pkg.drift.annotation_toward_destructive tool:archive_note"}},
+		{"13", 0, []string{"pkg.drift.annotation_toward_destructive tool:archive_note", "pkg.drift.resource_changed resource:demo://session/a.gz"}},
+		{"12", 14, []string{"pkg.drift.annotation_toward_destructive tool:archive_note", "pkg.drift.resource_changed resource:demo://session/a.gz"}},
+	} {
+		b := okBundle()
+		firstScan(resource, destructive)(b)
+		b.Session.Relist.AfterCalls = tt.calls
+		got := outcomeOf(Evaluate(b, mustLoad(t, tt.version)), DimensionContractDrift)
+		if strings.Join(got.Findings, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("v%s, %d calls: findings %v, want %v", tt.version, tt.calls, got.Findings, tt.want)
+		}
+		if reason := dimensionOf(Evaluate(b, mustLoad(t, tt.version)), DimensionContractDrift).Reason; tt.version == "13" && tt.calls > 0 && !strings.Contains(reason, "1 resource change after the calls not scored") {
+			t.Errorf("reason %q", reason)
+		}
+	}
+}
+
 func TestContractDriftReasons(t *testing.T) {
 	r := Current()
 	b := okBundle()
