@@ -54,7 +54,9 @@ func scoreExecutionSafety(p *probe) verdict {
 	procs := beh.Processes
 	if p.readsCalls() {
 		// A tool call's processes (v13) are judged by
-		// pkg.behavior.tool.undeclared_shell alone.
+		// pkg.behavior.tool.undeclared_shell, and by
+		// pkg.behavior.process.shell when they fetch or run code
+		// (emitCallShells).
 		procs = make([]evidence.ProcessEvent, 0, len(beh.Processes))
 		for _, e := range beh.Processes {
 			if e.Call == 0 {
@@ -63,6 +65,7 @@ func scoreExecutionSafety(p *probe) verdict {
 		}
 	}
 	spawns, shells, tools := p.processes(procs)
+	shells += p.emitCallShells(beh.Processes)
 	undeclared, note := p.emitUndeclaredShells(beh.Processes)
 	spawns += undeclared
 	filled := p.diskFilled(beh.Watches)

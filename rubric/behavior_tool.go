@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/verifymcp/verifymcp/contract"
@@ -402,6 +403,21 @@ func (p *probe) emitUndeclaredShells(events []evidence.ProcessEvent) (n int, not
 		return 0, p.callsNote(ex, note, 0)
 	}
 	es := p.p.Behavior.ExecutionSafety
+	// A command line run in the windows of two calls or more is the
+	// server's own machinery (a browser launcher looking for a display on
+	// every call), not what one tool does unsaid: it is held against no
+	// tool. A shell whose command fetches or runs code is
+	// pkg.behavior.process.shell whatever the stage.
+	windows := map[string]map[int]bool{}
+	for _, e := range events {
+		if e.Call != 0 {
+			k := strings.Join(e.Argv, "\x00")
+			if windows[k] == nil {
+				windows[k] = map[int]bool{}
+			}
+			windows[k][e.Call] = true
+		}
+	}
 	done := map[string]bool{}
 	for _, e := range events {
 		if e.Call == 0 || !(e.Provenance == evidence.ProvenancePackage || (e.Provenance == "" && !e.Expected)) {
@@ -409,7 +425,7 @@ func (p *probe) emitUndeclaredShells(events []evidence.ProcessEvent) (n int, not
 		}
 		names, args := programOf(e, es.MultiCall)
 		shell, ok := match(names, es.Shells)
-		if !ok || !hasCommandFlag(args) {
+		if !ok || !hasCommandFlag(args) || len(windows[strings.Join(e.Argv, "\x00")]) > 1 {
 			continue
 		}
 		c, t := p.callTool(ex, e.Call)
@@ -428,6 +444,39 @@ func (p *probe) emitUndeclaredShells(events []evidence.ProcessEvent) (n int, not
 			p.clip(fmt.Sprintf("call %d; %s", c.Call, commandLine(e))))
 	}
 	return n, p.callsNote(ex, "", n)
+}
+
+// emitCallShells reports, from v13, the shells a tool call ran whose
+// command fetches or runs code it did not ship with (a network tool piped
+// into a shell, base64 decoded and run, /dev/tcp): the arguments of a call
+// are placeholders, so such a command is the server's own, and it is
+// pkg.behavior.process.shell whatever the tool says. It returns how many.
+func (p *probe) emitCallShells(events []evidence.ProcessEvent) int {
+	ex, _ := p.calls()
+	if ex == nil {
+		return 0
+	}
+	es := p.p.Behavior.ExecutionSafety
+	n := 0
+	for _, e := range events {
+		if e.Call == 0 || e.Expected {
+			continue
+		}
+		names, args := programOf(e, es.MultiCall)
+		name, ok := match(names, es.Shells)
+		if !ok || !hasCommandFlag(args) || !shellRunsCode(args) {
+			continue
+		}
+		tool := "an unknown tool"
+		if c, _ := p.callTool(ex, e.Call); c != nil {
+			tool = strconv.Quote(c.Tool)
+		}
+		n++
+		cmd := commandLine(e)
+		p.emitCapped(CodeProcessShell, behaviorSubject(e.Phase, e.Package), short(cmd), "shell commands",
+			fmt.Sprintf("%s ran a shell command with %s -c %s, during a call of %s", p.actor(e.Phase, e.Package), name, p.during(e.Phase), tool), p.clip(cmd))
+	}
+	return n
 }
 
 // validateCommandWords checks parameters.behavior.execution_safety's

@@ -10,16 +10,21 @@ import (
 
 // callInjectionCodes are the codes of the contract checks that read a
 // tool's result, or a request the server sent the client, as instructions
-// to the model (rubric v13): the instruction, injection and shadowing
-// family. Not the hidden-character codes (an invisible character in
-// returned data is no instruction by itself), not the markup tag alone
-// (pkg.contract.injection.tag: a page or document a tool returns may hold
-// <system> or <IMPORTANT> without telling the model anything), and not the
-// credential, environment, path or configuration codes, which read a
-// tool's declared surface, not text.
+// to the model (rubric v13): the ones that tell the model to do harm,
+// overriding its instructions, hiding something from the user, reaching
+// for secrets, sending data away. Not shadowing or tool order: a result
+// is often the server's own usage text ("use the query tool when the user
+// asks for logs"), which names tools and says when to call them without
+// steering anything (@azure/mcp 2.0.0-beta.13 answers a call it cannot
+// serve with its help); not the hidden-character codes (an invisible
+// character in returned data is no instruction by itself), not the markup
+// tag alone (pkg.contract.injection.tag: a page or document a tool
+// returns may hold <system> or <IMPORTANT> without telling the model
+// anything), and not the credential, environment, path or configuration
+// codes, which read a tool's declared surface, not text.
 var callInjectionCodes = map[string]bool{
 	checks.CodeInjectionOverride: true, checks.CodeInjectionConceal: true, checks.CodeInjectionSecret: true,
-	checks.CodeInjectionExfil: true, checks.CodeInjectionToolOrder: true, checks.CodeShadowing: true,
+	checks.CodeInjectionExfil: true,
 }
 
 // injections runs the pinned contract checks over text as if the server
