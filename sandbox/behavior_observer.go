@@ -207,29 +207,24 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 func (o *observerHandle) answer(src string, line []byte) {
 	switch src {
 	case "usage":
-		var u map[string]placeUsage
-		if json.Unmarshal(line, &u) == nil {
-			select {
-			case o.use <- u:
-			default:
-			}
-		}
+		deliver(line, o.use)
 	case "digest":
-		var d treeDigest
-		if json.Unmarshal(line, &d) == nil {
-			select {
-			case o.dig <- d:
-			default:
-			}
-		}
+		deliver(line, o.dig)
 	case "files":
-		var l fileLook
-		if json.Unmarshal(line, &l) == nil {
-			select {
-			case o.files <- l:
-			default:
-			}
-		}
+		deliver(line, o.files)
+	}
+}
+
+// deliver decodes one answer of the observer and hands it to whoever
+// waits on ch; a malformed answer, or one nobody waits for, is dropped.
+func deliver[T any](line []byte, ch chan T) {
+	var v T
+	if json.Unmarshal(line, &v) != nil {
+		return
+	}
+	select {
+	case ch <- v:
+	default:
 	}
 }
 
