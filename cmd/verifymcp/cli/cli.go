@@ -125,7 +125,8 @@ var examples = map[string]string{
 	"verifymcp scan": `  verifymcp scan npm:@modelcontextprotocol/server-filesystem@2026.8.31 --arg /tmp
   verifymcp scan npm:mcp-notes@latest --fail-on high     # exit 1 on a high or critical finding
   verifymcp scan io.github.upstash/context7 --format json -o report.json
-  verifymcp scan ./in-house-server-1.2.0.tgz --env API_TOKEN=placeholder --no-behavior`,
+  verifymcp scan ./in-house-server-1.2.0.tgz --env API_TOKEN=placeholder --no-behavior
+  verifymcp scan npm:@modelcontextprotocol/server-everything@2026.8.31 --call-timeout 5s --exercise-budget 1m`,
 	"verifymcp score": `  verifymcp score 20261202t033823z-f84de20a
   verifymcp score bundle.json --rubric 7 --format json
   verifymcp score bundle.json --fail-on high --ignore-file .verifymcp-ignore.yaml`,

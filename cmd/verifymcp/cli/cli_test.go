@@ -29,7 +29,7 @@ func TestHelp(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--help"}, []string{"scan", "score", "rubric", "sandbox", "version", "never", "Exit codes", "130", "npm or PyPI", "pypi:mcp-server-fetch==2025.4.7"}},
-		{[]string{"scan", "--help"}, []string{"npm:NAME@VERSION", "pkg:npm/", ".tgz", "pypi:NAME==VERSION", "uvx:NAME", "pkg:pypi/", ".whl", "--index-url", "VERIFYMCP_INDEX_URL", "https://pypi.org", "--bin", "--arg", "--env", "--ca-bundle", "VERIFYMCP_CA_BUNDLE", "--install-timeout", "Entry point rule", "never calls", "console script", "PEP 503"}},
+		{[]string{"scan", "--help"}, []string{"npm:NAME@VERSION", "pkg:npm/", ".tgz", "pypi:NAME==VERSION", "uvx:NAME", "pkg:pypi/", ".whl", "--index-url", "VERIFYMCP_INDEX_URL", "https://pypi.org", "--bin", "--arg", "--env", "--ca-bundle", "VERIFYMCP_CA_BUNDLE", "--install-timeout", "Entry point rule", "calls every listed tool once", "console script", "PEP 503"}},
 		{[]string{"score", "--help"}, []string{"BUNDLE.json", "run id", "--rubric", "exactly what the scan printed"}},
 		{[]string{"rubric", "show", "--help"}, []string{"zero point", "dropped"}},
 		{[]string{"rubric", "explain", "--help"}, []string{"CODE"}},

@@ -94,9 +94,12 @@ script step (npm's lifecycle scripts, or the build of any sdist and the
 offline install into a venv for PyPI; no network, uid 65534).
 It then starts the server's entry point with no network, a read-only root,
 no capabilities and memory, CPU and pid limits, performs the MCP handshake
-over stdio and lists tools, prompts, resources and templates. It never calls
-a tool. The evidence bundle and the run are saved in the data directory; the
-report goes to stdout (or --output).
+over stdio and lists tools, prompts, resources and templates. After the idle
+watch it calls every listed tool once, one at a time, with made-up arguments
+that point at decoys the sandbox controls, records what each call did, and
+lists the surface again (--no-exercise: no call; --no-behavior: none either,
+no tool is called unwatched). The evidence bundle and the run are saved in
+the data directory; the report goes to stdout (or --output).
 
 Entry point rule, npm: --bin NAME if given; else the only bin entry; else
 the bin named like the package without its scope; else the first bin (byte
