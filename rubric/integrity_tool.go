@@ -2,6 +2,8 @@ package rubric
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/verifymcp/verifymcp/contract"
@@ -53,10 +55,23 @@ func (p *probe) injections(text string) []checks.Finding {
 	return out
 }
 
+// missingCredential matches a result that says the call failed for want
+// of a key or configuration ("Missing API key. Set OUTLINE_API_KEY in
+// ~/.config/mcp-outline/.env"): such a text tells the user where a
+// credential goes, which the secret-access check reads as steering the
+// model towards credential files (mcp-outline 1.10.1, on every call).
+var missingCredential = regexp.MustCompile(`(?i)\b(missing|no|not set|not configured|not provided|required|invalid|unauthori[sz]ed|set)\b[^.\n]{0,60}\b(api[ _-]?key|access[ _-]?key|token|credentials?|secret|[A-Z0-9]+_(API_)?(KEY|TOKEN|SECRET))\b|\b[A-Z][A-Z0-9_]*_(API_KEY|KEY|TOKEN|SECRET)\b[^.\n]{0,40}\b(is )?(missing|not set|required|not configured|not provided)\b`)
+
 // injection returns the most severe finding of injections(text), the
-// first of them on a tie.
-func (p *probe) injection(text string) (checks.Finding, bool) {
+// first of them on a tie. When configFailure, the text is a call's
+// failure for want of a credential: the secret-access check, which reads
+// where a key goes as steering towards credential files, is not read;
+// the others (override, concealment, exfiltration) are.
+func (p *probe) injection(text string, configFailure bool) (checks.Finding, bool) {
 	fs := p.injections(text)
+	if configFailure {
+		fs = slices.DeleteFunc(fs, func(f checks.Finding) bool { return f.Code == checks.CodeInjectionSecret })
+	}
 	if len(fs) == 0 {
 		return checks.Finding{}, false
 	}
@@ -98,12 +113,12 @@ func (p *probe) emitCallInjections() (deduct float64, note string) {
 		deduct += penalties[p.def(code).Severity]
 	}
 	for _, c := range ex.Calls {
-		if f, ok := p.injection(c.Result); ok {
+		if f, ok := p.injection(c.Result, missingCredential.MatchString(c.Result)); ok {
 			emit(CodeToolResultInjection, c.Tool, fmt.Sprintf("the result of tool %q (call %d)", c.Tool, c.Call), f)
 		}
 	}
 	for _, r := range ex.ClientRequests {
-		f, ok := p.injection(r.Text)
+		f, ok := p.injection(r.Text, false)
 		if !ok {
 			continue
 		}
