@@ -170,8 +170,12 @@ process.stdin.on('data', (d) => {
 			continue
 		}
 		seen++
-		if n.Phase != evidence.PhaseRun || n.Stage != evidence.StageStartup || n.AfterHandshake {
-			t.Errorf("lookup during the relisting: phase %s stage %s after handshake %v, want run, startup, false", n.Phase, n.Stage, n.AfterHandshake)
+		// The lookup leaves on the resolver's thread: on a loaded machine
+		// its packet can reach the sink after the relisting ended and the
+		// server's stdin was closed (stage shutdown). Either way it is no
+		// idle-watch traffic.
+		if n.Phase != evidence.PhaseRun || n.Stage == evidence.StageIdle || (n.Stage == evidence.StageStartup) == n.AfterHandshake {
+			t.Errorf("lookup during the relisting: phase %s stage %s after handshake %v, want run, startup (or shutdown, when late), not idle", n.Phase, n.Stage, n.AfterHandshake)
 		}
 	}
 	if seen == 0 {
