@@ -225,7 +225,7 @@ func (p *probe) emitClosedWorld(ex *evidence.Exercise) int {
 			outside[h] = true
 		}
 	}
-	config := strings.ToLower(strings.Join(p.b.Target.Args, " "))
+	config := p.configText()
 	dests := map[int][]string{}
 	var order []int
 	for _, e := range beh.Network {
@@ -269,7 +269,7 @@ func (p *probe) emitAddedRecipients() (n int, note string) {
 	if ex == nil || p.b.Behavior == nil {
 		return 0, p.callsNote(ex, note, 0)
 	}
-	config := strings.ToLower(strings.Join(p.b.Target.Args, " "))
+	config := p.configText()
 	seen := map[string]bool{}
 	for _, e := range p.b.Behavior.Network {
 		if e.Call == 0 || len(e.Recipients) == 0 {
@@ -330,7 +330,7 @@ func (p *probe) emitSecretToArgumentHost() (n int, note string) {
 	if ex == nil || p.b.Behavior == nil {
 		return 0, p.callsNote(ex, note, 0)
 	}
-	config := strings.ToLower(strings.Join(p.b.Target.Args, " "))
+	config := p.configText()
 	seen := map[string]bool{}
 	for _, e := range p.b.Behavior.Network {
 		if e.Call == 0 {
@@ -582,4 +582,10 @@ func compactJSON(raw []byte) string {
 		return string(raw)
 	}
 	return b.String()
+}
+
+// configText is the server's configuration as the calls' codes compare
+// with it: its arguments, lower-cased.
+func (p *probe) configText() string {
+	return strings.ToLower(strings.Join(p.b.Target.Args, " "))
 }

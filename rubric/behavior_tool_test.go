@@ -504,11 +504,11 @@ func TestV13ScoresBundlesWithoutCallsAsV12(t *testing.T) {
 	}
 	v12, v13 := mustLoad(t, "12"), rubric13(t)
 	for _, name := range names {
+		b := loadBundle(t, filepath.Base(name))
+		if b.Exercise != nil {
+			continue // the v13 codes read its calls: TestToolCallFindings
+		}
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			b := loadBundle(t, filepath.Base(name))
-			if b.Exercise != nil {
-				t.Skip("the bundle holds tool calls")
-			}
 			old, cur := Evaluate(b, v12), Evaluate(b, v13)
 			if d := diff(old.Findings, cur.Findings); d != "" {
 				t.Errorf("findings (-v12 +v13):\n%s", d)

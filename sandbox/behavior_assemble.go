@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"path"
 	"slices"
 	"sort"
@@ -736,27 +737,12 @@ func (w *watch) programOf(pid int, at time.Time) string {
 }
 
 // headerValue returns the first value of an HTTP header of a sink event
-// (its headers as the sink wrote them: an object of names to a value or
-// to a list of values), by name in any case; empty when absent.
+// (its headers as the sink wrote them, sink.Event.HTTPHeaders), by name in
+// any case; empty when absent.
 func headerValue(raw []byte, name string) string {
-	var hs map[string]any
-	if len(raw) == 0 || json.Unmarshal(raw, &hs) != nil {
+	var h http.Header
+	if len(raw) == 0 || json.Unmarshal(raw, &h) != nil {
 		return ""
 	}
-	for k, v := range hs {
-		if !strings.EqualFold(k, name) {
-			continue
-		}
-		switch v := v.(type) {
-		case string:
-			return v
-		case []any:
-			if len(v) > 0 {
-				if s, ok := v[0].(string); ok {
-					return s
-				}
-			}
-		}
-	}
-	return ""
+	return h.Get(name)
 }

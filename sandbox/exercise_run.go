@@ -40,6 +40,11 @@ const (
 	maxCalls = 200
 )
 
+// exercisePlaces are what the generated arguments point at: the scratch
+// directory and its decoys (seeded into the home, the client's one root),
+// a URL, a host and a mail address.
+var exercisePlaces = exercise.DefaultPlaces()
+
 // exercising reports whether the sandbox calls the listed tools: only
 // with behaviour capture on, which watches what each call does.
 func (o Options) exercising() bool { return o.Behavior && !o.NoExercise }
@@ -47,7 +52,7 @@ func (o Options) exercising() bool { return o.Behavior && !o.NoExercise }
 // exerciseTools calls the tools of c over the session ss (see the top of
 // this file) and returns what it did.
 func (s *Sandbox) exerciseTools(ctx context.Context, r *run, ss session, c *contract.Contract, w observer) *evidence.Exercise {
-	places := exercise.DefaultPlaces()
+	places := exercisePlaces
 	ex := &evidence.Exercise{
 		CallTimeoutMS: s.opts.CallTimeout.Milliseconds(), BudgetMS: s.opts.CallBudget.Milliseconds(),
 		Scratch: places.Scratch, Placeholders: places.Map(), FileCheck: "ok",
@@ -207,7 +212,7 @@ func clientRequests(r *run, asked []serverRequest, calls []evidence.ToolCall) []
 		case answer == "":
 			answer = "none"
 		case q.method == "roots/list" && answer == "result":
-			answer = "roots: file://" + exercise.DefaultPlaces().Scratch
+			answer = "roots: file://" + exercisePlaces.Scratch
 		case strings.HasPrefix(answer, "error: "):
 			answer = "declined (" + strings.TrimPrefix(answer, "error: ") + ")"
 		}

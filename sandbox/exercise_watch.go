@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/sandbox/exercise"
 )
 
 // The watch's side of the exercise (exercise_run.go): the windows of the
@@ -84,7 +83,7 @@ func (w *watch) seedFiles() []seedFile {
 		out = append(out, seedFile{path: path.Clean(f.Path), data: f.Data, mode: mode})
 	}
 	if w.exercises() {
-		p := exercise.DefaultPlaces()
+		p := exercisePlaces
 		if rel, ok := strings.CutPrefix(p.Scratch, homeDir+"/"); ok {
 			for _, d := range p.Decoys {
 				out = append(out, seedFile{path: path.Join(rel, d.Path), data: d.Data, mode: 0o644})

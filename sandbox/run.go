@@ -16,7 +16,6 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/evidence"
-	"github.com/verifymcp/verifymcp/sandbox/exercise"
 )
 
 // fallbackProtocol is the protocol version of the initialize sent when a
@@ -403,7 +402,7 @@ func (s *Sandbox) handshake(ctx context.Context, filter *frameFilter, wr *wire, 
 	if s.opts.exercising() {
 		// A cautious client's one root: the scratch directory of decoys
 		// the tool calls point at (exercise_run.go).
-		client.AddRoots(&mcp.Root{URI: "file://" + exercise.DefaultPlaces().Scratch, Name: "work"})
+		client.AddRoots(&mcp.Root{URI: "file://" + exercisePlaces.Scratch, Name: "work"})
 	}
 	connect := func(ctx context.Context, opts *mcp.ClientSessionOptions) (session, error) {
 		t := wr.transport(&mcp.IOTransport{Reader: newFrameReader(filter.frames), Writer: &stdinWriter{w: stdin}, MaxLineLength: maxLine + 1})
