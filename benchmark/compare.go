@@ -108,6 +108,9 @@ var prefixSignals = []struct {
 	// Drift codes are claims about the comparison with the pin (and
 	// within the session, which the drift dimension reads beside it).
 	{"pkg.drift.", evidence.SignalDrift},
+	// A release's declared surface against its listing: the session
+	// listed what is compared.
+	{"pkg.artefact.surface.", evidence.SignalSession},
 }
 
 func prefixSignal(code string) string {

@@ -87,6 +87,9 @@ type Bundle struct {
 	Sandbox       Sandbox            `json:"sandbox"`
 	Signals       map[string]Signal  `json:"signals"`
 	Install       *Install           `json:"install"`
+	// Shipped is the release that ran as shipped (an image, a bundle), in
+	// place of an install; nil for a package the sandbox installed.
+	Shipped *Shipped `json:"shipped,omitempty"`
 	Session       *Session           `json:"session"`
 	Contract      *contract.Contract `json:"contract"`
 	// Behavior is what the package did while it was watched; nil when the

@@ -164,6 +164,9 @@ type Resolved struct {
 	// file name of a local wheel or sdist.
 	pypi     *supplychain.PyPIRelease
 	filename string
+	// release is the resolved release of a shipped ecosystem (an image, a
+	// bundle; see shipped.go).
+	release *sandbox.Release
 }
 
 // Resolve turns a parsed target into one exact artefact: a registry lookup

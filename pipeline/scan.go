@@ -95,6 +95,8 @@ func (p *Pipeline) registryMeta(ctx context.Context, rt *Resolved, b *evidence.B
 		if meta != nil {
 			b.Supply = &evidence.Supply{Registry: meta}
 		}
+	case rt.release != nil:
+		b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "a shipped " + rt.release.Kind + " has no package registry metadata"}
 	case rt.version == nil:
 		b.Signals[evidence.SignalRegistryMeta] = evidence.Signal{State: evidence.StateNotAssessed, Reason: "local " + localKind(rt) + ": no registry metadata"}
 	default:
@@ -162,6 +164,9 @@ func (p *Pipeline) sandboxTarget(rt *Resolved, o Options, b *evidence.Bundle) sa
 	st := resolverOf(b.Target.Ecosystem).sandboxTarget(rt)
 	b.Target.Purl = ecosystem.MustOf(b.Target.Ecosystem).Purl(b.Target.Name, b.Target.Version)
 	st.Bin, st.Args, st.Env, st.Secrets = o.Bin, o.Args, o.Env, p.cfg.Secrets
+	if rt.release != nil {
+		st.Secrets = append(append([]sandbox.Secret(nil), st.Secrets...), rt.release.Secrets...)
+	}
 	return st
 }
 
@@ -180,6 +185,9 @@ func (p *Pipeline) runSandbox(ctx context.Context, rt *Resolved, runID string, s
 			// evidence about it, so there is no bundle to save.
 			return nil, fmt.Errorf("install %s@%s: %w", rt.Name, rt.Version, err)
 		}
+		if errors.Is(err, sandbox.ErrShipped) {
+			return nil, errShipped(err)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	return res, nil
@@ -196,6 +204,7 @@ func recordSandbox(b *evidence.Bundle, rt *Resolved, res *sandbox.Result, starte
 		b.Sandbox.Image, b.Sandbox.ImageDigest = res.Image.Ref, res.Image.ID
 	}
 	resolverOf(b.Target.Ecosystem).installed(b, rt, res.Install)
+	recordShipped(b, res.Shipped)
 	b.Install = res.Install
 	b.Session = res.Session
 	b.Contract = res.Contract
@@ -236,6 +245,8 @@ func classify(res *sandbox.Result, behaviorOn bool) classified {
 		c.contract = evidence.Signal{State: evidence.StateError, Reason: "not captured: the scan ended with " + string(res.Outcome)}
 	}
 	switch {
+	case res.Shipped != nil && res.Shipped.Unwatched != "" && behaviorOn:
+		c.behavior = evidence.Signal{State: evidence.StateNotAssessed, Reason: "behaviour capture could not watch this release: " + res.Shipped.Unwatched}
 	case res.Behavior != nil && len(res.Behavior.Watches) > 0:
 		var ms int64
 		for _, w := range res.Behavior.Watches {

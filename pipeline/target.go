@@ -63,6 +63,9 @@ type Target struct {
 func ParseTarget(s string) (Target, error) {
 	t := Target{Raw: s}
 	s = strings.TrimSpace(s)
+	if st, ok, err := shippedTarget(t, s); ok {
+		return st, err
+	}
 	switch {
 	case strings.HasPrefix(s, "pkg:"): // before the tarball case: a purl may end in .tgz
 		return t.withPackage(pkgspec.ParsePurl(s))

@@ -14,6 +14,7 @@ import (
 )
 
 func scoreExecutionSafety(p *probe) verdict {
+	p.emitRootUser()
 	beh, gap, v := p.behavior(observerTracer, observerFiles)
 	if v != nil {
 		return *v

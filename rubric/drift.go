@@ -33,6 +33,8 @@ func driftEmits() map[string]Kind {
 			m[DriftCode(k)] = KindFinding
 		}
 	}
+	m[CodeSurfaceUndeclared] = KindFinding
+	m[CodeSurfaceUnserved] = KindFinding
 	return m
 }
 
@@ -151,6 +153,27 @@ func observeDrift(p *probe, gate verdict) verdict {
 		dataNote = "; " + plural(usedData, "resource change") + " after the calls not scored (data the calls made)"
 		relisted += dataNote
 	}
+	// v14: a shipped release's declared surface (a bundle's manifest)
+	// against the listing; each difference counts as a change.
+	manifest := ""
+	if diffs := p.manifestDiffs(); len(diffs) > 0 {
+		for _, sd := range diffs {
+			def, ok := p.r.Code(sd.code)
+			if !ok || def.Dimension != p.dimension {
+				continue
+			}
+			msg, ev := p.diffMessage(sd)
+			p.emit(sd.code, sd.kind+" "+sd.name, msg, ev)
+			k := key{sd.code, sd.kind + " " + sd.name, "manifest"}
+			if counted[k] {
+				continue
+			}
+			counted[k] = true
+			bySeverity[def.Severity.Rank()]++
+			score -= penalties[def.Severity]
+		}
+		manifest = "; the listing differs from the surface " + p.b.Shipped.Declared.Source + " declares"
+	}
 	nSession := len(counted)
 	if base != nil {
 		since := "since the pin (run " + base.RunID + " of " + base.RunDate.UTC().Format("2006-01-02") + ", version " + base.Version + ", pinned by " + base.PinnedBy + ")"
@@ -173,10 +196,14 @@ func observeDrift(p *probe, gate verdict) verdict {
 			return scored(100, "no surfaced change from the baseline pinned "+base.PinnedAt.UTC().Format("2006-01-02")+" by "+base.PinnedBy+
 				" (run "+base.RunID+", version "+base.Version+") nor within the session; this is distance from that baseline, not from honest"+sessionNote(relisted))
 		}
-		return scored(score, "surfaced changes, counting a code once per subject and scope (once per scope without the safety bit): "+summary()+sessionNote(relisted))
+		return scored(score, "surfaced changes, counting a code once per subject and scope (once per scope without the safety bit): "+summary()+manifest+sessionNote(relisted))
 	case nSession > 0:
-		return scored(score, "surfaced changes within the session, counting a code once per subject (once without the safety bit): "+summary()+
-			"; not compared with a pin: "+stateText(driftSig)+dataNote)
+		what := "surfaced changes within the session"
+		if manifest != "" {
+			what = "surfaced changes within the session or from the declared surface"
+		}
+		return scored(score, what+", counting a code once per subject (once without the safety bit): "+summary()+
+			manifest+"; not compared with a pin: "+stateText(driftSig)+dataNote)
 	case gate.state == StateScored:
 		// drift observed, but no baseline recorded: a malformed bundle.
 		return noCredit("signal drift is observed but the bundle names no baseline")

@@ -54,8 +54,9 @@ var scorers = map[string]scorer{
 			CodeInstallFailed: KindFinding, CodeInstallTimeout: KindFinding,
 			CodeIntegrityMismatch: KindFinding, CodeIntegrityUnverified: KindFinding,
 			CodeInstallOOM: KindFinding, CodeArchivePathEscape: KindFinding, CodeTreeModified: KindFinding,
+			CodeSignatureInvalid: KindFinding,
 		},
-		since: map[string]string{CodeInstallOOM: "6", CodeArchivePathEscape: "12", CodeTreeModified: "12"},
+		since: map[string]string{CodeInstallOOM: "6", CodeArchivePathEscape: "12", CodeTreeModified: "12", CodeSignatureInvalid: shippedFrom},
 		until: map[string]string{CodeIntegrityUnverified: unverifiedUntil},
 		score: scoreInstallability,
 	},
@@ -134,8 +135,9 @@ var scorers = map[string]scorer{
 			CodeFileWrite: KindFinding, CodeProcessSpawn: KindFinding, CodeProcessShell: KindFinding,
 			CodeProcessNetworkTool: KindFinding, CodeProcessPackageManager: KindFinding,
 			CodeObserverIncomplete: KindFinding, CodeDiskFilled: KindFinding, CodeToolUndeclaredShell: KindFinding,
+			CodeImageRootUser: KindFinding,
 		},
-		since: map[string]string{CodeDiskFilled: "6", CodeToolUndeclaredShell: toolCallsFrom},
+		since: map[string]string{CodeDiskFilled: "6", CodeToolUndeclaredShell: toolCallsFrom, CodeImageRootUser: shippedFrom},
 		score: scoreExecutionSafety,
 	},
 	// The supply-chain probes (supply.go) run whatever the gate decided,
@@ -214,6 +216,7 @@ var scorers = map[string]scorer{
 	// the session.
 	DimensionContractDrift: {
 		emits:   driftEmits(),
+		since:   map[string]string{CodeSurfaceUndeclared: shippedFrom, CodeSurfaceUnserved: shippedFrom},
 		needs:   []string{evidence.SignalSession, evidence.SignalDrift},
 		observe: observeDrift,
 	},
@@ -251,6 +254,8 @@ func scoreInstallability(p *probe) verdict {
 	switch in.Outcome {
 	case installOK:
 		switch {
+		case p.signatureInvalid():
+			return scored(0, "prepared, but the "+p.b.Shipped.Kind+"'s signature does not verify over its content")
 		case tampered > 0:
 			return scored(0, "installed, but "+plural(tampered, "finding")+" show the tree leaving or changing the directory it was installed into")
 		case ig.Match:

@@ -30,7 +30,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "13"
+const CurrentVersion = "14"
 
 //go:embed versions/*.yaml
 var files embed.FS

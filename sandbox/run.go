@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"time"
 
@@ -25,9 +27,9 @@ const fallbackProtocol = "2025-11-25"
 // errExited is the cancellation cause when the server process exits.
 var errExited = errors.New("server exited")
 
-func (s *Sandbox) runPhase(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w observer) (*evidence.Session, *contract.Contract, *evidence.Exercise, error) {
+func (s *Sandbox) runPhase(ctx context.Context, r *run, st start, t Target, w observer) (*evidence.Session, *contract.Contract, *evidence.Exercise, error) {
 	sess := &evidence.Session{NonJSONSample: []string{}}
-	id, err := s.createRunContainer(ctx, r, tree, bin, t, w)
+	id, err := s.createRunContainer(ctx, r, st, t, w)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -202,19 +204,39 @@ func exitedDuringSession(runCtx context.Context, hsErr error) bool {
 	return exitedEarly
 }
 
+// start is what the run phase's container runs: an image, the server's
+// command (without the target's arguments), the environment before the
+// target's variables (HOME first), the working directory and the volumes
+// the server reads.
+type start struct {
+	image   string
+	cmd     []string
+	env     []string
+	workDir string
+	mounts  []mount.Mount
+}
+
+// installedStart is the start of a package the install phase installed in
+// tree: its entry point, run from the tree mounted read-only.
+func (s *Sandbox) installedStart(tree string, bin *evidence.Bin, t Target) start {
+	cmd := []string{bin.Path}
+	if bin.Name == "main" {
+		cmd = []string{"node", bin.Path}
+	}
+	return start{image: s.opts.Image, cmd: cmd, env: installerOf(t).baseEnv(), workDir: "/tmp",
+		mounts: []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir, ReadOnly: true}}}
+}
+
 // createRunContainer creates the container of the run phase: the server's
 // command (behind the wrapper of behaviour capture when w watches), its
-// environment, the hardened host configuration with the tree mounted
-// read-only and no network. It returns the container's ID.
-func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, bin *evidence.Bin, t Target, w observer) (string, error) {
-	cmd := append([]string{bin.Path}, t.Args...)
-	if bin.Name == "main" {
-		cmd = append([]string{"node", bin.Path}, t.Args...)
-	}
-	env := runEnv(t)
+// environment, the hardened host configuration with st's volumes and no
+// network. It returns the container's ID.
+func (s *Sandbox) createRunContainer(ctx context.Context, r *run, st start, t Target, w observer) (string, error) {
+	cmd := append(slices.Clone(st.cmd), t.Args...)
+	env := runEnv(st.env, t)
 	hc := hardened()
 	hc.NetworkMode = "none"
-	hc.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: tree, Target: treeDir, ReadOnly: true}}
+	hc.Mounts = slices.Clone(st.mounts)
 	hc.Tmpfs["/tmp"] = s.opts.tmpfsOption()
 	mem := s.opts.Memory + w.extraMemory(evidence.PhaseRun)
 	hc.Resources = container.Resources{
@@ -225,11 +247,14 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, tree string, b
 	}
 	env, cmd = w.prepare(hc, evidence.PhaseRun, env, cmd, t.Env)
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
-		Image:        s.opts.Image,
+		Image:        st.image,
 		User:         sandboxUser,
 		Env:          env,
-		WorkingDir:   "/tmp",
-		Cmd:          cmd,
+		WorkingDir:   cmp.Or(st.workDir, "/tmp"),
+		// The whole command is given, the image's own entrypoint replaced
+		// (a shipped image's is in st.cmd).
+		Entrypoint:   cmd[:1],
+		Cmd:          cmd[1:],
 		Labels:       r.labels(),
 		OpenStdin:    true,
 		StdinOnce:    true,
@@ -306,11 +331,11 @@ func setOutcome(ctx context.Context, sess *evidence.Session, hsErr error, exited
 	return nil
 }
 
-// runEnv is the environment of the server in the run phase: HOME, a PATH
-// with the tree's executables first (the venv's for a PyPI package), then
-// the target's variables in the order of their names.
-func runEnv(t Target) []string {
-	env := installerOf(t).baseEnv()
+// runEnv is the environment of the server in the run phase: base (HOME,
+// a PATH with the tree's executables first), then the target's variables
+// in the order of their names.
+func runEnv(base []string, t Target) []string {
+	env := slices.Clone(base)
 	names := make([]string, 0, len(t.Env))
 	for k := range t.Env {
 		names = append(names, k)

@@ -284,6 +284,11 @@ type Target struct {
 	// Secrets are the operator's credentials for third parties (never
 	// passed in), masked in everything the scan returns, like Env values.
 	Secrets []Secret
+	// Shipped, when set, is a release that runs as shipped (an image, a
+	// bundle): it is prepared in place of the install phase (see
+	// shipped.go), and Integrity, Tarball, the PyPI fields and Bin are not
+	// read.
+	Shipped Shipped `json:"-"`
 	// Hooks, when set, hear of evidence as soon as it exists, so that a
 	// caller can start work on it while the scan goes on.
 	Hooks *Hooks `json:"-"`
@@ -320,6 +325,8 @@ type Result struct {
 	ExerciseNote string
 	// Masking records the secrets masked in all of the above.
 	Masking []evidence.Masking
+	// Shipped is what preparing a shipped release found (Target.Shipped).
+	Shipped *evidence.Shipped
 	// Image is the sandbox image the scan ran in, when it is not
 	// Options.Image (a PyPI target on another Python, see pyinterp.go).
 	Image *image.Image
@@ -332,6 +339,9 @@ var ErrBadBin = errors.New("no such entry point")
 // Scan installs and runs one target under a fresh run id, then removes
 // every container, network and volume it created, whatever happened.
 func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (*Result, error) {
+	if t.Shipped != nil {
+		return s.scanShipped(ctx, runID, t)
+	}
 	return installerOf(t).scan(ctx, s, runID, t)
 }
 
@@ -358,6 +368,61 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 	if err != nil {
 		return nil, err
 	}
+	observerReady := s.observerFor(ctx, r, runID, t)
+	defer func() {
+		if w, err := observerReady(); err == nil && res != nil {
+			res.Behavior = w.close(ctx, res.Install)
+		}
+	}()
+	log.Info("install phase", "package", t.Name+"@"+t.Version)
+	eco := installerOf(t)
+	inst, tgt, lock, runTree, err := eco.install(ctx, s, r, tree, t, observerReady)
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{Install: inst, Lockfile: lock, Outcome: evidence.OutcomeOK}
+	if h := t.Hooks; h != nil && h.Installed != nil && len(lock) > 0 {
+		h.Installed(bytes.Clone(lock))
+	}
+	switch inst.Outcome {
+	case evidence.InstallTimeout:
+		res.Outcome = evidence.OutcomeInstallTimeout
+		return res, nil
+	case evidence.InstallFailed:
+		res.Outcome = evidence.OutcomeInstallFailed
+		return res, nil
+	case evidence.InstallOOM:
+		res.Outcome = evidence.OutcomeOOM
+		return res, nil
+	}
+	bin, err := eco.chooseBin(t, tgt)
+	if err != nil {
+		return res, err
+	}
+	res.Bin = bin
+	log.Info("run phase", "bin", bin.Name, "rule", bin.Rule)
+	w, err := observerReady()
+	if err != nil {
+		return res, err
+	}
+	log.Debug("run phase starts")
+	sess, c, ex, err := s.runPhase(ctx, r, s.installedStart(runTree, bin, t), t, w)
+	if err != nil {
+		return res, err
+	}
+	res.Session = sess
+	res.Contract = c
+	res.Exercise, res.ExerciseNote = ex, exerciseNote(s.opts, sess, c, ex)
+	res.Outcome = sess.Outcome
+	return res, nil
+}
+
+// observerFor starts, or takes the prewarmed, behaviour observer of run r
+// (runID) for t, and returns what waits for it: the phases that run package
+// code call it. The sink starts while the fetch step runs. Without
+// behaviour capture it gives the unwatched observer.
+func (s *Sandbox) observerFor(ctx context.Context, r *run, runID string, t Target) func() (observer, error) {
+	log := s.opts.Logger.With("run", runID)
 	// The sink starts while the fetch step runs; the phases that run package
 	// code wait for it.
 	watchReady := func() (*watch, error) { return nil, nil }
@@ -399,52 +464,7 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 		w.attach(r)
 		return w, nil
 	})
-	defer func() {
-		if w, err := observerReady(); err == nil && res != nil {
-			res.Behavior = w.close(ctx, res.Install)
-		}
-	}()
-	log.Info("install phase", "package", t.Name+"@"+t.Version)
-	eco := installerOf(t)
-	inst, tgt, lock, runTree, err := eco.install(ctx, s, r, tree, t, observerReady)
-	if err != nil {
-		return nil, err
-	}
-	res = &Result{Install: inst, Lockfile: lock, Outcome: evidence.OutcomeOK}
-	if h := t.Hooks; h != nil && h.Installed != nil && len(lock) > 0 {
-		h.Installed(bytes.Clone(lock))
-	}
-	switch inst.Outcome {
-	case evidence.InstallTimeout:
-		res.Outcome = evidence.OutcomeInstallTimeout
-		return res, nil
-	case evidence.InstallFailed:
-		res.Outcome = evidence.OutcomeInstallFailed
-		return res, nil
-	case evidence.InstallOOM:
-		res.Outcome = evidence.OutcomeOOM
-		return res, nil
-	}
-	bin, err := eco.chooseBin(t, tgt)
-	if err != nil {
-		return res, err
-	}
-	res.Bin = bin
-	log.Info("run phase", "bin", bin.Name, "rule", bin.Rule)
-	w, err := observerReady()
-	if err != nil {
-		return res, err
-	}
-	log.Debug("run phase starts")
-	sess, c, ex, err := s.runPhase(ctx, r, runTree, bin, t, w)
-	if err != nil {
-		return res, err
-	}
-	res.Session = sess
-	res.Contract = c
-	res.Exercise, res.ExerciseNote = ex, exerciseNote(s.opts, sess, c, ex)
-	res.Outcome = sess.Outcome
-	return res, nil
+	return observerReady
 }
 
 // exerciseNote says why no tool was called, when none was.

@@ -361,6 +361,11 @@ func (m *masker) result(res *Result) error {
 			return err
 		}
 	}
+	if sh := res.Shipped; sh != nil {
+		if err := m.value(sh, "shipped"); err != nil {
+			return err
+		}
+	}
 	res.Masking = m.record()
 	return nil
 }

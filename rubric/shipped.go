@@ -1,0 +1,128 @@
+package rubric
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/verifymcp/verifymcp/evidence"
+)
+
+// Releases that run as shipped (container images, MCPB bundles), from
+// rubric v14: what the release declares of itself (evidence.Shipped)
+// against what ran.
+const shippedFrom = "14"
+
+// Reason codes of shipped releases (rubric v14 on).
+const (
+	CodeSurfaceUndeclared = "pkg.artefact.surface.undeclared"
+	CodeSurfaceUnserved   = "pkg.artefact.surface.unserved"
+	CodeImageRootUser     = "pkg.artefact.image.root_user"
+	CodeSignatureInvalid  = "pkg.artefact.signature.invalid"
+)
+
+// surfaceDiff is one difference between a release's declared surface and
+// the listing: a tool or prompt one of them names and the other does not.
+type surfaceDiff struct {
+	code, kind, name string
+}
+
+// manifestDiffs compares the surface the release declares with the one
+// the server listed, from v14; nil before, without a declaration or
+// without a listing. A kind the release generates at run time, or does
+// not declare, is not compared.
+func (p *probe) manifestDiffs() []surfaceDiff {
+	b := p.b
+	if !p.atLeast(shippedFrom) || b.Shipped == nil || b.Shipped.Declared == nil || b.Contract == nil {
+		return nil
+	}
+	d := b.Shipped.Declared
+	var out []surfaceDiff
+	compare := func(kind string, declared []string, generated bool, served []string) {
+		if generated || declared == nil {
+			return
+		}
+		for _, n := range served {
+			if !slices.Contains(declared, n) {
+				out = append(out, surfaceDiff{CodeSurfaceUndeclared, kind, n})
+			}
+		}
+		for _, n := range declared {
+			if !slices.Contains(served, n) {
+				out = append(out, surfaceDiff{CodeSurfaceUnserved, kind, n})
+			}
+		}
+	}
+	var tools, prompts []string
+	for _, t := range b.Contract.Tools {
+		tools = append(tools, t.Name)
+	}
+	for _, pr := range b.Contract.Prompts {
+		prompts = append(prompts, pr.Name)
+	}
+	compare("tool", d.Tools, d.ToolsGenerated, tools)
+	compare("prompt", d.Prompts, d.PromptsGenerated, prompts)
+	return out
+}
+
+// diffMessage says what one difference means.
+func (p *probe) diffMessage(sd surfaceDiff) (message, ev string) {
+	src := p.b.Shipped.Declared.Source
+	if src == "" {
+		src = "the manifest"
+	}
+	if sd.code == CodeSurfaceUndeclared {
+		return "the server lists the " + sd.kind + " " + sd.name + ", which " + src + " does not declare: the user approved another surface at install",
+			p.clip(sd.kind + "s declared: " + strings.Join(p.declared(sd.kind), ", "))
+	}
+	return src + " declares the " + sd.kind + " " + sd.name + ", which the server does not list",
+		p.clip(sd.kind + "s declared: " + strings.Join(p.declared(sd.kind), ", "))
+}
+
+func (p *probe) declared(kind string) []string {
+	if kind == "tool" {
+		return p.b.Shipped.Declared.Tools
+	}
+	return p.b.Shipped.Declared.Prompts
+}
+
+// emitRootUser reports, from v14, an image whose configuration runs it as
+// root; it deducts nothing.
+func (p *probe) emitRootUser() {
+	sh := p.b.Shipped
+	if !p.atLeast(shippedFrom) || sh == nil || !sh.RootUser {
+		return
+	}
+	user := sh.User
+	if user == "" {
+		user = "(none: root)"
+	}
+	p.emit(CodeImageRootUser, p.b.Target.Name, "the image's configuration runs its server as root; the sandbox ran it as "+orUnknown(sh.RanAs),
+		p.clip("User: "+user))
+}
+
+// signatureInvalid reports, from v14, a release whose signature does not
+// verify over its content; it returns whether it did.
+func (p *probe) signatureInvalid() bool {
+	sh := p.b.Shipped
+	if !p.atLeast(shippedFrom) || sh == nil || sh.Signature == nil {
+		return false
+	}
+	sig := sh.Signature
+	if !sig.Present || sig.Verified {
+		return false
+	}
+	p.emit(CodeSignatureInvalid, p.b.Target.Name, "the "+sh.Kind+"'s signature does not verify over its content: "+orUnknown(sig.Reason),
+		p.clip(signatureEvidence(sig)))
+	return true
+}
+
+func signatureEvidence(sig *evidence.ReleaseSignature) string {
+	parts := []string{"format " + orUnknown(sig.Format)}
+	if sig.Signer != "" {
+		parts = append(parts, "signer "+sig.Signer)
+	}
+	if sig.Issuer != "" {
+		parts = append(parts, "issuer "+sig.Issuer)
+	}
+	return strings.Join(parts, "; ")
+}
