@@ -112,8 +112,8 @@ func (Ecosystem) PurlName(namespace, name string) string {
 // Key is the normalised repository @ the lower-cased digest (or : the
 // tag, when version is not a digest).
 func (e Ecosystem) Key(name, version string) string {
-	if isDigest(version) {
-		return e.Normalize(name) + "@" + strings.ToLower(version)
+	if v := strings.ToLower(version); isDigest(v) {
+		return e.Normalize(name) + "@" + v
 	}
 	return e.Pin(e.Normalize(name), version)
 }

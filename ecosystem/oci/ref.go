@@ -101,8 +101,18 @@ func ParseRef(raw string) (Ref, error) {
 	if d, ok := strings.CutPrefix(rest, "sha256:"); ok && !strings.ContainsAny(d, "/:@") {
 		return bad("an image ID is not a reference: name the image (NAME@sha256:...)")
 	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		if why := checkDigest(rest[i+1:]); why != "" {
+			return bad(why)
+		}
+	}
 	named, err := reference.ParseNormalizedNamed(rest)
 	if err != nil {
+		// distribution/reference wraps its sentinels in text only; a name
+		// that parses lower-cased was refused for its case.
+		if _, lerr := reference.ParseNormalizedNamed(strings.ToLower(rest)); lerr == nil {
+			return bad("repository name must be lowercase")
+		}
 		return bad(refReason(err))
 	}
 	r.Name = named.Name()
@@ -110,9 +120,6 @@ func ParseRef(raw string) (Ref, error) {
 		r.Tag = t.Tag()
 	}
 	if d, ok := named.(reference.Digested); ok {
-		if err := checkDigest(d.Digest().String()); err != "" {
-			return bad(err)
-		}
 		r.Digest = d.Digest().String()
 	}
 	if r.Tag == "" && r.Digest == "" {
@@ -158,10 +165,6 @@ func checkDigest(d string) string {
 // refReason is distribution/reference's error in the words a user needs.
 func refReason(err error) string {
 	switch {
-	case errors.Is(err, reference.ErrNameContainsUppercase):
-		return "repository name must be lowercase"
-	case errors.Is(err, reference.ErrDigestInvalidFormat):
-		return "bad digest: want sha256:<64 hex digits>"
 	case errors.Is(err, reference.ErrTagInvalidFormat):
 		return "bad tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'"
 	case errors.Is(err, reference.ErrNameTooLong):
