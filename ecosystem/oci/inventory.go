@@ -24,6 +24,7 @@ import (
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/wheelegg"
 	"github.com/google/osv-scalibr/extractor/filesystem/os/apk"
 	"github.com/google/osv-scalibr/extractor/filesystem/os/dpkg"
+	"github.com/google/osv-scalibr/purl"
 )
 
 // ErrLimit is an image filesystem whose files of interest exceed Limits.
@@ -153,6 +154,7 @@ func Inventory(ctx context.Context, r io.Reader, lim Limits) (*Contents, error) 
 	c := &Contents{Packages: []Package{}, Skipped: []string{}}
 	fsys := fstest.MapFS{}
 	wanted := map[string][]int{} // path -> extractors
+	links := map[string]string{} // os-release symlinks
 	var held int64
 	tr := tar.NewReader(bufio.NewReader(r))
 	for {
@@ -175,6 +177,9 @@ func Inventory(ctx context.Context, r io.Reader, lim Limits) (*Contents, error) 
 			case "bin/sh", "usr/bin/sh":
 				c.HasSh = true
 			}
+		}
+		if hdr.Typeflag == tar.TypeSymlink && (p == "etc/os-release" || p == "usr/lib/os-release") {
+			links[p] = hdr.Linkname
 		}
 		if hdr.Typeflag != tar.TypeReg {
 			continue
@@ -206,6 +211,7 @@ func Inventory(ctx context.Context, r io.Reader, lim Limits) (*Contents, error) 
 			wanted[p] = want
 		}
 	}
+	linkOSRelease(fsys, links)
 	c.OSRelease = readOSRelease(fsys)
 	for _, p := range slices.Sorted(maps.Keys(wanted)) {
 		for _, i := range wanted[p] {
@@ -241,11 +247,39 @@ func extract(ctx context.Context, ex filesystem.Extractor, fsys fstest.MapFS, p 
 			Location: cmp.Or(pkg.Location.PathOrEmpty(), p), Extractor: ex.Name(),
 		}
 		if u := pkg.PURL(); u != nil {
+			if u.Type == purl.TypeNPM {
+				// osv-scalibr's package.json extractor leaves the
+				// package's source to an annotator this scan does not
+				// run, and its purl then says source=UNKNOWN; the purl of
+				// a package-lock.json's entry has no qualifier. Both are
+				// one package.
+				u.Qualifiers = nil
+			}
 			q.Purl = u.String()
 		}
 		out = append(out, q)
 	}
 	return out, err
+}
+
+// linkOSRelease puts an os-release file that is a symlink to the other
+// (Debian's /etc/os-release -> ../usr/lib/os-release) where the link is,
+// and gives the in-memory filesystem its /etc, which osv-scalibr's
+// os-release reader looks for before it reads either file.
+func linkOSRelease(fsys fstest.MapFS, links map[string]string) {
+	for p, target := range links {
+		if !path.IsAbs(target) {
+			target = path.Join(path.Dir(p), target)
+		}
+		if f, ok := fsys[strings.TrimPrefix(path.Clean(target), "/")]; ok {
+			if _, exists := fsys[p]; !exists {
+				fsys[p] = f
+			}
+		}
+	}
+	if _, err := fsys.Stat("etc"); err != nil {
+		fsys["etc"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	}
 }
 
 // readOSRelease reads ID and VERSION_ID from /etc/os-release, else
