@@ -2,6 +2,7 @@ package oci
 
 import (
 	"archive/tar"
+	"bytes"
 	_ "crypto/sha256" // registers sha256 for go-digest
 	_ "crypto/sha512" // registers sha384 and sha512 for go-digest
 	"encoding/json"
@@ -117,7 +118,7 @@ func LayoutArchive(dir, selector string, w io.Writer) (Image, error) {
 	img := Image{ManifestDigest: mdesc.Digest.String(), ConfigDigest: m.Config.Digest.String(), Config: cfg}
 	tw := tar.NewWriter(w)
 	cfgName := m.Config.Digest.Encoded() + ".json"
-	if err := writeTarFile(tw, cfgName, int64(len(cfgBytes)), strings.NewReader(string(cfgBytes))); err != nil {
+	if err := writeTarFile(tw, cfgName, int64(len(cfgBytes)), bytes.NewReader(cfgBytes)); err != nil {
 		return Image{}, err
 	}
 	layers := make([]string, 0, len(m.Layers))
@@ -144,7 +145,7 @@ func LayoutArchive(dir, selector string, w io.Writer) (Image, error) {
 	if err != nil {
 		return Image{}, fmt.Errorf("oci: write manifest.json: %w", err)
 	}
-	if err := writeTarFile(tw, "manifest.json", int64(len(manifest)), strings.NewReader(string(manifest))); err != nil {
+	if err := writeTarFile(tw, "manifest.json", int64(len(manifest)), bytes.NewReader(manifest)); err != nil {
 		return Image{}, err
 	}
 	if err := tw.Close(); err != nil {
@@ -218,7 +219,7 @@ func (l layout) selectEntry(index v1.Index, selector string) (v1.Descriptor, err
 	}
 	for _, desc := range index.Manifests {
 		name := desc.Annotations[v1.AnnotationRefName]
-		if name == selector || strings.HasSuffix(name, ":"+selector) && !strings.Contains(name[strings.LastIndexByte(name, ':')+1:], "/") {
+		if name == selector || strings.HasSuffix(name, ":"+selector) {
 			return desc, nil
 		}
 	}

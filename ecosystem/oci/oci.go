@@ -78,7 +78,8 @@ func (Ecosystem) Exact(spec string) (string, bool) {
 }
 
 // Purl is the package URL of an image as the purl specification's "oci"
-// type writes it (PURL-TYPES.rst): the name is the last element of the
+// type writes it (package-url/purl-spec, types/oci-definition.json): the
+// name is the last element of the
 // repository's path, lower-cased, with no namespace; the version is the
 // manifest digest with its ':' percent-encoded; the qualifier
 // repository_url is the repository without a scheme. For example
