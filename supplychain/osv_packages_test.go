@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -178,6 +179,24 @@ func TestOSVScanPackages(t *testing.T) {
 			t.Errorf("ScanPackages (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("pypi_target_any_spelling", func(t *testing.T) {
+		pkgs := []PackageRef{{Ecosystem: "PyPI", Name: "Requests", Version: "2.30.0", Purl: "pkg:pypi/requests@2.30.0"}}
+		res, _, err := o.ScanPackages(context.Background(), pkgs, "Requests@2.30.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range res.Vulnerabilities {
+			got = append(got, fmt.Sprintf("%s %s@%s target=%v direct=%v", v.ID, v.Package, v.Version, v.Target, v.Direct))
+		}
+		want := []string{
+			"GHSA-j8r2-6x86-q33q requests@2.30.0 target=true direct=true",
+			"PYSEC-2023-74 requests@2.30.0 target=true direct=true",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ScanPackages (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("upstream_503_is_unavailable", func(t *testing.T) {
 		api.SetFault(supplytest.Fault{Status: http.StatusServiceUnavailable, Times: osvTestRetryBudget})
 		defer api.SetFault(supplytest.Fault{})
@@ -261,5 +280,31 @@ func writeOSVZip(t *testing.T, p string, files map[string]string, mtime time.Tim
 	}
 	if err := os.Chtimes(p, mtime, mtime); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOSVScanPackagesCache: a second question about the same packages is
+// answered from the cache, with no request, and the
+// same answer.
+func TestOSVScanPackagesCache(t *testing.T) {
+	api := newOSVAPI(t)
+	d := &debianIntercept{url: api.URL()}
+	api.Intercept(d.intercept)
+	opts := osvTestOptions(api.URL())
+	opts.Cache, opts.TTL = newOSVMemCache(), time.Hour
+	first, f1, err := NewOSV(opts).ScanPackages(t.Context(), osvImagePackages, "")
+	if err != nil || f1.Cached {
+		t.Fatalf("first scan: cached %v, %v; want a miss", f1.Cached, err)
+	}
+	n := api.Requests()
+	second, f2, err := NewOSV(opts).ScanPackages(t.Context(), osvImagePackages, "")
+	if err != nil || !f2.Cached {
+		t.Fatalf("second scan: cached %v, %v; want a hit", f2.Cached, err)
+	}
+	if api.Requests() != n {
+		t.Errorf("the cached answer made %d requests", api.Requests()-n)
+	}
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("cached answer (-first +second):\n%s", diff)
 	}
 }

@@ -82,7 +82,11 @@ func (o *OSV) ScanPackages(ctx context.Context, pkgs []PackageRef, target string
 	if target != "" {
 		for _, p := range pkgs {
 			if p.Purl == target || p.Name+"@"+p.Version == target {
-				targets[p.Name+"@"+p.Version] = true
+				name := p.Name
+				if p.Ecosystem == osvEcosystemPyPI {
+					name = pkgspec.NormalizePyPIName(name) // as the inventory and the evidence write it
+				}
+				targets[name+"@"+p.Version] = true
 			}
 		}
 	}
@@ -97,7 +101,8 @@ func (o *OSV) ScanPackages(ctx context.Context, pkgs []PackageRef, target string
 
 // packageRefsInventory builds the inventory osv-scalibr's extractors
 // would have written for pkgs, and the sorted, distinct keys
-// (ECOSYSTEM/NAME@VERSION) of the question.
+// (ECOSYSTEM/NAME@VERSION, and " as NAME" when OSV knows the package by
+// another name) of the question.
 func packageRefsInventory(pkgs []PackageRef) (*inventory.Inventory, []string, error) {
 	inv := &inventory.Inventory{}
 	seen := map[string]bool{}
@@ -109,7 +114,12 @@ func packageRefsInventory(pkgs []PackageRef) (*inventory.Inventory, []string, er
 		if err != nil {
 			return nil, nil, err
 		}
+		// The key names what OSV is asked (openssl for libssl3) as well
+		// as the package, so a cached answer is one to this question.
 		key := r.Ecosystem + "/" + p.Name + "@" + p.Version
+		if m := osvMatchName(p); m != p.Name {
+			key += " as " + m
+		}
 		if seen[key] {
 			continue
 		}
@@ -137,7 +147,7 @@ func packageRefPackage(r PackageRef) (*extractor.Package, error) {
 		}
 		q = packageurl.Qualifiers(u.Qualifiers).Map()
 	}
-	p := &extractor.Package{Name: r.Name, Version: r.Version, Location: extractor.LocationFromPath(r.Purl)}
+	p := &extractor.Package{Name: r.Name, Version: r.Version}
 	switch base {
 	case osvEcosystemNPM:
 		p.PURLType = purl.TypeNPM
