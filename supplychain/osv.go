@@ -601,7 +601,11 @@ func osvVulnerabilities(pvs []*inventory.PackageVuln) ([]evidence.Vulnerability,
 			continue
 		}
 		seen[k] = true
-		out = append(out, osvVulnerability(v, osvPackageEcosystem(pv.Package), pv.Package.Name, pv.Package.Version))
+		// An OS package's advisories name the package OSV knows it by
+		// (its source package); the evidence names the installed one.
+		vuln := osvVulnerability(v, osvPackageEcosystem(pv.Package), osvMatchName(pv.Package), pv.Package.Version)
+		vuln.Package = pv.Package.Name
+		out = append(out, vuln)
 	}
 	slices.SortFunc(out, func(a, b evidence.Vulnerability) int {
 		if c := strings.Compare(a.Package, b.Package); c != 0 {
@@ -671,10 +675,16 @@ func osvAffects(a *osvpb.Affected, eco, name string) bool {
 	return a.GetPackage().GetName() == name
 }
 
-// osvPackageEcosystem is the OSV ecosystem of an extracted package.
+// osvPackageEcosystem is the OSV ecosystem of an extracted package: an OS
+// package's is osv-scalibr's (Debian:12), as ScanPackages asks.
 func osvPackageEcosystem(p *extractor.Package) string {
 	if p.PURLType == purl.TypePyPi {
 		return osvEcosystemPyPI
+	}
+	if p.PURLType != purl.TypeNPM {
+		if eco := p.Ecosystem().String(); eco != "" {
+			return eco
+		}
 	}
 	return osvEcosystemNPM
 }
