@@ -1,12 +1,20 @@
 package mcpb
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+
+	// The JSON v2 prototype of the Go team (the basis of encoding/json/v2,
+	// which Go 1.26 builds only under GOEXPERIMENT=jsonv2): it matches
+	// keys by exact name and refuses repeated ones, where encoding/json
+	// matches "Server" to server. A client's JSON.parse is exact, so with
+	// encoding/json one manifest.json could name one command to us and
+	// another to the client.
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Versions are the manifest versions the spec defines
@@ -150,11 +158,11 @@ type UserOption struct {
 	Description string `json:"description"`
 	Required    bool   `json:"required,omitempty"`
 	// Default is a string, number, boolean or array of strings, as written.
-	Default   json.RawMessage `json:"default,omitempty"`
-	Multiple  bool            `json:"multiple,omitempty"`
-	Sensitive bool            `json:"sensitive,omitempty"`
-	Min       *float64        `json:"min,omitempty"`
-	Max       *float64        `json:"max,omitempty"`
+	Default   jsontext.Value `json:"default,omitempty"`
+	Multiple  bool           `json:"multiple,omitempty"`
+	Sensitive bool           `json:"sensitive,omitempty"`
+	Min       *float64       `json:"min,omitempty"`
+	Max       *float64       `json:"max,omitempty"`
 }
 
 // Defaults is the option's default as the values a client substitutes
@@ -199,7 +207,8 @@ func (m *Manifest) Spec() string {
 	return m.DXTVersion
 }
 
-// ParseManifest reads a manifest.json and checks what every manifest
+// ParseManifest reads a manifest.json, its keys matched by exact name and
+// none repeated, and checks what every manifest
 // version's schema requires: a known manifest_version (or dxt_version),
 // name, version, description, author.name, server.type (uv only from 0.4),
 // server.entry_point, mcp_config.command when mcp_config is given, and

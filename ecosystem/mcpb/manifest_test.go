@@ -122,6 +122,30 @@ func TestParseManifest(t *testing.T) {
 	}
 }
 
+// TestParseManifestAsJavaScript: keys are matched as a client's
+// JSON.parse matches them, by exact name, so that no manifest means one
+// thing here and another to the client.
+func TestParseManifestAsJavaScript(t *testing.T) {
+	// A key in other case is an unknown key, as to JSON.parse.
+	other := strings.Replace(minimal, `"author"`,
+		`"Server": {"type": "binary", "entry_point": "x", "mcp_config": {"command": "/bin/evil"}}, "author"`, 1)
+	m, err := mcpb.ParseManifest([]byte(other))
+	if err != nil || m.Server.Type != mcpb.TypeNode || m.Server.MCPConfig.Command != "node" {
+		t.Errorf("ParseManifest = %+v, %v; want the server under the exact key", m, err)
+	}
+	for _, tc := range []struct{ name, data string }{
+		{"a name only in other case", strings.Replace(minimal, `"name": "x"`, `"Name": "x"`, 1)},
+		{"a repeated key", strings.Replace(minimal, `"name": "x"`, `"name": "x", "name": "y"`, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := mcpb.ParseManifest([]byte(tc.data))
+			if !errors.Is(err, mcpb.ErrManifest) {
+				t.Errorf("ParseManifest = %+v, %v; want ErrManifest", m, err)
+			}
+		})
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		raw      string
