@@ -231,7 +231,7 @@ func (s *substitution) all(vs []string) []string {
 
 // Placeholders are a value for every user_config option, for running a
 // bundle without a user: the default where there is one (its variables
-// substituted), else by type a string "placeholder-KEY", a sensitive
+// substituted) and it is not empty for a required option, else by type a string "placeholder-KEY", a sensitive
 // string a fresh fake credential "mcpb-KEY-<16 hex>", a number min or 1, a
 // boolean false, a directory scratch and a file scratch/notes.txt.
 // sensitive are the sensitive options' keys, sorted: their values are to
@@ -243,7 +243,8 @@ func Placeholders(m *Manifest, scratch string) (values map[string][]string, sens
 		if o.Sensitive {
 			sensitive = append(sensitive, k)
 		}
-		if vs, _, ok := o.Defaults(); ok && len(vs) > 0 {
+		// A required option's empty default is no value (hasRequiredConfigMissing).
+		if vs, _, ok := o.Defaults(); ok && (!o.Required || len(vs) > 0 && !slices.Contains(vs, "")) {
 			values[k] = s.all(vs)
 			continue
 		}

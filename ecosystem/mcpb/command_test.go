@@ -185,7 +185,9 @@ func TestPlaceholders(t *testing.T) {
 		"flag": {"type": "boolean", "title": "t", "description": "d"},
 		"on": {"type": "boolean", "title": "t", "description": "d", "default": true},
 		"dir": {"type": "directory", "title": "t", "description": "d"},
-		"dirs": {"type": "directory", "title": "t", "description": "d", "multiple": true, "default": []},
+		"dirs": {"type": "directory", "title": "t", "description": "d", "multiple": true, "required": true, "default": []},
+		"host": {"type": "string", "title": "t", "description": "d", "required": true, "default": ""},
+		"opt": {"type": "string", "title": "t", "description": "d", "default": ""},
 		"docs": {"type": "directory", "title": "t", "description": "d", "multiple": true, "default": ["${HOME}/Desktop", "${DOCUMENTS}"]},
 		"db": {"type": "file", "title": "t", "description": "d"}
 	}`))
@@ -201,6 +203,7 @@ func TestPlaceholders(t *testing.T) {
 	delete(values, "api_key")
 	want := map[string][]string{
 		"name": {"placeholder-name"}, "token": {"given"}, "url": {"/home/sandbox/x"},
+		"host": {"placeholder-host"}, "opt": {""},
 		"n": {"1"}, "lo": {"5"}, "neg": {"-2"}, "timeout": {"30"},
 		"flag": {"false"}, "on": {"true"},
 		"dir": {"/scratch"}, "dirs": {"/scratch"}, "docs": {"/home/sandbox/Desktop", "/home/sandbox/Documents"},

@@ -5,8 +5,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/verifymcp/verifymcp/ecosystem"
 	"github.com/verifymcp/verifymcp/ecosystem/mcpb"
 )
+
+var _ ecosystem.Ecosystem = mcpb.Ecosystem{}
 
 func TestPinUnpinExact(t *testing.T) {
 	var e mcpb.Ecosystem
