@@ -23,8 +23,10 @@ var ErrMalformed = errors.New("malformed bundle")
 
 // Limits bound what Open unpacks; a zero field takes its default.
 type Limits struct {
-	Files int   // entries, directories included; default 20000
-	Bytes int64 // uncompressed bytes, counted while reading; default 512 MiB
+	// Files bounds the zip's entries, and the files and directories, the
+	// implied ones too, of the tree it unpacks to; default 20000.
+	Files int
+	Bytes int64 // uncompressed bytes, counted while inflating; default 512 MiB
 	// Ratio bounds an entry's uncompressed bytes to Ratio times its
 	// compressed ones (plus 1 MiB, for small files that compress well);
 	// default 200, above what source, minified code and binaries reach.
@@ -44,10 +46,15 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// maxManifest and maxLockfile bound files read into memory.
+// maxManifest and maxLockfile bound files read into memory. maxName and
+// maxDepth bound an entry's name (a bundle must unpack on Windows, whose
+// paths stop at 260 characters without long-path support), which bounds
+// the work on each name.
 const (
 	maxManifest = 1 << 20
 	maxLockfile = 64 << 20
+	maxName     = 1024
+	maxDepth    = 128
 )
 
 // Bundle is an opened, checked bundle.
@@ -119,7 +126,6 @@ func (b *Bundle) check(zr *zip.Reader, lim Limits) error {
 		return fmt.Errorf("%w: %d entries, more than %d", ErrMalformed, len(zr.File), lim.Files)
 	}
 	seen := map[string]string{} // folded name to the name first seen
-	files := map[string]bool{}  // names of regular files
 	for _, f := range zr.File {
 		name, err := cleanName(f.Name)
 		if err != nil {
@@ -145,7 +151,6 @@ func (b *Bundle) check(zr *zip.Reader, lim Limits) error {
 		}
 		seen[fold] = name
 		if !e.dir {
-			files[fold] = true
 			e.exec = mode&0o111 != 0
 			n, err := readEntry(f, lim.Bytes-b.Unpacked, lim.Ratio)
 			if err != nil {
@@ -157,12 +162,24 @@ func (b *Bundle) check(zr *zip.Reader, lim Limits) error {
 		}
 		b.entries = append(b.entries, e)
 	}
-	// A file may not stand where another entry needs a directory.
+	// The directories the names imply are entries of the tar too, so they
+	// count against lim.Files; and a file may not be one of them.
+	dirs := map[string]bool{}
 	for _, e := range b.entries {
-		for d := path.Dir(e.name); d != "."; d = path.Dir(d) {
-			if files[strings.ToLower(d)] {
-				return fmt.Errorf("%w: entry %q is below the file %q", ErrMalformed, e.f.Name, d)
+		d := strings.ToLower(e.name)
+		if !e.dir {
+			d = path.Dir(d)
+		}
+		for ; d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+			if b.Files+len(dirs) > lim.Files {
+				return fmt.Errorf("%w: more than %d entries with the directories they imply", ErrMalformed, lim.Files)
 			}
+		}
+	}
+	for _, e := range b.entries {
+		if !e.dir && dirs[strings.ToLower(e.name)] {
+			return fmt.Errorf("%w: a name is below the file %q", ErrMalformed, e.f.Name)
 		}
 	}
 	return nil
@@ -170,8 +187,8 @@ func (b *Bundle) check(zr *zip.Reader, lim Limits) error {
 
 // cleanName is an entry's name as a relative slash-separated path, "."
 // for the root. Backslashes are read as separators, as a Windows client
-// unpacks them. An absolute name, a drive or UNC name, a ".." component
-// and a NUL are refused.
+// unpacks them. An absolute name, a drive or UNC name, a ".." component, a
+// NUL, and a name longer or deeper than any a bundle needs are refused.
 func cleanName(name string) (string, error) {
 	n := strings.ReplaceAll(name, `\`, "/")
 	switch {
@@ -184,8 +201,14 @@ func cleanName(name string) (string, error) {
 	case len(n) >= 2 && n[1] == ':':
 		return "", errors.New("drive-letter path")
 	}
-	if slices.Contains(strings.Split(n, "/"), "..") {
+	parts := strings.Split(n, "/")
+	switch {
+	case slices.Contains(parts, ".."):
 		return "", errors.New("'..' component")
+	case len(n) > maxName:
+		return "", fmt.Errorf("name over %d bytes", maxName)
+	case len(parts) > maxDepth:
+		return "", fmt.Errorf("over %d components", maxDepth)
 	}
 	return path.Clean(n), nil
 }
