@@ -46,7 +46,7 @@ require (
 	golang.org/x/term v0.46.0
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect

@@ -1,0 +1,118 @@
+// Package mcpb is the MCP Bundle ecosystem (.mcpb, formerly .dxt): a zip
+// archive with a manifest.json at its root, installed by desktop clients
+// such as Claude Desktop. It reads a bundle safely, its manifest, its
+// signature block, the command a client would run, and the npm packages of
+// the lockfile it ships.
+//
+// The format is the one of github.com/anthropics/mcpb (MANIFEST.md,
+// src/schemas/0.1.ts to 0.4.ts, src/shared/config.ts, src/node/sign.ts).
+package mcpb
+
+import (
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// Ecosystem is MCPB. A bundle has no registry: it is a file.
+type Ecosystem struct{}
+
+// Name is "mcpb".
+func (Ecosystem) Name() string { return "mcpb" }
+
+// Title is "MCPB".
+func (Ecosystem) Title() string { return "MCPB" }
+
+// Registry is none: a bundle is handed over as a file.
+func (Ecosystem) Registry() (url, noun string) { return "", "bundle file" }
+
+// Normalize is name as written: MANIFEST.md gives a manifest's name as a
+// machine-readable name and no rule that folds it.
+func (Ecosystem) Normalize(name string) string { return name }
+
+// Pin is NAME@VERSION.
+func (Ecosystem) Pin(name, version string) string { return name + "@" + version }
+
+// Unpin reads NAME@VERSION at the last '@': a manifest's version is a
+// semantic version, which has none.
+func (Ecosystem) Unpin(ref string) (name, version string) {
+	if i := strings.LastIndexByte(ref, '@'); i > 0 {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, ""
+}
+
+// Exact is a strict semantic version (1.2.3, 1.2.3-rc.1), as a manifest's
+// version is one; ranges, tags and a leading v are not.
+func (Ecosystem) Exact(spec string) (string, bool) {
+	if _, err := semver.StrictNewVersion(spec); err != nil {
+		return "", false
+	}
+	return spec, true
+}
+
+// Purl is pkg:generic/NAME@VERSION?type=mcpb. The purl specification has
+// no type for bundles; generic with a type qualifier keeps the manifest's
+// name and version, and says what they name.
+func (Ecosystem) Purl(name, version string) string {
+	return "pkg:generic/" + url.PathEscape(name) + "@" + url.PathEscape(version) + "?type=mcpb"
+}
+
+// PurlName is name, or namespace/name with a namespace.
+func (Ecosystem) PurlName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// Key is NAME@VERSION as written.
+func (Ecosystem) Key(name, version string) string { return name + "@" + version }
+
+// TreePurls are the npm package URLs of a bundle's lockfile (see
+// Bundle.Lockfile), a package-lock.json of lockfileVersion 2 or 3: its
+// "packages" entries below node_modules/, links left out, sorted and
+// without repeats, skip left out. A bundle without a lockfile has none.
+func (Ecosystem) TreePurls(lockfile []byte, skip string) []string {
+	var lock struct {
+		Packages map[string]struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+			Link    bool   `json:"link"`
+		} `json:"packages"`
+	}
+	if len(lockfile) == 0 || json.Unmarshal(lockfile, &lock) != nil {
+		return nil
+	}
+	seen := map[string]bool{skip: true}
+	var out []string
+	for path, p := range lock.Packages {
+		i := strings.LastIndex(path, "node_modules/")
+		if i < 0 || p.Link || p.Version == "" {
+			continue
+		}
+		name := p.Name
+		if name == "" {
+			name = path[i+len("node_modules/"):]
+		}
+		if purl := npmPurl(name, p.Version); !seen[purl] {
+			seen[purl] = true
+			out = append(out, purl)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// npmPurl is the package URL of an npm release, written as the npm
+// ecosystem writes it (a scope's @ as %40), which this package does not
+// import: ecosystems are siblings.
+func npmPurl(name, version string) string {
+	if rest, ok := strings.CutPrefix(name, "@"); ok {
+		name = "%40" + rest
+	}
+	return "pkg:npm/" + name + "@" + url.PathEscape(version)
+}
