@@ -114,19 +114,9 @@ func Known(typ string) (e Ecosystem, ok bool) {
 
 // Inventory is implemented by an ecosystem whose lockfile names packages
 // of other ecosystems (a container image holds OS packages and language
-// trees): the vulnerability scan asks about Packages instead of reading
-// the lockfile as an installer's.
+// trees): the vulnerability scan asks about its packages instead of
+// reading the lockfile as an installer's.
 type Inventory interface {
-	// Packages are the packages the lockfile names, in a stable order.
-	Packages(lockfile []byte) []Package
-}
-
-// Package is one package of an Inventory.
-type Package struct {
-	// Ecosystem is OSV's name of the package's ecosystem ("Debian:12",
-	// "Alpine:v3.20", "npm", "PyPI").
-	Ecosystem string
-	Name      string
-	Version   string
-	Purl      string
+	// OSVPackages are the packages the lockfile names, in a stable order.
+	OSVPackages(lockfile []byte) []pkgspec.OSVPackage
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -23,6 +24,12 @@ type (
 	// OSVScanner looks up the installed tree in OSV.
 	OSVScanner interface {
 		Scan(ctx context.Context, lockfile []byte, target string) (*evidence.OSVResult, supplychain.Fetch, error)
+	}
+	// OSVPackageScanner is an OSVScanner that also looks up a list of
+	// packages (the OS packages and language trees an image holds; see
+	// ecosystem.Inventory).
+	OSVPackageScanner interface {
+		ScanPackages(ctx context.Context, pkgs []supplychain.PackageRef, target string) (*evidence.OSVResult, supplychain.Fetch, error)
 	}
 	// SocketScanner asks Socket about the package and its tree.
 	SocketScanner interface {
@@ -209,7 +216,7 @@ func (p *Pipeline) collectTree(ctx context.Context, in treeInput, lockfile []byt
 			a.osvSig = evidence.Signal{State: evidence.StateError, Reason: "no installed tree to query: the install phase ended with " + string(in.outcome), ThirdParty: true}
 		default:
 			a.osvRes, a.osvSig = collect(ctx, p.timeout(), true, func(ctx context.Context) (*evidence.OSVResult, supplychain.Fetch, error) {
-				return sp.OSV.Scan(ctx, lockfile, in.name)
+				return osvScan(ctx, sp.OSV, in, lockfile)
 			})
 		}
 	}()
@@ -250,4 +257,24 @@ func (a treeAnswers) apply(b *evidence.Bundle) {
 			b.Supply.Socket = a.sockRes
 		}
 	}
+}
+
+// osvScan asks OSV about the tree of in: its lockfile as its installer
+// wrote it, or, for an ecosystem whose lockfile is an inventory of other
+// ecosystems' packages, those packages.
+func osvScan(ctx context.Context, o OSVScanner, in treeInput, lockfile []byte) (*evidence.OSVResult, supplychain.Fetch, error) {
+	inv, ok := ecosystem.MustOf(in.ecosystem).(ecosystem.Inventory)
+	if !ok {
+		return o.Scan(ctx, lockfile, in.name)
+	}
+	po, ok := o.(OSVPackageScanner)
+	if !ok {
+		return nil, supplychain.Fetch{}, fmt.Errorf("%w: this OSV client cannot look up an inventory of packages", supplychain.ErrNotApplicable)
+	}
+	pkgs := inv.OSVPackages(lockfile)
+	refs := make([]supplychain.PackageRef, 0, len(pkgs))
+	for _, p := range pkgs {
+		refs = append(refs, supplychain.PackageRef{Ecosystem: p.Ecosystem, Name: p.Name, Version: p.Version, Purl: p.Purl})
+	}
+	return po.ScanPackages(ctx, refs, in.name)
 }

@@ -180,3 +180,13 @@ func qualifierRefusal(key string) string {
 		return "is not one verifymcp can honour; drop it to scan the registry's package"
 	}
 }
+
+// OSVPackage is one package as OSV is asked about it.
+type OSVPackage struct {
+	// Ecosystem is OSV's name of the package's ecosystem ("Debian:12",
+	// "Alpine:v3.20", "npm", "PyPI").
+	Ecosystem string
+	Name      string
+	Version   string
+	Purl      string
+}

@@ -28,8 +28,9 @@ type surfaceDiff struct {
 
 // manifestDiffs compares the surface the release declares with the one
 // the server listed, from v14; nil before, without a declaration or
-// without a listing. A kind the release generates at run time, or does
-// not declare, is not compared.
+// without a listing. A kind the release does not declare is not
+// compared; of a kind it says it generates at run time (MCPB's
+// tools_generated: these and more), only what it declares is looked for.
 func (p *probe) manifestDiffs() []surfaceDiff {
 	b := p.b
 	if !p.atLeast(shippedFrom) || b.Shipped == nil || b.Shipped.Declared == nil || b.Contract == nil {
@@ -38,11 +39,11 @@ func (p *probe) manifestDiffs() []surfaceDiff {
 	d := b.Shipped.Declared
 	var out []surfaceDiff
 	compare := func(kind string, declared []string, generated bool, served []string) {
-		if generated || declared == nil {
+		if declared == nil {
 			return
 		}
 		for _, n := range served {
-			if !slices.Contains(declared, n) {
+			if !generated && !slices.Contains(declared, n) {
 				out = append(out, surfaceDiff{CodeSurfaceUndeclared, kind, n})
 			}
 		}

@@ -59,9 +59,9 @@ func TestShippedFindings(t *testing.T) {
 			b.Shipped.Declared.Prompts = append(b.Shipped.Declared.Prompts, "summarise")
 		}, []string{"pkg.artefact.surface.unserved prompt summarise", "pkg.artefact.surface.unserved tool delete_everything"},
 			2 * r14.Params.Drift.SeverityPenalties[SeverityLow]},
-		{"tools generated at run time", func(b *evidence.Bundle) {
-			b.Shipped.Declared.Tools, b.Shipped.Declared.ToolsGenerated = []string{"other"}, true
-		}, nil, 0},
+		{"tools generated at run time: what is declared is looked for", func(b *evidence.Bundle) {
+			b.Shipped.Declared.Tools, b.Shipped.Declared.ToolsGenerated = []string{"echo", "other"}, true
+		}, []string{"pkg.artefact.surface.unserved tool other"}, r14.Params.Drift.SeverityPenalties[SeverityLow]},
 		{"no tool list declared", func(b *evidence.Bundle) { b.Shipped.Declared.Tools = nil }, nil, 0},
 		{"an image that runs as root", func(b *evidence.Bundle) {
 			b.Shipped.Kind, b.Shipped.RootUser, b.Shipped.Declared = "image", true, nil
