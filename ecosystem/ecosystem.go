@@ -14,7 +14,9 @@ package ecosystem
 import (
 	"strings"
 
+	"github.com/verifymcp/verifymcp/ecosystem/mcpb"
 	"github.com/verifymcp/verifymcp/ecosystem/npm"
+	"github.com/verifymcp/verifymcp/ecosystem/oci"
 	"github.com/verifymcp/verifymcp/ecosystem/pypi"
 	"github.com/verifymcp/verifymcp/pkgspec"
 )
@@ -56,7 +58,7 @@ type Ecosystem interface {
 }
 
 // All are the ecosystems, npm first: a target without a prefix is npm's.
-var All = []Ecosystem{npm.Ecosystem{}, pypi.Ecosystem{}}
+var All = []Ecosystem{npm.Ecosystem{}, pypi.Ecosystem{}, oci.Ecosystem{}, mcpb.Ecosystem{}}
 
 // Of is the ecosystem named name, or npm's for "" (a target without a
 // prefix); ok is false for a name no ecosystem has.

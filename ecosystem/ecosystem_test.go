@@ -13,7 +13,7 @@ func TestOf(t *testing.T) {
 		ok         bool
 	}{
 		{"", "npm", true}, {"npm", "npm", true}, {"pypi", "pypi", true},
-		{"PyPI", "", false}, {"oci", "", false}, {"mcp-registry", "", false},
+		{"PyPI", "", false}, {"oci", "oci", true}, {"mcpb", "mcpb", true}, {"nuget", "", false}, {"mcp-registry", "", false},
 	} {
 		e, ok := ecosystem.Of(tc.name)
 		if ok != tc.ok || (ok && e.Name() != tc.want) {
@@ -26,8 +26,8 @@ func TestOf(t *testing.T) {
 	if _, ok := ecosystem.Known(""); ok {
 		t.Error("Known(\"\") found an ecosystem")
 	}
-	if e := ecosystem.MustOf("oci"); e.Name() != "npm" {
-		t.Errorf("MustOf(oci) = %s, want npm", e.Name())
+	if e := ecosystem.MustOf("nuget"); e.Name() != "npm" {
+		t.Errorf("MustOf(nuget) = %s, want npm", e.Name())
 	}
 	for _, e := range ecosystem.All {
 		if got, ok := ecosystem.Of(e.Name()); !ok || got.Name() != e.Name() {
@@ -91,7 +91,9 @@ func TestSameName(t *testing.T) {
 		{"pypi", "mcp-server-time", "mcp-server-times", false},
 		{"npm", "Left-Pad", "left-pad", true},
 		{"npm", "left_pad", "left-pad", false},
-		{"oci", "a", "A", true},
+		{"oci", "Alpine", "docker.io/library/alpine", false}, // a repository name is lower case
+		{"oci", "alpine:3", "docker.io/library/alpine", true},
+		{"nuget", "a", "A", true},
 	} {
 		if got := ecosystem.SameName(tc.eco, tc.a, tc.b); got != tc.want {
 			t.Errorf("SameName(%s, %q, %q) = %v", tc.eco, tc.a, tc.b, got)

@@ -3,6 +3,9 @@ package pipeline
 import (
 	"context"
 
+	"github.com/verifymcp/verifymcp/ecosystem/mcpb/mcpbrun"
+	"github.com/verifymcp/verifymcp/ecosystem/oci/ocirun"
+
 	"github.com/verifymcp/verifymcp/ecosystem"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/sandbox"
@@ -29,7 +32,8 @@ type resolver interface {
 	localKind() string
 }
 
-var resolvers = map[string]resolver{"npm": npmResolver{}, "pypi": pypiResolver{}}
+var resolvers = map[string]resolver{"npm": npmResolver{}, "pypi": pypiResolver{},
+	"oci": shippedResolver{ocirun.Ecosystem{}}, "mcpb": shippedResolver{mcpbrun.Ecosystem{}}}
 
 // resolverOf is the resolver of the ecosystem named eco (npm's for a name
 // no ecosystem has, as ecosystem.MustOf).

@@ -522,19 +522,22 @@ func TestMCPRegistryChoosePyPI(t *testing.T) {
 	}
 }
 
-func TestMCPRegistryChooseNoNPMPackage(t *testing.T) {
-	for _, tc := range []struct{ name, want string }{
-		{githubName, "io.github.github/github-mcp-server 0.28.1 declares oci ghcr.io/github/github-mcp-server:0.28.1"},
-		{dbName, "declares oci docker.io/example/database-manager-mcp:3.1.0"},
+// TestMCPRegistryChooseOCI: a server whose only package is an image run
+// over stdio is scanned as that image, and what its runtime arguments
+// leave unfixed is noted.
+func TestMCPRegistryChooseOCI(t *testing.T) {
+	for _, tc := range []struct{ name, id, note string }{
+		{githubName, "ghcr.io/github/github-mcp-server:0.28.1", `variable {token} (no value or default) not fixed`},
+		{dbName, "docker.io/example/database-manager-mcp:3.1.0", `"database_name": required, with no value or default`},
 	} {
 		s := mcpServer(t, tc.name, "")
-		p, _, err := s.Choose()
-		if !errors.Is(err, supplychain.ErrNoScannablePackage) || errors.Is(err, supplychain.ErrRemoteOnly) {
-			t.Errorf("%s: Choose = %+v, %v; want ErrNoScannablePackage", tc.name, p, err)
+		p, notes, err := s.Choose()
+		if err != nil || p.RegistryType != "oci" || p.Identifier != tc.id {
+			t.Errorf("%s: Choose = %+v, %v; want the oci package %s", tc.name, p, err, tc.id)
 			continue
 		}
-		if !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %q should say %q", tc.name, err, tc.want)
+		if !strings.Contains(strings.Join(notes, "\n"), tc.note) {
+			t.Errorf("%s: notes %q should say %q", tc.name, notes, tc.note)
 		}
 	}
 }

@@ -10,6 +10,8 @@
 package oci
 
 import (
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"net/url"
 	"slices"
 	"strings"
@@ -135,6 +137,23 @@ func (Ecosystem) TreePurls(lockfile []byte, skip string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// OSVPackages are the packages of an image's inventory (the lockfile
+// Contents.Lockfile writes) as OSV is asked about them, in the inventory's
+// order: those of an unknown distribution ("" ecosystem) are left out.
+func (Ecosystem) OSVPackages(lockfile []byte) []pkgspec.OSVPackage {
+	c, err := ReadLockfile(lockfile)
+	if err != nil {
+		return nil
+	}
+	out := make([]pkgspec.OSVPackage, 0, len(c.Packages))
+	for _, p := range c.Packages {
+		if p.Ecosystem != "" {
+			out = append(out, pkgspec.OSVPackage{Ecosystem: p.Ecosystem, Name: p.Name, Version: p.Version, Purl: p.Purl})
+		}
+	}
+	return out
 }
 
 // isDigest reports whether s is a valid digest of a registered algorithm

@@ -102,7 +102,7 @@ func TestLockfileRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.sort()
+	c.Sort()
 	if diff := cmp.Diff(c, got); diff != "" {
 		t.Errorf("ReadLockfile(Lockfile()) (-want +got):\n%s", diff)
 	}

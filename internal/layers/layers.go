@@ -17,14 +17,17 @@ var Tiers = []Tier{
 	{"plumbing", "what the clients of third parties share (errors, retry, reachability, cache keys); the answer cache", []string{
 		"internal/thirdparty", "cache"}},
 	{"ecosystems", "one package ecosystem's names, pins, package URLs and lockfile", []string{
-		"ecosystem/npm", "ecosystem/pypi"}},
+		"ecosystem/npm", "ecosystem/pypi", "ecosystem/oci", "ecosystem/mcpb"}},
 	{"ecosystem", "the list of ecosystems, and what any layer may ask of one", []string{"ecosystem"}},
+	{"image contents", "what an image's filesystem holds, read with osv-scalibr's extractors", []string{"ecosystem/oci/imagefs"}},
 	{"model", "what is read and stored, without scoring; the page's static files", []string{
 		"evidence", "contract/inspector", "contract/checks", "clientconfig", "sandbox/exercise", "sandbox/sink/internal/sinkd", "web"}},
 	{"scoring and collectors", "score evidence; ask one third party, registry or model", []string{
 		"rubric", "supplychain", "judge", "store"}},
 	{"collectors, outputs", "the sandbox, the outputs of one run", []string{
 		"sandbox", "report", "rescore", "benchmark"}},
+	{"shipped ecosystems", "an image's or a bundle's targets, and how the sandbox makes it ready to run", []string{
+		"ecosystem/oci/ocirun", "ecosystem/mcpb/mcpbrun"}},
 	{"config output", "the config report, written with the report's writers", []string{"report/configreport"}},
 	{"one scan", "a target end to end", []string{
 		"pipeline", "web/configscan", "benchmark/realcorpus"}},

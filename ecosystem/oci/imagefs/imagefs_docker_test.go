@@ -1,6 +1,6 @@
 //go:build docker
 
-package oci
+package imagefs
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func TestInventoryDockerExport(t *testing.T) {
 		t.Fatalf("Inventory of %s: %v", img, err)
 	}
 	if c.OSRelease.ID != "debian" || c.OSRelease.VersionID == "" {
-		t.Fatalf("OSRelease = %+v, want Debian's", c.OSRelease)
+		t.Fatalf("oci.OSRelease = %+v, want Debian's", c.OSRelease)
 	}
 	if !c.HasBash || !c.HasSh || c.Files < 1000 || len(c.Skipped) != 0 {
 		t.Errorf("HasBash %v, HasSh %v, Files %d, Skipped %v: want a Debian image's shells, files and no failure", c.HasBash, c.HasSh, c.Files, c.Skipped)

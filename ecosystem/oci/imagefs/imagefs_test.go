@@ -1,4 +1,4 @@
-package oci
+package imagefs
 
 import (
 	"archive/tar"
@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/verifymcp/verifymcp/ecosystem/oci"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -194,7 +196,7 @@ func TestInventory(t *testing.T) {
 	tests := []struct {
 		name    string
 		entries []fsEntry
-		want    *Contents
+		want    *oci.Contents
 	}{
 		{
 			name: "debian_node_python",
@@ -212,8 +214,8 @@ func TestInventory(t *testing.T) {
 				{name: "usr/lib/python3/dist-packages/requests-2.31.0.dist-info/METADATA", body: wheelMetadata},
 				{name: "usr/lib/python3/dist-packages/requests/__init__.py", body: "# requests\n"},
 			},
-			want: &Contents{
-				Packages: []Package{
+			want: &oci.Contents{
+				Packages: []oci.Package{
 					{Purl: "pkg:deb/debian/base-files@12.4%2Bdeb12u6?arch=amd64&distro=bookworm", Ecosystem: "Debian:12", Name: "base-files", Version: "12.4+deb12u6", Location: "var/lib/dpkg/status", Extractor: "os/dpkg"},
 					{Purl: "pkg:deb/debian/libssl3@3.0.11-1~deb12u2?arch=amd64&distro=bookworm&source=openssl", Ecosystem: "Debian:12", Name: "libssl3", Version: "3.0.11-1~deb12u2", Location: "var/lib/dpkg/status", Extractor: "os/dpkg"},
 					{Purl: "pkg:pypi/requests@2.31.0", Ecosystem: "PyPI", Name: "requests", Version: "2.31.0", Location: "usr/lib/python3/dist-packages/requests-2.31.0.dist-info/METADATA", Extractor: "python/wheelegg"},
@@ -221,7 +223,7 @@ func TestInventory(t *testing.T) {
 					{Purl: "pkg:npm/express@4.18.2", Ecosystem: "npm", Name: "express", Version: "4.18.2", Location: "app/node_modules/express/package.json", Extractor: "javascript/packagejson"},
 					{Purl: "pkg:npm/express@4.18.2", Ecosystem: "npm", Name: "express", Version: "4.18.2", Location: "app/package-lock.json", Extractor: "javascript/packagelockjson"},
 				},
-				OSRelease: OSRelease{ID: "debian", VersionID: "12"},
+				OSRelease: oci.OSRelease{ID: "debian", VersionID: "12"},
 				HasBash:   true, HasSh: true, Files: 9, Skipped: []string{},
 			},
 		},
@@ -232,11 +234,11 @@ func TestInventory(t *testing.T) {
 				{name: "var/lib/dpkg/status.d/tzdata", body: distrolessTzdata},
 				{name: "var/lib/dpkg/status.d/tzdata.md5sums", body: "d41d8cd98f00b204e9800998ecf8427e  usr/share/zoneinfo/UTC\n"},
 			},
-			want: &Contents{
-				Packages: []Package{
+			want: &oci.Contents{
+				Packages: []oci.Package{
 					{Purl: "pkg:deb/debian/tzdata@2024a-0%2Bdeb12u1?arch=all&distro=bookworm", Ecosystem: "Debian:12", Name: "tzdata", Version: "2024a-0+deb12u1", Location: "var/lib/dpkg/status.d/tzdata", Extractor: "os/dpkg"},
 				},
-				OSRelease: OSRelease{ID: "debian", VersionID: "12"}, Files: 3, Skipped: []string{},
+				OSRelease: oci.OSRelease{ID: "debian", VersionID: "12"}, Files: 3, Skipped: []string{},
 			},
 		},
 		{
@@ -247,12 +249,12 @@ func TestInventory(t *testing.T) {
 				{name: "bin/sh", typ: tar.TypeSymlink, link: "/bin/busybox"},
 				{name: "lib/apk/db/installed", body: apkInstalled},
 			},
-			want: &Contents{
-				Packages: []Package{
+			want: &oci.Contents{
+				Packages: []oci.Package{
 					{Purl: "pkg:apk/alpine/libcrypto3@3.3.2-r0?arch=x86_64&distro=3.20.3&origin=openssl", Ecosystem: "Alpine:v3.20", Name: "libcrypto3", Version: "3.3.2-r0", Location: "lib/apk/db/installed", Extractor: "os/apk"},
 					{Purl: "pkg:apk/alpine/musl@1.2.5-r0?arch=x86_64&distro=3.20.3&origin=musl", Ecosystem: "Alpine:v3.20", Name: "musl", Version: "1.2.5-r0", Location: "lib/apk/db/installed", Extractor: "os/apk"},
 				},
-				OSRelease: OSRelease{ID: "alpine", VersionID: "3.20.3"}, HasSh: true, Files: 3, Skipped: []string{},
+				OSRelease: oci.OSRelease{ID: "alpine", VersionID: "3.20.3"}, HasSh: true, Files: 3, Skipped: []string{},
 			},
 		},
 	}
