@@ -13,6 +13,10 @@ type Shipped struct {
 	// Reference is the release as fetched, by digest where it has one
 	// (registry/name@sha256:...), or the file or URL it was read from.
 	Reference string `json:"reference"`
+	// Resolved is the release as resolved, written as a target of its
+	// ecosystem ("oci:registry/name@sha256:..."), where that says more than
+	// the target's name and version; "" otherwise.
+	Resolved string `json:"resolved,omitempty"`
 	// Source is where it came from: "registry", "daemon" (an image already
 	// on the engine), "layout" (an OCI image layout directory), "file" or
 	// "url".

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -137,6 +139,10 @@ func (s *Sandbox) scanShipped(ctx context.Context, runID string, t Target) (res 
 		return nil, fmt.Errorf("%w: %s@%s declares no command to start", ErrShipped, t.Name, t.Version)
 	}
 	inst := &evidence.Install{Outcome: evidence.InstallOK, FetchMS: time.Since(prepared).Milliseconds(), Packages: l.Packages, Scripts: []evidence.Script{}, Integrity: l.Integrity}
+	if len(l.Lockfile) > 0 {
+		sum := sha256.Sum256(l.Lockfile)
+		inst.LockfileSHA256 = hex.EncodeToString(sum[:])
+	}
 	res = &Result{Install: inst, Lockfile: l.Lockfile, Outcome: evidence.OutcomeOK, Shipped: l.Shipped}
 	if h := t.Hooks; h != nil && h.Installed != nil && len(l.Lockfile) > 0 {
 		h.Installed(append([]byte(nil), l.Lockfile...))
@@ -187,7 +193,9 @@ func (s *Sandbox) shippedFiles(ctx context.Context, r *run, l *Launch) (string, 
 	if err != nil {
 		return "", fmt.Errorf("create unpack container: %w", err)
 	}
-	defer func() { _ = r.cli.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true}) }()
+	defer func() {
+		_ = r.cli.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
+	}()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(l.Files(pw)) }()
 	if err := r.cli.CopyToContainer(ctx, created.ID, l.FilesAt, pr, container.CopyToContainerOptions{}); err != nil {

@@ -3,11 +3,13 @@
 # debootstrap (to build the sandbox base where no container registry is
 # reachable), Debian's chromium (run headless by the HTML report's browser
 # test), PostgreSQL on 127.0.0.1:5432 for the cache's Postgres tests,
-# the verifymcp binary and the sandbox image. Idempotent: each step is
+# a container registry on 127.0.0.1:5000 for the image tests, the
+# verifymcp binary and the sandbox image. Idempotent: each step is
 # skipped when its result is already there.
 #
 #   scripts/setup.sh            every step
 #   scripts/setup.sh postgres   only PostgreSQL (for go test -tags postgres)
+#   scripts/setup.sh registry   only the loopback container registry
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -137,8 +139,55 @@ SQL
   say "postgres ready at 127.0.0.1:5432 ($PG_USER/$PG_DB)"
 }
 
+# A container registry on loopback, for the tests that scan images by
+# reference and by digest (no registry is reachable from CI machines):
+# Debian's docker-registry (the distribution registry), without
+# authentication, listening on 127.0.0.1:5000 only. The engine pushes to
+# and pulls from a loopback registry over plain HTTP without being told.
+REGISTRY_ADDR=127.0.0.1:5000
+REGISTRY_DIR=/var/lib/verifymcp-registry
+
+registry_ready() {
+  curl -fsS -o /dev/null "http://$REGISTRY_ADDR/v2/" 2>/dev/null
+}
+
+setup_registry() {
+  if registry_ready; then
+    say "container registry ready at $REGISTRY_ADDR"
+    return
+  fi
+  if ! command -v docker-registry >/dev/null 2>&1; then
+    apt_install docker-registry
+  fi
+  $SUDO mkdir -p "$REGISTRY_DIR"
+  local conf="$REGISTRY_DIR/config.yml"
+  $SUDO tee "$conf" >/dev/null <<YAML
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $REGISTRY_DIR/data
+  delete:
+    enabled: true
+http:
+  addr: $REGISTRY_ADDR
+YAML
+  $SUDO sh -c "nohup docker-registry serve '$conf' >/var/log/verifymcp-registry.log 2>&1 &"
+  for _ in $(seq 1 30); do
+    registry_ready && break
+    sleep 0.5
+  done
+  registry_ready || { say "the container registry did not start; see /var/log/verifymcp-registry.log"; exit 7; }
+  say "container registry ready at $REGISTRY_ADDR"
+}
+
 if [ "${1:-}" = postgres ]; then
   setup_postgres
+  exit 0
+fi
+if [ "${1:-}" = registry ]; then
+  setup_registry
   exit 0
 fi
 
@@ -179,6 +228,9 @@ fi
 
 # 4. PostgreSQL, for the cache tests under the build tag "postgres".
 setup_postgres
+
+# 4b. A container registry on loopback, for the image tests.
+setup_registry
 
 # 5. The binary (static, so that it can also run as the egress helper).
 say "building bin/verifymcp"

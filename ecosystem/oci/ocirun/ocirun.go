@@ -137,6 +137,9 @@ func (p *prepare) Prepare(ctx context.Context, e sandbox.Engine) (*sandbox.Launc
 			sh.Notes = append(sh.Notes, "the image has no registry digest (never pushed or pulled); it is identified by its configuration's digest")
 		}
 	}
+	if sh.Digest != "" && p.ref.Transport != oci.TransportLayout && strings.HasPrefix(sh.Reference, p.ref.Name+"@") {
+		sh.Resolved = "oci:" + sh.Reference
+	}
 	if info.RootFS.Layers != nil {
 		sh.Layers = slices.Clone(info.RootFS.Layers)
 	}

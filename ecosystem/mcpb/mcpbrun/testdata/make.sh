@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# make.sh: (re)builds the MCPB test bundles in this directory from src/,
+# packed by the official packer, then runs each bundle's server once
+# (probe.js) and prints what it listed.
+#
+#   ./make.sh            build the bundles whose contents changed
+#   ./make.sh -f         repack every bundle
+#   ./make.sh --no-probe skip running the servers
+#
+# The packer stamps every zip entry with the time of packing, so a repack
+# changes a bundle's sha256 even when nothing in it changed. To stay
+# idempotent, each bundle is packed into a temporary file and replaces the
+# one here only when its contents (paths, permissions, bytes) differ.
+#
+# Needs bash, node and npm (the npm registry), unzip, sha256sum.
+set -euo pipefail
+
+MCPB_PACKER='@anthropic-ai/mcpb@2.1.2'
+FIXTURES=(benign undeclared unserved generated)
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+force=0 probe=1
+for a in "$@"; do
+	case $a in
+	-f | --force) force=1 ;;
+	--no-probe) probe=0 ;;
+	*) echo "usage: $0 [-f] [--no-probe]" >&2; exit 2 ;;
+	esac
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mcpb-testdata.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# listing BUNDLE: one line per entry, its permissions, sha256 and path.
+listing() {
+	local d="$work/list.$$" f
+	rm -rf "$d"; mkdir -p "$d"
+	unzip -q "$1" -d "$d"
+	unzip -Z "$1" | awk 'NF >= 9 && $1 ~ /^[-d]/ { print $1, $NF }' | sort -k2 >"$d.perms"
+	(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$d.sums"
+	cat "$d.perms" "$d.sums"
+	rm -rf "$d" "$d.perms" "$d.sums"
+}
+
+# pack NAME STAGED_DIR: packs the directory into NAME.mcpb here, unless
+# the bundle here already has exactly those contents.
+pack() {
+	local name=$1 dir=$2 new="$work/$1.mcpb" out="$here/$1.mcpb"
+	umask 022
+	npx -y "$MCPB_PACKER" pack "$dir" "$new" >"$work/$name.pack.log" 2>&1 || {
+		cat "$work/$name.pack.log" >&2
+		echo "make.sh: the packer refused $name" >&2
+		exit 1
+	}
+	if [[ $force == 0 && -f $out ]] && cmp -s <(listing "$out") <(listing "$new"); then
+		echo "unchanged $name.mcpb"
+	else
+		cp "$new" "$out"
+		echo "packed    $name.mcpb ($(grep -E '^(package size|unpacked size|total files):' "$work/$name.pack.log" | tr '\n' ' '))"
+	fi
+}
+
+# The fixture servers: src/NAME holds the manifest and the server's
+# surface.json; every one runs the same src/fixture-server/index.js.
+for name in "${FIXTURES[@]}"; do
+	d="$work/stage/$name"
+	mkdir -p "$d"
+	cp -R "$here/src/$name/." "$d/"
+	cp "$here/src/fixture-server/index.js" "$d/server/index.js"
+	chmod -R u=rwX,go=rX "$d"
+	pack "$name" "$d"
+done
+
+# The real server: @modelcontextprotocol/server-memory installed (no dev
+# dependencies, as package-lock.json pins them) into server/, next to the
+# manifest; the entry point is the package's own dist/index.js.
+d="$work/stage/server-memory"
+mkdir -p "$d/server"
+cp "$here/src/server-memory/manifest.json" "$d/"
+cp "$here/src/server-memory/package.json" "$here/src/server-memory/package-lock.json" "$d/server/"
+(cd "$d/server" && npm ci --omit=dev --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+chmod -R u=rwX,go=rX "$d"
+pack server-memory "$d"
+
+echo
+echo "sha256 and size of each bundle (packer $MCPB_PACKER):"
+for name in "${FIXTURES[@]}" server-memory; do
+	printf '%s  %8d bytes\n' "$(cd "$here" && sha256sum "$name.mcpb")" "$(stat -c %s "$here/$name.mcpb")"
+done
+
+if [[ $probe == 1 ]]; then
+	echo
+	echo "what each server listed (probe.js):"
+	for name in "${FIXTURES[@]}" server-memory; do
+		node "$here/probe.js" "$here/$name.mcpb" >"$work/$name.probe.json" || {
+			cat "$work/$name.probe.json"
+			echo "make.sh: $name.mcpb's server did not answer as it should" >&2
+			exit 1
+		}
+		node -e '
+			const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+			const s = (v) => Array.isArray(v) ? "[" + v.join(" ") + "]" : String(v);
+			console.log(`${r.bundle}: tools ${s(r.tools)} prompts ${s(r.prompts)}; served not declared ${s(r.toolsServedNotDeclared)}, declared not served ${s(r.toolsDeclaredNotServed)}`);
+		' "$work/$name.probe.json"
+	done
+fi
