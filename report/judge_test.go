@@ -101,6 +101,7 @@ func asV5(m map[string]any) {
 func asV9(m map[string]any) {
 	m["schema_version"] = "verifymcp.report/v9"
 	delete(m, "exercise")
+	delete(m, "shipped") // v11's
 	if b, ok := m["behavior"].(map[string]any); ok {
 		for _, list := range []string{"network", "processes", "exfiltration"} {
 			events, _ := b[list].([]any)

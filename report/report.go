@@ -80,7 +80,16 @@ import (
 // events, processes and canary hits, omitted outside calls); each network
 // event's mail recipients; and drift.session.after_calls. Version 9's
 // schema forbids unknown members of all of those.
-const SchemaVersion = "verifymcp.report/v10"
+//
+// Version 11 added the required shipped member (null for a release that
+// was installed): a release that ran as shipped, a container image or an
+// MCPB bundle, with its digest, reference, source, what it declares it
+// starts with and as whom, the user the sandbox ran it as, its env and
+// label names (never their values), ports, MCP registry name, OS and
+// package count, a bundle's manifest, the surface it declares, its
+// signature, and why behaviour was not watched. Version 10's schema
+// forbids unknown top-level members.
+const SchemaVersion = "verifymcp.report/v11"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -91,7 +100,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v10.schema.json
+//go:embed schema/report.v11.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.
@@ -114,6 +123,7 @@ type Report struct {
 	Install       *Install           `json:"install"`  // nil when the install phase left no evidence
 	Behavior      *Behavior          `json:"behavior"` // nil when behaviour was not captured
 	Exercise      *Exercise          `json:"exercise"` // nil when the sandbox called no tool
+	Shipped       *Shipped           `json:"shipped"`  // nil for a release that was installed, not run as shipped
 	Supply        *Supply            `json:"supply"`   // nil for evidence from before supply-chain collection
 	Judge         *JudgeCheck        `json:"judge"`    // nil for evidence from before the judge
 	Drift         *Drift             `json:"drift"`    // nil for evidence from before pins
@@ -565,6 +575,7 @@ func Build(b *evidence.Bundle, r *rubric.Rubric, res rubric.Result) Report {
 	rep.Install = buildInstall(b.Install)
 	rep.Behavior = buildBehavior(b.Behavior)
 	rep.Exercise = buildExercise(b.Exercise, rep.Behavior)
+	rep.Shipped = buildShipped(b.Shipped)
 	rep.Masking = make([]Masking, 0, len(b.Masking))
 	for _, m := range b.Masking {
 		where := map[string]int{}

@@ -33,7 +33,7 @@ var v1Fixtures = []string{"everything", "install_failed", "crashed", "hostile"}
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	return compileSchemaBytes(t, "report.v10.schema.json", Schema())
+	return compileSchemaBytes(t, "report.v11.schema.json", Schema())
 }
 
 // compileSchemaBytes and validate are the tests' one schema check
