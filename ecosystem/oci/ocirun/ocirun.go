@@ -62,12 +62,21 @@ func (Ecosystem) Resolve(_ context.Context, raw string) (*sandbox.Release, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", pkgspec.ErrBadTarget, err)
 	}
+	name, version := ref.Name, cmpOr(ref.Digest, ref.Tag)
 	if ref.Transport == oci.TransportLayout {
 		if st, err := os.Stat(ref.Path); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("%w: %s: not an OCI image layout directory", pkgspec.ErrBadTarget, ref.Path)
 		}
+		// A layout names no repository: the image is the directory's,
+		// and exactly the manifest its selector picks, every blob of
+		// which is read and checked here.
+		img, err := oci.LayoutArchive(ref.Path, cmpOr(ref.Digest, ref.Tag), io.Discard)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", pkgspec.ErrBadTarget, err)
+		}
+		name, version = filepath.Base(ref.Path), img.ManifestDigest
 	}
-	rel := &sandbox.Release{Name: ref.Name, Version: cmpOr(ref.Digest, ref.Tag), Integrity: ref.Digest, Kind: "image",
+	rel := &sandbox.Release{Name: name, Version: version, Integrity: ref.Digest, Kind: "image",
 		Source: ref.Transport, Shipped: &prepare{ref: ref}}
 	if ref.Transport == oci.TransportRegistry {
 		rel.Registry = domain(ref)

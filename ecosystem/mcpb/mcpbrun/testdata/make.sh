@@ -33,13 +33,12 @@ trap 'rm -rf "$work"' EXIT
 
 # listing BUNDLE: one line per entry, its permissions, sha256 and path.
 listing() {
-	local d="$work/list.$$" f
-	rm -rf "$d"; mkdir -p "$d"
-	unzip -q "$1" -d "$d"
-	unzip -Z "$1" | awk 'NF >= 9 && $1 ~ /^[-d]/ { print $1, $NF }' | sort -k2 >"$d.perms"
-	(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$d.sums"
-	cat "$d.perms" "$d.sums"
-	rm -rf "$d" "$d.perms" "$d.sums"
+	local d
+	d=$(mktemp -d "$work/list.XXXXXX")
+	unzip -q "$1" -d "$d/files"
+	unzip -Z "$1" | awk '$3 == "unx" || $3 == "fat" { print $1, $NF }' | sort -k2
+	(cd "$d/files" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	rm -rf "$d"
 }
 
 # pack NAME STAGED_DIR: packs the directory into NAME.mcpb here, unless
@@ -52,7 +51,8 @@ pack() {
 		echo "make.sh: the packer refused $name" >&2
 		exit 1
 	}
-	if [[ $force == 0 && -f $out ]] && cmp -s <(listing "$out") <(listing "$new"); then
+	if [[ $force == 0 && -f $out ]] && listing "$out" >"$work/$name.old.list" && listing "$new" >"$work/$name.new.list" &&
+		cmp -s "$work/$name.old.list" "$work/$name.new.list"; then
 		echo "unchanged $name.mcpb"
 	else
 		cp "$new" "$out"
@@ -72,13 +72,15 @@ for name in "${FIXTURES[@]}"; do
 done
 
 # The real server: @modelcontextprotocol/server-memory installed (no dev
-# dependencies, as package-lock.json pins them) into server/, next to the
-# manifest; the entry point is the package's own dist/index.js.
+# dependencies, as package-lock.json pins them) into node_modules at the
+# bundle's root, next to package.json and the manifest, the node layout the
+# mcpb README shows; the entry point is the package's own dist/index.js.
+# The packer leaves package-lock.json out, so the lockfile the bundle ships
+# is npm's node_modules/.package-lock.json (mcpb.Bundle.Lockfile).
 d="$work/stage/server-memory"
-mkdir -p "$d/server"
-cp "$here/src/server-memory/manifest.json" "$d/"
-cp "$here/src/server-memory/package.json" "$here/src/server-memory/package-lock.json" "$d/server/"
-(cd "$d/server" && npm ci --omit=dev --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+mkdir -p "$d"
+cp "$here/src/server-memory/manifest.json" "$here/src/server-memory/package.json" "$here/src/server-memory/package-lock.json" "$d/"
+(cd "$d" && npm ci --omit=dev --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
 chmod -R u=rwX,go=rX "$d"
 pack server-memory "$d"
 
