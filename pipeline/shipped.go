@@ -22,14 +22,16 @@ type ShippedEcosystem interface {
 	Name() string
 	// Parse reads raw when it is a target of the ecosystem: ok is false
 	// when it is not one; err (wrapping ErrBadTarget's pkgspec.ErrBadTarget)
-	// when it is, malformed. ref is what Resolve takes.
+	// when it is, malformed. ref is what Resolve takes (the target itself,
+	// or a form of it the ecosystem prefers).
 	Parse(raw string) (ref string, ok bool, err error)
 	// Resolve resolves ref to one release as far as can be before the
 	// engine is used: a bundle file is read and checked, an image
 	// reference is read. Errors about the target wrap pkgspec.ErrBadTarget.
 	Resolve(ctx context.Context, ref string) (*sandbox.Release, error)
-	// Entry is the ref an MCP registry package of the ecosystem names, and
-	// what the entry says that the scan should note.
+	// Entry is the target an MCP registry package of the ecosystem names,
+	// in the form Parse reads and Resolve takes, and what the entry says
+	// that the scan should note.
 	Entry(pkg supplychain.RegistryPackage) (ref string, notes []string, err error)
 }
 
@@ -59,7 +61,7 @@ func (r shippedResolver) resolveEntry(ctx context.Context, p *Pipeline, t Target
 		return nil, fmt.Errorf("MCP registry entry %s@%s names %s %s: %w", srv.Name, srv.Version, r.e.Name(), ref, err)
 	}
 	entry := &evidence.MCPRegistryEntry{Name: srv.Name, Version: srv.Version, Registry: p.cfg.MCPRegistry.Base(), Status: srv.Status,
-		Package: r.e.Name() + ":" + ref, Notes: append(notes, more...), Unfixed: pkg.Unfixed}
+		Package: ref, Notes: append(notes, more...), Unfixed: pkg.Unfixed}
 	return registryResolved(rt, entry, srv.Name, pkg), nil
 }
 

@@ -49,7 +49,7 @@ func (Ecosystem) Name() string { return mcpb.Ecosystem{}.Name() }
 
 // Parse reads a bundle target: the path of a .mcpb (or .dxt) file, or
 // mcpb:PATH or mcpb:URL, either ending in #sha256=HEX to name the digest
-// the bundle must have.
+// the bundle must have. The target is its own ref.
 func (Ecosystem) Parse(raw string) (string, bool, error) {
 	ref, explicit := strings.CutPrefix(raw, "mcpb:")
 	loc, sum, _ := strings.Cut(ref, "#")
@@ -67,13 +67,13 @@ func (Ecosystem) Parse(raw string) (string, bool, error) {
 	if u, err := url.Parse(loc); err == nil && u.Scheme != "" && u.Scheme != "https" && u.Scheme != "http" && len(u.Scheme) > 1 {
 		return "", true, fmt.Errorf("%w: %q: a bundle URL must be http or https", pkgspec.ErrBadTarget, raw)
 	}
-	return ref, true, nil
+	return raw, true, nil
 }
 
 // Resolve reads the bundle (a file, or a download), checks it and its
 // manifest, and makes the command a client would run.
 func (e Ecosystem) Resolve(ctx context.Context, ref string) (*sandbox.Release, error) {
-	loc, sum, _ := strings.Cut(ref, "#")
+	loc, sum, _ := strings.Cut(strings.TrimPrefix(ref, "mcpb:"), "#")
 	data, source, err := e.read(ctx, loc)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,271 @@
+//go:build docker
+
+package mcpbrun_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// These tests scan MCPB bundles end to end the way a user does: the real
+// binary and engine, the bundles of testdata (packed by the official
+// packer, see testdata/README.md).
+
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "verifymcp-mcpbrun-test")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, "verifymcp")
+		build := exec.Command("go", "build", "-o", binary, "../../../cmd/verifymcp")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "VERIFYMCP_CONFIG=", "VERIFYMCP_OSV_OFFLINE_DB=")
+	if _, ok := os.LookupEnv("VERIFYMCP_CA_BUNDLE"); !ok {
+		cmd.Env = append(cmd.Env, "VERIFYMCP_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt")
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+type report struct {
+	Target struct {
+		Ecosystem, Name, Version, Integrity, Source, Purl string
+		MCPRegistry                                       *struct {
+			Name string `json:"name"`
+		} `json:"mcp_registry"`
+	} `json:"target"`
+	Session *struct {
+		Outcome string `json:"outcome"`
+	} `json:"session"`
+	Contract *struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	} `json:"contract"`
+	Masking []struct {
+		Marker string         `json:"marker"`
+		Where  map[string]int `json:"where"`
+	} `json:"masking"`
+	Findings []struct{ Code, Severity, Subject, Message string }
+}
+
+func (r report) artefactFindings() []string {
+	var out []string
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.Code, "pkg.artefact.") {
+			out = append(out, f.Code+" "+f.Subject)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func scan(t *testing.T, env []string, target string, extra ...string) (report, result) {
+	t.Helper()
+	args := append([]string{"scan", "--format", "json", "--data-dir", t.TempDir(), "--skip", "osv,socket,github,dnssec,judge,mcp_registry"}, extra...)
+	res := run(t, env, append(args, target)...)
+	if res.code != 0 && res.code != 1 {
+		t.Fatalf("scan %s: exit %d\n%s", target, res.code, res.stderr)
+	}
+	var r report
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatalf("scan %s: report: %v\n%s", target, err, res.stderr)
+	}
+	if r.Session == nil || r.Session.Outcome != "ok" {
+		t.Fatalf("scan %s: session %+v\n%s", target, r.Session, res.stderr)
+	}
+	return r, res
+}
+
+// TestBundleSurfaces scans each test bundle: the manifest's declared
+// surface is compared with what its server lists, in both directions, and
+// a bundle that agrees (a fixture, and a real server packed by the
+// official packer) gives no finding of the comparison.
+func TestBundleSurfaces(t *testing.T) {
+	for _, tc := range []struct {
+		bundle string
+		want   []string
+		tools  int
+	}{
+		{"benign", nil, 2},
+		{"undeclared", []string{"pkg.artefact.surface.undeclared tool run_command"}, 3},
+		{"unserved", []string{"pkg.artefact.surface.unserved tool delete_files"}, 2},
+		{"generated", nil, 2},
+		{"server-memory", nil, 9},
+	} {
+		t.Run(tc.bundle, func(t *testing.T) {
+			t.Parallel()
+			r, _ := scan(t, nil, filepath.Join("testdata", tc.bundle+".mcpb"))
+			if got := r.artefactFindings(); !slices.Equal(got, tc.want) {
+				t.Errorf("findings %q, want %q", got, tc.want)
+			}
+			if r.Target.Ecosystem != "mcpb" || r.Target.Source != "file" || !strings.HasPrefix(r.Target.Integrity, "sha256:") ||
+				!strings.HasPrefix(r.Target.Purl, "pkg:generic/") || r.Contract == nil || len(r.Contract.Tools) != tc.tools {
+				t.Errorf("target %+v, contract %+v", r.Target, r.Contract)
+			}
+		})
+	}
+}
+
+// TestBundleSettings: the benign bundle's settings are filled as a client
+// would, its sensitive one with a placeholder that is a known secret of
+// the scan (masked wherever it would show) and never appears in the
+// report.
+func TestBundleSettings(t *testing.T) {
+	_, res := scan(t, nil, "mcpb:"+filepath.Join("testdata", "benign.mcpb"), "--verbose")
+	var r struct {
+		Shipped struct {
+			Cmd      []string `json:"cmd"`
+			EnvNames []string `json:"env_names"`
+			Manifest struct {
+				Sensitive  []string `json:"sensitive"`
+				UserConfig []string `json:"user_config"`
+			} `json:"manifest"`
+		} `json:"shipped"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	sh := r.Shipped
+	if !slices.Equal(sh.Manifest.Sensitive, []string{"api_key"}) || !slices.Equal(sh.Manifest.UserConfig, []string{"api_key", "notes_dir"}) ||
+		!slices.Equal(sh.EnvNames, []string{"NOTES_API_KEY"}) || !slices.Contains(sh.Cmd, "/home/sandbox/notes") {
+		t.Errorf("shipped %+v: want the settings filled (notes_dir's default under HOME) and api_key sensitive", sh)
+	}
+	if strings.Contains(res.stdout+res.stderr, "mcpb-api_key-") {
+		t.Error("the sensitive setting's placeholder value appears in the output")
+	}
+}
+
+// TestBundleByURL scans a bundle by URL from a loopback server, checked
+// against the digest the target names, and as an MCP registry entry of
+// type mcpb (server.json's identifier and fileSha256); a digest that does
+// not match is the target's error.
+func TestBundleByURL(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "benign.mcpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	hexSum := hex.EncodeToString(sum[:])
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/releases/benign-1.0.0.mcpb" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(data)
+	}))
+	defer files.Close()
+	bundleURL := files.URL + "/releases/benign-1.0.0.mcpb"
+
+	r, _ := scan(t, nil, "mcpb:"+bundleURL+"#sha256="+hexSum, "--no-exercise")
+	if r.Target.Source != "url" || r.Target.Integrity != "sha256:"+hexSum {
+		t.Errorf("by URL: target %+v", r.Target)
+	}
+	bad := run(t, nil, "scan", "--data-dir", t.TempDir(), "mcpb:"+bundleURL+"#sha256="+strings.Repeat("0", 64))
+	if bad.code != 2 || !strings.Contains(bad.stderr, "has digest sha256:"+hexSum) {
+		t.Errorf("a wrong digest: exit %d, %q; want 2 naming the digest", bad.code, bad.stderr)
+	}
+	missing := run(t, nil, "scan", "--data-dir", t.TempDir(), "mcpb:"+files.URL+"/releases/none.mcpb")
+	if missing.code != 2 || !strings.Contains(missing.stderr, "404") {
+		t.Errorf("a bundle that is not there: exit %d, %q; want 2 and the 404", missing.code, missing.stderr)
+	}
+
+	const name = "io.github.verifymcp/notes-bundle"
+	serverJSON := `{"$schema": "https://static.modelcontextprotocol.io/schemas/2025-10-17/server.schema.json",
+  "name": "` + name + `", "description": "A notes server shipped as an MCPB bundle.", "version": "1.0.0",
+  "packages": [{"registryType": "mcpb", "identifier": "` + bundleURL + `", "fileSha256": "` + hexSum + `", "transport": {"type": "stdio"}}]}`
+	reg := fakeMCPRegistry(t, name, "1.0.0", serverJSON)
+	e, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@1.0.0", "--no-exercise")
+	if e.Target.Ecosystem != "mcpb" || e.Target.Integrity != "sha256:"+hexSum || e.Target.MCPRegistry == nil || e.Target.MCPRegistry.Name != name {
+		t.Errorf("registry entry: target %+v", e.Target)
+	}
+}
+
+// TestBadBundles: a file that is no bundle, or a bundle that is not
+// there, is refused before the engine is used, with the reason.
+func TestBadBundles(t *testing.T) {
+	dir := t.TempDir()
+	notZip := filepath.Join(dir, "broken.mcpb")
+	if err := os.WriteFile(notZip, []byte("not a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ target, want string }{
+		{notZip, "broken.mcpb"},
+		{filepath.Join(dir, "absent.mcpb"), "no such file"},
+		{"mcpb:ftp://example.com/x.mcpb", "http or https"},
+		{"mcpb:" + notZip + "#sha256=12", "64 hexadecimal digits"},
+	} {
+		res := run(t, nil, "scan", "--data-dir", t.TempDir(), tc.target)
+		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("scan %s: exit %d, stderr %q; want 2 and %q", tc.target, res.code, res.stderr, tc.want)
+		}
+	}
+}
+
+// fakeMCPRegistry serves one server.json the way the official registry's
+// API answers (GET /v0.1/servers/{name}/versions[/{version}]), as
+// supplytest.MCPRegistry does for its recorded entries.
+func fakeMCPRegistry(t *testing.T, name, version, serverJSON string) string {
+	t.Helper()
+	entry := fmt.Sprintf(`{"server": %s, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "publishedAt": "2026-12-01T00:00:00Z", "updatedAt": "2026-12-01T00:00:00Z", "isLatest": true}}}`, serverJSON)
+	base := "/v0.1/servers/" + url.PathEscape(name) + "/versions"
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.EscapedPath() {
+		case base:
+			_, _ = fmt.Fprintf(w, `{"servers": [%s], "metadata": {"count": 1}}`, entry)
+		case base + "/" + version, base + "/latest":
+			_, _ = w.Write([]byte(entry))
+		default:
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}

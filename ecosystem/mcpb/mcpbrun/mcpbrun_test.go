@@ -1,0 +1,69 @@
+package mcpbrun_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/verifymcp/verifymcp/ecosystem/mcpb/mcpbrun"
+	"github.com/verifymcp/verifymcp/pkgspec"
+	"github.com/verifymcp/verifymcp/supplychain"
+)
+
+func TestParse(t *testing.T) {
+	e := mcpbrun.Ecosystem{}
+	for _, tc := range []struct {
+		raw     string
+		ok, bad bool
+	}{
+		{"./server.mcpb", true, false},
+		{"legacy.dxt", true, false},
+		{"mcpb:https://example.com/x.mcpb#sha256=" + strings.Repeat("ab", 32), true, false},
+		{"mcpb:/srv/bundle", true, false},
+		{"npm:left-pad@1.3.0", false, false},
+		{"server.tgz", false, false},
+		{"mcpb:", true, true},
+		{"mcpb:ftp://example.com/x.mcpb", true, true},
+		{"x.mcpb#sha256=zz", true, true},
+	} {
+		ref, ok, err := e.Parse(tc.raw)
+		if ok != tc.ok || (err != nil) != tc.bad || (ok && !tc.bad && ref != tc.raw) {
+			t.Errorf("Parse(%q) = %q, %v, %v; want ok %v, error %v", tc.raw, ref, ok, err, tc.ok, tc.bad)
+		}
+		if err != nil && !errors.Is(err, pkgspec.ErrBadTarget) {
+			t.Errorf("Parse(%q) error %v is not a bad target", tc.raw, err)
+		}
+	}
+}
+
+// TestResolveSecrets: a bundle's sensitive settings are filled with
+// placeholders that go to the scan as secrets to mask, and only they do.
+func TestResolveSecrets(t *testing.T) {
+	rel, err := mcpbrun.Ecosystem{}.Resolve(context.Background(), filepath.Join("testdata", "benign.mcpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.Name != "verifymcp-fixture-benign" || rel.Version != "1.0.0" || rel.Kind != "bundle" || !strings.HasPrefix(rel.Integrity, "sha256:") {
+		t.Errorf("release %+v", rel)
+	}
+	if len(rel.Secrets) != 1 || rel.Secrets[0].Name != "config:api_key" || !strings.HasPrefix(rel.Secrets[0].Value, "mcpb-api_key-") {
+		t.Errorf("secrets %+v, want the api_key placeholder alone", rel.Secrets)
+	}
+	uv := filepath.Join("..", "testdata", "hello-signed.mcpb")
+	if _, err := (mcpbrun.Ecosystem{}).Resolve(context.Background(), uv); !errors.Is(err, pkgspec.ErrUnsupported) {
+		t.Errorf("a uv bundle: %v, want unsupported", err)
+	}
+}
+
+func TestEntry(t *testing.T) {
+	sum := strings.Repeat("AB", 32)
+	ref, notes, err := mcpbrun.Ecosystem{}.Entry(supplychain.RegistryPackage{RegistryType: "mcpb", Identifier: "https://example.com/b.mcpb", FileSHA256: sum})
+	if err != nil || ref != "mcpb:https://example.com/b.mcpb#sha256="+strings.ToLower(sum) || len(notes) != 0 {
+		t.Errorf("Entry = %q, %q, %v", ref, notes, err)
+	}
+	if _, notes, _ := (mcpbrun.Ecosystem{}).Entry(supplychain.RegistryPackage{Identifier: "https://example.com/b.mcpb"}); len(notes) != 1 {
+		t.Errorf("an entry without fileSha256 is not noted: %q", notes)
+	}
+}
