@@ -18,7 +18,6 @@ import (
 const (
 	NotScannedURL       = "a URL server: nothing to install"
 	NotScannedLocal     = "a local script: no package to resolve"
-	NotScannedImage     = "a container image: not a package target"
 	NotScannedExtension = "an editor extension's server: its command is not in the file"
 	// NotScannedModule starts the reason of a python -m server: a module
 	// name is no proof of the distribution that provides it.
@@ -40,7 +39,7 @@ const (
 // server not scanned); EnvNames the environment keys, sorted. A python
 // -m MODULE server is not scanned: a module is not a distribution. Every other
 // server has NotScanned saying why, and then Target is empty: a
-// container image, a local script, a URL server, a name the registry
+// local script, a URL server, a name the registry
 // would refuse, a package from outside the registry or another index, a
 // Python requirement with extras, markers or more packages (--with), a
 // command line this reader cannot follow.
@@ -76,7 +75,10 @@ func Targets(f *File) []Target {
 			case l.notScanned != "":
 				t.NotScanned = l.notScanned
 			case l.eco == "oci":
-				t.NotScanned = NotScannedImage
+				// The image as the line names it; its runtime flags (-e, -v)
+				// are the client's, not the image's: the scan runs the
+				// image alone, with nothing of the host mounted.
+				t.Target = "oci:" + l.token
 			case l.eco == "pypi":
 				t.Target = "pypi:" + l.name + l.pySpec
 			default:

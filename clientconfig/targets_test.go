@@ -42,6 +42,11 @@ func TestTargetsLaunchers(t *testing.T) {
 		return Target{Target: target, Ecosystem: "pypi", Name: name, Spec: spec, Pinned: pinned, Args: args}
 	}
 	bin := func(t Target, b string) Target { t.Bin = b; return t }
+	oci := func(target, name, spec string, pinned bool, args ...string) Target {
+		t := tg(target, name, spec, pinned, args...)
+		t.Ecosystem = "oci"
+		return t
+	}
 	digest := "sha256:" + strings.Repeat("c", 64)
 	tests := []struct {
 		name, server string
@@ -90,8 +95,8 @@ func TestTargetsLaunchers(t *testing.T) {
 		{"uvx >= wildcard", `{"command": "uvx", "args": ["pkg>=1.*"]}`, ns("pypi", "pkg", ">=1.*", false, "not a PEP 440 version or specifier set (pkg>=1.*): not resolved")},
 		// The resolver's grammar (pkgspec): a wildcard after a pre-release is no specifier.
 		{"uvx wildcard after a pre-release", `{"command": "uvx", "args": ["pkg==1.0a1.*"]}`, ns("pypi", "pkg", "==1.0a1.*", false, "not a PEP 440 version or specifier set (pkg==1.0a1.*): not resolved")},
-		{"docker", `{"command": "docker", "args": ["run", "-i", "--rm", "mcp/github", "stdio"]}`, ns("oci", "mcp/github", "", false, NotScannedImage, "stdio")},
-		{"docker digest", `{"command": "docker", "args": ["run", "-i", "mcp/github@` + digest + `"]}`, ns("oci", "mcp/github", digest, true, NotScannedImage)},
+		{"docker", `{"command": "docker", "args": ["run", "-i", "--rm", "mcp/github", "stdio"]}`, oci("oci:mcp/github", "mcp/github", "", false, "stdio")},
+		{"docker digest", `{"command": "docker", "args": ["run", "-i", "mcp/github@` + digest + `"]}`, oci("oci:mcp/github@"+digest, "mcp/github", digest, true)},
 		{"node script", `{"command": "node", "args": ["path/to/x.js"]}`, none(NotScannedLocal)},
 		{"python -m", `{"command": "python", "args": ["-m", "srv"]}`, none(NotScannedModule + " (python -m srv): which distribution provides it, and at which version, is not in the file")},
 		{"python3 -u -m", `{"command": "/usr/bin/python3", "args": ["-u", "-m", "mcp_server_time", "--local-timezone", "UTC"]}`, none(NotScannedModule + " (python3 -m mcp_server_time): which distribution provides it, and at which version, is not in the file")},
