@@ -140,11 +140,14 @@ func (c *compact) severity(s string) string {
 
 func (c *compact) header(rep Report) {
 	s := rep.Summary
-	c.para(c.paint(ansiBold, "verifymcp:")+" ", targetLine(rep.Target))
+	c.para(c.paint(ansiBold, "verifymcp:")+" ", targetLine(rep))
 	c.para("  ", "run "+clean(rep.Run.ID)+" "+rep.Run.Date+", verifymcp "+clean(rep.Tool.Version)+", rubric v"+clean(rep.Rubric.Version)+
 		", session "+sessionLine(rep.Session, rep.Contract)+serverText(rep))
 	if e := rep.Target.MCPRegistry; e != nil {
 		c.para("  mcp registry  ", mcpRegistryLine(e))
+	}
+	if sh := rep.Shipped; sh != nil {
+		c.para("  release  ", clean(shippedSummary(sh)))
 	}
 	score := "none: every dimension was dropped"
 	if rep.Score != nil {

@@ -33,6 +33,7 @@ func writeTable(w io.Writer, rep Report, o TableOptions) error {
 	t.gate(rep)
 	t.score(rep)
 	t.signals(rep)
+	t.shipped(rep)
 	t.supply(rep)
 	t.tools(rep)
 	t.judge(rep)
@@ -184,7 +185,7 @@ func (t *table) header(rep Report) {
 	t.line(fmt.Sprintf("verifymcp report (%s)", rep.SchemaVersion))
 	rows := [][]string{
 		{"run", clean(rep.Run.ID) + "  " + rep.Run.Date + "  " + clean(rep.Tool.Name) + " " + clean(rep.Tool.Version)},
-		{"target", targetLine(rep.Target)},
+		{"target", targetLine(rep)},
 		{"purl", orDash(clean(rep.Target.Purl))},
 		{"integrity", orDash(clean(rep.Target.Integrity))},
 	}
@@ -268,11 +269,11 @@ func maskingLine(ms []Masking) string {
 	return strings.Join(parts, "; ") + "; the evidence holds the markers, never the values"
 }
 
-func targetLine(tg Target) string {
-	resolved := clean(tg.Name) + "@" + clean(tg.Version)
-	if tg.Ecosystem != "" {
-		resolved = clean(tg.Ecosystem) + ":" + resolved
-	}
+// targetLine is the target as requested -> as resolved (releaseName:
+// a shipped release's resolved form when it has one).
+func targetLine(rep Report) string {
+	tg := rep.Target
+	resolved := clean(releaseName(rep))
 	if tg.Requested == "" || tg.Requested == resolved {
 		return resolved
 	}
