@@ -140,6 +140,7 @@ type htmlView struct {
 	Signals    []htmlSignal
 	Net        htmlNetwork
 	Calls      htmlCalls
+	Shipped    htmlShipped
 	Notice     string
 }
 
@@ -192,7 +193,7 @@ func newHTMLView(rep Report) htmlView {
 	v := htmlView{
 		CSS:      template.CSS(htmlCSS),
 		Headline: clean(headline(rep)),
-		Target:   clean(targetName(rep.Target)),
+		Target:   clean(releaseName(rep)),
 		Outcome:  clean(orDash(s.Outcome)),
 		Gate:     clean(gateSentence(s.Gate)),
 		Findings: clean(findingsSentence(rep)),
@@ -200,7 +201,7 @@ func newHTMLView(rep Report) htmlView {
 		Total:    len(rep.Findings),
 		Notice:   clean(rep.Notice),
 	}
-	if tg := rep.Target; tg.Requested != "" && tg.Requested != targetName(tg) {
+	if tg := rep.Target; tg.Requested != "" && tg.Requested != releaseName(rep) {
 		v.Requested = clean(tg.Requested)
 	}
 	v.Run = "Run " + clean(orDash(rep.Run.ID)) + " on " + clean(rep.Run.Date) + " by " + clean(strings.TrimSpace(rep.Tool.Name+" "+rep.Tool.Version)) +
@@ -253,6 +254,7 @@ func newHTMLView(rep Report) htmlView {
 	v.Chart = newChart(rep.Dimensions)
 	v.Net = newHTMLNetwork(rep)
 	v.Calls = newHTMLCalls(rep)
+	v.Shipped = newHTMLShipped(rep)
 	for _, name := range sortedKeys(rep.Signals) {
 		sg := rep.Signals[name]
 		class := "observed"
@@ -343,7 +345,7 @@ func severityClass(s string) string {
 	return "other"
 }
 
-var htmlPage = template.Must(template.Must(template.New("report").Parse(htmlCallsTemplate)).Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.Must(template.Must(template.New("report").Parse(htmlCallsTemplate)).Parse(htmlShippedTemplate)).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -499,6 +501,7 @@ What these would have found is unknown, not clean.
 {{- end}}
 </section>
 {{- template "calls" .Calls}}
+{{- template "shipped" .Shipped}}
 <section id="dimensions" aria-labelledby="dimensions-title">
 <h2 id="dimensions-title">Dimensions</h2>
 {{- if .Chart.Rows}}{{with .Chart}}

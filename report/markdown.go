@@ -35,6 +35,7 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	m.summary(rep)
 	m.findings(rep)
 	m.calls(rep)
+	m.release(rep)
 	m.dimensions(rep)
 	m.signals(rep)
 	m.line("## Notice")
@@ -61,10 +62,10 @@ func (m *mdWriter) line(s string) {
 }
 
 func (m *mdWriter) header(rep Report) {
-	m.line("# verifymcp report: " + mdCode(targetName(rep.Target), false))
+	m.line("# verifymcp report: " + mdCode(releaseName(rep), false))
 	m.line("")
 	var parts []string
-	if tg := rep.Target; tg.Requested != "" && tg.Requested != targetName(tg) {
+	if tg := rep.Target; tg.Requested != "" && tg.Requested != releaseName(rep) {
 		parts = append(parts, "Requested as "+mdCode(tg.Requested, false)+".")
 	}
 	run := "Run " + mdCode(orDash(rep.Run.ID), false) + " on " + mdText(rep.Run.Date) + " by " + mdText(strings.TrimSpace(rep.Tool.Name+" "+rep.Tool.Version)) +

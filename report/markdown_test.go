@@ -15,7 +15,7 @@ import (
 
 // markupFixtures are the fixtures with Markdown and HTML goldens.
 // "injection" is the hostile bundle with markup added (injectionReport).
-var markupFixtures = []string{"everything", "hostile", "judge", "injection", "exercise"}
+var markupFixtures = []string{"everything", "hostile", "judge", "injection", "exercise", "shipped_image", "shipped_bundle"}
 
 // injected is text a hostile package could put in its tool surface, to
 // add links, images, HTML, mentions, references, math and table cells to
@@ -107,8 +107,8 @@ func TestMarkdownStructure(t *testing.T) {
 				}
 				last = i
 			}
-			if !strings.Contains(md, mdCode(targetName(rep.Target), false)) {
-				t.Errorf("title does not name the target %s", targetName(rep.Target))
+			if !strings.Contains(md, mdCode(releaseName(rep), false)) {
+				t.Errorf("title does not name the target %s", releaseName(rep))
 			}
 			if !strings.Contains(md, "- **Score:** ") || !strings.Contains(md, "of the rubric's weight scored from evidence") && rep.Score != nil {
 				t.Error("summary does not give the score and its coverage")
