@@ -88,7 +88,7 @@ func sarifRubric(reps []Report, r *rubric.Rubric) (*rubric.Rubric, error) {
 	}
 	for _, rep := range reps {
 		if rep.Rubric.Version != r.Version || rep.Rubric.Hash != r.Hash {
-			return nil, fmt.Errorf("report: sarif: %s was scored under rubric v%s %s, not v%s %s", packageName(rep.Target),
+			return nil, fmt.Errorf("report: sarif: %s was scored under rubric v%s %s, not v%s %s", packageName(rep),
 				rep.Rubric.Version, rep.Rubric.Hash, r.Version, r.Hash)
 		}
 	}
@@ -133,7 +133,7 @@ func writePackageSARIF(w io.Writer, reps []Report, r *rubric.Rubric, batch bool,
 		for _, f := range rep.Findings {
 			i, ok := index[f.Code]
 			if !ok {
-				return fmt.Errorf("report: sarif: %s: code %s is not in rubric v%s", packageName(rep.Target), f.Code, r.Version)
+				return fmt.Errorf("report: sarif: %s: code %s is not in rubric v%s", packageName(rep), f.Code, r.Version)
 			}
 			run.AddResult(b.result(rep, f, i, r.Codes[i]))
 		}
@@ -174,7 +174,7 @@ func runProperties(rep Report) sarif.Properties {
 	}
 	return sarif.Properties{
 		"schema_version":       rep.SchemaVersion,
-		"target":               packageName(rep.Target),
+		"target":               packageName(rep),
 		"purl":                 rep.Target.Purl,
 		"run_id":               rep.Run.ID,
 		"run_date":             rep.Run.Date,
@@ -189,8 +189,15 @@ func runProperties(rep Report) sarif.Properties {
 	}
 }
 
-// packageName names a target as ecosystem:name@version.
-func packageName(t Target) string {
+// packageName names a report's package as ecosystem:name@version, and a
+// release that ran as shipped as its ecosystem writes it (releaseName):
+// an image by its digest, oci:registry/name@sha256:..., or by its tag
+// after ':', never name@tag.
+func packageName(rep Report) string {
+	if rep.Shipped != nil {
+		return releaseName(rep)
+	}
+	t := rep.Target
 	return t.Ecosystem + ":" + t.Name + "@" + t.Version
 }
 
@@ -227,7 +234,7 @@ func (b *sarifBuilder) result(rep Report, f Finding, ruleIndex int, def rubric.C
 	} else {
 		res.WithLevel(sarifLevel(f.Severity))
 	}
-	pkg := packageName(rep.Target)
+	pkg := packageName(rep)
 	loc := &sarif.Location{}
 	top := b.logicalLocation(rep.Target.Name, pkg, "module", nil)
 	logical := top
@@ -266,7 +273,7 @@ func (b *sarifBuilder) result(rep Report, f Finding, ruleIndex int, def rubric.C
 // and what the place is: the declaring file the options name, else the
 // package's stand-in path, at line 1 unless the options name a line.
 func (b *sarifBuilder) placeOf(rep Report) (*sarif.PhysicalLocation, *sarif.Message) {
-	pkg := packageName(rep.Target)
+	pkg := packageName(rep)
 	at, line := b.opts.DeclaredIn.Path, b.opts.DeclaredIn.Line
 	what := "Where this repository declares " + clean(pkg) + "."
 	if at == "" {
@@ -353,13 +360,14 @@ var surfaceKinds = map[string]string{"tool": "function", "prompt": "prompt", "re
 
 // subjectOf reads a finding's subject as a part of the contract: a tool,
 // prompt, resource or resource template (by the drift's "tool:NAME", the
-// contract checks' "prompt NAME", or a name of the contract), and the
+// contract checks' "prompt NAME", a shipped release's surface codes'
+// "tool NAME", or a name of the contract), and the
 // parameter path inside it that the finding names, if any.
 func subjectOf(rep Report, f Finding) (kind, name, member string, ok bool) {
 	s := f.Subject
 	for _, p := range []struct{ prefix, kind string }{
 		{"tool:", "tool"}, {"prompt:", "prompt"}, {"resource:", "resource"}, {"template:", "template"},
-		{"prompt ", "prompt"}, {"resource_template ", "template"}, {"resource ", "resource"},
+		{"tool ", "tool"}, {"prompt ", "prompt"}, {"resource_template ", "template"}, {"resource ", "resource"},
 	} {
 		if rest, found := strings.CutPrefix(s, p.prefix); found && rest != "" {
 			kind, name = p.kind, rest

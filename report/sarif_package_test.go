@@ -14,7 +14,7 @@ import (
 
 // sarifFixtures are the bundles whose package SARIF is kept as a golden
 // file, testdata/NAME.sarif.
-var sarifFixtures = []string{"everything", "hostile", "judge", "behavior", "crashed"}
+var sarifFixtures = []string{"everything", "hostile", "judge", "behavior", "crashed", "shipped_image", "shipped_bundle"}
 
 // sarifRubricVersion is the rubric the SARIF tests score the fixtures
 // under: a released one, so that the goldens move with the SARIF writer,
@@ -229,8 +229,8 @@ func TestBatchSARIF(t *testing.T) {
 		if i >= len(a.Findings) {
 			rep, f = b, i-len(a.Findings)
 		}
-		if res.RuleID != rep.Findings[f].Code || res.Props["package"] != packageName(rep.Target) {
-			t.Errorf("result %d: %s of %v, want %s of %s", i, res.RuleID, res.Props["package"], rep.Findings[f].Code, packageName(rep.Target))
+		if res.RuleID != rep.Findings[f].Code || res.Props["package"] != packageName(rep) {
+			t.Errorf("result %d: %s of %v, want %s of %s", i, res.RuleID, res.Props["package"], rep.Findings[f].Code, packageName(rep))
 		}
 		// Each package's results stand at its own stand-in path.
 		if at := ".verifymcp/npm/" + rep.Target.Name; res.Locations[0].Physical == nil || res.Locations[0].Physical.Artifact.URI != at {
@@ -243,7 +243,7 @@ func TestBatchSARIF(t *testing.T) {
 	}
 	for i, rep := range []Report{a, b} {
 		p := pkgs[i].(map[string]any)
-		if p["target"] != packageName(rep.Target) || p["run_date"] != rep.Run.Date || p["rubric_hash"] != rep.Rubric.Hash {
+		if p["target"] != packageName(rep) || p["run_date"] != rep.Run.Date || p["rubric_hash"] != rep.Rubric.Hash {
 			t.Errorf("package %d = %v", i, p)
 		}
 	}
