@@ -208,7 +208,9 @@ func (w *Worker) Handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs) err
 			rt.Name, rt.Version, strings.Join(now, " "), strings.Join(o.Integrities, " ")))
 	}
 	it := &Item{Resolved: rt, Spec: Line{Target: target, Bin: o.Bin, Args: o.Args, Env: o.Env}}
-	if rr, err := w.Store.ResumeFind(ctx, it.ResumeKey(w.ToolVersion, w.RubricVersion)); err == nil {
+	if !it.Resumable() {
+		// Its digest is known once it is pulled: scanned every time.
+	} else if rr, err := w.Store.ResumeFind(ctx, it.ResumeKey(w.ToolVersion, w.RubricVersion)); err == nil {
 		log.Info("already stored; nothing to scan", "run", rr.RunID)
 		return nil
 	} else if !errors.Is(err, store.ErrNotFound) {

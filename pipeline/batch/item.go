@@ -265,6 +265,15 @@ func (it *Item) ResumeKey(toolVersion, rubricVersion string) store.ResumeKey {
 	return k
 }
 
+// Resumable reports whether a stored run can stand for the item: its
+// artefact's digest is known before the scan. An image named by tag is
+// resolved to a digest only when the sandbox pulls it, so it is always
+// scanned.
+func (it *Item) Resumable() bool {
+	k := it.ResumeKey("", "")
+	return k.Integrity != "" || len(k.Integrities) > 0
+}
+
 // dedupKey identifies what one line asks to scan, for finding repeats.
 func (it *Item) dedupKey() string {
 	k := it.ResumeKey("", "")

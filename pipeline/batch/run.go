@@ -65,7 +65,7 @@ func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubr
 			continue
 		}
 		seen[it.dedupKey()] = it.Line
-		if rescan {
+		if rescan || !it.Resumable() {
 			todo = append(todo, it)
 			continue
 		}
