@@ -81,17 +81,17 @@ type Signal struct {
 // everything scoring needs, so a stored bundle can be rescored under any
 // rubric without re-running anything.
 type Bundle struct {
-	SchemaVersion string             `json:"schema_version"`
-	Run           Run                `json:"run"`
-	Target        Target             `json:"target"`
-	Sandbox       Sandbox            `json:"sandbox"`
-	Signals       map[string]Signal  `json:"signals"`
-	Install       *Install           `json:"install"`
+	SchemaVersion string            `json:"schema_version"`
+	Run           Run               `json:"run"`
+	Target        Target            `json:"target"`
+	Sandbox       Sandbox           `json:"sandbox"`
+	Signals       map[string]Signal `json:"signals"`
+	Install       *Install          `json:"install"`
 	// Shipped is the release that ran as shipped (an image, a bundle), in
 	// place of an install; nil for a package the sandbox installed.
-	Shipped *Shipped `json:"shipped,omitempty"`
-	Session       *Session           `json:"session"`
-	Contract      *contract.Contract `json:"contract"`
+	Shipped  *Shipped           `json:"shipped,omitempty"`
+	Session  *Session           `json:"session"`
+	Contract *contract.Contract `json:"contract"`
 	// Behavior is what the package did while it was watched; nil when the
 	// behaviour signal was not observed.
 	Behavior *Behavior `json:"behavior,omitempty"`

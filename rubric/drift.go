@@ -156,21 +156,11 @@ func observeDrift(p *probe, gate verdict) verdict {
 	// v14: a shipped release's declared surface (a bundle's manifest)
 	// against the listing; each difference counts as a change.
 	manifest := ""
-	if diffs := p.manifestDiffs(); len(diffs) > 0 {
-		for _, sd := range diffs {
-			def, ok := p.r.Code(sd.code)
-			if !ok || def.Dimension != p.dimension {
-				continue
-			}
-			msg, ev := p.diffMessage(sd)
-			p.emit(sd.code, sd.kind+" "+sd.name, msg, ev)
-			k := key{sd.code, sd.kind + " " + sd.name, "manifest"}
-			if counted[k] {
-				continue
-			}
+	for _, sd := range p.emitManifestDiffs() {
+		if k := (key{sd.code, sd.kind + " " + sd.name, "manifest"}); !counted[k] {
 			counted[k] = true
-			bySeverity[def.Severity.Rank()]++
-			score -= penalties[def.Severity]
+			bySeverity[sd.sev.Rank()]++
+			score -= penalties[sd.sev]
 		}
 		manifest = "; the listing differs from the surface " + p.b.Shipped.Declared.Source + " declares"
 	}

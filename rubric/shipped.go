@@ -24,6 +24,8 @@ const (
 // the listing: a tool or prompt one of them names and the other does not.
 type surfaceDiff struct {
 	code, kind, name string
+	// sev is the code's severity, set when it is emitted.
+	sev Severity
 }
 
 // manifestDiffs compares the surface the release declares with the one
@@ -44,12 +46,12 @@ func (p *probe) manifestDiffs() []surfaceDiff {
 		}
 		for _, n := range served {
 			if !generated && !slices.Contains(declared, n) {
-				out = append(out, surfaceDiff{CodeSurfaceUndeclared, kind, n})
+				out = append(out, surfaceDiff{code: CodeSurfaceUndeclared, kind: kind, name: n})
 			}
 		}
 		for _, n := range declared {
 			if !slices.Contains(served, n) {
-				out = append(out, surfaceDiff{CodeSurfaceUnserved, kind, n})
+				out = append(out, surfaceDiff{code: CodeSurfaceUnserved, kind: kind, name: n})
 			}
 		}
 	}
@@ -62,6 +64,24 @@ func (p *probe) manifestDiffs() []surfaceDiff {
 	}
 	compare("tool", d.Tools, d.ToolsGenerated, tools)
 	compare("prompt", d.Prompts, d.PromptsGenerated, prompts)
+	return out
+}
+
+// emitManifestDiffs emits the differences manifestDiffs finds, each once,
+// under the dimension being scored, and returns them with their
+// severities.
+func (p *probe) emitManifestDiffs() []surfaceDiff {
+	var out []surfaceDiff
+	for _, sd := range p.manifestDiffs() {
+		def, ok := p.r.Code(sd.code)
+		if !ok || def.Dimension != p.dimension {
+			continue
+		}
+		msg, ev := p.diffMessage(sd)
+		p.emit(sd.code, sd.kind+" "+sd.name, msg, ev)
+		sd.sev = def.Severity
+		out = append(out, sd)
+	}
 	return out
 }
 

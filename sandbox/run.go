@@ -247,10 +247,10 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, st start, t Ta
 	}
 	env, cmd = w.prepare(hc, evidence.PhaseRun, env, cmd, t.Env)
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
-		Image:        st.image,
-		User:         sandboxUser,
-		Env:          env,
-		WorkingDir:   cmp.Or(st.workDir, "/tmp"),
+		Image:      st.image,
+		User:       sandboxUser,
+		Env:        env,
+		WorkingDir: cmp.Or(st.workDir, "/tmp"),
 		// The whole command is given, the image's own entrypoint replaced
 		// (a shipped image's is in st.cmd).
 		Entrypoint:   cmd[:1],

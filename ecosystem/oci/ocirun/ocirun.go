@@ -160,7 +160,7 @@ func (p *prepare) Prepare(ctx context.Context, e sandbox.Engine) (*sandbox.Launc
 	sh.RootUser = oci.RunsAsRoot(cfg.User)
 	sh.EnvNames = envNames(cfg.Env)
 	for port := range cfg.ExposedPorts {
-		sh.Ports = append(sh.Ports, string(port))
+		sh.Ports = append(sh.Ports, port)
 	}
 	slices.Sort(sh.Ports)
 	if len(cfg.Labels) > 0 {

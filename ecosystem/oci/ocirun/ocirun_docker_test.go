@@ -400,7 +400,7 @@ func ociLayout(t *testing.T, tag string) string {
 	tr := tar.NewReader(bytes.NewReader(out))
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatal(err)
