@@ -239,6 +239,8 @@ func TestParseTarget(t *testing.T) {
 		{"npm:x@1.0.0-beta.2", benchmark.TargetRef{Scheme: "npm", Name: "x", Version: "1.0.0-beta.2"}},
 		{" fixture:crash-at-start@1.0.0 ", benchmark.TargetRef{Scheme: "fixture", Name: "crash-at-start", Version: "1.0.0"}},
 		{"pypi:mcp-server-fetch==2025.4.7", benchmark.TargetRef{Scheme: "pypi", Name: "mcp-server-fetch", Version: "2025.4.7"}},
+		{"oci:mcp/time@sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e", benchmark.TargetRef{Scheme: "oci", Name: "docker.io/mcp/time", Version: "sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e"}},
+		{"docker:ghcr.io/acme/notes:1.0@sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e", benchmark.TargetRef{Scheme: "oci", Name: "ghcr.io/acme/notes", Version: "sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e"}},
 		{"pypi:mcp_server.Git == 1.0rc1", benchmark.TargetRef{Scheme: "pypi", Name: "mcp_server.Git", Version: "1.0rc1"}},
 		{"pypi:awslabs.aws-documentation-mcp-server==1.1.2.post1", benchmark.TargetRef{Scheme: "pypi", Name: "awslabs.aws-documentation-mcp-server", Version: "1.1.2.post1"}},
 		{"pypi:x==1!2.0.dev3", benchmark.TargetRef{Scheme: "pypi", Name: "x", Version: "1!2.0.dev3"}},
@@ -255,6 +257,8 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
+		"oci:mcp/time:1.0":                 "a tag moves",
+		"docker-daemon:mcp/time@sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e": "cannot be fetched by anyone else",
 		"":                                   "missing",
 		"npm:example":                        "registry-only",
 		"npm:@scope/example":                 "registry-only",

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifymcp/verifymcp/ecosystem/oci"
 	"github.com/verifymcp/verifymcp/pkgspec"
 )
 
@@ -34,11 +35,14 @@ const (
 	// SchemeCapture is a static capture of the corpus: capture:ID@VERSION,
 	// the recorded listing in fixtures/ID/capture.json (see capture.go).
 	SchemeCapture = "capture"
+	// SchemeOCI is a published container image, by digest:
+	// oci:REGISTRY/NAME@sha256:HEX (a tag moves).
+	SchemeOCI = "oci"
 )
 
 // TargetRef is a parsed case target.
 type TargetRef struct {
-	Scheme  string // SchemeNPM, SchemePyPI, SchemeFixture or SchemeCapture
+	Scheme  string // SchemeNPM, SchemePyPI, SchemeOCI, SchemeFixture or SchemeCapture
 	Name    string // package name as written, or fixture id
 	Version string // exact version
 }
@@ -104,6 +108,8 @@ func ParseTarget(s string) (TargetRef, error) {
 		return fail("write the case's target as pypi:NAME==VERSION, the one exact release uvx would run")
 	case strings.HasSuffix(s, ".tgz"), strings.HasSuffix(s, ".tar.gz"), strings.HasSuffix(s, ".whl"), strings.HasSuffix(s, ".zip"):
 		return fail("a local tarball cannot be re-fetched by anyone else; name a published npm:NAME@VERSION or pypi:NAME==VERSION, or a fixture of this corpus")
+	case strings.HasPrefix(s, SchemeOCI+":"), strings.HasPrefix(s, "docker:"), strings.HasPrefix(s, "docker-daemon:"), strings.HasPrefix(s, "oci-layout:"):
+		return parseOCI(s, fail)
 	case strings.HasPrefix(s, SchemeNPM+":"):
 		scheme, rest = SchemeNPM, strings.TrimPrefix(s, SchemeNPM+":")
 	case strings.HasPrefix(s, SchemeFixture+":"):
@@ -111,7 +117,7 @@ func ParseTarget(s string) (TargetRef, error) {
 	case strings.HasPrefix(s, SchemeCapture+":"):
 		scheme, rest = SchemeCapture, strings.TrimPrefix(s, SchemeCapture+":")
 	default:
-		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION, fixture:ID@VERSION or capture:ID@VERSION")
+		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION, oci:NAME@sha256:DIGEST, fixture:ID@VERSION or capture:ID@VERSION")
 	}
 	at := strings.LastIndex(rest, "@")
 	if at <= 0 {
@@ -142,6 +148,21 @@ func ParseTarget(s string) (TargetRef, error) {
 		}
 	}
 	return TargetRef{Scheme: scheme, Name: name, Version: version}, nil
+}
+
+// parseOCI reads an image case target: one image by its digest, in a
+// registry anyone can pull it from.
+func parseOCI(s string, fail func(string, ...any) (TargetRef, error)) (TargetRef, error) {
+	ref, err := oci.ParseRef(s)
+	switch {
+	case err != nil:
+		return fail("%v", err)
+	case ref.Transport != oci.TransportRegistry:
+		return fail("an image on one engine or in one directory cannot be fetched by anyone else; name it in its registry by digest")
+	case ref.Digest == "":
+		return fail("a tag moves; pin one image by its digest (oci:%s@sha256:...)", ref.Name)
+	}
+	return TargetRef{Scheme: SchemeOCI, Name: ref.Name, Version: ref.Digest}, nil
 }
 
 // parsePyPI reads NAME==VERSION of a pypi: case target: the grammar is
@@ -209,10 +230,10 @@ func pypiRef(name, version string, fail func(string, ...any) (TargetRef, error))
 // ScanTarget is what the scanner is given for a case.
 type ScanTarget struct {
 	// Arg is the target to hand to the scan pipeline (pipeline.ParseTarget):
-	// npm:NAME@VERSION, pypi:NAME==VERSION, or the path of a packed
-	// fixture tarball.
+	// npm:NAME@VERSION, pypi:NAME==VERSION, oci:NAME@sha256:DIGEST, or the
+	// path of a packed fixture tarball.
 	Arg string `json:"-"`
-	// Ecosystem is the package's: npm (fixtures included) or pypi.
+	// Ecosystem is the package's: npm (fixtures included), pypi or oci.
 	Ecosystem string `json:"-"`
 	// Name and Version identify the package the scan must report.
 	Name    string `json:"name"`
@@ -241,6 +262,8 @@ func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
 		return ScanTarget{Arg: t.String(), Ecosystem: "npm", Name: t.Name, Version: t.Version}, nil
 	case SchemePyPI:
 		return ScanTarget{Arg: t.String(), Ecosystem: "pypi", Name: t.PackageName(), Version: t.Version}, nil
+	case SchemeOCI:
+		return ScanTarget{Arg: t.String(), Ecosystem: "oci", Name: t.Name, Version: t.Version}, nil
 	case SchemeCapture:
 		cp, err := ReadCapture(os.DirFS(corpusDir), t)
 		if err != nil {
