@@ -26,6 +26,10 @@ import (
 //	cline           user     darwin  ~/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json
 //
 // Cline's file has mcpServers. Zed keeps ~/.config/zed on macOS too.
+// Claude Desktop also runs the bundles it installed, unpacked in the
+// "Claude Extensions" directory beside its file (ClaudeExtensionsDir,
+// ReadExtensions in extensions.go); that directory is no file and is not
+// listed here.
 // A goos other than linux and darwin gets the paths that are the same on
 // every system (those marked both); user-scope paths need home and
 // project-scope paths need cwd.

@@ -22,11 +22,19 @@ type Disclosed struct {
 	Files    []File
 	Findings []Finding
 	Targets  []Target
+	// Extensions makes Read of a Claude Desktop file also read the
+	// bundles Claude Desktop installed beside it (ReadExtensions of
+	// ExtensionsBeside(path)). Only a caller whose Source paths are files
+	// on this machine sets it (the CLI): a page that reads uploaded bytes
+	// must not, since an upload's name is not a path here.
+	Extensions bool
 }
 
 // Read parses one file and adds its findings and targets to d. A file
 // that does not parse is an error naming its path:line:col, and d is left
-// as it was.
+// as it was. With d.Extensions, a Claude Desktop file is followed by the
+// extensions installed beside it (a second File); a directory of them
+// that cannot be read is an Unknown of the file.
 func (d *Disclosed) Read(in Source) error {
 	c := in.Client
 	if c == "" {
@@ -39,6 +47,14 @@ func (d *Disclosed) Read(in Source) error {
 	d.Files = append(d.Files, *f)
 	d.Findings = append(d.Findings, Findings(f)...)
 	d.Targets = append(d.Targets, Targets(f)...)
+	if d.Extensions && c == ClientClaudeDesktop {
+		// The file was read: extensions that cannot be are said in it,
+		// not made the file's failure.
+		if err := d.ReadExtensions(ExtensionsBeside(in.Path)); err != nil {
+			i := len(d.Files) - 1
+			d.Files[i].Unknown = append(d.Files[i].Unknown, Unknown{Path: extensionsDir, Why: err.Error()})
+		}
+	}
 	return nil
 }
 

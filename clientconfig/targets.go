@@ -57,6 +57,9 @@ func Targets(f *File) []Target {
 			t.NotScanned = NotScannedExtension
 			out = append(out, t)
 			continue
+		case TransportBundle:
+			out = append(out, bundleTarget(t, s.bundle))
+			continue
 		}
 		l := readLaunch(s)
 		switch {
@@ -575,4 +578,19 @@ func (t *Target) IsPackage(ref string) bool {
 		return false
 	}
 	return version == "" || (t.Pinned && t.Spec == strings.TrimSpace(version))
+}
+
+// bundleTarget is t for an installed bundle: mcpb:DIR, named and pinned
+// by its manifest (an installed bundle is one exact release), or not
+// scanned when its manifest cannot be read.
+func bundleTarget(t Target, b *bundleRef) Target {
+	switch {
+	case b == nil:
+		t.NotScanned = NotScannedBundle
+	case b.why != "":
+		t.NotScanned = b.why
+	default:
+		t.Target, t.Ecosystem, t.Name, t.Spec, t.Pinned = "mcpb:"+b.dir, "mcpb", b.name, b.version, true
+	}
+	return t
 }

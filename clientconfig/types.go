@@ -71,6 +71,10 @@ const (
 	// TransportExtension is a Zed context server that an editor extension
 	// provides: its command is in the extension, not in the file.
 	TransportExtension = "extension"
+	// TransportBundle is an MCP bundle a client installed unpacked
+	// (Claude Desktop's extensions, see ReadExtensions): its command is
+	// in the bundle's manifest.json, and the bundle is the scan target.
+	TransportBundle = "bundle"
 )
 
 // Server is one server of a file. Values of its environment and headers
@@ -108,6 +112,8 @@ type Server struct {
 	args    []arg
 	rawURL  string
 	urlLine int
+	// bundle is the installed bundle a TransportBundle server is.
+	bundle *bundleRef
 }
 
 // Setting is one environment variable or header of a server.

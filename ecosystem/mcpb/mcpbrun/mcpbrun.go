@@ -49,7 +49,8 @@ func (Ecosystem) Name() string { return mcpb.Ecosystem{}.Name() }
 
 // Parse reads a bundle target: the path of a .mcpb (or .dxt) file, or
 // mcpb:PATH or mcpb:URL, either ending in #sha256=HEX to name the digest
-// the bundle must have. The target is its own ref.
+// the bundle must have. PATH may be a directory holding an unpacked
+// bundle (see zipDir). The target is its own ref.
 func (Ecosystem) Parse(raw string) (string, bool, error) {
 	ref, explicit := strings.CutPrefix(raw, "mcpb:")
 	loc, sum, _ := strings.Cut(ref, "#")
@@ -100,6 +101,9 @@ func (e Ecosystem) Resolve(ctx context.Context, ref string) (*sandbox.Release, e
 		return nil, fmt.Errorf("%w: bundle %s: %w", pkgspec.ErrBadTarget, loc, cerr)
 	}
 	p := &prepare{bundle: b, loc: loc, source: source, want: want, cmd: cmd, env: env}
+	if source == "directory" {
+		p.notes = append(p.notes, dirNote)
+	}
 	if unresolved != nil {
 		p.notes = append(p.notes, "the manifest's command names variables no client defines, left as written: "+strings.Join(unresolved.Vars, ", "))
 	}
@@ -159,6 +163,12 @@ func (e Ecosystem) read(ctx context.Context, loc string) ([]byte, string, error)
 	switch {
 	case err != nil:
 		return nil, "", fmt.Errorf("%w: bundle %s: %v", pkgspec.ErrBadTarget, loc, err)
+	case st.IsDir():
+		data, err := zipDir(loc, mcpb.Limits{})
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: bundle %s: %w", pkgspec.ErrBadTarget, loc, err)
+		}
+		return data, "directory", nil
 	case !st.Mode().IsRegular():
 		return nil, "", fmt.Errorf("%w: bundle %s is not a file", pkgspec.ErrBadTarget, loc)
 	case st.Size() > maxDownload:
