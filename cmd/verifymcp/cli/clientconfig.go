@@ -209,7 +209,7 @@ func readConfigFiles(paths []string, locations []clientconfig.Location, client s
 			todo = append(todo, one{l.Path, l.Client})
 		}
 	}
-	var d clientconfig.Disclosed
+	d := clientconfig.Disclosed{Extensions: true}
 	var read []os.FileInfo
 	for _, t := range todo {
 		st, err := os.Stat(t.path)

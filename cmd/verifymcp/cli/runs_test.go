@@ -46,7 +46,7 @@ func TestRuns(t *testing.T) {
 // (pypi:NAME==VERSION), and keeps the ecosystems apart.
 func TestRunsPyPI(t *testing.T) {
 	dir, _ := seedStoreWith(t, func(b *evidence.Bundle) {
-		if !strings.HasPrefix(b.Target.Name, "@") {
+		if !strings.HasPrefix(b.Target.Name, "@") && b.Shipped == nil {
 			b.Target.Ecosystem = "pypi"
 		}
 	})
