@@ -348,22 +348,8 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (*Result, er
 // scan is Scan on this sandbox's image.
 func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result, err error) {
 	r := &run{cli: s.cli, id: runID, mask: newMasker(t.secrets(), nil)}
-	defer func() {
-		if cerr := r.cleanup(ctx); cerr != nil && err == nil {
-			err = fmt.Errorf("clean up run %s: %w", runID, cerr)
-		}
-	}()
+	defer r.end(ctx, &res, &err)
 	log := s.opts.Logger.With("run", runID)
-	// The masking runs after the behaviour evidence is in (deferred
-	// functions run last first) and before the engine's objects go.
-	defer func() {
-		if res == nil {
-			return
-		}
-		if merr := r.mask.result(res); merr != nil && err == nil {
-			err = merr
-		}
-	}()
 	tree, err := r.createVolume(ctx, "tree")
 	if err != nil {
 		return nil, err
@@ -465,6 +451,21 @@ func (s *Sandbox) observerFor(ctx context.Context, r *run, runID string, t Targe
 		return w, nil
 	})
 	return observerReady
+}
+
+// end ends run r of a scan that returns *res and *err (deferred first, so
+// that it runs last): it masks the result, after the behaviour evidence is
+// in and before the engine's objects go, then removes every object of the
+// run. A failure of either is the scan's error unless it has one.
+func (r *run) end(ctx context.Context, res **Result, err *error) {
+	if *res != nil {
+		if merr := r.mask.result(*res); merr != nil && *err == nil {
+			*err = merr
+		}
+	}
+	if cerr := r.cleanup(ctx); cerr != nil && *err == nil {
+		*err = fmt.Errorf("clean up run %s: %w", r.id, cerr)
+	}
 }
 
 // exerciseNote says why no tool was called, when none was.

@@ -100,20 +100,8 @@ type Launch struct {
 // package.
 func (s *Sandbox) scanShipped(ctx context.Context, runID string, t Target) (res *Result, err error) {
 	r := &run{cli: s.cli, id: runID, mask: newMasker(t.secrets(), nil)}
-	defer func() {
-		if cerr := r.cleanup(ctx); cerr != nil && err == nil {
-			err = fmt.Errorf("clean up run %s: %w", runID, cerr)
-		}
-	}()
+	defer r.end(ctx, &res, &err)
 	log := s.opts.Logger.With("run", runID)
-	defer func() {
-		if res == nil {
-			return
-		}
-		if merr := r.mask.result(res); merr != nil && err == nil {
-			err = merr
-		}
-	}()
 	observerReady := s.observerFor(ctx, r, runID, t)
 	watched := true
 	defer func() {

@@ -3,21 +3,19 @@
 package mcpbrun_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/verifymcp/verifymcp/internal/e2e"
 )
 
 // These tests scan MCPB bundles end to end the way a user does: the real
@@ -28,47 +26,20 @@ var binary string
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "verifymcp-mcpbrun-test")
+		bin, remove, err := e2e.Build("../../../cmd/verifymcp")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "verifymcp")
-		build := exec.Command("go", "build", "-o", binary, "../../../cmd/verifymcp")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-			return 1
-		}
+		defer remove()
+		binary = bin
 		return m.Run()
 	}())
 }
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func run(t *testing.T, env []string, args ...string) result {
+func run(t *testing.T, env []string, args ...string) e2e.Result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "VERIFYMCP_CONFIG=", "VERIFYMCP_OSV_OFFLINE_DB=")
-	if _, ok := os.LookupEnv("VERIFYMCP_CA_BUNDLE"); !ok {
-		cmd.Env = append(cmd.Env, "VERIFYMCP_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt")
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return e2e.Run(t, binary, env, args...)
 }
 
 type report struct {
@@ -104,19 +75,19 @@ func (r report) artefactFindings() []string {
 	return out
 }
 
-func scan(t *testing.T, env []string, target string, extra ...string) (report, result) {
+func scan(t *testing.T, env []string, target string, extra ...string) (report, e2e.Result) {
 	t.Helper()
 	args := append([]string{"scan", "--format", "json", "--data-dir", t.TempDir(), "--skip", "osv,socket,github,dnssec,judge,mcp_registry"}, extra...)
 	res := run(t, env, append(args, target)...)
-	if res.code != 0 && res.code != 1 {
-		t.Fatalf("scan %s: exit %d\n%s", target, res.code, res.stderr)
+	if res.Code != 0 && res.Code != 1 {
+		t.Fatalf("scan %s: exit %d\n%s", target, res.Code, res.Stderr)
 	}
 	var r report
-	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
-		t.Fatalf("scan %s: report: %v\n%s", target, err, res.stderr)
+	if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil {
+		t.Fatalf("scan %s: report: %v\n%s", target, err, res.Stderr)
 	}
 	if r.Session == nil || r.Session.Outcome != "ok" {
-		t.Fatalf("scan %s: session %+v\n%s", target, r.Session, res.stderr)
+		t.Fatalf("scan %s: session %+v\n%s", target, r.Session, res.Stderr)
 	}
 	return r, res
 }
@@ -167,7 +138,7 @@ func TestBundleSettings(t *testing.T) {
 			} `json:"manifest"`
 		} `json:"shipped"`
 	}
-	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+	if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil {
 		t.Fatal(err)
 	}
 	sh := r.Shipped
@@ -175,7 +146,7 @@ func TestBundleSettings(t *testing.T) {
 		!slices.Equal(sh.EnvNames, []string{"NOTES_API_KEY"}) || !slices.Contains(sh.Cmd, "/home/sandbox/notes") {
 		t.Errorf("shipped %+v: want the settings filled (notes_dir's default under HOME) and api_key sensitive", sh)
 	}
-	if strings.Contains(res.stdout+res.stderr, "mcpb-api_key-") {
+	if strings.Contains(res.Stdout+res.Stderr, "mcpb-api_key-") {
 		t.Error("the sensitive setting's placeholder value appears in the output")
 	}
 }
@@ -206,19 +177,19 @@ func TestBundleByURL(t *testing.T) {
 		t.Errorf("by URL: target %+v", r.Target)
 	}
 	bad := run(t, nil, "scan", "--data-dir", t.TempDir(), "mcpb:"+bundleURL+"#sha256="+strings.Repeat("0", 64))
-	if bad.code != 2 || !strings.Contains(bad.stderr, "has digest sha256:"+hexSum) {
-		t.Errorf("a wrong digest: exit %d, %q; want 2 naming the digest", bad.code, bad.stderr)
+	if bad.Code != 2 || !strings.Contains(bad.Stderr, "has digest sha256:"+hexSum) {
+		t.Errorf("a wrong digest: exit %d, %q; want 2 naming the digest", bad.Code, bad.Stderr)
 	}
 	missing := run(t, nil, "scan", "--data-dir", t.TempDir(), "mcpb:"+files.URL+"/releases/none.mcpb")
-	if missing.code != 2 || !strings.Contains(missing.stderr, "404") {
-		t.Errorf("a bundle that is not there: exit %d, %q; want 2 and the 404", missing.code, missing.stderr)
+	if missing.Code != 2 || !strings.Contains(missing.Stderr, "404") {
+		t.Errorf("a bundle that is not there: exit %d, %q; want 2 and the 404", missing.Code, missing.Stderr)
 	}
 
 	const name = "io.github.verifymcp/notes-bundle"
 	serverJSON := `{"$schema": "https://static.modelcontextprotocol.io/schemas/2025-10-17/server.schema.json",
   "name": "` + name + `", "description": "A notes server shipped as an MCPB bundle.", "version": "1.0.0",
   "packages": [{"registryType": "mcpb", "identifier": "` + bundleURL + `", "fileSha256": "` + hexSum + `", "transport": {"type": "stdio"}}]}`
-	reg := fakeMCPRegistry(t, name, "1.0.0", serverJSON)
+	reg := e2e.MCPRegistry(t, name, "1.0.0", serverJSON)
 	e, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@1.0.0", "--no-exercise")
 	if e.Target.Ecosystem != "mcpb" || e.Target.Integrity != "sha256:"+hexSum || e.Target.MCPRegistry == nil || e.Target.MCPRegistry.Name != name {
 		t.Errorf("registry entry: target %+v", e.Target)
@@ -240,32 +211,8 @@ func TestBadBundles(t *testing.T) {
 		{"mcpb:" + notZip + "#sha256=12", "64 hexadecimal digits"},
 	} {
 		res := run(t, nil, "scan", "--data-dir", t.TempDir(), tc.target)
-		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
-			t.Errorf("scan %s: exit %d, stderr %q; want 2 and %q", tc.target, res.code, res.stderr, tc.want)
+		if res.Code != 2 || !strings.Contains(res.Stderr, tc.want) {
+			t.Errorf("scan %s: exit %d, stderr %q; want 2 and %q", tc.target, res.Code, res.Stderr, tc.want)
 		}
 	}
-}
-
-// fakeMCPRegistry serves one server.json the way the official registry's
-// API answers (GET /v0.1/servers/{name}/versions[/{version}]), as
-// supplytest.MCPRegistry does for its recorded entries.
-func fakeMCPRegistry(t *testing.T, name, version, serverJSON string) string {
-	t.Helper()
-	entry := fmt.Sprintf(`{"server": %s, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "publishedAt": "2026-12-01T00:00:00Z", "updatedAt": "2026-12-01T00:00:00Z", "isLatest": true}}}`, serverJSON)
-	base := "/v0.1/servers/" + url.PathEscape(name) + "/versions"
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.EscapedPath() {
-		case base:
-			_, _ = fmt.Fprintf(w, `{"servers": [%s], "metadata": {"count": 1}}`, entry)
-		case base + "/" + version, base + "/latest":
-			_, _ = w.Write([]byte(entry))
-		default:
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/verifymcp/verifymcp/internal/e2e"
 
 	"github.com/verifymcp/verifymcp/sandbox/image"
 	"github.com/verifymcp/verifymcp/supplychain/supplytest"
@@ -36,47 +37,20 @@ var binary string
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "verifymcp-ocirun-test")
+		bin, remove, err := e2e.Build("../../../cmd/verifymcp")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "verifymcp")
-		build := exec.Command("go", "build", "-o", binary, "../../../cmd/verifymcp")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-			return 1
-		}
+		defer remove()
+		binary = bin
 		return m.Run()
 	}())
 }
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func run(t *testing.T, env []string, args ...string) result {
+func run(t *testing.T, env []string, args ...string) e2e.Result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "VERIFYMCP_CONFIG=", "VERIFYMCP_OSV_OFFLINE_DB=")
-	if _, ok := os.LookupEnv("VERIFYMCP_CA_BUNDLE"); !ok {
-		cmd.Env = append(cmd.Env, "VERIFYMCP_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt")
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return e2e.Run(t, binary, env, args...)
 }
 
 func docker(t *testing.T, args ...string) string {
@@ -205,19 +179,19 @@ func (r report) has(code string) bool { return slices.Contains(r.codes(), code) 
 
 // scan scans target and returns its JSON report; skip are the signals
 // left out besides those that have no server here.
-func scan(t *testing.T, env []string, target string, extra ...string) (report, result) {
+func scan(t *testing.T, env []string, target string, extra ...string) (report, e2e.Result) {
 	t.Helper()
 	args := append([]string{"scan", "--format", "json", "--data-dir", t.TempDir(), "--skip", "socket,github,dnssec,judge"}, extra...)
 	res := run(t, env, append(args, target)...)
-	if res.code != 0 && res.code != 1 {
-		t.Fatalf("scan %s: exit %d\n%s", target, res.code, res.stderr)
+	if res.Code != 0 && res.Code != 1 {
+		t.Fatalf("scan %s: exit %d\n%s", target, res.Code, res.Stderr)
 	}
 	var r report
-	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
-		t.Fatalf("scan %s: report: %v\n%s", target, err, res.stderr)
+	if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil {
+		t.Fatalf("scan %s: report: %v\n%s", target, err, res.Stderr)
 	}
 	if r.Session == nil || r.Session.Outcome != "ok" {
-		t.Fatalf("scan %s: session %+v\n%s", target, r.Session, res.stderr)
+		t.Fatalf("scan %s: session %+v\n%s", target, r.Session, res.Stderr)
 	}
 	return r, res
 }
@@ -259,8 +233,8 @@ ENTRYPOINT ["node", "/app/server.js"]
 	if byTag.Exercise == nil || len(byTag.Exercise.Calls) != 1 || byTag.Exercise.Calls[0].Tool != "echo" {
 		t.Errorf("exercise %+v, want echo called once", byTag.Exercise)
 	}
-	if !strings.Contains(res.stderr, "prepare phase") {
-		t.Errorf("progress does not show the prepare phase:\n%s", res.stderr)
+	if !strings.Contains(res.Stderr, "prepare phase") {
+		t.Errorf("progress does not show the prepare phase:\n%s", res.Stderr)
 	}
 
 	byDigest, _ := scan(t, env, "oci:"+repo+"@"+digest)
@@ -295,8 +269,8 @@ func TestImageTargetErrors(t *testing.T) {
 		{"oci-layout:/nonexistent/layout", "not an OCI image layout directory"},
 	} {
 		res := run(t, nil, "scan", "--data-dir", t.TempDir(), tc.target)
-		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
-			t.Errorf("scan %s: exit %d, stderr %q; want 2 and %q", tc.target, res.code, res.stderr, tc.want)
+		if res.Code != 2 || !strings.Contains(res.Stderr, tc.want) {
+			t.Errorf("scan %s: exit %d, stderr %q; want 2 and %q", tc.target, res.Code, res.Stderr, tc.want)
 		}
 	}
 }
@@ -356,35 +330,11 @@ ENTRYPOINT ["node", "/app/server.js"]
 	serverJSON := `{"$schema": "https://static.modelcontextprotocol.io/schemas/2025-10-17/server.schema.json",
   "name": "` + name + `", "description": "An echo server shipped as an image.", "version": "2.0.0",
   "packages": [{"registryType": "oci", "identifier": "` + tag + `", "transport": {"type": "stdio"}}]}`
-	reg := fakeMCPRegistry(t, name, "2.0.0", serverJSON)
+	reg := e2e.MCPRegistry(t, name, "2.0.0", serverJSON)
 	r, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@2.0.0", "--skip", "osv", "--no-exercise")
 	if r.Target.Ecosystem != "oci" || r.Target.MCPRegistry == nil || r.Target.MCPRegistry.MCPName != name || !r.Target.MCPRegistry.MCPNameMatches {
 		t.Errorf("registry entry: target %+v, entry %+v", r.Target, r.Target.MCPRegistry)
 	}
-}
-
-// fakeMCPRegistry serves one server.json the way the official registry's
-// API answers (GET /v0.1/servers/{name}/versions[/{version}]), as
-// supplytest.MCPRegistry does for its recorded entries.
-func fakeMCPRegistry(t *testing.T, name, version, serverJSON string) string {
-	t.Helper()
-	entry := json.RawMessage(fmt.Sprintf(`{"server": %s, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "publishedAt": "2026-12-01T00:00:00Z", "updatedAt": "2026-12-01T00:00:00Z", "isLatest": true}}}`, serverJSON))
-	base := "/v0.1/servers/" + url.PathEscape(name) + "/versions"
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.EscapedPath() {
-		case base:
-			_, _ = fmt.Fprintf(w, `{"servers": [%s], "metadata": {"count": 1}}`, entry)
-		case base + "/" + version, base + "/latest":
-			_, _ = w.Write(entry)
-		default:
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"title":"Not Found","status":404,"detail":"Server not found"}`))
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
 }
 
 // ociLayout writes the image tag, as docker save gives it, as an OCI image
@@ -458,4 +408,99 @@ func ociLayout(t *testing.T, tag string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestRealImages builds images of two real published servers the way
+// their authors' Dockerfiles do (modelcontextprotocol/servers: src/memory
+// and src/time), on the sandbox image instead of node:22-alpine and
+// python:3.12-slim, which no registry here serves, with the packages
+// fetched from npm and PyPI before the build (a build reaches no
+// registry), pushes them to the loopback registry and scans them. Every
+// finding was reviewed: the contract's are those the packages' own scans
+// give; root_user is true of both Dockerfiles (neither sets USER); OSV's
+// are the recorded advisories of the SDK version server-memory bundles.
+func TestRealImages(t *testing.T) {
+	needRegistry(t)
+	osv := supplytest.NewOSV()
+	defer osv.Close()
+	env := []string{"VERIFYMCP_OSV_ENDPOINT=" + osv.URL()}
+
+	memory := fmt.Sprintf("%s/verifymcp-test/memory-%d:2025.8.4", registry, os.Getpid())
+	app := t.TempDir()
+	npm := exec.Command("npm", "install", "--prefix", app, "--omit=dev", "--no-audit", "--no-fund", "--no-package-lock", "@modelcontextprotocol/server-memory@2025.8.4")
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	files := map[string]string{}
+	if err := filepath.WalkDir(app, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(app, p)
+		files["app/"+rel] = string(b)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	buildImage(t, memory, files, `WORKDIR /app
+COPY app /app
+ENV NODE_ENV=production
+ENTRYPOINT ["node", "/app/node_modules/@modelcontextprotocol/server-memory/dist/index.js"]
+`)
+	push(t, memory)
+	m, _ := scan(t, env, "oci:"+memory, "--skip", "mcp_registry")
+	want := []string{"pkg.artefact.image.root_user", "pkg.contract.annotation.absent", "pkg.contract.description.coverage",
+		"pkg.contract.schema.completeness", "pkg.contract.schema.undescribed_parameter", "pkg.contract.tool.destructive", "pkg.session.spec.outdated"}
+	if got := m.codes(); !subset(want, got) || len(m.Exercise.Calls) != 9 {
+		t.Errorf("server-memory image: codes %v, want at least %v; calls %d", got, want, len(m.Exercise.Calls))
+	}
+	if m.Supply.OSV.Result == nil || m.Supply.OSV.Result.Packages < 300 {
+		t.Errorf("server-memory image: OSV %+v, want the image's Debian and npm packages", m.Supply.OSV.Result)
+	}
+	for _, v := range m.Supply.OSV.Result.Vulnerabilities {
+		if v.Package != "@modelcontextprotocol/sdk" {
+			t.Errorf("server-memory image: advisory %s for %s, which the recorded data does not hold", v.ID, v.Package)
+		}
+	}
+
+	timeImg := fmt.Sprintf("%s/verifymcp-test/time-%d:2026.10.19", registry, os.Getpid())
+	wheels := t.TempDir()
+	pip := exec.Command("python3", "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", "3.11",
+		"--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "any", "-d", wheels, "mcp-server-time==2026.10.19")
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip download: %v\n%s", err, out)
+	}
+	wf := map[string]string{}
+	entries, _ := os.ReadDir(wheels)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(wheels, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wf["wheels/"+e.Name()] = string(b)
+	}
+	buildImage(t, timeImg, wf, `COPY wheels /wheels
+RUN uv venv /app/.venv && VIRTUAL_ENV=/app/.venv uv pip install --offline --no-index --find-links /wheels mcp-server-time==2026.10.19
+ENV PATH="/app/.venv/bin:$PATH"
+WORKDIR /app
+ENTRYPOINT ["mcp-server-time"]
+`)
+	push(t, timeImg)
+	tm, _ := scan(t, env, "oci:"+timeImg, "--skip", "mcp_registry")
+	if got, want := tm.codes(), []string{"pkg.artefact.image.root_user", "pkg.contract.description.coverage", "pkg.contract.schema.completeness"}; !slices.Equal(got, want) {
+		t.Errorf("mcp-server-time image: codes %v, want %v", got, want)
+	}
+	if tm.Supply.OSV.Result == nil || tm.Supply.OSV.Result.Packages < 300 {
+		t.Errorf("mcp-server-time image: OSV %+v", tm.Supply.OSV.Result)
+	}
+}
+
+func subset(want, got []string) bool {
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			return false
+		}
+	}
+	return true
 }
