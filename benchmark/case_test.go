@@ -257,7 +257,7 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"oci:mcp/time:1.0":                 "a tag moves",
+		"oci:mcp/time:1.0": "a tag moves",
 		"docker-daemon:mcp/time@sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e": "cannot be fetched by anyone else",
 		"":                                   "missing",
 		"npm:example":                        "registry-only",

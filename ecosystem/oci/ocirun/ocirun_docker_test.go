@@ -501,4 +501,3 @@ ENTRYPOINT ["mcp-server-time"]
 		t.Errorf("mcp-server-time image: OSV %+v", tm.Supply.OSV.Result)
 	}
 }
-
