@@ -83,7 +83,7 @@ func (e *early) judgeFor(c *contract.Contract) <-chan judged {
 
 // treeFor returns the tree scans' answers about lockfile: the early ones
 // when they were asked about the same bytes, else asked now.
-func (e *early) treeFor(lockfile []byte, outcome evidence.Outcome) treeAnswers {
+func (e *early) treeFor(lockfile []byte, outcome evidence.Outcome, shipped bool) treeAnswers {
 	e.mu.Lock()
 	lock, ch := e.lock, e.treeC
 	e.mu.Unlock()
@@ -91,6 +91,6 @@ func (e *early) treeFor(lockfile []byte, outcome evidence.Outcome) treeAnswers {
 		return <-ch
 	}
 	in := e.tree
-	in.outcome = outcome
+	in.outcome, in.shipped = outcome, shipped
 	return e.p.collectTree(e.ctx, in, lockfile, true, true)
 }

@@ -42,7 +42,7 @@ func (p *Pipeline) Scan(ctx context.Context, rt *Resolved, o Options) (*Scanned,
 	// The judge needs only the contract, the tree scans only the lockfile:
 	// both started as soon as the sandbox had them, unless it never said.
 	judgeC := early.judgeFor(b.Contract)
-	early.treeFor(res.Lockfile, b.Sandbox.Outcome).apply(b)
+	early.treeFor(res.Lockfile, b.Sandbox.Outcome, b.Shipped != nil).apply(b)
 	lookups.apply(b)
 	j := <-judgeC
 	b.Judge, b.Signals[evidence.SignalJudge] = j.r, j.sig

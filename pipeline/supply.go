@@ -175,7 +175,7 @@ func (p *Pipeline) timeout() time.Duration {
 // treeScansOf runs OSV, Socket or both over the installed tree, and sets
 // only their signals and results.
 func (p *Pipeline) treeScansOf(ctx context.Context, b *evidence.Bundle, lockfile []byte, doOSV, doSocket bool) {
-	p.collectTree(ctx, treeInput{name: b.Target.Name, purl: b.Target.Purl, ecosystem: b.Target.Ecosystem, outcome: b.Sandbox.Outcome},
+	p.collectTree(ctx, treeInput{name: b.Target.Name, purl: b.Target.Purl, ecosystem: b.Target.Ecosystem, outcome: b.Sandbox.Outcome, shipped: b.Shipped != nil},
 		lockfile, doOSV, doSocket).apply(b)
 }
 
@@ -185,6 +185,9 @@ func (p *Pipeline) treeScansOf(ctx context.Context, b *evidence.Bundle, lockfile
 type treeInput struct {
 	name, purl, ecosystem string
 	outcome               evidence.Outcome
+	// shipped: the target is a release that runs as shipped, whose
+	// lockfile is what it ships (a bundle may ship none).
+	shipped bool
 }
 
 // treeAnswers are the tree scans' results, applied to a bundle once the
@@ -212,6 +215,8 @@ func (p *Pipeline) collectTree(ctx context.Context, in treeInput, lockfile []byt
 			a.osvSig = skipped("osv")
 		case sp.OSV == nil:
 			a.osvSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "no OSV client configured", ThirdParty: true}
+		case len(lockfile) == 0 && in.shipped && in.outcome == evidence.OutcomeOK:
+			a.osvSig = evidence.Signal{State: evidence.StateNotAssessed, Reason: "the release ships no lockfile of its dependencies to query", ThirdParty: true}
 		case len(lockfile) == 0:
 			a.osvSig = evidence.Signal{State: evidence.StateError, Reason: "no installed tree to query: the install phase ended with " + string(in.outcome), ThirdParty: true}
 		default:

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifymcp/verifymcp/supplychain/supplytest"
+
 	"github.com/verifymcp/verifymcp/internal/e2e"
 )
 
@@ -57,6 +59,18 @@ type report struct {
 			Name string `json:"name"`
 		} `json:"tools"`
 	} `json:"contract"`
+	Signals map[string]struct{ State, Reason string } `json:"signals"`
+	Supply  struct {
+		OSV struct {
+			Result *struct {
+				Packages        int `json:"packages"`
+				Vulnerabilities []struct {
+					ID      string `json:"id"`
+					Package string `json:"package"`
+				} `json:"vulnerabilities"`
+			} `json:"result"`
+		} `json:"osv"`
+	} `json:"supply"`
 	Masking []struct {
 		Marker string         `json:"marker"`
 		Where  map[string]int `json:"where"`
@@ -77,7 +91,7 @@ func (r report) artefactFindings() []string {
 
 func scan(t *testing.T, env []string, target string, extra ...string) (report, e2e.Result) {
 	t.Helper()
-	args := append([]string{"scan", "--format", "json", "--data-dir", t.TempDir(), "--skip", "osv,socket,github,dnssec,judge,mcp_registry"}, extra...)
+	args := append([]string{"scan", "--format", "json", "--data-dir", t.TempDir(), "--skip", "socket,github,dnssec,judge,mcp_registry"}, extra...)
 	res := run(t, env, append(args, target)...)
 	if res.Code != 0 && res.Code != 1 {
 		t.Fatalf("scan %s: exit %d\n%s", target, res.Code, res.Stderr)
@@ -97,6 +111,9 @@ func scan(t *testing.T, env []string, target string, extra ...string) (report, e
 // a bundle that agrees (a fixture, and a real server packed by the
 // official packer) gives no finding of the comparison.
 func TestBundleSurfaces(t *testing.T) {
+	osv := supplytest.NewOSV()
+	t.Cleanup(osv.Close)
+	env := []string{"VERIFYMCP_OSV_ENDPOINT=" + osv.URL()}
 	for _, tc := range []struct {
 		bundle string
 		want   []string
@@ -110,13 +127,34 @@ func TestBundleSurfaces(t *testing.T) {
 	} {
 		t.Run(tc.bundle, func(t *testing.T) {
 			t.Parallel()
-			r, _ := scan(t, nil, filepath.Join("testdata", tc.bundle+".mcpb"))
+			r, _ := scan(t, env, filepath.Join("testdata", tc.bundle+".mcpb"))
 			if got := r.artefactFindings(); !slices.Equal(got, tc.want) {
 				t.Errorf("findings %q, want %q", got, tc.want)
 			}
 			if r.Target.Ecosystem != "mcpb" || r.Target.Source != "file" || !strings.HasPrefix(r.Target.Integrity, "sha256:") ||
 				!strings.HasPrefix(r.Target.Purl, "pkg:generic/") || r.Contract == nil || len(r.Contract.Tools) != tc.tools {
 				t.Errorf("target %+v, contract %+v", r.Target, r.Contract)
+			}
+			// The supply chain: OSV reads the tree a bundle ships (the
+			// real server's node_modules, with the SDK version it pins);
+			// a fixture ships none.
+			osvSig := r.Signals["osv"]
+			switch tc.bundle {
+			case "server-memory":
+				var ids []string
+				if res := r.Supply.OSV.Result; res != nil {
+					for _, v := range res.Vulnerabilities {
+						ids = append(ids, v.Package+" "+v.ID)
+					}
+				}
+				slices.Sort(ids)
+				if want := []string{"@modelcontextprotocol/sdk GHSA-8r9q-7v3j-jr4g", "@modelcontextprotocol/sdk GHSA-w48q-cv73-mx4w"}; osvSig.State != "observed" || !slices.Equal(ids, want) {
+					t.Errorf("osv %+v, advisories %v; want observed and %v", osvSig, ids, want)
+				}
+			default:
+				if osvSig.State != "not_assessed" || !strings.Contains(osvSig.Reason, "ships no lockfile") {
+					t.Errorf("osv %+v, want not assessed: the fixture ships no tree", osvSig)
+				}
 			}
 		})
 	}
@@ -127,7 +165,7 @@ func TestBundleSurfaces(t *testing.T) {
 // the scan (masked wherever it would show) and never appears in the
 // report.
 func TestBundleSettings(t *testing.T) {
-	_, res := scan(t, nil, "mcpb:"+filepath.Join("testdata", "benign.mcpb"), "--verbose")
+	_, res := scan(t, nil, "mcpb:"+filepath.Join("testdata", "benign.mcpb"), "--verbose", "--skip", "osv")
 	var r struct {
 		Shipped struct {
 			Cmd      []string `json:"cmd"`
@@ -172,7 +210,7 @@ func TestBundleByURL(t *testing.T) {
 	defer files.Close()
 	bundleURL := files.URL + "/releases/benign-1.0.0.mcpb"
 
-	r, _ := scan(t, nil, "mcpb:"+bundleURL+"#sha256="+hexSum, "--no-exercise")
+	r, _ := scan(t, nil, "mcpb:"+bundleURL+"#sha256="+hexSum, "--no-exercise", "--skip", "osv")
 	if r.Target.Source != "url" || r.Target.Integrity != "sha256:"+hexSum {
 		t.Errorf("by URL: target %+v", r.Target)
 	}
@@ -190,7 +228,7 @@ func TestBundleByURL(t *testing.T) {
   "name": "` + name + `", "description": "A notes server shipped as an MCPB bundle.", "version": "1.0.0",
   "packages": [{"registryType": "mcpb", "identifier": "` + bundleURL + `", "fileSha256": "` + hexSum + `", "transport": {"type": "stdio"}}]}`
 	reg := e2e.MCPRegistry(t, name, "1.0.0", serverJSON)
-	e, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@1.0.0", "--no-exercise")
+	e, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@1.0.0", "--no-exercise", "--skip", "osv")
 	if e.Target.Ecosystem != "mcpb" || e.Target.Integrity != "sha256:"+hexSum || e.Target.MCPRegistry == nil || e.Target.MCPRegistry.Name != name {
 		t.Errorf("registry entry: target %+v", e.Target)
 	}

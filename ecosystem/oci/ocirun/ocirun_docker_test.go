@@ -331,9 +331,18 @@ ENTRYPOINT ["node", "/app/server.js"]
   "name": "` + name + `", "description": "An echo server shipped as an image.", "version": "2.0.0",
   "packages": [{"registryType": "oci", "identifier": "` + tag + `", "transport": {"type": "stdio"}}]}`
 	reg := e2e.MCPRegistry(t, name, "2.0.0", serverJSON)
-	r, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@2.0.0", "--skip", "osv", "--no-exercise")
+	osv := supplytest.NewOSV()
+	defer osv.Close()
+	r, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg, "VERIFYMCP_OSV_ENDPOINT=" + osv.URL()}, "registry:"+name+"@2.0.0")
 	if r.Target.Ecosystem != "oci" || r.Target.MCPRegistry == nil || r.Target.MCPRegistry.MCPName != name || !r.Target.MCPRegistry.MCPNameMatches {
 		t.Errorf("registry entry: target %+v, entry %+v", r.Target, r.Target.MCPRegistry)
+	}
+	// End to end: the contract, the behaviour and the tool calls, and the
+	// supply chain over what the image holds.
+	for _, sig := range []string{"sandbox.session", "contract", "sandbox.behavior", "sandbox.exercise", "osv"} {
+		if s := r.Signals[sig]; s.State != "observed" {
+			t.Errorf("registry entry: signal %s %+v, want observed", sig, s)
+		}
 	}
 }
 
