@@ -200,12 +200,20 @@ func TestBundleByURL(t *testing.T) {
 	}
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
+	memory, err := os.ReadFile(filepath.Join("testdata", "server-memory.mcpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	memSum := sha256.Sum256(memory)
 	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/releases/benign-1.0.0.mcpb" {
+		switch r.URL.Path {
+		case "/releases/benign-1.0.0.mcpb":
+			_, _ = w.Write(data)
+		case "/releases/server-memory-2025.8.4.mcpb":
+			_, _ = w.Write(memory)
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		_, _ = w.Write(data)
 	}))
 	defer files.Close()
 	bundleURL := files.URL + "/releases/benign-1.0.0.mcpb"
@@ -223,14 +231,25 @@ func TestBundleByURL(t *testing.T) {
 		t.Errorf("a bundle that is not there: exit %d, %q; want 2 and the 404", missing.Code, missing.Stderr)
 	}
 
-	const name = "io.github.verifymcp/notes-bundle"
+	// An MCP registry entry of type mcpb, end to end: the real server's
+	// bundle by its URL and fileSha256, its contract, behaviour and tool
+	// calls, and OSV over the tree it ships.
+	const name = "io.github.verifymcp/memory-bundle"
+	memURL := files.URL + "/releases/server-memory-2025.8.4.mcpb"
 	serverJSON := `{"$schema": "https://static.modelcontextprotocol.io/schemas/2025-10-17/server.schema.json",
-  "name": "` + name + `", "description": "A notes server shipped as an MCPB bundle.", "version": "1.0.0",
-  "packages": [{"registryType": "mcpb", "identifier": "` + bundleURL + `", "fileSha256": "` + hexSum + `", "transport": {"type": "stdio"}}]}`
-	reg := e2e.MCPRegistry(t, name, "1.0.0", serverJSON)
-	e, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg}, "registry:"+name+"@1.0.0", "--no-exercise", "--skip", "osv")
-	if e.Target.Ecosystem != "mcpb" || e.Target.Integrity != "sha256:"+hexSum || e.Target.MCPRegistry == nil || e.Target.MCPRegistry.Name != name {
+  "name": "` + name + `", "description": "A knowledge-graph memory server shipped as an MCPB bundle.", "version": "2025.8.4",
+  "packages": [{"registryType": "mcpb", "identifier": "` + memURL + `", "fileSha256": "` + hex.EncodeToString(memSum[:]) + `", "transport": {"type": "stdio"}}]}`
+	reg := e2e.MCPRegistry(t, name, "2025.8.4", serverJSON)
+	osv := supplytest.NewOSV()
+	defer osv.Close()
+	e, _ := scan(t, []string{"VERIFYMCP_MCP_REGISTRY=" + reg, "VERIFYMCP_OSV_ENDPOINT=" + osv.URL()}, "registry:"+name+"@2025.8.4")
+	if e.Target.Ecosystem != "mcpb" || e.Target.Integrity != "sha256:"+hex.EncodeToString(memSum[:]) || e.Target.MCPRegistry == nil || e.Target.MCPRegistry.Name != name {
 		t.Errorf("registry entry: target %+v", e.Target)
+	}
+	for _, sig := range []string{"sandbox.session", "contract", "sandbox.behavior", "sandbox.exercise", "osv"} {
+		if s := e.Signals[sig]; s.State != "observed" {
+			t.Errorf("registry entry: signal %s %+v, want observed", sig, s)
+		}
 	}
 }
 
