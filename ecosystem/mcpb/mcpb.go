@@ -9,6 +9,8 @@
 package mcpb
 
 import (
+	"github.com/verifymcp/verifymcp/pkgspec"
+
 	"encoding/json"
 	"net/url"
 	"sort"
@@ -76,7 +78,25 @@ func (Ecosystem) Key(name, version string) string { return name + "@" + version 
 // Bundle.Lockfile), a package-lock.json of lockfileVersion 2 or 3: its
 // "packages" entries below node_modules/, links left out, sorted and
 // without repeats, skip left out. A bundle without a lockfile has none.
-func (Ecosystem) TreePurls(lockfile []byte, skip string) []string {
+func (e Ecosystem) TreePurls(lockfile []byte, skip string) []string {
+	seen := map[string]bool{skip: true}
+	var out []string
+	for _, p := range e.OSVPackages(lockfile) {
+		if !seen[p.Purl] {
+			seen[p.Purl] = true
+			out = append(out, p.Purl)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OSVPackages are the npm packages of the tree the bundle ships, as OSV is
+// asked about them (ecosystem.Inventory): the bundle itself is no package
+// of its lockfile, so each is looked up on its own rather than as a
+// dependency of a target. In the order of their package URLs, without
+// repeats.
+func (Ecosystem) OSVPackages(lockfile []byte) []pkgspec.OSVPackage {
 	var lock struct {
 		Packages map[string]struct {
 			Name    string `json:"name"`
@@ -87,8 +107,8 @@ func (Ecosystem) TreePurls(lockfile []byte, skip string) []string {
 	if len(lockfile) == 0 || json.Unmarshal(lockfile, &lock) != nil {
 		return nil
 	}
-	seen := map[string]bool{skip: true}
-	var out []string
+	seen := map[string]bool{}
+	var out []pkgspec.OSVPackage
 	for path, p := range lock.Packages {
 		i := strings.LastIndex(path, "node_modules/")
 		if i < 0 || p.Link || p.Version == "" {
@@ -100,10 +120,10 @@ func (Ecosystem) TreePurls(lockfile []byte, skip string) []string {
 		}
 		if purl := npmPurl(name, p.Version); !seen[purl] {
 			seen[purl] = true
-			out = append(out, purl)
+			out = append(out, pkgspec.OSVPackage{Ecosystem: "npm", Name: name, Version: p.Version, Purl: purl})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Purl < out[j].Purl })
 	return out
 }
 
