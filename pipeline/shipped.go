@@ -69,9 +69,8 @@ func (shippedResolver) sandboxTarget(rt *Resolved) sandbox.Target {
 	return sandbox.Target{Name: rt.Name, Version: rt.Version, Shipped: rt.release.Shipped}
 }
 
-// installed records what preparing the release found: the release itself,
-// and its identity where only the engine could tell it (an image's
-// digest).
+// installed: what preparing a release found is the sandbox's result,
+// recorded by recordShipped for every shipped ecosystem.
 func (shippedResolver) installed(b *evidence.Bundle, _ *Resolved, _ *evidence.Install) {}
 
 func (r shippedResolver) localKind() string { return r.e.Name() + " release" }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -195,12 +197,5 @@ func (s *Sandbox) shippedFiles(ctx context.Context, r *run, l *Launch) (string, 
 
 // withoutHome is env without its HOME.
 func withoutHome(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if len(kv) >= 5 && kv[:5] == "HOME=" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })
 }

@@ -8,6 +8,7 @@
 package ocirun
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -62,7 +63,7 @@ func (Ecosystem) Resolve(_ context.Context, raw string) (*sandbox.Release, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", pkgspec.ErrBadTarget, err)
 	}
-	name, version := ref.Name, cmpOr(ref.Digest, ref.Tag)
+	name, version := ref.Name, cmp.Or(ref.Digest, ref.Tag)
 	if ref.Transport == oci.TransportLayout {
 		if st, err := os.Stat(ref.Path); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("%w: %s: not an OCI image layout directory", pkgspec.ErrBadTarget, ref.Path)
@@ -70,7 +71,7 @@ func (Ecosystem) Resolve(_ context.Context, raw string) (*sandbox.Release, error
 		// A layout names no repository: the image is the directory's,
 		// and exactly the manifest its selector picks, every blob of
 		// which is read and checked here.
-		img, err := oci.LayoutArchive(ref.Path, cmpOr(ref.Digest, ref.Tag), io.Discard)
+		img, err := oci.LayoutArchive(ref.Path, cmp.Or(ref.Digest, ref.Tag), io.Discard)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", pkgspec.ErrBadTarget, err)
 		}
@@ -186,7 +187,7 @@ func (p *prepare) Prepare(ctx context.Context, e sandbox.Engine) (*sandbox.Launc
 	// the image is the one its digest names. Asked for by digest, that is
 	// the digest expected; by tag or name, the one the registry (or
 	// layout, or engine) gave.
-	ig := evidence.Integrity{Expected: cmpOr(p.ref.Digest, sh.Digest), Computed: sh.Digest}
+	ig := evidence.Integrity{Expected: cmp.Or(p.ref.Digest, sh.Digest), Computed: sh.Digest}
 	ig.Match = ig.Expected == ig.Computed
 	return &sandbox.Launch{Image: info.ID, Cmd: cmd, Env: cfg.Env, WorkDir: cfg.WorkingDir, Lockfile: contents.Lockfile(),
 		Packages: len(contents.Packages), Integrity: ig, Shipped: sh}, nil
@@ -232,7 +233,7 @@ func load(ctx context.Context, cli client.APIClient, ref oci.Ref) (oci.Image, st
 	}
 	done := make(chan converted, 1)
 	go func() {
-		img, err := oci.LayoutArchive(ref.Path, cmpOr(ref.Digest, ref.Tag), pw)
+		img, err := oci.LayoutArchive(ref.Path, cmp.Or(ref.Digest, ref.Tag), pw)
 		pw.CloseWithError(err)
 		done <- converted{img, err}
 	}()
@@ -382,11 +383,4 @@ func envNames(env []string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
