@@ -37,6 +37,12 @@ type Shipped struct {
 	// (no user, root, 0); RanAs is the user the sandbox ran it as.
 	RootUser bool   `json:"root_user"`
 	RanAs    string `json:"ran_as"`
+	// FirstStart is the start as the sandbox's unprivileged user (65534)
+	// that failed before the server answered, when the release was then
+	// started again as the user its configuration names (RanAs): an image
+	// that does not run as any user but its own. Nil when the first start
+	// was the only one.
+	FirstStart *FirstStart `json:"first_start,omitempty"`
 	// EnvNames are the names of the variables the release's configuration
 	// sets (values are never kept); Ports the ports it exposes.
 	EnvNames []string `json:"env_names,omitempty"`
@@ -66,6 +72,20 @@ type Shipped struct {
 	Unwatched string `json:"unwatched,omitempty"`
 	// Notes are what preparing the release noticed that is not a finding.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// FirstStart is a failed start as the sandbox's unprivileged user.
+type FirstStart struct {
+	// As is the user it ran as ("65534:65534").
+	As string `json:"as"`
+	// Outcome is how it ended (start_crashed, handshake_timeout, ...).
+	Outcome Outcome `json:"outcome"`
+	// ExitCode is the server's exit status when it exited; Error what
+	// the session saw, and StderrTail the end of its standard error,
+	// masked as every output is.
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	Error      string `json:"error,omitempty"`
+	StderrTail string `json:"stderr_tail,omitempty"`
 }
 
 // BundleManifest is what a bundle's manifest.json says of the bundle and
