@@ -12,6 +12,8 @@ import (
 	"hash"
 	"net/url"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,14 +160,45 @@ func indexHosts(index string) ([]string, string, error) {
 	return []string{hp}, "", nil
 }
 
-// pyRequirement is what the fetch step resolves: NAME==VERSION, or the
-// local file.
-func (t Target) pyRequirement() string {
-	if t.Tarball != nil {
-		return inputDir + "/input/" + t.Filename
+// pyRequirements are what the fetch step resolves: NAME==VERSION, the
+// local file, or a project's dependencies.
+func (t Target) pyRequirements() []string {
+	switch {
+	case t.PyProject:
+		return slices.Clone(t.PyRequirements)
+	case t.Tarball != nil:
+		return []string{inputDir + "/input/" + t.Filename}
 	}
-	return t.Name + "==" + t.Version
+	return []string{t.Name + "==" + t.Version}
 }
+
+// pyTarget is the distribution the tree must hold (PEP 503 normalised);
+// "" for a project's dependencies, which hold none of their own.
+func (t Target) pyTarget() string {
+	if t.PyProject {
+		return ""
+	}
+	return pkgspec.NormalizePyPIName(t.Name)
+}
+
+// pyProbe is the project whose simple page the fetch step's preflight
+// asks the index for: the target, or a project's first dependency (pip
+// when it has none: the preflight checks that the index answers, and a
+// 404 is an answer).
+func (t Target) pyProbe() string {
+	if !t.PyProject {
+		return pkgspec.NormalizePyPIName(t.Name)
+	}
+	for _, r := range t.PyRequirements {
+		if n := pyReqName.FindString(r); n != "" {
+			return pkgspec.NormalizePyPIName(n)
+		}
+	}
+	return "pip"
+}
+
+// pyReqName is the project name a PEP 508 requirement starts with.
+var pyReqName = regexp.MustCompile(`^\s*[A-Za-z0-9][A-Za-z0-9._-]*`)
 
 // pypiInstaller is the sandbox's part of the PyPI ecosystem (see
 // installer); its scan, which picks the interpreter, is in pyinterp.go.
@@ -187,6 +220,10 @@ func (pypiInstaller) baseEnv() []string {
 func (pypiInstaller) treeKey(s *Sandbox, h hash.Hash, t Target) {
 	driver := sha256.Sum256([]byte(pyFetchDriver))
 	fmt.Fprintf(h, "verifymcp-tree/pypi/1\n%s\n%s\n%s\n%s\n%x\n", pkgspec.NormalizePyPIName(t.Name), t.Version, s.opts.IndexURL, s.opts.Image, driver)
+	if t.PyProject {
+		// A project's dependencies, in their order (uv reads them so).
+		fmt.Fprintf(h, "project %q\n", t.PyRequirements)
+	}
 	names := make([]string, 0, len(t.PyPIFiles))
 	for n := range t.PyPIFiles {
 		names = append(names, n)
@@ -213,7 +250,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		func(vol string) (*pyFetchResult, bool, error) {
 			return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout)
 		},
-		func(fr *pyFetchResult) bool { return fr.OK && fr.Target != nil })
+		func(fr *pyFetchResult) bool { return fr.OK && (fr.Target != nil || t.PyProject) })
 	if err == nil && !timedOut && fr != nil && fr.ErrorKind == pyNeedsMetadata {
 		var dm *pyDynamic
 		dm, fr, timedOut, fetched, err = s.resolveDynamic(ctx, r, tree, t, fr, deadline, watchReady)
@@ -239,7 +276,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		inst.Error = r.mask.text(pyFetchFailure(fr), "install")
 		return inst, nil, lock, "", nil
 	}
-	if t.Tarball == nil && (pkgspec.NormalizePyPIName(fr.Target.Name) != pkgspec.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
+	if !t.PyProject && t.Tarball == nil && (pkgspec.NormalizePyPIName(fr.Target.Name) != pkgspec.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
 		fetchedOther(inst, t, "resolved", fr.Target.Name, fr.Target.Version)
 		return inst, nil, lock, "", nil
 	}
@@ -291,7 +328,11 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 	}
 	inst.DeclaredBins = br.ConsoleScripts
 	w.treeInstalled(ctx, inst)
-	return inst, &targetInfo{Name: fr.Target.Name, Version: fr.Target.Version, Bin: br.ConsoleScripts}, lock, work, nil
+	tgt := &targetInfo{Name: t.Name, Version: t.Version, Bin: br.ConsoleScripts}
+	if fr.Target != nil {
+		tgt.Name, tgt.Version = fr.Target.Name, fr.Target.Version
+	}
+	return inst, tgt, lock, work, nil
 }
 
 // setPyIntegrity fills in the integrity of the fetched target file: the
@@ -393,7 +434,7 @@ func (s *Sandbox) pyFetchRound(ctx context.Context, r *run, tree string, t Targe
 		files = append(files, fileIn{Dir: treeDir, Name: ".verifymcp/input/" + t.Filename, Data: t.Tarball, UID: 65534})
 	}
 	arg, _ := json.Marshal(map[string]any{
-		"requirement": t.pyRequirement(), "target": pkgspec.NormalizePyPIName(t.Name),
+		"requirements": t.pyRequirements(), "target": t.pyTarget(), "probe": t.pyProbe(),
 		"index": strings.TrimRight(s.opts.IndexURL, "/"), "files_host": filesHost, "python": sandboxPython, "metadata": meta,
 	})
 	hc := hardened()
@@ -515,7 +556,7 @@ func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr
 	for _, sd := range fr.Sdists {
 		sdists = append(sdists, pySdist{Name: sd.Name, Version: sd.Version, Filename: sd.Filename})
 	}
-	arg, _ := json.Marshal(map[string]any{"target": pkgspec.NormalizePyPIName(t.Name), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
+	arg, _ := json.Marshal(map[string]any{"target": t.pyTarget(), "python": sandboxPython, "requirements": reqs, "sdists": sdists})
 	cmd := []string{"python3", "-I", "-c", pyStepsLib + "\n" + pyBuildDriver, string(arg), fmt.Sprint(timeout.Milliseconds())}
 	env := []string{"HOME=/tmp/home", "UV_CACHE_DIR=" + inputDir + "/uv-cache", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1", "UV_OFFLINE=1", "UV_CONCURRENT_BUILDS=1"}
 	br := &pyBuildResult{}

@@ -214,6 +214,8 @@ type start struct {
 	env     []string
 	workDir string
 	mounts  []mount.Mount
+	// user is the user it runs as ("" is the sandbox's, 65534).
+	user string
 }
 
 // installedStart is the start of a package the install phase installed in
@@ -248,7 +250,7 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, st start, t Ta
 	env, cmd = w.prepare(hc, evidence.PhaseRun, env, cmd, t.Env)
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:      st.image,
-		User:       sandboxUser,
+		User:       cmp.Or(st.user, sandboxUser),
 		Env:        env,
 		WorkingDir: cmp.Or(st.workDir, "/tmp"),
 		// The whole command is given, the image's own entrypoint replaced

@@ -276,6 +276,13 @@ type Target struct {
 	// to sha256 (hex): the fetch step's download of the target is checked
 	// against them (Integrity is not used for PyPI).
 	PyPIFiles map[string]string
+	// PyProject, when set, makes the target a Python project's
+	// dependencies, PyRequirements (PEP 508 lines), installed into a venv
+	// as a release's tree is, with no distribution of the project's own
+	// (as uv runs a project without a build system); Name and Version
+	// name the project.
+	PyProject      bool
+	PyRequirements []string
 	// Bin overrides the entry point rule (a bin name from package.json).
 	Bin string
 	// Args are passed to the server; Env sets placeholder environment values.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -95,6 +96,31 @@ type Launch struct {
 	// Shipped is what preparing found; its Unwatched, when set, runs the
 	// server without behaviour capture and says why.
 	Shipped *evidence.Shipped
+	// Python, when set, is a Python project whose dependencies are
+	// installed before the server starts as a PyPI release's tree is (the
+	// install phase: the fetch step, then the build step, watched); the
+	// venv is mounted read-only, its scripts first on PATH, on the image
+	// of the interpreter its Requires-Python chooses. A uv bundle's.
+	Python *PyProject
+	// User is the user the release's configuration runs it as (an image's
+	// User, "0" for an image that names none); "" when it names none of
+	// its own (a bundle). The server is started as the sandbox's
+	// unprivileged user; when it exits before it answers, it is started
+	// again as User, and the failed start is recorded in
+	// Shipped.FirstStart (an image that does not run as any user but its
+	// own: with root, one that insists on root).
+	User string
+}
+
+// PyProject is a Python project (pyproject.toml) whose dependencies a
+// client installs before it runs the project's code.
+type PyProject struct {
+	// Name and Version are the project's.
+	Name, Version string
+	// RequiresPython chooses the interpreter ("" admits any).
+	RequiresPython string
+	// Requirements are its dependencies, PEP 508 lines.
+	Requirements []string
 }
 
 // scanShipped is Scan for a release that runs as shipped: its ecosystem
@@ -145,6 +171,12 @@ func (s *Sandbox) scanShipped(ctx context.Context, runID string, t Target) (res 
 		}
 		st.mounts = []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: l.FilesAt, ReadOnly: true}}
 	}
+	if l.Python != nil {
+		ok, err := s.installProject(ctx, r, runID, t, l, res, &st, observerReady)
+		if err != nil || !ok {
+			return res, err
+		}
+	}
 	res.Bin = &evidence.Bin{Name: path.Base(l.Cmd[0]), Path: l.Cmd[0], Rule: "shipped"}
 	var w observer
 	if l.Shipped != nil && l.Shipped.Unwatched != "" && s.opts.Behavior {
@@ -157,6 +189,15 @@ func (s *Sandbox) scanShipped(ctx context.Context, runID string, t Target) (res 
 	sess, c, ex, err := s.runPhase(ctx, r, st, t, w)
 	if err != nil {
 		return res, err
+	}
+	if sess.Outcome == evidence.OutcomeStartCrashed && l.User != "" && l.User != sandboxUser && l.Shipped != nil {
+		first := &evidence.FirstStart{As: sandboxUser, Outcome: sess.Outcome, ExitCode: sess.ExitCode, Error: sess.Error, StderrTail: sess.StderrTail}
+		log.Info("run phase again, as the release's own user", "user", l.User)
+		st.user = l.User
+		if sess, c, ex, err = s.runPhase(ctx, r, st, t, w); err != nil {
+			return res, err
+		}
+		l.Shipped.FirstStart, l.Shipped.RanAs = first, l.User
 	}
 	res.Session = sess
 	res.Contract = c
@@ -196,6 +237,68 @@ func (s *Sandbox) shippedFiles(ctx context.Context, r *run, l *Launch) (string, 
 }
 
 // withoutHome is env without its HOME.
-func withoutHome(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })
+func withoutHome(env []string) []string { return withoutVars(env, "HOME") }
+
+// withoutVars is env without the variables named.
+func withoutVars(env []string, names ...string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(names, name)
+	})
+}
+
+// installProject installs the dependencies of l's Python project as a
+// PyPI release's tree is installed, into res's install evidence, and makes
+// st run on its interpreter's image with the venv mounted. It returns
+// false, with the install's outcome in res, when the install did not
+// succeed.
+func (s *Sandbox) installProject(ctx context.Context, r *run, runID string, t Target, l *Launch, res *Result, st *start, observerReady func() (observer, error)) (bool, error) {
+	p := l.Python
+	pt := Target{Ecosystem: "pypi", Name: p.Name, Version: p.Version, RequiresPython: p.RequiresPython,
+		PyProject: true, PyRequirements: p.Requirements, Env: t.Env, Secrets: t.Secrets}
+	picked, err := s.pickPython(ctx, pt)
+	if err != nil {
+		return false, err
+	}
+	merge := func(in *evidence.Install) {
+		in.Integrity = l.Integrity
+		in.FetchMS += res.Install.FetchMS
+		in.Python = picked.ev
+		res.Install = in
+	}
+	if picked.none != nil {
+		merge(picked.none)
+		res.Outcome = evidence.OutcomeInstallFailed
+		return false, nil
+	}
+	tree, err := r.createVolume(ctx, "venv")
+	if err != nil {
+		return false, err
+	}
+	s.opts.Logger.Info("install phase", "project", p.Name+" "+p.Version, "python", picked.py.Version)
+	inst, _, lock, runTree, err := pypiInstaller{}.install(ctx, s.forPython(runID, picked.py), r, tree, pt, observerReady)
+	if err != nil {
+		return false, err
+	}
+	merge(inst)
+	res.Lockfile, res.Image = lock, picked.image
+	if h := t.Hooks; h != nil && h.Installed != nil && len(lock) > 0 {
+		h.Installed(bytes.Clone(lock))
+	}
+	switch inst.Outcome {
+	case evidence.InstallOK:
+	case evidence.InstallTimeout:
+		res.Outcome = evidence.OutcomeInstallTimeout
+		return false, nil
+	case evidence.InstallOOM:
+		res.Outcome = evidence.OutcomeOOM
+		return false, nil
+	default:
+		res.Outcome = evidence.OutcomeInstallFailed
+		return false, nil
+	}
+	st.image = picked.py.Image
+	st.env = append(pypiInstaller{}.baseEnv(), withoutVars(l.Env, "HOME", "PATH", "VIRTUAL_ENV")...)
+	st.mounts = append(st.mounts, mount.Mount{Type: mount.TypeVolume, Source: runTree, Target: treeDir, ReadOnly: true})
+	return true, nil
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/package-url/packageurl-go"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // Ecosystem is MCPB. A bundle has no registry: it is a file.
@@ -91,12 +93,16 @@ func (e Ecosystem) TreePurls(lockfile []byte, skip string) []string {
 	return out
 }
 
-// OSVPackages are the npm packages of the tree the bundle ships, as OSV is
-// asked about them (ecosystem.Inventory): the bundle itself is no package
-// of its lockfile, so each is looked up on its own rather than as a
-// dependency of a target. In the order of their package URLs, without
-// repeats.
+// OSVPackages are the packages of the bundle's tree, as OSV is asked
+// about them (ecosystem.Inventory): the npm packages of the lockfile it
+// ships, or the PyPI packages of the pylock.toml a uv bundle's
+// dependencies were resolved into. The bundle itself is no package of its
+// lockfile, so each is looked up on its own rather than as a dependency
+// of a target. In the order of their package URLs, without repeats.
 func (Ecosystem) OSVPackages(lockfile []byte) []pkgspec.OSVPackage {
+	if len(lockfile) > 0 && lockfile[0] != '{' {
+		return pylockPackages(lockfile)
+	}
 	var lock struct {
 		Packages map[string]struct {
 			Name    string `json:"name"`
@@ -135,4 +141,34 @@ func npmPurl(name, version string) string {
 		name = "%40" + rest
 	}
 	return "pkg:npm/" + name + "@" + url.PathEscape(version)
+}
+
+// pylockPackages are the PyPI packages with a version of a pylock.toml
+// (PEP 751), as OSV is asked about them; nil for a document that is not
+// one.
+func pylockPackages(pylock []byte) []pkgspec.OSVPackage {
+	var lock struct {
+		Packages []struct {
+			Name    string `toml:"name"`
+			Version string `toml:"version"`
+		} `toml:"packages"`
+	}
+	if toml.Unmarshal(pylock, &lock) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []pkgspec.OSVPackage
+	for _, p := range lock.Packages {
+		if p.Name == "" || p.Version == "" {
+			continue
+		}
+		name := pkgspec.NormalizePyPIName(p.Name)
+		purl := packageurl.NewPackageURL(packageurl.TypePyPi, "", name, p.Version, nil, "").ToString()
+		if !seen[purl] {
+			seen[purl] = true
+			out = append(out, pkgspec.OSVPackage{Ecosystem: "PyPI", Name: name, Version: p.Version, Purl: purl})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Purl < out[j].Purl })
+	return out
 }

@@ -16,7 +16,8 @@
 #      usercustomize modules), which run code whenever Python starts;
 # then prints "VERIFYMCP-RESULT <json>". Arguments: a JSON object
 # {target, version, python, requirements: [lines], sdists: [{name, version,
-# filename}]} and the time budget in milliseconds.
+# filename}]} and the time budget in milliseconds; target "" is a tree
+# without a target distribution (a project's dependencies).
 import configparser
 import csv
 import hashlib
@@ -246,11 +247,11 @@ def main():
         result["installed"].append({"name": name, "version": version})
         if re.sub(r"[-_.]+", "_", name).lower() == norm:
             result["dist_info"] = os.path.join(site, d)
-    if not result["dist_info"]:
+    if not result["dist_info"] and args["target"]:
         result["error"] = "the venv holds no distribution named " + args["target"]
         emit()
     ep = os.path.join(result["dist_info"], "entry_points.txt")
-    if os.path.exists(ep):
+    if result["dist_info"] and os.path.exists(ep):
         cp = configparser.ConfigParser(delimiters=("=",), interpolation=None)
         cp.optionxform = str
         cp.read(ep)

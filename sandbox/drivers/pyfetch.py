@@ -6,6 +6,8 @@
 #      egress proxy, TLS with the image's and the operator's CAs, one GET of
 #      the target's simple page) and the files host;
 #   2. resolves the exact release and its dependency tree with uv
+#      (or, with no target, the requirements it is given: a project's
+#      dependencies)
 #      (`uv pip compile -o pylock.toml`) for the sandbox's interpreter. uv
 #      reads an sdist's metadata from its static PKG-INFO or pyproject.toml;
 #      when it would have to run a build backend to learn it, the build
@@ -18,7 +20,9 @@
 #      downloads them the same way, so that the build step can run with no
 #      network;
 # then prints one line "VERIFYMCP-RESULT <json>" on stdout. Argument: a JSON
-# object {requirement, target, index, files_host, python, metadata}.
+# object {requirements, target, probe (the project whose simple page the
+# preflight asks for), index, files_host, python, metadata}; target "" is a
+# tree without a target distribution (a project's dependencies).
 #
 # When uv needs the metadata of an sdist that only its build backend can
 # give, the driver downloads that sdist and its build requirements and ends
@@ -180,7 +184,7 @@ def get(url, out=None, limit=MAX_FILE, accept="*/*"):
 
 def preflight():
     """Checks both hosts the step needs; 5xx is tried once more."""
-    checks = [(args["index"].rstrip("/") + "/simple/" + args["target"] + "/", "application/vnd.pypi.simple.v1+json, text/html;q=0.1")]
+    checks = [(args["index"].rstrip("/") + "/simple/" + args["probe"] + "/", "application/vnd.pypi.simple.v1+json, text/html;q=0.1")]
     if args.get("files_host"):
         checks.append(("https://" + args["files_host"] + "/", "*/*"))
     for url, accept in checks:
@@ -445,7 +449,7 @@ def main():
     if PROXY.hostname and not preflight():
         emit()
     result["stage"] = "resolve"
-    lock, text = compile_lock([args["requirement"]], STATE + "/pylock.toml", "the package's tree")
+    lock, text = compile_lock(args["requirements"], STATE + "/pylock.toml", "the package's tree")
     result["lockfile"] = text
     result["packages"] = len(lock.get("packages", []))
     result["stage"] = "download"
@@ -455,7 +459,7 @@ def main():
         if f["name"] == args["target"] or f.get("local"):
             if f["name"] == args["target"]:
                 result["target"] = f
-    if result["target"] is None:
+    if result["target"] is None and args["target"]:
         fail("resolution", "the resolution does not hold %s" % args["target"])
     result["stage"] = "build-requires"
     for i, f in enumerate(files):

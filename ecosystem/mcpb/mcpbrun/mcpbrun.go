@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -88,10 +89,6 @@ func (e Ecosystem) Resolve(ctx context.Context, ref string) (*sandbox.Release, e
 	if sum != "" {
 		want, _ = expectedDigest(sum)
 	}
-	if m.Server.Type == mcpb.TypeUV {
-		return nil, fmt.Errorf("%w: bundle %s is a uv bundle, whose dependencies the client resolves from the package index at start-up; "+
-			"verifymcp does not run uv bundles yet (scan the Python package it names instead)", pkgspec.ErrUnsupported, loc)
-	}
 	values, sensitive := mcpb.Placeholders(m, scratch)
 	cmd, env, cerr := m.Command(bundleDir, values, "linux")
 	var unresolved *mcpb.UnresolvedError
@@ -101,6 +98,11 @@ func (e Ecosystem) Resolve(ctx context.Context, ref string) (*sandbox.Release, e
 		return nil, fmt.Errorf("%w: bundle %s: %w", pkgspec.ErrBadTarget, loc, cerr)
 	}
 	p := &prepare{bundle: b, loc: loc, source: source, want: want, cmd: cmd, env: env}
+	if m.Server.Type == mcpb.TypeUV {
+		if err := p.uvProject(); err != nil {
+			return nil, err
+		}
+	}
 	if source == "directory" {
 		p.notes = append(p.notes, dirNote)
 	}
@@ -199,6 +201,45 @@ type prepare struct {
 	env         map[string]string
 	sensitive   []string
 	notes       []string
+	// python is a uv bundle's project, whose dependencies are installed
+	// before its server starts.
+	python *sandbox.PyProject
+}
+
+// uvProject makes p run a uv bundle as a client does: `uv run` in the
+// bundle's directory syncs a venv with the project's dependencies, then
+// runs the entry point with its python. The sandbox installs them as a
+// PyPI release's tree (resolved from the index, built and installed
+// watched, with no network when the server runs) and runs the entry
+// point, with the arguments the command gives after it, on the venv's
+// python.
+func (p *prepare) uvProject() error {
+	b, m := p.bundle, p.bundle.Manifest
+	proj, err := b.PyProject()
+	switch {
+	case errors.Is(err, mcpb.ErrUnsupportedProject):
+		return fmt.Errorf("%w: uv bundle %s: %w", pkgspec.ErrUnsupported, p.loc, err)
+	case err != nil:
+		return fmt.Errorf("%w: bundle %s: %w", pkgspec.ErrBadTarget, p.loc, err)
+	}
+	p.python = &sandbox.PyProject{Name: proj.Name, Version: proj.Version, RequiresPython: proj.RequiresPython, Requirements: proj.Requirements}
+	if len(p.cmd) > 0 && p.cmd[0] == "uv" {
+		entry := path.Join(bundleDir, m.Server.EntryPoint)
+		cmd := []string{"python", entry}
+		for i, a := range p.cmd {
+			if a == m.Server.EntryPoint || a == entry {
+				cmd = append(cmd, p.cmd[i+1:]...)
+				break
+			}
+		}
+		p.notes = append(p.notes, "a client runs "+strings.Join(p.cmd, " ")+": the project's dependencies were installed in the install phase, "+
+			"and its entry point run with the venv's python, as uv runs it once it has synced")
+		p.cmd = cmd
+	}
+	if proj.UVLock {
+		p.notes = append(p.notes, "the bundle ships a uv.lock, which is not read: the dependencies were resolved from the index as a PyPI release's are")
+	}
+	return nil
 }
 
 // Prepare checks the bundle's digest and says how to start its server on
@@ -235,6 +276,9 @@ func (p *prepare) Prepare(_ context.Context, e sandbox.Engine) (*sandbox.Launch,
 			Trusted: s.Trusted, Signer: s.Signer, Issuer: s.Issuer, Reason: s.Reason}
 	}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	if p.python != nil {
+		env = nil // the venv's PATH
+	}
 	for _, k := range slices.Sorted(maps.Keys(p.env)) {
 		env = append(env, k+"="+p.env[k])
 		sh.EnvNames = append(sh.EnvNames, k)
@@ -243,7 +287,7 @@ func (p *prepare) Prepare(_ context.Context, e sandbox.Engine) (*sandbox.Launch,
 	ig := evidence.Integrity{Expected: p.want, Computed: b.Digest, Match: p.want == b.Digest}
 	return &sandbox.Launch{Image: e.Image, Cmd: p.cmd, Env: env, WorkDir: bundleDir, FilesAt: bundleDir,
 		Files: func(w io.Writer) error { return b.WriteTar(w, "", 65534, 65534) }, Lockfile: lock,
-		Packages: len(mcpb.Ecosystem{}.TreePurls(lock, "")), Integrity: ig, Shipped: sh}, nil
+		Packages: len(mcpb.Ecosystem{}.TreePurls(lock, "")), Integrity: ig, Shipped: sh, Python: p.python}, nil
 }
 
 // declared is the surface the manifest declares: nil lists for a kind it

@@ -160,6 +160,68 @@ func TestBundleSurfaces(t *testing.T) {
 	}
 }
 
+// TestUVBundle scans the packer's own uv example: its pyproject.toml's
+// dependencies are resolved from the index and installed as a PyPI
+// release's tree (watched), its entry point runs on the venv's python, and
+// OSV reads the PyPI packages installed. A uv project the sandbox cannot
+// install as a client would is refused as unsupported.
+func TestUVBundle(t *testing.T) {
+	osv := supplytest.NewOSV()
+	t.Cleanup(osv.Close)
+	env := []string{"VERIFYMCP_OSV_ENDPOINT=" + osv.URL()}
+	r, res := scan(t, env, filepath.Join("testdata", "hello-world-uv.mcpb"), "--verbose")
+	if got := r.artefactFindings(); len(got) != 0 {
+		t.Errorf("artefact findings %q, want none", got)
+	}
+	if r.Contract == nil || len(r.Contract.Tools) != 1 || r.Contract.Tools[0].Name != "say_hello" {
+		t.Errorf("contract %+v, want the one tool say_hello", r.Contract)
+	}
+	var x struct {
+		Install struct {
+			Outcome  string `json:"outcome"`
+			Packages int    `json:"packages"`
+			Python   struct {
+				Version string `json:"version"`
+			} `json:"python"`
+			Integrity struct{ Match bool } `json:"integrity"`
+		} `json:"install"`
+		Shipped struct {
+			Cmd   []string `json:"cmd"`
+			Notes []string `json:"notes"`
+		} `json:"shipped"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &x); err != nil {
+		t.Fatal(err)
+	}
+	in := x.Install
+	if in.Outcome != "ok" || in.Packages < 10 || !strings.HasPrefix(in.Python.Version, "3.") || !in.Integrity.Match {
+		t.Errorf("install %+v, want mcp 1.27.0's tree installed on a sandbox Python, the bundle's digest matched", in)
+	}
+	if want := []string{"python", "/work/bundle/src/server.py"}; !slices.Equal(x.Shipped.Cmd, want) {
+		t.Errorf("command %q, want %q", x.Shipped.Cmd, want)
+	}
+	if s := r.Signals["sandbox.behavior"]; s.State != "observed" {
+		t.Errorf("behaviour %+v, want observed", s)
+	}
+	if s := r.Signals["osv"]; s.State != "observed" || r.Supply.OSV.Result == nil || r.Supply.OSV.Result.Packages != in.Packages {
+		t.Errorf("osv %+v (%+v), want observed over the %d packages installed", s, r.Supply.OSV.Result, in.Packages)
+	}
+
+	dir := t.TempDir()
+	manifest := `{"manifest_version": "0.4", "name": "sourced", "version": "1.0.0", "description": "d", "author": {"name": "a"},
+ "server": {"type": "uv", "entry_point": "server.py"}}`
+	pyproject := "[project]\nname = \"sourced\"\nversion = \"1.0.0\"\ndependencies = [\"lib\"]\n[tool.uv.sources]\nlib = { git = \"https://example.com/lib\" }\n"
+	for name, body := range map[string]string{"manifest.json": manifest, "pyproject.toml": pyproject, "server.py": "print()\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := run(t, nil, "scan", "--data-dir", t.TempDir(), "mcpb:"+dir)
+	if bad.Code != 2 || !strings.Contains(bad.Stderr, "tool.uv.sources") {
+		t.Errorf("a uv bundle with git sources: exit %d, stderr %q; want 2 naming [tool.uv.sources]", bad.Code, bad.Stderr)
+	}
+}
+
 // TestBundleSettings: the benign bundle's settings are filled as a client
 // would, its sensitive one with a placeholder that is a known secret of
 // the scan (masked wherever it would show) and never appears in the

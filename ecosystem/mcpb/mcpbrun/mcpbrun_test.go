@@ -3,6 +3,7 @@ package mcpbrun_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,9 +52,31 @@ func TestResolveSecrets(t *testing.T) {
 	if len(rel.Secrets) != 1 || rel.Secrets[0].Name != "config:api_key" || !strings.HasPrefix(rel.Secrets[0].Value, "mcpb-api_key-") {
 		t.Errorf("secrets %+v, want the api_key placeholder alone", rel.Secrets)
 	}
+	// A uv bundle resolves (its project is installed when it is
+	// prepared); one whose project the sandbox cannot install as a client
+	// would is unsupported, one without a project a bad target.
 	uv := filepath.Join("..", "testdata", "hello-signed.mcpb")
-	if _, err := (mcpbrun.Ecosystem{}).Resolve(context.Background(), uv); !errors.Is(err, pkgspec.ErrUnsupported) {
-		t.Errorf("a uv bundle: %v, want unsupported", err)
+	if rel, err := (mcpbrun.Ecosystem{}).Resolve(context.Background(), uv); err != nil || rel.Name != "hello-world-uv" {
+		t.Errorf("a uv bundle: %+v, %v", rel, err)
+	}
+	for body, want := range map[string]error{
+		"": pkgspec.ErrBadTarget,
+		"[project]\nname = \"p\"\n[build-system]\nrequires = [\"hatchling\"]\n": pkgspec.ErrUnsupported,
+	} {
+		dir := t.TempDir()
+		files := map[string]string{"manifest.json": `{"manifest_version": "0.4", "name": "p", "version": "1.0.0", "description": "d", "author": {"name": "a"},
+ "server": {"type": "uv", "entry_point": "server.py"}}`, "server.py": "print()\n"}
+		if body != "" {
+			files["pyproject.toml"] = body
+		}
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := (mcpbrun.Ecosystem{}).Resolve(context.Background(), "mcpb:"+dir); !errors.Is(err, want) {
+			t.Errorf("a uv bundle with pyproject %q: %v, want %v", body, err, want)
+		}
 	}
 }
 

@@ -190,7 +190,20 @@ func (p *prepare) Prepare(ctx context.Context, e sandbox.Engine) (*sandbox.Launc
 	ig := evidence.Integrity{Expected: cmp.Or(p.ref.Digest, sh.Digest), Computed: sh.Digest}
 	ig.Match = ig.Expected == ig.Computed
 	return &sandbox.Launch{Image: info.ID, Cmd: cmd, Env: cfg.Env, WorkDir: cfg.WorkingDir, Lockfile: contents.Lockfile(),
-		Packages: len(contents.Packages), Integrity: ig, Shipped: sh}, nil
+		Packages: len(contents.Packages), Integrity: ig, Shipped: sh, User: ownUser(cfg.User)}, nil
+}
+
+// ownUser is the user an image's configuration runs it as, for a second
+// start when the first, as the sandbox's user, fails: root ("0") when it
+// names none; "" when it names the sandbox's own (nobody, 65534).
+func ownUser(user string) string {
+	if user == "" {
+		return "0"
+	}
+	if name, _, _ := strings.Cut(user, ":"); name == "65534" || name == "nobody" {
+		return ""
+	}
+	return user
 }
 
 // pull pulls ref with the operator's docker credentials for its registry

@@ -162,6 +162,14 @@ type report struct {
 			Tool string `json:"tool"`
 		} `json:"calls"`
 	} `json:"exercise"`
+	Shipped *struct {
+		RanAs      string `json:"ran_as"`
+		FirstStart *struct {
+			As         string `json:"as"`
+			Outcome    string `json:"outcome"`
+			StderrTail string `json:"stderr_tail"`
+		} `json:"first_start"`
+	} `json:"shipped"`
 }
 
 func (r report) codes() []string {
@@ -309,6 +317,48 @@ ENTRYPOINT ["node", "/app/server.js"]
 	}
 	if s := u.Signals["sandbox.exercise"]; s.State != "not_assessed" {
 		t.Errorf("an image without bash: exercise %+v, want not_assessed (no tool is called unwatched)", s)
+	}
+}
+
+// TestImageOwnUser: an image whose server exits unless it runs as root is
+// started again as root after its start as 65534 fails, and the failed
+// start is recorded; one that needs its own non-root user is started again
+// as that user. Both are watched on the second start.
+func TestImageOwnUser(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, check, ranAs string
+	}{
+		{"root", "", `[ "$(id -u)" = 0 ] || { echo "this server must run as root" >&2; exit 3; }`, "0"},
+		{"own", "USER 1000:1000", `[ "$(id -u)" = 1000 ] || { echo "this server must run as uid 1000" >&2; exit 3; }`, "1000:1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tag := fmt.Sprintf("verifymcp-test/own-user-%s-%d:1", tc.name, os.Getpid())
+			files := fixtureFiles(t, map[string]any{"tools": []any{echoTool}})
+			files["app/start.sh"] = "#!/bin/sh\n" + tc.check + "\nexec node /app/server.js\n"
+			buildImage(t, tag, files, `WORKDIR /app
+COPY app /app
+RUN chmod 755 /app/start.sh
+`+tc.user+`
+ENTRYPOINT ["/app/start.sh"]
+`)
+			r, _ := scan(t, nil, "docker-daemon:"+tag, "--skip", "osv,mcp_registry", "--no-exercise")
+			sh := r.Shipped
+			if sh == nil || sh.FirstStart == nil {
+				t.Fatalf("no first start recorded: %+v", sh)
+			}
+			if sh.FirstStart.As != "65534:65534" || sh.FirstStart.Outcome != "start_crashed" || !strings.Contains(sh.FirstStart.StderrTail, "must run as") {
+				t.Errorf("first start %+v, want start_crashed as 65534:65534 with the server's message", *sh.FirstStart)
+			}
+			if sh.RanAs != tc.ranAs {
+				t.Errorf("ran as %q, want %q", sh.RanAs, tc.ranAs)
+			}
+			if s := r.Signals["sandbox.behavior"]; s.State != "observed" {
+				t.Errorf("behaviour %+v, want observed on the second start", s)
+			}
+			if got := r.has("pkg.artefact.image.root_user"); got != (tc.user == "") {
+				t.Errorf("root_user %v with %q; codes %v", got, tc.user, r.codes())
+			}
+		})
 	}
 }
 

@@ -84,9 +84,25 @@ cp "$here/src/server-memory/manifest.json" "$here/src/server-memory/package.json
 chmod -R u=rwX,go=rX "$d"
 pack server-memory "$d"
 
+# The real uv bundle: the packer's own example, examples/hello-world-uv of
+# github.com/modelcontextprotocol/mcpb (commit 27083dc): a pyproject.toml
+# whose dependencies the client installs, no bundled tree. Its manifest
+# gains the mcp_config MANIFEST.md calls optional for uv, which the
+# packer's schema (src/schemas/0.4.ts) requires: uv run in the bundle's
+# directory, the command a client runs. Its dependency is pinned to
+# mcp==1.27.0: as published (mcp>=1.0.0) it resolves to mcp 2.x, whose
+# Server has no list_tools, and the example exits at start.
+# probe.js runs node servers only, so it is not probed here; the docker
+# test runs it.
+d="$work/stage/hello-world-uv"
+mkdir -p "$d"
+cp -R "$here/src/hello-world-uv/." "$d/"
+chmod -R u=rwX,go=rX "$d"
+pack hello-world-uv "$d"
+
 echo
 echo "sha256 and size of each bundle (packer $MCPB_PACKER):"
-for name in "${FIXTURES[@]}" server-memory; do
+for name in "${FIXTURES[@]}" server-memory hello-world-uv; do
 	printf '%s  %8d bytes\n' "$(cd "$here" && sha256sum "$name.mcpb")" "$(stat -c %s "$here/$name.mcpb")"
 done
 

@@ -1,0 +1,119 @@
+package mcpb_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/verifymcp/verifymcp/ecosystem/mcpb"
+	"github.com/verifymcp/verifymcp/pkgspec"
+)
+
+const uvManifest = `{"manifest_version": "0.4", "name": "x", "version": "1.0.0", "description": "d",
+ "author": {"name": "a"}, "server": {"type": "uv", "entry_point": "src/server.py"}}`
+
+func TestPyProject(t *testing.T) {
+	for _, tc := range []struct {
+		name, pyproject string
+		uvLock          bool
+		want            *mcpb.PyProject
+		err             error
+	}{
+		{name: "the packer's example", pyproject: `[project]
+name = "hello-world-uv"
+version = "1.0.0"
+requires-python = ">=3.10"
+dependencies = ["mcp>=1.0.0"]
+`, want: &mcpb.PyProject{Name: "hello-world-uv", Version: "1.0.0", RequiresPython: ">=3.10", Requirements: []string{"mcp>=1.0.0"}}},
+		{name: "dev group and a lock", uvLock: true, pyproject: `[project]
+name = "p"
+version = "0.1.0"
+dependencies = ["httpx>=0.27", "pydantic[email]==2.9.2; python_version >= '3.9'"]
+[dependency-groups]
+dev = ["pytest>=8"]
+test = ["coverage"]
+`, want: &mcpb.PyProject{Name: "p", Version: "0.1.0", UVLock: true,
+			Requirements: []string{"httpx>=0.27", "pydantic[email]==2.9.2; python_version >= '3.9'", "pytest>=8"}}},
+		{name: "a build system that uv is told not to install", pyproject: `[project]
+name = "p"
+dependencies = []
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+[tool.uv]
+package = false
+`, want: &mcpb.PyProject{Name: "p", Requirements: []string{}}},
+		{name: "no pyproject", err: mcpb.ErrMalformed},
+		{name: "not toml", pyproject: "[project\nname=", err: mcpb.ErrMalformed},
+		{name: "no name", pyproject: "[project]\nversion = \"1\"\n", err: mcpb.ErrMalformed},
+		{name: "dynamic dependencies", pyproject: "[project]\nname = \"p\"\ndynamic = [\"dependencies\"]\n", err: mcpb.ErrUnsupportedProject},
+		{name: "sources", pyproject: "[project]\nname = \"p\"\ndependencies = [\"lib\"]\n[tool.uv.sources]\nlib = { git = \"https://example.com/lib\" }\n", err: mcpb.ErrUnsupportedProject},
+		{name: "a package", pyproject: "[project]\nname = \"p\"\n[build-system]\nrequires = [\"hatchling\"]\n", err: mcpb.ErrUnsupportedProject},
+		{name: "an included group", pyproject: "[project]\nname = \"p\"\n[dependency-groups]\ndev = [{include-group = \"test\"}]\ntest = [\"pytest\"]\n", err: mcpb.ErrUnsupportedProject},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := []file{{name: "manifest.json", body: uvManifest}, {name: "src/server.py", body: "print()\n"}}
+			if tc.pyproject != "" {
+				files = append(files, file{name: "pyproject.toml", body: tc.pyproject})
+			}
+			if tc.uvLock {
+				files = append(files, file{name: "uv.lock", body: "version = 1\n"})
+			}
+			b, err := open(buildZip(t, files), mcpb.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := b.PyProject()
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("PyProject() = %+v, %v; want %v", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PyProject (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A uv bundle's tree is the pylock.toml its dependencies were resolved
+// into: OSV is asked about its PyPI packages.
+func TestOSVPackagesPylock(t *testing.T) {
+	lock := `lock-version = "1.0"
+created-by = "uv"
+requires-python = ">=3.11"
+
+[[packages]]
+name = "Pydantic_Core"
+version = "2.27.1"
+index = "https://pypi.org/simple"
+
+[[packages]]
+name = "mcp"
+version = "1.27.0"
+
+[[packages]]
+name = "local"
+directory = { path = "." }
+
+[[packages]]
+name = "mcp"
+version = "1.27.0"
+`
+	got := mcpb.Ecosystem{}.OSVPackages([]byte(lock))
+	want := []pkgspec.OSVPackage{
+		{Ecosystem: "PyPI", Name: "mcp", Version: "1.27.0", Purl: "pkg:pypi/mcp@1.27.0"},
+		{Ecosystem: "PyPI", Name: "pydantic-core", Version: "2.27.1", Purl: "pkg:pypi/pydantic-core@2.27.1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("OSVPackages (-want +got):\n%s", diff)
+	}
+	if got := (mcpb.Ecosystem{}).OSVPackages([]byte("lock-version = [")); got != nil {
+		t.Errorf("OSVPackages of a malformed pylock = %v, want none", got)
+	}
+}
