@@ -245,6 +245,8 @@ func TestParseTarget(t *testing.T) {
 		{"pypi:awslabs.aws-documentation-mcp-server==1.1.2.post1", benchmark.TargetRef{Scheme: "pypi", Name: "awslabs.aws-documentation-mcp-server", Version: "1.1.2.post1"}},
 		{"pypi:x==1!2.0.dev3", benchmark.TargetRef{Scheme: "pypi", Name: "x", Version: "1!2.0.dev3"}},
 		{"pkg:pypi/mcp-server-time@2025.9.25", benchmark.TargetRef{Scheme: "pypi", Name: "mcp-server-time", Version: "2025.9.25"}},
+		{"mcpb:https://github.com/acme/notes/releases/download/v1.0.0/notes.mcpb#sha256=" + strings.Repeat("ab", 32),
+			benchmark.TargetRef{Scheme: "mcpb", Name: "https://github.com/acme/notes/releases/download/v1.0.0/notes.mcpb", Version: "sha256:" + strings.Repeat("ab", 32)}},
 	}
 	for _, tc := range ok {
 		got, err := benchmark.ParseTarget(tc.in)
@@ -255,9 +257,17 @@ func TestParseTarget(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%q: %+v, want %+v", tc.in, got, tc.want)
 		}
+		if got.Scheme == "mcpb" && got.String() != tc.in {
+			t.Errorf("%q: String() = %q, want the target as written", tc.in, got.String())
+		}
 	}
 	bad := map[string]string{
-		"oci:mcp/time:1.0": "a tag moves",
+		"oci:mcp/time:1.0":                                                      "a tag moves",
+		"mcpb:https://example.com/notes.mcpb":                                   "pin the bundle by its digest",
+		"mcpb:https://example.com/notes.mcpb#sha256=ABAB":                       "pin the bundle by its digest",
+		"mcpb:http://example.com/notes.mcpb#sha256=" + strings.Repeat("ab", 32): "must be https",
+		"./notes.mcpb": "cannot be fetched by anyone else",
+		"mcpb:/srv/bundles/notes#sha256=" + strings.Repeat("ab", 32):                                     "cannot be fetched by anyone else",
 		"docker-daemon:mcp/time@sha256:9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e": "cannot be fetched by anyone else",
 		"":                                   "missing",
 		"npm:example":                        "registry-only",

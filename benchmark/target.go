@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -38,20 +39,27 @@ const (
 	// SchemeOCI is a published container image, by digest:
 	// oci:REGISTRY/NAME@sha256:HEX (a tag moves).
 	SchemeOCI = "oci"
+	// SchemeMCPB is a published MCPB bundle, by its URL and digest:
+	// mcpb:https://HOST/PATH.mcpb#sha256=HEX (the file at a URL can
+	// change). Its name and version are the manifest's, known once read.
+	SchemeMCPB = "mcpb"
 )
 
 // TargetRef is a parsed case target.
 type TargetRef struct {
-	Scheme  string // SchemeNPM, SchemePyPI, SchemeOCI, SchemeFixture or SchemeCapture
-	Name    string // package name as written, or fixture id
-	Version string // exact version
+	Scheme  string // SchemeNPM, SchemePyPI, SchemeOCI, SchemeMCPB, SchemeFixture or SchemeCapture
+	Name    string // package name as written, fixture id, or a bundle's URL
+	Version string // exact version, or an image's or bundle's digest
 }
 
 // String returns the target as the scanner takes it: npm:NAME@VERSION,
 // pypi:NAME==VERSION, fixture:ID@VERSION.
 func (t TargetRef) String() string {
-	if t.Scheme == SchemePyPI {
+	switch t.Scheme {
+	case SchemePyPI:
 		return t.Scheme + ":" + t.Name + "==" + t.Version
+	case SchemeMCPB:
+		return t.Scheme + ":" + t.Name + "#sha256=" + strings.TrimPrefix(t.Version, "sha256:")
 	}
 	return t.Scheme + ":" + t.Name + "@" + t.Version
 }
@@ -110,6 +118,8 @@ func ParseTarget(s string) (TargetRef, error) {
 		return fail("a local tarball cannot be re-fetched by anyone else; name a published npm:NAME@VERSION or pypi:NAME==VERSION, or a fixture of this corpus")
 	case strings.HasPrefix(s, SchemeOCI+":"), strings.HasPrefix(s, "docker:"), strings.HasPrefix(s, "docker-daemon:"), strings.HasPrefix(s, "oci-layout:"):
 		return parseOCI(s, fail)
+	case strings.HasPrefix(s, SchemeMCPB+":"), strings.HasSuffix(s, ".mcpb"), strings.HasSuffix(s, ".dxt"):
+		return parseMCPB(s, fail)
 	case strings.HasPrefix(s, SchemeNPM+":"):
 		scheme, rest = SchemeNPM, strings.TrimPrefix(s, SchemeNPM+":")
 	case strings.HasPrefix(s, SchemeFixture+":"):
@@ -117,7 +127,7 @@ func ParseTarget(s string) (TargetRef, error) {
 	case strings.HasPrefix(s, SchemeCapture+":"):
 		scheme, rest = SchemeCapture, strings.TrimPrefix(s, SchemeCapture+":")
 	default:
-		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION, oci:NAME@sha256:DIGEST, fixture:ID@VERSION or capture:ID@VERSION")
+		return fail("want npm:NAME@VERSION, pypi:NAME==VERSION, oci:NAME@sha256:DIGEST, mcpb:URL#sha256=DIGEST, fixture:ID@VERSION or capture:ID@VERSION")
 	}
 	at := strings.LastIndex(rest, "@")
 	if at <= 0 {
@@ -163,6 +173,24 @@ func parseOCI(s string, fail func(string, ...any) (TargetRef, error)) (TargetRef
 		return fail("a tag moves; pin one image by its digest (oci:%s@sha256:...)", ref.Name)
 	}
 	return TargetRef{Scheme: SchemeOCI, Name: ref.Name, Version: ref.Digest}, nil
+}
+
+// parseMCPB reads a bundle case target: an https URL, which anyone can
+// fetch again, pinned by the bundle's sha256.
+func parseMCPB(s string, fail func(string, ...any) (TargetRef, error)) (TargetRef, error) {
+	loc, frag, _ := strings.Cut(strings.TrimPrefix(s, SchemeMCPB+":"), "#")
+	u, err := url.Parse(loc)
+	switch {
+	case err != nil || u.Scheme == "" || u.Host == "":
+		return fail("a bundle file cannot be fetched by anyone else; name it by its https URL and digest (mcpb:https://HOST/PATH.mcpb#sha256=HEX)")
+	case u.Scheme != "https":
+		return fail("a bundle's URL must be https, not %s", u.Scheme)
+	}
+	hex, ok := strings.CutPrefix(frag, "sha256=")
+	if !ok || len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+		return fail("the file at a URL can change; pin the bundle by its digest (mcpb:%s#sha256=HEX, 64 lower-case hexadecimal digits)", loc)
+	}
+	return TargetRef{Scheme: SchemeMCPB, Name: loc, Version: "sha256:" + hex}, nil
 }
 
 // parsePyPI reads NAME==VERSION of a pypi: case target: the grammar is
@@ -264,6 +292,10 @@ func (c Case) ResolveTarget(corpusDir, tmpDir string) (ScanTarget, error) {
 		return ScanTarget{Arg: t.String(), Ecosystem: "pypi", Name: t.PackageName(), Version: t.Version}, nil
 	case SchemeOCI:
 		return ScanTarget{Arg: t.String(), Ecosystem: "oci", Name: t.Name, Version: t.Version}, nil
+	case SchemeMCPB:
+		// The manifest names the bundle; the scan must be of the file
+		// with this digest.
+		return ScanTarget{Arg: t.String(), Ecosystem: "mcpb", Integrity: t.Version}, nil
 	case SchemeCapture:
 		cp, err := ReadCapture(os.DirFS(corpusDir), t)
 		if err != nil {
