@@ -462,6 +462,6 @@ func (g *globals) storedSide(ctx context.Context, st *store.Store, t pipeline.Ta
 }
 
 func diffSide(b *evidence.Bundle, scanned bool) report.DiffSide {
-	return report.DiffSide{RunID: b.Run.ID, Target: b.Target.Ecosystem + ":" + b.Target.Name + "@" + b.Target.Version,
+	return report.DiffSide{RunID: b.Run.ID, Target: report.ReleaseName(b),
 		RunDate: b.Run.Date.UTC().Format(time.RFC3339), SchemaHash: b.Contract.SchemaHash, Scanned: scanned}
 }

@@ -164,3 +164,38 @@ func TestRunsShipped(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffShippedNames names each side of a diff of stored runs as the
+// report names the release: an image scanned by tag by the digest it
+// resolved to, a bundle by its manifest's name and version; a package as
+// before.
+func TestDiffShippedNames(t *testing.T) {
+	dir, _ := seedStore(t)
+	runOf := func(target string) string {
+		t.Helper()
+		code, out, errOut := runRescore(t, "runs", "--data-dir", dir, "--format", "json", "--target", target, "--limit", "1")
+		var rows []struct {
+			RunID string `json:"run_id"`
+		}
+		if code != ExitOK || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 {
+			t.Fatalf("runs --target %s: exit %d: %s%s", target, code, out, errOut)
+		}
+		return rows[0].RunID
+	}
+	for _, c := range []struct{ target, want string }{
+		{"oci:ghcr.io/acme/time-mcp:1.4.2", "oci:ghcr.io/acme/time-mcp@sha256:7d3f9a1c5e2b8d4f6a0c9e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f"},
+		{"mcpb:https://downloads.example.com/time-tools-0.3.1.mcpb", "mcpb:time-tools@0.3.1"},
+		{"npm:@modelcontextprotocol/server-everything@2025.9.25", "npm:@modelcontextprotocol/server-everything@2025.9.25"},
+	} {
+		id := runOf(c.target)
+		code, out, errOut := runRescore(t, "diff", "--data-dir", dir, id, id)
+		if code != ExitOK {
+			t.Fatalf("diff %s: exit %d: %s", c.target, code, errOut)
+		}
+		for _, side := range []string{"A", "B"} {
+			if want := side + "  " + c.want + "  run " + id; !strings.Contains(out, want+" ") {
+				t.Errorf("diff of %s: want the line %q in\n%s", c.target, want, out)
+			}
+		}
+	}
+}
