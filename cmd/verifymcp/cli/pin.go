@@ -511,7 +511,13 @@ func (g *globals) storedSide(ctx context.Context, st *store.Store, t pipeline.Ta
 	}
 	eco := rt.Target.Ecosystem
 	key := store.IdentityKey(store.Identity{Ecosystem: eco, Name: rt.Name, Args: nonNilStrings(f.scan.args), EnvNames: names})
-	runs, err := st.Runs(ctx, store.Filter{Ecosystem: eco, Name: rt.Name, Version: rt.Version})
+	sf := store.Filter{Ecosystem: eco, Name: rt.Name, Version: rt.Version}
+	if eco == (oci.Ecosystem{}).Name() && rt.Integrity != "" {
+		// An image asked for by digest: a run of a tag that resolved to
+		// it is stored under the tag, with the digest in its bundle.
+		sf.Version, sf.Digest = "", rt.Integrity
+	}
+	runs, err := st.Runs(ctx, sf)
 	if err != nil {
 		return nil, err
 	}

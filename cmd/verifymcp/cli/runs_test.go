@@ -199,3 +199,17 @@ func TestDiffShippedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffImageByDigest reads a side named by an image's digest from a
+// stored run of a tag that resolved to that digest, rather than scanning.
+func TestDiffImageByDigest(t *testing.T) {
+	dir, _ := seedStore(t)
+	const digest = "oci:ghcr.io/acme/time-mcp@sha256:7d3f9a1c5e2b8d4f6a0c9e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f"
+	code, out, errOut := runRescore(t, "diff", "--data-dir", dir, digest, digest)
+	if code != ExitOK {
+		t.Fatalf("diff: exit %d: %s", code, errOut)
+	}
+	if strings.Count(out, "  "+digest+"  run 20260501t000000z-") != 2 || strings.Contains(out, "scanned now") {
+		t.Errorf("diff of a digest did not read the newest stored run of it:\n%s", out)
+	}
+}
