@@ -74,7 +74,7 @@ or URL as it was written when it was scanned.
 			}
 			rows := make([]batchreport.RunRow, 0, len(runs))
 			for _, r := range runs {
-				rows = append(rows, batchreport.RunRow{RunID: r.RunID, Target: r.Ecosystem + ":" + r.Name + "@" + r.Version, Date: r.Date.UTC().Format(time.RFC3339),
+				rows = append(rows, batchreport.RunRow{RunID: r.RunID, Target: runTarget(r), Date: r.Date.UTC().Format(time.RFC3339),
 					ToolVersion: r.ToolVersion, Outcome: string(r.Outcome), RubricVersion: r.RubricVersion, Score: r.Score})
 			}
 			return batchreport.WriteRuns(g.stdout, rf, rows)
@@ -86,6 +86,17 @@ or URL as it was written when it was scanned.
 	cmd.Flags().StringVar(&rubricVersion, "rubric", "", "only runs with a result under this rubric version")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
 	return cmd
+}
+
+// runTarget is a run's target as listed: ecosystem:name@version, and a
+// release that ran as shipped pinned the way its ecosystem pins (an
+// image's tag after ':', as the report writes a release it did not
+// resolve to a digest).
+func runTarget(r store.RunSummary) string {
+	if r.Ecosystem == (oci.Ecosystem{}).Name() || r.Ecosystem == (mcpb.Ecosystem{}).Name() {
+		return r.Ecosystem + ":" + ecosystem.MustOf(r.Ecosystem).Pin(r.Name, r.Version)
+	}
+	return r.Ecosystem + ":" + r.Name + "@" + r.Version
 }
 
 // runsFilter selects the stored runs of the release target names, read as

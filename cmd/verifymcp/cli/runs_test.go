@@ -153,8 +153,8 @@ func TestRunsShipped(t *testing.T) {
 			t.Errorf("--target %s: %d runs, want %d", c.target, len(rows), c.want)
 		}
 		for _, r := range rows {
-			if !strings.HasPrefix(r.Target, c.eco+":") {
-				t.Errorf("--target %s listed %s", c.target, r.Target)
+			if want := map[string]string{"oci": "oci:" + image + ":1.4.2", "mcpb": "mcpb:time-tools@0.3.1"}[c.eco]; r.Target != want {
+				t.Errorf("--target %s listed %s, want %s", c.target, r.Target, want)
 			}
 		}
 	}
