@@ -146,10 +146,30 @@ func buildShipped(sh *evidence.Shipped) *Shipped {
 // ecosystem pins (an image's tag after ':', not '@'), else
 // ecosystem:name@version.
 func releaseName(rep Report) string {
-	tg := rep.Target
-	if sh := rep.Shipped; sh != nil {
-		if sh.Resolved != "" {
-			return sh.Resolved
+	resolved := ""
+	if rep.Shipped != nil {
+		resolved = rep.Shipped.Resolved
+	}
+	return nameRelease(rep.Target, rep.Shipped != nil, resolved)
+}
+
+// ReleaseName is the release a bundle is about, named as its report names
+// it (the title, the table's target line): for an image scanned by tag,
+// the digest it resolved to.
+func ReleaseName(b *evidence.Bundle) string {
+	resolved := ""
+	if b.Shipped != nil {
+		resolved = b.Shipped.Resolved
+	}
+	return nameRelease(Target{Ecosystem: b.Target.Ecosystem, Name: b.Target.Name, Version: b.Target.Version}, b.Shipped != nil, resolved)
+}
+
+// nameRelease is releaseName of a target, shipped or not, and a shipped
+// release's resolved form.
+func nameRelease(tg Target, shipped bool, resolved string) string {
+	if shipped {
+		if resolved != "" {
+			return resolved
 		}
 		if tg.Ecosystem != "" && tg.Version != "" {
 			return tg.Ecosystem + ":" + ecosystem.MustOf(tg.Ecosystem).Pin(tg.Name, tg.Version)

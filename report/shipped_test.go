@@ -151,6 +151,22 @@ func TestShippedHeader(t *testing.T) {
 	}
 }
 
+// TestReleaseName: ReleaseName names a bundle's release as its report
+// does (diff names its sides by it).
+func TestReleaseName(t *testing.T) {
+	for _, fixture := range []string{"shipped_image", "shipped_bundle", "everything"} {
+		for _, resolved := range []string{"keep", ""} {
+			b := loadBundle(t, fixture)
+			if b.Shipped != nil && resolved != "keep" {
+				b.Shipped.Resolved = resolved
+			}
+			if got, want := ReleaseName(b), releaseName(build(t, b)); got != want {
+				t.Errorf("%s, resolved %q: ReleaseName = %q, the report's %q", fixture, resolved, got, want)
+			}
+		}
+	}
+}
+
 // TestShippedSARIF: a shipped release's results name it as its ecosystem
 // writes it, and a finding about a tool the manifest does not declare
 // stands at that tool.

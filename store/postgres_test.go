@@ -54,6 +54,7 @@ func TestPostgres(t *testing.T) {
 		{"SaveRunIsAtomic", TestSaveRunIsAtomic},
 		{"SaveResult", TestSaveResult},
 		{"Runs", TestRuns},
+		{"RunsShipped", TestRunsShipped},
 		{"EachBundle", TestEachBundle},
 		{"Artifacts", TestArtifacts},
 		{"ResumeFind", TestResumeFind},

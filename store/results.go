@@ -212,6 +212,9 @@ type StoredRun struct {
 
 // CountRuns counts the runs f selects, Limit included.
 func (s *Store) CountRuns(ctx context.Context, f Filter) (int, error) {
+	if err := f.columnsOnly("count runs"); err != nil {
+		return 0, err
+	}
 	where, args := f.where(false)
 	var n int
 	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM runs r`+where), args...).Scan(&n); err != nil {
@@ -243,6 +246,9 @@ var readChunk = 2000
 // already read, and a run's baseline is read before a caller that saves
 // results as it goes rewrites any result of that run.
 func (s *Store) EachRun(ctx context.Context, f Filter, version, baseline string, fn func(*StoredRun) error) error {
+	if err := f.columnsOnly("read runs"); err != nil {
+		return err
+	}
 	where, wargs := f.where(false)
 	after := " WHERE (r.run_date, r.run_id) > (?, ?)"
 	if where != "" {

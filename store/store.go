@@ -431,6 +431,9 @@ func (s *Store) Result(ctx context.Context, runID, rubricVersion string) (json.R
 // memory; a rescoring pass reads with EachRun, which also gives each
 // run's baseline.
 func (s *Store) EachBundle(ctx context.Context, f Filter, fn func(runID string, bundle []byte) error) error {
+	if err := f.columnsOnly("read bundles"); err != nil {
+		return err
+	}
 	where, args := f.where(false)
 	q := `SELECT r.run_id, r.bundle FROM runs r` + where + ` ORDER BY r.run_date, r.run_id` + f.limit()
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
@@ -472,6 +475,61 @@ type Filter struct {
 	// Since and Until bound the run date: Since <= date < Until.
 	Since, Until time.Time
 	Limit        int // 0 means no limit
+	// Digest and Reference select a release that ran as shipped (an
+	// image, a bundle) by what its bundle records, not by a column: Digest
+	// is its content digest ("sha256:..."), the target's integrity or the
+	// digest preparing it found (evidence.Shipped.Digest), so that an
+	// image scanned by tag is found by the digest it resolved to;
+	// Reference is evidence.Shipped.Reference exactly as recorded (a
+	// bundle's file or URL). Only Runs reads them: the other readers
+	// refuse a filter that sets them.
+	Digest, Reference string
+}
+
+// inBundle reports whether f selects by what only the bundle records.
+func (f Filter) inBundle() bool { return f.Digest != "" || f.Reference != "" }
+
+// columnsOnly is the error of a reader that selects by columns alone
+// given a filter that selects by the bundle too.
+func (f Filter) columnsOnly(op string) error {
+	if f.inBundle() {
+		return fmt.Errorf("store: %s: a filter by digest or reference is read by Runs only", op)
+	}
+	return nil
+}
+
+// releaseRecord is the part of a bundle Filter.Digest and
+// Filter.Reference compare.
+type releaseRecord struct {
+	Target struct {
+		Integrity string `json:"integrity"`
+	} `json:"target"`
+	Shipped *struct {
+		Digest    string `json:"digest"`
+		Reference string `json:"reference"`
+	} `json:"shipped"`
+}
+
+// matchesBundle reports whether a stored bundle (its stored form) is of
+// the release f's Digest and Reference name; a bundle that cannot be read
+// is not.
+func (f Filter) matchesBundle(stored []byte) bool {
+	j, err := storedJSON(stored)
+	if err != nil {
+		return false
+	}
+	var rec releaseRecord
+	if json.Unmarshal(j, &rec) != nil {
+		return false
+	}
+	sh := rec.Shipped
+	if f.Reference != "" && (sh == nil || sh.Reference != f.Reference) {
+		return false
+	}
+	if f.Digest != "" && rec.Target.Integrity != f.Digest && (sh == nil || sh.Digest != f.Digest) {
+		return false
+	}
+	return true
 }
 
 // where returns the WHERE clause over runs r selecting f. joined says the
@@ -535,27 +593,53 @@ type RunSummary struct {
 
 // Runs lists runs matching f, newest first, one row per run and rubric
 // version it was scored under.
+//
+// A filter by Digest or Reference reads the bundle of each run the
+// columns select, and applies Limit to the runs that match.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]RunSummary, error) {
 	where, args := f.where(true)
+	bundle, limit := "", f.limit()
+	if f.inBundle() {
+		bundle, limit = ", r.bundle", ""
+	}
 	q := `
 SELECT r.run_id, r.ecosystem, r.target_name, r.target_version, r.run_date, r.tool_version, r.outcome,
-	COALESCE(res.rubric_version, ''), COALESCE(res.rubric_hash, ''), res.score
+	COALESCE(res.rubric_version, ''), COALESCE(res.rubric_hash, ''), res.score` + bundle + `
 FROM runs r LEFT JOIN results res ON res.run_id = r.run_id` + where + `
-ORDER BY r.run_date DESC, r.run_id, res.rubric_version` + f.limit()
+ORDER BY r.run_date DESC, r.run_id, res.rubric_version` + limit
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
 	defer rows.Close()
 	out := []RunSummary{}
+	matched := map[string]bool{} // by run id: a run has a row per result
 	for rows.Next() {
 		var rs RunSummary
 		var date int64
 		var outcome string
 		var score sql.NullFloat64
-		if err := rows.Scan(&rs.RunID, &rs.Ecosystem, &rs.Name, &rs.Version, &date, &rs.ToolVersion, &outcome,
-			&rs.RubricVersion, &rs.RubricHash, &score); err != nil {
+		var stored sql.RawBytes
+		dest := []any{&rs.RunID, &rs.Ecosystem, &rs.Name, &rs.Version, &date, &rs.ToolVersion, &outcome,
+			&rs.RubricVersion, &rs.RubricHash, &score}
+		if bundle != "" {
+			dest = append(dest, &stored)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("store: list runs: %w", err)
+		}
+		if bundle != "" {
+			m, ok := matched[rs.RunID]
+			if !ok {
+				m = f.matchesBundle(stored)
+				matched[rs.RunID] = m
+			}
+			if !m {
+				continue
+			}
+			if f.Limit > 0 && len(out) == f.Limit {
+				break
+			}
 		}
 		rs.Date = time.Unix(0, date).UTC()
 		rs.Outcome = evidence.Outcome(outcome)

@@ -381,6 +381,77 @@ func TestRuns(t *testing.T) {
 	}
 }
 
+// TestRunsShipped selects the runs of a release that ran as shipped by
+// what its bundle records: its digest (the target's integrity, or the
+// digest preparing an image scanned by tag found) and its reference.
+func TestRunsShipped(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	d1, d2 := "sha256:"+strings.Repeat("1", 64), "sha256:"+strings.Repeat("2", 64)
+	for i, tg := range []struct {
+		id, eco, name, version, integrity string
+		shipped                           *evidence.Shipped
+	}{
+		// an image scanned by tag: its digest is what preparing found
+		{"t1", "oci", "ghcr.io/a/img", "1.0", "", &evidence.Shipped{Kind: "image", Digest: d1, Reference: "ghcr.io/a/img@" + d1}},
+		{"t2", "oci", "ghcr.io/a/img", d2, d2, &evidence.Shipped{Kind: "image", Digest: d2, Reference: "ghcr.io/a/img@" + d2}},
+		{"t3", "mcpb", "tools", "0.1.0", d1, &evidence.Shipped{Kind: "bundle", Digest: d1, Reference: "dist/tools.mcpb"}},
+		{"t4", "mcpb", "tools", "0.1.0", d1, &evidence.Shipped{Kind: "bundle", Digest: d1, Reference: "https://example.com/tools.mcpb"}},
+		{"t5", "npm", "mcp-a", "1.0.0", "", nil},
+	} {
+		_, b, res := run(t, tg.id, day.Add(time.Duration(i)*time.Hour))
+		b.Target.Ecosystem, b.Target.Name, b.Target.Version, b.Shipped = tg.eco, tg.name, tg.version, tg.shipped
+		if tg.shipped != nil {
+			b.Target.Integrity = tg.integrity
+		}
+		data, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveRun(ctx, data, b, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"digest_of_a_tag_scan", Filter{Ecosystem: "oci", Name: "ghcr.io/a/img", Digest: d1}, []string{"t1"}},
+		{"digest_of_a_digest_scan", Filter{Ecosystem: "oci", Name: "ghcr.io/a/img", Digest: d2}, []string{"t2"}},
+		{"digest_any_ecosystem", Filter{Digest: d1}, []string{"t4", "t3", "t1"}},
+		{"digest_limit", Filter{Digest: d1, Limit: 2}, []string{"t4", "t3"}},
+		{"reference", Filter{Ecosystem: "mcpb", Reference: "dist/tools.mcpb"}, []string{"t3"}},
+		{"reference_and_digest", Filter{Reference: "https://example.com/tools.mcpb", Digest: d2}, []string{}},
+		{"rubric_version", Filter{Digest: d2, RubricVersion: "1"}, []string{"t2"}},
+		{"not_shipped", Filter{Ecosystem: "npm", Reference: "mcp-a"}, []string{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			runs, err := s.Runs(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, r := range runs {
+				got = append(got, r.RunID)
+			}
+			if d := diff(tt.want, got); d != "" {
+				t.Errorf("Runs(%+v) (-want +got):\n%s", tt.f, d)
+			}
+		})
+	}
+	f := Filter{Digest: d1}
+	if _, err := s.CountRuns(ctx, f); err == nil {
+		t.Error("CountRuns took a filter by digest it cannot apply")
+	}
+	if err := s.EachBundle(ctx, f, func(string, []byte) error { return nil }); err == nil {
+		t.Error("EachBundle took a filter by digest it cannot apply")
+	}
+	if err := s.EachRun(ctx, f, "1", "", func(*StoredRun) error { return nil }); err == nil {
+		t.Error("EachRun took a filter by digest it cannot apply")
+	}
+}
+
 func TestEachBundle(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)

@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/contract"
+	"github.com/verifymcp/verifymcp/ecosystem"
+	"github.com/verifymcp/verifymcp/ecosystem/mcpb"
+	"github.com/verifymcp/verifymcp/ecosystem/oci"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
 	"github.com/verifymcp/verifymcp/report"
@@ -29,10 +32,14 @@ type identityFlags struct {
 
 const identityHelp = `IDENTITY is a run id from the store (the identity that run was started
 with), or a target (npm:NAME, npm:NAME@VERSION, pkg:npm/NAME@VERSION,
-pypi:NAME, pypi:NAME==VERSION; the
+pypi:NAME, pypi:NAME==VERSION, an image oci:IMAGE[:TAG|@DIGEST], a bundle
+mcpb:PATH|URL[#sha256=HEX] that has a stored run; the
 version does not matter) with the --arg and --env it is started with: a
 server identity is the package, its arguments and the names of its
-placeholder environment, so the same package started two ways has two pins.`
+placeholder environment, so the same package started two ways has two pins.
+An image's identity is its repository; a bundle's, its manifest's name. An
+image pinned from a run by tag shows its version as TAG@DIGEST, the digest
+the tag resolved to.`
 
 func newPinCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -79,7 +86,9 @@ func newPinShowCmd(g *globals) *cobra.Command {
 				case err != nil:
 					return err
 				}
-				v.Current = pinEntry(*pin)
+				if v.Current, err = pinEntry(ctx, st, *pin); err != nil {
+					return err
+				}
 				b, err := storedBundle(ctx, st, pin.RunID)
 				if err != nil {
 					return err
@@ -108,10 +117,14 @@ func newPinHistoryCmd(g *globals) *cobra.Command {
 				}
 				v.History = []report.PinEntry{}
 				for _, p := range pins {
-					v.History = append(v.History, *pinEntry(p))
+					e, err := pinEntry(ctx, st, p)
+					if err != nil {
+						return err
+					}
+					v.History = append(v.History, *e)
 				}
-				if n := len(pins); n > 0 {
-					v.Current = pinEntry(pins[n-1])
+				if n := len(v.History); n > 0 {
+					v.Current = &v.History[n-1]
 				}
 				return nil
 			})
@@ -179,7 +192,9 @@ what is being accepted is on the screen.
 				if err != nil {
 					return err
 				}
-				v.Current = pinEntry(*pin)
+				if v.Current, err = pinEntry(ctx, st, *pin); err != nil {
+					return err
+				}
 				v.Surface = report.SurfaceOf(next.Contract)
 				v.Accepted = report.NewDiffView(report.DiffSide{}, report.DiffSide{}, classifyRuns(before, next)).Changes
 				return nil
@@ -246,6 +261,10 @@ func identityOf(ctx context.Context, st *store.Store, arg string, f *identityFla
 	if t.File != "" {
 		return store.Identity{}, "", usagef("%s: name the package (npm:NAME, pypi:NAME) or a run id; a local file names no identity of its own", arg)
 	}
+	name, err := identityName(ctx, st, arg, t)
+	if err != nil {
+		return store.Identity{}, "", err
+	}
 	names := make([]string, 0, len(f.env))
 	for _, e := range f.env {
 		name, _, _ := strings.Cut(e, "=")
@@ -254,7 +273,34 @@ func identityOf(ctx context.Context, st *store.Store, arg string, f *identityFla
 		}
 		names = append(names, name)
 	}
-	return store.Identity{Ecosystem: t.Ecosystem, Name: t.Name, Args: nonNilStrings(f.args), EnvNames: names}, "", nil
+	return store.Identity{Ecosystem: t.Ecosystem, Name: name, Args: nonNilStrings(f.args), EnvNames: names}, "", nil
+}
+
+// identityName is the name of the identity target t (arg as written)
+// names: a package's name; for a release that runs as shipped, the name
+// its runs are stored under (runsFilter): an image's repository, a
+// layout's directory name, and a bundle's manifest name, which is read
+// from the newest stored run of that file, URL or digest.
+func identityName(ctx context.Context, st *store.Store, arg string, t pipeline.Target) (string, error) {
+	if t.Ecosystem != (oci.Ecosystem{}).Name() && t.Ecosystem != (mcpb.Ecosystem{}).Name() {
+		return t.Name, nil
+	}
+	f, err := runsFilter(arg)
+	if err != nil {
+		return "", usagef("%s: %v", arg, err)
+	}
+	if f.Name != "" {
+		return f.Name, nil
+	}
+	f.Limit = 1
+	runs, err := st.Runs(ctx, f)
+	if err != nil {
+		return "", err
+	}
+	if len(runs) == 0 {
+		return "", usagef("%s: no stored run of this bundle, whose identity is its manifest's name: scan it first, or give a run id", arg)
+	}
+	return runs[0].Name, nil
 }
 
 // storedBundle reads and decodes a stored run that captured a contract.
@@ -298,9 +344,34 @@ func repositoryURL(b *evidence.Bundle) string {
 	return b.Supply.Registry.RepositoryURL
 }
 
-func pinEntry(p store.Pin) *report.PinEntry {
-	return &report.PinEntry{Seq: p.Seq, RunID: p.RunID, RunDate: p.RunDate.UTC().Format(time.RFC3339), Version: p.Version,
-		PinnedBy: p.PinnedBy, PinnedAt: p.PinnedAt.UTC().Format(time.RFC3339), Reason: p.Reason}
+func pinEntry(ctx context.Context, st *store.Store, p store.Pin) (*report.PinEntry, error) {
+	version, err := pinVersion(ctx, st, p)
+	if err != nil {
+		return nil, err
+	}
+	return &report.PinEntry{Seq: p.Seq, RunID: p.RunID, RunDate: p.RunDate.UTC().Format(time.RFC3339), Version: version,
+		PinnedBy: p.PinnedBy, PinnedAt: p.PinnedAt.UTC().Format(time.RFC3339), Reason: p.Reason}, nil
+}
+
+// pinVersion is the version of a pin's run: the version it was stored
+// under, and for a release that ran as shipped under a version that is
+// not exact (an image scanned by tag) the digest that version resolved to
+// after '@' (TAG@sha256:...), since a tag can be moved. Only such a run's
+// bundle is read.
+func pinVersion(ctx context.Context, st *store.Store, p store.Pin) (string, error) {
+	if e, ok := ecosystem.Of(p.Identity.Ecosystem); !ok || p.Version == "" {
+		return p.Version, nil
+	} else if _, exact := e.Exact(p.Version); exact {
+		return p.Version, nil
+	}
+	b, err := storedBundle(ctx, st, p.RunID)
+	if err != nil {
+		return "", err
+	}
+	if b.Shipped == nil || b.Shipped.Digest == "" {
+		return p.Version, nil
+	}
+	return p.Version + "@" + b.Shipped.Digest, nil
 }
 
 func osUser() string {
@@ -440,7 +511,13 @@ func (g *globals) storedSide(ctx context.Context, st *store.Store, t pipeline.Ta
 	}
 	eco := rt.Target.Ecosystem
 	key := store.IdentityKey(store.Identity{Ecosystem: eco, Name: rt.Name, Args: nonNilStrings(f.scan.args), EnvNames: names})
-	runs, err := st.Runs(ctx, store.Filter{Ecosystem: eco, Name: rt.Name, Version: rt.Version})
+	sf := store.Filter{Ecosystem: eco, Name: rt.Name, Version: rt.Version}
+	if eco == (oci.Ecosystem{}).Name() && rt.Integrity != "" {
+		// An image asked for by digest: a run of a tag that resolved to
+		// it is stored under the tag, with the digest in its bundle.
+		sf.Version, sf.Digest = "", rt.Integrity
+	}
+	runs, err := st.Runs(ctx, sf)
 	if err != nil {
 		return nil, err
 	}
@@ -462,6 +539,6 @@ func (g *globals) storedSide(ctx context.Context, st *store.Store, t pipeline.Ta
 }
 
 func diffSide(b *evidence.Bundle, scanned bool) report.DiffSide {
-	return report.DiffSide{RunID: b.Run.ID, Target: b.Target.Ecosystem + ":" + b.Target.Name + "@" + b.Target.Version,
+	return report.DiffSide{RunID: b.Run.ID, Target: report.ReleaseName(b),
 		RunDate: b.Run.Date.UTC().Format(time.RFC3339), SchemaHash: b.Contract.SchemaHash, Scanned: scanned}
 }
