@@ -23,7 +23,9 @@ type ShippedEcosystem interface {
 	// Parse reads raw when it is a target of the ecosystem: ok is false
 	// when it is not one; err (wrapping ErrBadTarget's pkgspec.ErrBadTarget)
 	// when it is, malformed. ref is what Resolve takes (the target itself,
-	// or a form of it the ecosystem prefers).
+	// or a form of it the ecosystem prefers), with a local path in it made
+	// absolute: a ref names the same release from any directory (a fleet
+	// worker's, a stored run's).
 	Parse(raw string) (ref string, ok bool, err error)
 	// Resolve resolves ref to one release as far as can be before the
 	// engine is used: a bundle file is read and checked, an image
@@ -74,6 +76,32 @@ func (shippedResolver) sandboxTarget(rt *Resolved) sandbox.Target {
 func (shippedResolver) installed(b *evidence.Bundle, _ *Resolved, _ *evidence.Install) {}
 
 func (r shippedResolver) localKind() string { return r.e.Name() + " release" }
+
+// RefPinner is a ShippedEcosystem that can write a ref pinned to the
+// digest its release was resolved to (a bundle's file digest), so that a
+// job scanned later, elsewhere, scans that release or fails.
+type RefPinner interface {
+	PinRef(ref, digest string) string
+}
+
+// QueueTarget is the target a queue job names for rt when it runs as
+// shipped: its ecosystem's ref (local paths absolute, see Parse), pinned
+// to its digest where the ecosystem can (RefPinner); ok is false for a
+// package.
+func QueueTarget(rt *Resolved) (string, bool) {
+	if rt == nil || rt.release == nil {
+		return "", false
+	}
+	ref := rt.Target.Name
+	for _, r := range resolvers {
+		if sr, ok := r.(shippedResolver); ok && sr.e.Name() == rt.Target.Ecosystem {
+			if p, ok := sr.e.(RefPinner); ok && rt.Integrity != "" {
+				ref = p.PinRef(ref, rt.Integrity)
+			}
+		}
+	}
+	return ref, true
+}
 
 // shippedTarget is the target of raw when a shipped ecosystem reads it.
 func shippedTarget(t Target, raw string) (Target, bool, error) {

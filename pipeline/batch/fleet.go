@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -51,6 +52,9 @@ type JobOptions struct {
 // registry version, or a tarball's absolute path with its integrity after
 // a '#', so that another tarball at the same path is another job.
 func JobTarget(it *Item) string {
+	if ref, ok := pipeline.QueueTarget(it.Resolved); ok {
+		return ref
+	}
 	if it.Resolved.Source == "file" {
 		return it.Resolved.Target.File + "#" + it.Resolved.Integrity
 	}
@@ -67,13 +71,18 @@ func jobIntegrities(it *Item) []string {
 	return slices.Sorted(slices.Values(it.Resolved.FileIntegrities()))
 }
 
-// SplitJobTarget undoes JobTarget's '#'.
+// SplitJobTarget undoes JobTarget's '#' before a local file's integrity
+// (an SRI digest); a shipped release's ref keeps its own (mcpb's
+// #sha256=HEX).
 func SplitJobTarget(s string) string {
-	if i := strings.LastIndex(s, "#sha"); i > 0 {
-		return s[:i]
+	if m := jobIntegrity.FindStringIndex(s); m != nil && m[0] > 0 {
+		return s[:m[0]]
 	}
 	return s
 }
+
+// jobIntegrity is JobTarget's '#' and SRI digest at the end of a target.
+var jobIntegrity = regexp.MustCompile(`#sha(1|256|384|512)-[A-Za-z0-9+/=_-]+$`)
 
 // EnqueueTotals are the counts of an enqueue summary.
 type EnqueueTotals struct {

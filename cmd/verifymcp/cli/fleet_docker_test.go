@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/verifymcp/verifymcp/internal/testpg"
+	"github.com/verifymcp/verifymcp/sandbox/image"
 )
 
 // fleetDatabase makes a schema of its own for the test, dropped when it
@@ -332,5 +334,95 @@ func TestFleetPyPI(t *testing.T) {
 	}
 	if tt := enqueue().Totals; tt.Skipped != 1 || tt.Enqueued != 0 || tt.Failed != 0 {
 		t.Errorf("enqueue again: totals %+v; want the stored release skipped", tt)
+	}
+}
+
+// TestFleetShipped: releases that run as shipped go through the fleet's
+// queue: an MCPB bundle (resumed by its digest: enqueued again, it is
+// found stored) and an image on the engine by its tag (whose digest is
+// known only once it is read: enqueued again, it is scanned again).
+func TestFleetShipped(t *testing.T) {
+	dsn, conn := fleetDatabase(t)
+	env := []string{"VERIFYMCP_CONFIG=", "VERIFYMCP_DATABASE_URL=" + dsn}
+	dir := t.TempDir()
+
+	tag := "verifymcp-test/fleet-image-" + strings.ReplaceAll(filepath.Base(dir), "_", "-") + ":1"
+	js, err := os.ReadFile("../../../sandbox/testdata/fixture-server.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := filepath.Join(dir, "image")
+	for name, body := range map[string]string{
+		"app/server.js":    string(js),
+		"app/fixture.json": `{"tools": [{"name": "echo", "description": "Echoes the text it is given.", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}`,
+		"Dockerfile":       "FROM " + image.Ref() + "\nCOPY app /app\nUSER 1000:1000\nENTRYPOINT [\"node\", \"/app/server.js\"]\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ctx, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ctx, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("docker", "build", "-q", "-t", tag, ctx).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", tag).Run() })
+
+	bundle, err := filepath.Abs("../../../ecosystem/mcpb/mcpbrun/testdata/benign.mcpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(dir, "servers.txt")
+	if err := os.WriteFile(list, []byte(bundle+"\ndocker-daemon:"+tag+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	enqueue := func() enqueueJSON {
+		t.Helper()
+		res := verifymcp(t, env, "batch", "--enqueue", "--format", "json", "--data-dir", filepath.Join(dir, "submitter"), list)
+		if res.code != 0 {
+			t.Fatalf("batch --enqueue: exit %d\n%s", res.code, res.stderr)
+		}
+		var sum enqueueJSON
+		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+			t.Fatalf("%v\n%s", err, res.stdout)
+		}
+		return sum
+	}
+	if tt := enqueue().Totals; tt.Targets != 2 || tt.Enqueued != 2 || tt.Failed != 0 {
+		t.Fatalf("enqueue totals %+v; want 2 enqueued", tt)
+	}
+	w := startWorker(t, env, filepath.Join(dir, "w"))
+	select {
+	case <-w.exited:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the worker did not finish the queue in 3 minutes\n%s", w.stderr())
+	}
+	if code := w.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("worker: exit %d\n%s", code, w.stderr())
+	}
+	rows, err := conn.Query(context.Background(), `SELECT ecosystem, target_name, target_version, outcome FROM runs ORDER BY ecosystem`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var eco, name, version, outcome string
+		if err := rows.Scan(&eco, &name, &version, &outcome); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, eco+" "+name+" "+version+" "+outcome)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if want := []string{"mcpb verifymcp-fixture-benign 1.0.0 ok", "oci docker.io/" + strings.TrimSuffix(tag, ":1") + " 1 ok"}; !slices.Equal(got, want) {
+		t.Errorf("stored runs %q; want %q\n%s", got, want, w.stderr())
+	}
+	// The bundle is found stored by its digest. The image by tag is not
+	// resumable (its digest is known once it is read), and the queue
+	// already holds its job: a job is run once per target as written.
+	if tt := enqueue().Totals; tt.Skipped != 1 || tt.AlreadyQueued != 1 || tt.Enqueued != 0 || tt.Failed != 0 {
+		t.Errorf("enqueue again: totals %+v; want the bundle skipped (stored, by its digest) and the image's job already queued", tt)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -51,7 +52,8 @@ func (Ecosystem) Name() string { return mcpb.Ecosystem{}.Name() }
 // Parse reads a bundle target: the path of a .mcpb (or .dxt) file, or
 // mcpb:PATH or mcpb:URL, either ending in #sha256=HEX to name the digest
 // the bundle must have. PATH may be a directory holding an unpacked
-// bundle (see zipDir). The target is its own ref.
+// bundle (see zipDir). The ref is the target, as mcpb:ABSOLUTE-PATH for a
+// file or directory.
 func (Ecosystem) Parse(raw string) (string, bool, error) {
 	ref, explicit := strings.CutPrefix(raw, "mcpb:")
 	loc, sum, _ := strings.Cut(ref, "#")
@@ -69,7 +71,34 @@ func (Ecosystem) Parse(raw string) (string, bool, error) {
 	if u, err := url.Parse(loc); err == nil && u.Scheme != "" && u.Scheme != "https" && u.Scheme != "http" && len(u.Scheme) > 1 {
 		return "", true, fmt.Errorf("%w: %q: a bundle URL must be http or https", pkgspec.ErrBadTarget, raw)
 	}
-	return raw, true, nil
+	if isURL(loc) {
+		return raw, true, nil
+	}
+	abs, err := filepath.Abs(loc)
+	if err != nil {
+		return "", true, fmt.Errorf("%w: %q: %v", pkgspec.ErrBadTarget, raw, err)
+	}
+	ref = "mcpb:" + abs
+	if sum != "" {
+		ref += "#" + sum
+	}
+	return ref, true, nil
+}
+
+// PinRef is ref pinned to digest (sha256:HEX), the bundle's file digest:
+// mcpb:LOCATION#sha256=HEX (pipeline.RefPinner).
+func (Ecosystem) PinRef(ref, digest string) string {
+	loc, _, _ := strings.Cut(strings.TrimPrefix(ref, "mcpb:"), "#")
+	hex, ok := strings.CutPrefix(digest, "sha256:")
+	if !ok {
+		return ref
+	}
+	return "mcpb:" + loc + "#sha256=" + hex
+}
+
+// isURL reports whether loc is an http(s) URL rather than a path.
+func isURL(loc string) bool {
+	return strings.HasPrefix(loc, "https://") || strings.HasPrefix(loc, "http://")
 }
 
 // Resolve reads the bundle (a file, or a download), checks it and its
@@ -135,7 +164,7 @@ func (Ecosystem) Entry(pkg supplychain.RegistryPackage) (string, []string, error
 
 // read reads the bundle at loc: a file, or an http(s) URL.
 func (e Ecosystem) read(ctx context.Context, loc string) ([]byte, string, error) {
-	if strings.HasPrefix(loc, "https://") || strings.HasPrefix(loc, "http://") {
+	if isURL(loc) {
 		c := e.Client
 		if c == nil {
 			c = &http.Client{Timeout: 2 * time.Minute}

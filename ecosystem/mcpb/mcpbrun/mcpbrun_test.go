@@ -13,25 +13,33 @@ import (
 	"github.com/verifymcp/verifymcp/supplychain"
 )
 
+// TestParse: bundle targets are read, a local one as its absolute path
+// (its ref names the same file from any directory: a fleet worker's).
 func TestParse(t *testing.T) {
 	e := mcpbrun.Ecosystem{}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("ab", 32)
 	for _, tc := range []struct {
-		raw     string
-		ok, bad bool
+		raw, ref string
+		ok, bad  bool
 	}{
-		{"./server.mcpb", true, false},
-		{"legacy.dxt", true, false},
-		{"mcpb:https://example.com/x.mcpb#sha256=" + strings.Repeat("ab", 32), true, false},
-		{"mcpb:/srv/bundle", true, false},
-		{"npm:left-pad@1.3.0", false, false},
-		{"server.tgz", false, false},
-		{"mcpb:", true, true},
-		{"mcpb:ftp://example.com/x.mcpb", true, true},
-		{"x.mcpb#sha256=zz", true, true},
+		{"./server.mcpb", "mcpb:" + filepath.Join(wd, "server.mcpb"), true, false},
+		{"legacy.dxt", "mcpb:" + filepath.Join(wd, "legacy.dxt"), true, false},
+		{"mcpb:https://example.com/x.mcpb#sha256=" + sum, "mcpb:https://example.com/x.mcpb#sha256=" + sum, true, false},
+		{"mcpb:/srv/bundle", "mcpb:/srv/bundle", true, false},
+		{"mcpb:dist/../b.mcpb#sha256=" + sum, "mcpb:" + filepath.Join(wd, "b.mcpb") + "#sha256=" + sum, true, false},
+		{"npm:left-pad@1.3.0", "", false, false},
+		{"server.tgz", "", false, false},
+		{"mcpb:", "", true, true},
+		{"mcpb:ftp://example.com/x.mcpb", "", true, true},
+		{"x.mcpb#sha256=zz", "", true, true},
 	} {
 		ref, ok, err := e.Parse(tc.raw)
-		if ok != tc.ok || (err != nil) != tc.bad || (ok && !tc.bad && ref != tc.raw) {
-			t.Errorf("Parse(%q) = %q, %v, %v; want ok %v, error %v", tc.raw, ref, ok, err, tc.ok, tc.bad)
+		if ok != tc.ok || (err != nil) != tc.bad || ref != tc.ref {
+			t.Errorf("Parse(%q) = %q, %v, %v; want %q, ok %v, error %v", tc.raw, ref, ok, err, tc.ref, tc.ok, tc.bad)
 		}
 		if err != nil && !errors.Is(err, pkgspec.ErrBadTarget) {
 			t.Errorf("Parse(%q) error %v is not a bad target", tc.raw, err)
@@ -76,6 +84,19 @@ func TestResolveSecrets(t *testing.T) {
 		}
 		if _, err := (mcpbrun.Ecosystem{}).Resolve(context.Background(), "mcpb:"+dir); !errors.Is(err, want) {
 			t.Errorf("a uv bundle with pyproject %q: %v, want %v", body, err, want)
+		}
+	}
+}
+
+func TestPinRef(t *testing.T) {
+	sum := strings.Repeat("cd", 32)
+	for ref, want := range map[string]string{
+		"mcpb:/srv/b.mcpb": "mcpb:/srv/b.mcpb#sha256=" + sum,
+		"mcpb:/srv/b.mcpb#sha256=" + strings.Repeat("ab", 32): "mcpb:/srv/b.mcpb#sha256=" + sum,
+		"mcpb:https://example.com/b.mcpb":                     "mcpb:https://example.com/b.mcpb#sha256=" + sum,
+	} {
+		if got := (mcpbrun.Ecosystem{}).PinRef(ref, "sha256:"+sum); got != want {
+			t.Errorf("PinRef(%q) = %q, want %q", ref, got, want)
 		}
 	}
 }

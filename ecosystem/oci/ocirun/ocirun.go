@@ -50,8 +50,24 @@ func (Ecosystem) Parse(raw string) (string, bool, error) {
 	if !isRef(raw) {
 		return "", false, nil
 	}
-	if _, err := oci.ParseRef(raw); err != nil {
+	ref, err := oci.ParseRef(raw)
+	if err != nil {
 		return "", true, fmt.Errorf("%w: %w", pkgspec.ErrBadTarget, err)
+	}
+	if ref.Transport == oci.TransportLayout && !filepath.IsAbs(ref.Path) {
+		// The directory from any working directory (a fleet worker's).
+		abs, err := filepath.Abs(ref.Path)
+		if err != nil {
+			return "", true, fmt.Errorf("%w: %q: %v", pkgspec.ErrBadTarget, raw, err)
+		}
+		sel := ""
+		switch {
+		case ref.Digest != "":
+			sel = "@" + ref.Digest
+		case ref.Tag != "":
+			sel = ":" + ref.Tag
+		}
+		return "oci-layout:" + abs + "/" + sel, true, nil
 	}
 	return raw, true, nil
 }
