@@ -12,7 +12,7 @@ import (
 // colour only when asked; package text escaped. The goldens are at 80
 // columns, a terminal nobody resized and a CI log.
 func TestCompactTable(t *testing.T) {
-	for _, name := range []string{"everything", "hostile", "crashed", "behavior", "shipped_image", "shipped_bundle"} {
+	for _, name := range []string{"everything", "hostile", "crashed", "behavior", "shipped_image", "shipped_root", "shipped_bundle"} {
 		t.Run(name, func(t *testing.T) {
 			rep := build(t, loadBundle(t, name))
 			out := compactText(t, rep, TableOptions{Width: 80})

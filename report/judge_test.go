@@ -133,7 +133,7 @@ func TestJudgeSection(t *testing.T) {
 		"JUDGE  an LLM's reading of the tool surface, pinned and cached; not a deterministic check",
 		"  judge     observed      gpt-4o-2024-08-06 @ https://api.openai.com/v1  2 verdicts",
 		"    judge spec  v1, prompt v1  sha256:426caad92c1770f20b06b194c53b738fd7c9eef3ba85fcb32e7e5578d7bbe01a",
-		"    rubric      asked under rubric v5 (this report is scored under rubric v14)\n",
+		"    rubric      asked under rubric v5 (this report is scored under rubric v15)\n",
 		"    answer      cache hit (answered 2026-04-21T16:02:47Z)",
 		"    sampling    temperature 0 (sent as 1e-45), seed 42",
 		"    surface     sha256:eaa89a6a3c79e7ede217730d57eeeca13a893c6bf327543c5be0b4938d6582f7  cache key 292098a408adc2140c540af0bf389d8459d4b3e1643da59ff02b4dc1df2df964",

@@ -15,7 +15,7 @@ import (
 
 // markupFixtures are the fixtures with Markdown and HTML goldens.
 // "injection" is the hostile bundle with markup added (injectionReport).
-var markupFixtures = []string{"everything", "hostile", "judge", "injection", "exercise", "shipped_image", "shipped_bundle"}
+var markupFixtures = []string{"everything", "hostile", "judge", "injection", "exercise", "shipped_image", "shipped_root", "shipped_bundle"}
 
 // injected is text a hostile package could put in its tool surface, to
 // add links, images, HTML, mentions, references, math and table cells to

@@ -89,7 +89,14 @@ import (
 // package count, a bundle's manifest, the surface it declares, its
 // signature, and why behaviour was not watched. Version 10's schema
 // forbids unknown top-level members.
-const SchemaVersion = "verifymcp.report/v11"
+//
+// Version 12 added shipped.first_start (null when the first start was the
+// only one): the start as the sandbox's unprivileged user that failed
+// before the server answered, of an image the sandbox then started as the
+// user its configuration names, with its user, outcome, exit status,
+// error and the end of its standard error. Version 11's schema forbids
+// unknown members of shipped.
+const SchemaVersion = "verifymcp.report/v12"
 
 // Notice is carried by every report.
 const Notice = "No findings means that nothing was found in the checks that ran; " +
@@ -100,7 +107,7 @@ const Notice = "No findings means that nothing was found in the checks that ran;
 	"not a deterministic check: its verdicts and its silence are a model's judgment, not a proof. " +
 	"This report never says a package is safe."
 
-//go:embed schema/report.v11.schema.json
+//go:embed schema/report.v12.schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the report's JSON form.

@@ -25,7 +25,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixtures are the bundles under testdata/, each with a golden report.
-var fixtures = []string{"everything", "install_failed", "crashed", "hostile", "behavior", "supply", "dnssec", "unavailable", "judge", "exercise", "shipped_image", "shipped_bundle"}
+var fixtures = []string{"everything", "install_failed", "crashed", "hostile", "behavior", "supply", "dnssec", "unavailable", "judge", "exercise", "shipped_image", "shipped_root", "shipped_bundle"}
 
 // v1Fixtures are the fixtures whose reports under rubric v1 (report schema
 // v1) are kept under testdata/rubric_v1, exactly as released.
@@ -33,7 +33,7 @@ var v1Fixtures = []string{"everything", "install_failed", "crashed", "hostile"}
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	return compileSchemaBytes(t, "report.v11.schema.json", Schema())
+	return compileSchemaBytes(t, "report.v12.schema.json", Schema())
 }
 
 // compileSchemaBytes and validate are the tests' one schema check

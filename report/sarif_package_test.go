@@ -14,7 +14,7 @@ import (
 
 // sarifFixtures are the bundles whose package SARIF is kept as a golden
 // file, testdata/NAME.sarif.
-var sarifFixtures = []string{"everything", "hostile", "judge", "behavior", "crashed", "shipped_image", "shipped_bundle"}
+var sarifFixtures = []string{"everything", "hostile", "judge", "behavior", "crashed", "shipped_image", "shipped_root", "shipped_bundle"}
 
 // sarifRubricVersion is the rubric the SARIF tests score the fixtures
 // under: a released one, so that the goldens move with the SARIF writer,

@@ -37,6 +37,11 @@ type Shipped struct {
 	User       string   `json:"user"`
 	RootUser   bool     `json:"root_user"`
 	RanAs      string   `json:"ran_as"`
+	// FirstStart is the start as the sandbox's unprivileged user that
+	// failed before the server answered, when the sandbox then started it
+	// as the user its configuration names (RanAs); nil when the first
+	// start was the only one.
+	FirstStart *FirstStart `json:"first_start"`
 	// EnvNames are the names of the variables the release sets (never
 	// their values); Ports the ports it exposes.
 	EnvNames []string `json:"env_names"`
@@ -63,6 +68,17 @@ type Shipped struct {
 	// "" when it could.
 	Unwatched string   `json:"unwatched"`
 	Notes     []string `json:"notes"`
+}
+
+// FirstStart is a failed start as the sandbox's unprivileged user: as
+// whom, how it ended, its exit status (null when it did not exit), what
+// the session saw and the end of its standard error, masked.
+type FirstStart struct {
+	As         string `json:"as"`
+	Outcome    string `json:"outcome"`
+	ExitCode   *int   `json:"exit_code"`
+	Error      string `json:"error"`
+	StderrTail string `json:"stderr_tail"`
 }
 
 // BundleManifest is what a bundle's manifest.json says of the bundle.
@@ -132,6 +148,13 @@ func buildShipped(sh *evidence.Shipped) *Shipped {
 	if d := sh.Declared; d != nil {
 		out.Declared = &DeclaredSurface{Source: d.Source, Tools: slices.Clone(d.Tools), Prompts: slices.Clone(d.Prompts),
 			ToolsGenerated: d.ToolsGenerated, PromptsGenerated: d.PromptsGenerated}
+	}
+	if f := sh.FirstStart; f != nil {
+		out.FirstStart = &FirstStart{As: f.As, Outcome: string(f.Outcome), Error: f.Error, StderrTail: f.StderrTail}
+		if f.ExitCode != nil {
+			code := *f.ExitCode
+			out.FirstStart.ExitCode = &code
+		}
 	}
 	if s := sh.Signature; s != nil {
 		out.Signature = &ReleaseSignature{Present: s.Present, Format: s.Format, Verified: s.Verified, SelfSigned: s.SelfSigned,

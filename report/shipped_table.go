@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 
 	"al.essio.dev/pkg/shellescape"
@@ -28,7 +29,12 @@ func shippedSentence(sh *Shipped) string {
 // shippedSummary is the release in one line, for the compact table: its
 // kind and digest, the user it ran as, and what of it is wrong.
 func shippedSummary(sh *Shipped) string {
-	s := orDash(sh.Kind) + " " + orDash(sh.Digest) + ", ran as " + orDash(sh.RanAs)
+	s := orDash(sh.Kind) + " " + orDash(sh.Digest) + ", "
+	if sh.FirstStart != nil {
+		s += firstStartText(sh)
+	} else {
+		s += "ran as " + orDash(sh.RanAs)
+	}
 	if sh.RootUser {
 		s += " (its configuration runs it as root)"
 	}
@@ -74,6 +80,9 @@ func shippedRows(sh *Shipped) []shippedRow {
 		add("working dir", sh.WorkingDir, false)
 	}
 	add("user", userText(sh), sh.RootUser)
+	if sh.FirstStart != nil {
+		add("starts", firstStartText(sh), sh.RootUser)
+	}
 	if len(sh.EnvNames) > 0 {
 		add("env", strings.Join(sh.EnvNames, ", ")+" (names; values are never kept)", false)
 	}
@@ -128,6 +137,19 @@ func userText(sh *Shipped) string {
 		declared += " (ROOT)"
 	}
 	return declared + "; the sandbox ran it as " + orDash(sh.RanAs)
+}
+
+// firstStartText is the failed start as the sandbox's unprivileged user
+// and the user of the start that followed: "first start as 65534:65534:
+// start_crashed (exit 1); ran as 0:0". Its error and output are in the
+// JSON and in pkg.artefact.image.requires_root's evidence.
+func firstStartText(sh *Shipped) string {
+	f := sh.FirstStart
+	s := "first start as " + orDash(f.As) + ": " + orDash(f.Outcome)
+	if f.ExitCode != nil {
+		s += " (exit " + strconv.Itoa(*f.ExitCode) + ")"
+	}
+	return s + "; ran as " + orDash(sh.RanAs)
 }
 
 // manifestRows are a bundle's manifest: what it is, its settings, where

@@ -39,9 +39,10 @@ func shippedFormats(t *testing.T, rep Report) map[string]string {
 func TestShippedSections(t *testing.T) {
 	tests := []struct {
 		fixture string
+		ranAs   string   // in the compact table's release line
 		want    []string // in the full table
 	}{
-		{"shipped_image", []string{
+		{"shipped_image", "ran as 65534:65534", []string{
 			"RELEASE  image run as shipped (no install phase)",
 			"none declared, so ROOT; the sandbox ran it as 65534:65534",
 			"debian 13, 367 packages found",
@@ -50,7 +51,12 @@ func TestShippedSections(t *testing.T) {
 			"PATH, TIME_MCP_LOG_LEVEL, TZ (names; values are never kept)",
 			"8080/tcp",
 		}},
-		{"shipped_bundle", []string{
+		{"shipped_root", "first start as 65534:65534: start_crashed (exit 1); ran as 0:0", []string{
+			"none declared, so ROOT; the sandbox ran it as 0:0",
+			"starts       first start as 65534:65534: start_crashed (exit 1); ran as 0:0",
+			"pkg.artefact.image.requires_root",
+		}},
+		{"shipped_bundle", "ran as 65534:65534", []string{
 			"RELEASE  bundle run as shipped (no install phase)",
 			"MCPB 0.3  time-tools@0.3.1 by Acme Tools; node server, entry point server/index.js",
 			"api_key (sensitive), notes_dir",
@@ -71,7 +77,7 @@ func TestShippedSections(t *testing.T) {
 					t.Errorf("the table lacks %q", w)
 				}
 			}
-			if !strings.Contains(out["compact"], "  release  ") || !strings.Contains(out["compact"], "ran as 65534:65534") {
+			if !strings.Contains(out["compact"], "  release  ") || !strings.Contains(strings.Join(strings.Fields(out["compact"]), " "), tt.ranAs) {
 				t.Errorf("the compact table has no release line:\n%s", out["compact"])
 			}
 			if !strings.Contains(out["markdown"], "## Release") || !strings.Contains(out["html"], `<section id="release"`) {
@@ -282,5 +288,66 @@ func TestShippedSchema(t *testing.T) {
 				t.Error("schema accepted the mutated report")
 			}
 		})
+	}
+}
+
+// TestShippedFirstStart: an image that did not start as the sandbox's
+// unprivileged user and then started as root shows its first start in
+// every format, its JSON carries it (first_start, null for an image
+// whose first start was the only one) and validates against version 12
+// only: version 11's schema forbids the member, and without it the report
+// is a version 11 report.
+func TestShippedFirstStart(t *testing.T) {
+	rep := build(t, loadBundle(t, "shipped_root"))
+	out := shippedFormats(t, rep)
+	const line = "first start as 65534:65534: start_crashed (exit 1); ran as 0:0"
+	for _, format := range []string{"table", "markdown", "html"} {
+		if !strings.Contains(out[format], line) {
+			t.Errorf("%s does not show %q", format, line)
+		}
+	}
+	if !strings.Contains(out["html"], "<strong>"+line+"</strong>") {
+		t.Error("the page does not mark a first start that ended in root")
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out["json"]), &m); err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := m["shipped"].(map[string]any)["first_start"].(map[string]any)
+	if fs["as"] != "65534:65534" || fs["outcome"] != "start_crashed" || fs["exit_code"] != 1.0 ||
+		!strings.Contains(fs["stderr_tail"].(string), "mkdir /var/lib/time-mcp: permission denied") {
+		t.Errorf("first_start = %v", fs)
+	}
+	if err := validate(t, compileSchema(t), []byte(out["json"])); err != nil {
+		t.Fatalf("the report does not validate: %v", err)
+	}
+	v11 := compileSchemaBytes(t, "report.v11.schema.json", mustRead(t, "schema/report.v11.schema.json"))
+	m["schema_version"] = "verifymcp.report/v11"
+	data, _ := json.Marshal(m)
+	if err := validate(t, v11, data); err == nil {
+		t.Error("a report with a first start validates against the v11 schema")
+	}
+	delete(m["shipped"].(map[string]any), "first_start")
+	data, _ = json.Marshal(m)
+	if err := validate(t, v11, data); err != nil {
+		t.Errorf("without what v12 added, the report should be a v11 report: %v", err)
+	}
+
+	// An image whose first start was the only one: null, and no line.
+	rep = build(t, loadBundle(t, "shipped_image"))
+	out = shippedFormats(t, rep)
+	if strings.Contains(out["table"], "first start") || strings.Contains(out["compact"], "first start") {
+		t.Error("an image started once shows a first start")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out["json"]), &top); err != nil {
+		t.Fatal(err)
+	}
+	var sh map[string]json.RawMessage
+	if err := json.Unmarshal(top["shipped"], &sh); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(sh["first_start"]); got != "null" {
+		t.Errorf("first_start = %s, want null", got)
 	}
 }

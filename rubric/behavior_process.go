@@ -15,6 +15,10 @@ import (
 
 func scoreExecutionSafety(p *probe) verdict {
 	p.emitRootUser()
+	rootOnly := 0
+	if p.emitRequiresRoot() {
+		rootOnly = 1 // deducted as one spawn (v15)
+	}
 	beh, gap, v := p.behavior(observerTracer, observerFiles)
 	if v != nil {
 		return *v
@@ -83,6 +87,9 @@ func scoreExecutionSafety(p *probe) verdict {
 	if writes > 0 {
 		notes = append(notes, plural(writes, "file")+" changed")
 	}
+	if rootOnly > 0 {
+		notes = append(notes, "started only as root")
+	}
 	switch {
 	case shells > 0 || tools > 0 || filled > 0:
 		var why []string
@@ -97,7 +104,7 @@ func scoreExecutionSafety(p *probe) verdict {
 		}
 		return scored(0, strings.Join(append(why, notes...), "; ")+note)
 	case len(notes) > 0:
-		return scored(100-es.SpawnPenalty*float64(spawns)-es.FileWritePenalty*float64(writes), strings.Join(notes, "; ")+note)
+		return scored(100-es.SpawnPenalty*float64(spawns+rootOnly)-es.FileWritePenalty*float64(writes), strings.Join(notes, "; ")+note)
 	default:
 		return scored(100, "no unexpected process and no file changed in "+watchedFor(beh.Watches)+note)
 	}

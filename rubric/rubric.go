@@ -30,7 +30,7 @@ import (
 )
 
 // CurrentVersion is the rubric version in force.
-const CurrentVersion = "14"
+const CurrentVersion = "15"
 
 //go:embed versions/*.yaml
 var files embed.FS

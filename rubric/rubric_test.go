@@ -57,17 +57,17 @@ func TestLoad(t *testing.T) {
 	if v, err := Load("v1"); err != nil || v.Hash != r.Hash {
 		t.Errorf(`Load("v1") = %v, %v; want the same rubric as Load("1")`, v, err)
 	}
-	if _, err := Load("15"); !errors.Is(err, ErrUnknownVersion) {
-		t.Errorf("Load(15) error = %v, want ErrUnknownVersion", err)
+	if _, err := Load("16"); !errors.Is(err, ErrUnknownVersion) {
+		t.Errorf("Load(16) error = %v, want ErrUnknownVersion", err)
 	}
-	if d := diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"}, Versions()); d != "" {
+	if d := diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15"}, Versions()); d != "" {
 		t.Errorf("Versions() (-want +got):\n%s", d)
 	}
 	if first, again := Current(), Current(); first.Version != CurrentVersion || first != again {
 		t.Errorf("Current() = version %q, want the shared rubric %q", Current().Version, CurrentVersion)
 	}
-	if CurrentVersion != "14" {
-		t.Errorf("CurrentVersion = %q, want 14", CurrentVersion)
+	if CurrentVersion != "15" {
+		t.Errorf("CurrentVersion = %q, want 15", CurrentVersion)
 	}
 }
 

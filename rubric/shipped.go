@@ -2,6 +2,7 @@ package rubric
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/verifymcp/verifymcp/evidence"
@@ -18,7 +19,13 @@ const (
 	CodeSurfaceUnserved   = "pkg.artefact.surface.unserved"
 	CodeImageRootUser     = "pkg.artefact.image.root_user"
 	CodeSignatureInvalid  = "pkg.artefact.signature.invalid"
+	// CodeImageRequiresRoot is from rubric v15 (requiresRootFrom).
+	CodeImageRequiresRoot = "pkg.artefact.image.requires_root"
 )
+
+// requiresRootFrom is the first rubric that reads an image's second start
+// (evidence Shipped.FirstStart).
+const requiresRootFrom = "15"
 
 // surfaceDiff is one difference between a release's declared surface and
 // the listing: a tool or prompt one of them names and the other does not.
@@ -119,6 +126,52 @@ func (p *probe) emitRootUser() {
 	}
 	p.emit(CodeImageRootUser, p.b.Target.Name, "the image's configuration runs its server as root; the sandbox ran it as "+orUnknown(sh.RanAs),
 		p.clip("User: "+user))
+}
+
+// emitRequiresRoot reports, from v15, an image whose server did not start
+// as the sandbox's unprivileged user and then started as root, the user
+// its configuration names, in a session that listed its contract; it
+// returns whether it did, for execution_safety to deduct it. A second
+// start as a user other than root is the image's own choice, not this;
+// a second start that failed too is the session's failure.
+func (p *probe) emitRequiresRoot() bool {
+	b := p.b
+	sh := b.Shipped
+	if !p.atLeast(requiresRootFrom) || sh == nil || sh.FirstStart == nil || !sh.RootUser {
+		return false
+	}
+	if b.Session == nil || b.Session.Outcome != evidence.OutcomeOK || b.Contract == nil {
+		return false
+	}
+	fs := sh.FirstStart
+	ended := orUnknown(string(fs.Outcome))
+	if fs.ExitCode != nil {
+		ended += " (exit " + strconv.Itoa(*fs.ExitCode) + ")"
+	}
+	ran := orUnknown(sh.RanAs)
+	if ran != "root" {
+		ran += " (root)"
+	}
+	p.emit(CodeImageRequiresRoot, b.Target.Name,
+		"the server did not start as the unprivileged user "+orUnknown(fs.As)+": "+ended+"; it started as "+ran+", the user its image's configuration names",
+		p.firstStartEvidence(fs))
+	return true
+}
+
+// firstStartEvidence quotes how the first start ended: its error, clipped,
+// and the end of its standard error (both masked when recorded).
+func (p *probe) firstStartEvidence(fs *evidence.FirstStart) string {
+	var parts []string
+	if fs.Error != "" {
+		parts = append(parts, "error: "+p.clip(fs.Error))
+	}
+	if fs.StderrTail != "" {
+		parts = append(parts, "stderr: "+p.tail(fs.StderrTail))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "first start as "+orUnknown(fs.As)+": "+orUnknown(string(fs.Outcome)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // signatureInvalid reports, from v14, a release whose signature does not

@@ -97,3 +97,92 @@ func TestShippedFindings(t *testing.T) {
 		})
 	}
 }
+
+// rootOnlyImage is the everything bundle as an image whose configuration
+// runs it as root, which exited as the sandbox's unprivileged user and
+// then started as root and listed its contract.
+func rootOnlyImage(t *testing.T) *evidence.Bundle {
+	t.Helper()
+	b := shippedBundle(t)
+	b.Target.Ecosystem, b.Target.Name = "oci", "ghcr.io/example/server"
+	exit := 1
+	b.Shipped.Kind, b.Shipped.Declared, b.Shipped.RootUser, b.Shipped.RanAs = "image", nil, true, "0:0"
+	b.Shipped.FirstStart = &evidence.FirstStart{
+		As: "65534:65534", Outcome: evidence.OutcomeStartCrashed, ExitCode: &exit,
+		Error:      "the server exited before answering initialize",
+		StderrTail: strings.Repeat("npm warn config ignored\n", 20) + "Error: EACCES: permission denied, mkdir '/root/.cache'",
+	}
+	return b
+}
+
+func TestRequiresRoot(t *testing.T) {
+	r14, r15 := mustLoad(t, shippedFrom), mustLoad(t, requiresRootFrom)
+	const rootUser, requiresRoot = "pkg.artefact.image.root_user ghcr.io/example/server", "pkg.artefact.image.requires_root ghcr.io/example/server"
+	spawn := r15.Params.Behavior.ExecutionSafety.SpawnPenalty
+	cases := []struct {
+		name   string
+		r      *Rubric
+		modify func(b *evidence.Bundle)
+		want   []string
+		fall   float64 // execution_safety's fall from the same bundle without a first start
+	}{
+		{"v15: started only as root", r15, func(*evidence.Bundle) {}, []string{requiresRoot, rootUser}, spawn},
+		{"v15: ran as root named by name", r15, func(b *evidence.Bundle) { b.Shipped.RanAs = "root" }, []string{requiresRoot, rootUser}, spawn},
+		{"v14 does not read the first start", r14, func(*evidence.Bundle) {}, []string{rootUser}, 0},
+		{"v15: the image runs as its own non-root user", r15, func(b *evidence.Bundle) {
+			b.Shipped.RootUser, b.Shipped.User, b.Shipped.RanAs = false, "node", "node"
+		}, nil, 0},
+		{"v15: the second start failed too", r15, func(b *evidence.Bundle) {
+			exit := 1
+			b.Session.Outcome, b.Session.ExitCode = evidence.OutcomeStartCrashed, &exit
+		}, []string{rootUser}, 0},
+		{"v15: the second start listed no contract", r15, func(b *evidence.Bundle) { b.Contract = nil }, []string{rootUser}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := rootOnlyImage(t)
+			tc.modify(b)
+			res := Evaluate(b, tc.r)
+			if got := shippedCodes(res, "pkg.artefact."); !slices.Equal(got, tc.want) {
+				t.Fatalf("codes = %q, want %q", got, tc.want)
+			}
+			without := rootOnlyImage(t)
+			tc.modify(without)
+			without.Shipped.FirstStart = nil
+			base := Evaluate(without, tc.r)
+			if got := shippedCodes(base, "pkg.artefact.image.requires_root"); len(got) != 0 {
+				t.Errorf("without a first start: %q", got)
+			}
+			d, d0 := dimensionOf(res, DimensionExecutionSafety), dimensionOf(base, DimensionExecutionSafety)
+			if d.State != d0.State || d0.Score-d.Score != tc.fall {
+				t.Errorf("execution_safety %v %s (%s), want %v less than %v", d.Score, d.State, d.Reason, tc.fall, d0.Score)
+			}
+			if tc.fall > 0 && !strings.Contains(d.Reason, "started only as root") {
+				t.Errorf("execution_safety reason %q does not say the image started only as root", d.Reason)
+			}
+		})
+	}
+
+	res := Evaluate(rootOnlyImage(t), r15)
+	var f Finding
+	for _, x := range res.Findings {
+		if x.Code == CodeImageRequiresRoot {
+			f = x
+		}
+	}
+	if f.Severity != SeverityMedium || f.Dimension != DimensionExecutionSafety {
+		t.Errorf("finding %+v, want medium under execution_safety", f)
+	}
+	for _, want := range []string{"65534:65534", "start_crashed (exit 1)", "0:0 (root)"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message %q does not say %q", f.Message, want)
+		}
+	}
+	if !strings.Contains(f.Evidence, "error: the server exited before answering initialize") ||
+		!strings.HasSuffix(f.Evidence, "mkdir '/root/.cache'") {
+		t.Errorf("evidence %q does not quote the first start's error and the end of its stderr", f.Evidence)
+	}
+	if max := len("error: ; stderr: ") + 2*r15.Params.EvidenceMaxChars; len([]rune(f.Evidence)) > max {
+		t.Errorf("evidence is %d characters, more than %d", len([]rune(f.Evidence)), max)
+	}
+}

@@ -178,7 +178,7 @@ func TestRubricCommands(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := run(t, "version")
-	for _, w := range []string{"verifymcp", "rubric:", "evidence:", "verifymcp.evidence/v1", "report:", "verifymcp.report/v11", "verifymcp-sandbox:"} {
+	for _, w := range []string{"verifymcp", "rubric:", "evidence:", "verifymcp.evidence/v1", "report:", "verifymcp.report/v12", "verifymcp-sandbox:"} {
 		if code != ExitOK || !strings.Contains(out, w) {
 			t.Errorf("version output lacks %q:\n%s", w, out)
 		}

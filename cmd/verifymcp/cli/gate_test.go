@@ -103,7 +103,7 @@ func TestIgnoreFileBadInput(t *testing.T) {
 		{"an unknown field", "ignore:\n  - code: pkg.contract.schema.missing\n    reason: r\n    by: alice\n    expires: 2999-01-01\n    until: x\n",
 			`ignore file IGNORE:6: unknown field "until" in an ignore entry (it takes code, subject, target, reason, by, expires)`},
 		{"a code no rubric defines", "ignore:\n  - code: pkg.contract.schema.missing\n    reason: r\n    by: alice\n    expires: 2999-01-01\n  - code: pkg.made.up\n    reason: r\n    by: alice\n    expires: 2999-01-01\n",
-			`ignore file IGNORE:6: "pkg.made.up" is not a reason code of any rubric (v1 to v14) or of the config catalog; ` + "`verifymcp rubric show` lists them"},
+			`ignore file IGNORE:6: "pkg.made.up" is not a reason code of any rubric (v1 to v15) or of the config catalog; ` + "`verifymcp rubric show` lists them"},
 		{"not YAML", "ignore:\n  - code: [\n", "ignore file IGNORE:2: not YAML: did not find expected node content"},
 		{"no file", "", "ignore file IGNORE: no such file or directory"},
 	} {

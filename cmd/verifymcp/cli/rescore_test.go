@@ -257,7 +257,7 @@ func TestRescoreBadInput(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"unknown rubric version", []string{"--rubric", "99"}, `unknown version "99" (have 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)`},
+		{"unknown rubric version", []string{"--rubric", "99"}, `unknown version "99" (have 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)`},
 		{"bad format", []string{"--format", "xml"}, "--format"},
 		{"bad date", []string{"--since", "yesterday"}, "--since wants YYYY-MM-DD"},
 		{"empty range", []string{"--since", "2026-05-01", "--until", "2026-04-01"}, "not before --until"},
