@@ -108,7 +108,9 @@ func TestRunsPyPI(t *testing.T) {
 // TestRunsShipped filters the runs of an image and of a bundle by every
 // target form a scan of them takes: an image by name, by tag and by
 // digest (the seeded image was scanned by tag, so its digest is only in
-// its bundle), a bundle by its URL and by its digest.
+// its bundle), a bundle by its URL and by its digest. The image's runs are
+// those of two fixture bundles (shipped_image, shipped_root), seeded on
+// three days each.
 func TestRunsShipped(t *testing.T) {
 	dir, _ := seedStore(t)
 	const (
@@ -123,12 +125,12 @@ func TestRunsShipped(t *testing.T) {
 		want   int
 		eco    string
 	}{
-		{"oci:" + image, 3, "oci"},
-		{"oci:" + image + ":1.4.2", 3, "oci"},
-		{"docker://" + image + ":1.4.2", 3, "oci"},
-		{"docker-daemon:" + image + ":1.4.2", 3, "oci"},
-		{"oci:" + image + "@" + imageDigest, 3, "oci"},
-		{"oci:" + image + ":9.9@" + imageDigest, 3, "oci"},
+		{"oci:" + image, 6, "oci"},
+		{"oci:" + image + ":1.4.2", 6, "oci"},
+		{"docker://" + image + ":1.4.2", 6, "oci"},
+		{"docker-daemon:" + image + ":1.4.2", 6, "oci"},
+		{"oci:" + image + "@" + imageDigest, 6, "oci"},
+		{"oci:" + image + ":9.9@" + imageDigest, 6, "oci"},
 		{"oci:" + image + ":9.9", 0, ""},
 		{"oci:" + image + "@" + otherDigest, 0, ""},
 		{"oci:ghcr.io/acme/other-mcp", 0, ""},

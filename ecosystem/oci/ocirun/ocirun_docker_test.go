@@ -322,8 +322,9 @@ ENTRYPOINT ["node", "/app/server.js"]
 
 // TestImageOwnUser: an image whose server exits unless it runs as root is
 // started again as root after its start as 65534 fails, and the failed
-// start is recorded; one that needs its own non-root user is started again
-// as that user. Both are watched on the second start.
+// start is recorded, and it is found to insist on root; one that needs its
+// own non-root user is started again as that user, with no finding. Both
+// are watched on the second start.
 func TestImageOwnUser(t *testing.T) {
 	for _, tc := range []struct {
 		name, user, check, ranAs string
@@ -355,8 +356,9 @@ ENTRYPOINT ["/app/start.sh"]
 			if s := r.Signals["sandbox.behavior"]; s.State != "observed" {
 				t.Errorf("behaviour %+v, want observed on the second start", s)
 			}
-			if got := r.has("pkg.artefact.image.root_user"); got != (tc.user == "") {
-				t.Errorf("root_user %v with %q; codes %v", got, tc.user, r.codes())
+			root := tc.user == ""
+			if r.has("pkg.artefact.image.root_user") != root || r.has("pkg.artefact.image.requires_root") != root {
+				t.Errorf("codes %v with %q: want root_user and requires_root exactly when the image runs as root", r.codes(), tc.user)
 			}
 		})
 	}
