@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"path"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,19 +162,23 @@ func indexHosts(index string) ([]string, string, error) {
 // pyRequirements are what the fetch step resolves: NAME==VERSION, the
 // local file, or a project's dependencies.
 func (t Target) pyRequirements() []string {
+	var reqs []string
 	switch {
-	case t.PyProject:
-		return slices.Clone(t.PyRequirements)
 	case t.Tarball != nil:
-		return []string{inputDir + "/input/" + t.Filename}
+		reqs = []string{inputDir + "/input/" + t.Filename}
+	case !t.PyProject:
+		reqs = []string{t.Name + "==" + t.Version}
 	}
-	return []string{t.Name + "==" + t.Version}
+	if t.PyProject {
+		reqs = append(reqs, t.PyRequirements...)
+	}
+	return reqs
 }
 
 // pyTarget is the distribution the tree must hold (PEP 503 normalised);
-// "" for a project's dependencies, which hold none of their own.
+// "" for a project's dependencies alone, which hold none of their own.
 func (t Target) pyTarget() string {
-	if t.PyProject {
+	if t.PyProject && t.Tarball == nil {
 		return ""
 	}
 	return pkgspec.NormalizePyPIName(t.Name)
@@ -186,7 +189,7 @@ func (t Target) pyTarget() string {
 // when it has none: the preflight checks that the index answers, and a
 // 404 is an answer).
 func (t Target) pyProbe() string {
-	if !t.PyProject {
+	if !t.PyProject || t.Tarball != nil {
 		return pkgspec.NormalizePyPIName(t.Name)
 	}
 	for _, r := range t.PyRequirements {
@@ -250,7 +253,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		func(vol string) (*pyFetchResult, bool, error) {
 			return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout)
 		},
-		func(fr *pyFetchResult) bool { return fr.OK && (fr.Target != nil || t.PyProject) })
+		func(fr *pyFetchResult) bool { return fr.OK && (fr.Target != nil || t.pyTarget() == "") })
 	if err == nil && !timedOut && fr != nil && fr.ErrorKind == pyNeedsMetadata {
 		var dm *pyDynamic
 		dm, fr, timedOut, fetched, err = s.resolveDynamic(ctx, r, tree, t, fr, deadline, watchReady)

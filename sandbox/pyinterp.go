@@ -186,7 +186,10 @@ type pickedPython struct {
 func (s *Sandbox) pickPython(ctx context.Context, t Target) (pickedPython, error) {
 	offered := s.pythons()
 	requires, who := t.RequiresPython, t.Name+"=="+t.Version
-	if t.Tarball != nil {
+	switch {
+	case t.PyProject:
+		who = t.Name + " (a project)"
+	case t.Tarball != nil:
 		who = t.Filename
 		requires = localRequiresPython(t.Filename, t.Tarball)
 	}

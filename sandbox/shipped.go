@@ -119,8 +119,15 @@ type PyProject struct {
 	Name, Version string
 	// RequiresPython chooses the interpreter ("" admits any).
 	RequiresPython string
-	// Requirements are its dependencies, PEP 508 lines.
+	// Requirements are its dependencies, PEP 508 lines (with Sdist, what
+	// is installed beside the project, its own dependencies coming with it).
 	Requirements []string
+	// Sdist, when set, is the project as a source distribution named
+	// SdistName: a project that is itself a package, which is built (its
+	// build backend runs in the watched build step) and installed with its
+	// dependencies, as uv installs it.
+	Sdist     []byte
+	SdistName string
 }
 
 // scanShipped is Scan for a release that runs as shipped: its ecosystem
@@ -255,7 +262,7 @@ func withoutVars(env []string, names ...string) []string {
 func (s *Sandbox) installProject(ctx context.Context, r *run, runID string, t Target, l *Launch, res *Result, st *start, observerReady func() (observer, error)) (bool, error) {
 	p := l.Python
 	pt := Target{Ecosystem: "pypi", Name: p.Name, Version: p.Version, RequiresPython: p.RequiresPython,
-		PyProject: true, PyRequirements: p.Requirements, Env: t.Env, Secrets: t.Secrets}
+		PyProject: true, PyRequirements: p.Requirements, Tarball: p.Sdist, Filename: p.SdistName, Env: t.Env, Secrets: t.Secrets}
 	picked, err := s.pickPython(ctx, pt)
 	if err != nil {
 		return false, err

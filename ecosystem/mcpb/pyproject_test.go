@@ -1,7 +1,11 @@
 package mcpb_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,7 +29,7 @@ name = "hello-world-uv"
 version = "1.0.0"
 requires-python = ">=3.10"
 dependencies = ["mcp>=1.0.0"]
-`, want: &mcpb.PyProject{Name: "hello-world-uv", Version: "1.0.0", RequiresPython: ">=3.10", Requirements: []string{"mcp>=1.0.0"}}},
+`, want: &mcpb.PyProject{Name: "hello-world-uv", Version: "1.0.0", RequiresPython: ">=3.10", Dependencies: []string{"mcp>=1.0.0"}}},
 		{name: "dev group and a lock", uvLock: true, pyproject: `[project]
 name = "p"
 version = "0.1.0"
@@ -33,8 +37,10 @@ dependencies = ["httpx>=0.27", "pydantic[email]==2.9.2; python_version >= '3.9'"
 [dependency-groups]
 dev = ["pytest>=8"]
 test = ["coverage"]
+[tool.uv]
+dev-dependencies = ["ruff>=0.8.1"]
 `, want: &mcpb.PyProject{Name: "p", Version: "0.1.0", UVLock: true,
-			Requirements: []string{"httpx>=0.27", "pydantic[email]==2.9.2; python_version >= '3.9'", "pytest>=8"}}},
+			Dependencies: []string{"httpx>=0.27", "pydantic[email]==2.9.2; python_version >= '3.9'"}, Dev: []string{"ruff>=0.8.1", "pytest>=8"}}},
 		{name: "a build system that uv is told not to install", pyproject: `[project]
 name = "p"
 dependencies = []
@@ -43,13 +49,23 @@ requires = ["hatchling"]
 build-backend = "hatchling.build"
 [tool.uv]
 package = false
-`, want: &mcpb.PyProject{Name: "p", Requirements: []string{}}},
+`, want: &mcpb.PyProject{Name: "p", Dependencies: []string{}}},
+		{name: "a package", pyproject: `[project]
+name = "Acme.Server"
+version = "2.0.1"
+dynamic = ["dependencies"]
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+`, want: &mcpb.PyProject{Name: "Acme.Server", Version: "2.0.1", Package: true}},
+		{name: "a package by tool.uv.package", pyproject: "[project]\nname = \"p\"\nversion = \"1\"\n[tool.uv]\npackage = true\n",
+			want: &mcpb.PyProject{Name: "p", Version: "1", Package: true}},
 		{name: "no pyproject", err: mcpb.ErrMalformed},
 		{name: "not toml", pyproject: "[project\nname=", err: mcpb.ErrMalformed},
 		{name: "no name", pyproject: "[project]\nversion = \"1\"\n", err: mcpb.ErrMalformed},
-		{name: "dynamic dependencies", pyproject: "[project]\nname = \"p\"\ndynamic = [\"dependencies\"]\n", err: mcpb.ErrUnsupportedProject},
+		{name: "dynamic dependencies of no package", pyproject: "[project]\nname = \"p\"\ndynamic = [\"dependencies\"]\n", err: mcpb.ErrUnsupportedProject},
+		{name: "a package of a dynamic version", pyproject: "[project]\nname = \"p\"\ndynamic = [\"version\"]\n[build-system]\nrequires = [\"hatchling\"]\n", err: mcpb.ErrUnsupportedProject},
 		{name: "sources", pyproject: "[project]\nname = \"p\"\ndependencies = [\"lib\"]\n[tool.uv.sources]\nlib = { git = \"https://example.com/lib\" }\n", err: mcpb.ErrUnsupportedProject},
-		{name: "a package", pyproject: "[project]\nname = \"p\"\n[build-system]\nrequires = [\"hatchling\"]\n", err: mcpb.ErrUnsupportedProject},
 		{name: "an included group", pyproject: "[project]\nname = \"p\"\n[dependency-groups]\ndev = [{include-group = \"test\"}]\ntest = [\"pytest\"]\n", err: mcpb.ErrUnsupportedProject},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,5 +131,42 @@ version = "1.27.0"
 	}
 	if got := (mcpb.Ecosystem{}).OSVPackages([]byte("lock-version = [")); got != nil {
 		t.Errorf("OSVPackages of a malformed pylock = %v, want none", got)
+	}
+}
+
+// TestSdist: a package's bundle is its sdist, every file under
+// NAME-VERSION/, named as PEP 625 says.
+func TestSdist(t *testing.T) {
+	b, err := open(buildZip(t, []file{{name: "manifest.json", body: uvManifest}, {name: "pyproject.toml", body: "[project]\nname = \"Acme.Server\"\n"},
+		{name: "src/acme_server/__init__.py", body: "x = 1\n"}}), mcpb.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	name, err := b.Sdist(&buf, &mcpb.PyProject{Name: "Acme.Server", Version: "2.0.1"})
+	if err != nil || name != "acme_server-2.0.1.tar.gz" {
+		t.Fatalf("Sdist = %q, %v", name, err)
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var files []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			files = append(files, h.Name)
+		}
+	}
+	want := []string{"acme_server-2.0.1/manifest.json", "acme_server-2.0.1/pyproject.toml", "acme_server-2.0.1/src/acme_server/__init__.py"}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("sdist files (-want +got):\n%s", diff)
 	}
 }

@@ -251,7 +251,19 @@ func (p *prepare) uvProject() error {
 	case err != nil:
 		return fmt.Errorf("%w: bundle %s: %w", pkgspec.ErrBadTarget, p.loc, err)
 	}
-	p.python = &sandbox.PyProject{Name: proj.Name, Version: proj.Version, RequiresPython: proj.RequiresPython, Requirements: proj.Requirements}
+	p.python = &sandbox.PyProject{Name: proj.Name, Version: proj.Version, RequiresPython: proj.RequiresPython,
+		Requirements: append(slices.Clone(proj.Dependencies), proj.Dev...)}
+	if proj.Package {
+		// uv builds and installs the project itself, with the
+		// dependencies its built metadata names.
+		var sdist bytes.Buffer
+		name, err := b.Sdist(&sdist, proj)
+		if err != nil {
+			return fmt.Errorf("bundle %s: %w", p.loc, err)
+		}
+		p.python.Sdist, p.python.SdistName, p.python.Requirements = sdist.Bytes(), name, slices.Clone(proj.Dev)
+		p.notes = append(p.notes, "the project is a package: it was built from the bundle's files as "+name+" and installed with its dependencies, as uv installs it")
+	}
 	if len(p.cmd) > 0 && p.cmd[0] == "uv" {
 		entry := path.Join(bundleDir, m.Server.EntryPoint)
 		cmd := []string{"python", entry}
