@@ -207,6 +207,37 @@ func TestUVBundle(t *testing.T) {
 		t.Errorf("osv %+v (%+v), want observed over the %d packages installed", s, r.Supply.OSV.Result, in.Packages)
 	}
 
+	// A real server bundled by its author's rules: mcp-server-time's sdist
+	// files, a hatchling package, which is built and installed with its
+	// dependencies and its dev group; the manifest's two tools are served.
+	r, res = scan(t, env, filepath.Join("testdata", "mcp-server-time-uv.mcpb"), "--verbose")
+	if got := r.artefactFindings(); len(got) != 0 {
+		t.Errorf("mcp-server-time-uv: artefact findings %q, want none", got)
+	}
+	var y struct {
+		Install struct {
+			Outcome string `json:"outcome"`
+			Scripts []struct {
+				Package, Event string
+			} `json:"scripts"`
+		} `json:"install"`
+		Shipped struct {
+			Cmd []string `json:"cmd"`
+		} `json:"shipped"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &y); err != nil {
+		t.Fatal(err)
+	}
+	built := slices.ContainsFunc(y.Install.Scripts, func(s struct{ Package, Event string }) bool {
+		return s.Package == "mcp-server-time" && s.Event == "build"
+	})
+	if y.Install.Outcome != "ok" || !built || r.Contract == nil || len(r.Contract.Tools) != 2 {
+		t.Errorf("mcp-server-time-uv: install %+v, contract %+v; want the package built and installed, two tools", y.Install, r.Contract)
+	}
+	if want := []string{"python", "/work/bundle/src/mcp_server_time/__main__.py", "--local-timezone", "UTC"}; !slices.Equal(y.Shipped.Cmd, want) {
+		t.Errorf("mcp-server-time-uv: command %q, want %q", y.Shipped.Cmd, want)
+	}
+
 	dir := t.TempDir()
 	manifest := `{"manifest_version": "0.4", "name": "sourced", "version": "1.0.0", "description": "d", "author": {"name": "a"},
  "server": {"type": "uv", "entry_point": "server.py"}}`

@@ -100,9 +100,23 @@ cp -R "$here/src/hello-world-uv/." "$d/"
 chmod -R u=rwX,go=rX "$d"
 pack hello-world-uv "$d"
 
+# A real Python server as its author would bundle it for uv: the files of
+# mcp-server-time 2026.10.19's sdist (a hatchling package, with its
+# uv.lock and tool.uv.dev-dependencies) as the bundle's root, and the
+# manifest of src/mcp-server-time-uv, whose entry point is the package's
+# __main__.py. Needs pip (PyPI).
+d="$work/stage/mcp-server-time-uv"
+mkdir -p "$d" "$work/sdist"
+pip download --quiet --no-deps --no-binary :all: mcp-server-time==2026.10.19 -d "$work/sdist" >/dev/null
+tar -xzf "$work/sdist/mcp_server_time-2026.10.19.tar.gz" -C "$work/sdist"
+cp -R "$work/sdist/mcp_server_time-2026.10.19/." "$d/"
+cp "$here/src/mcp-server-time-uv/manifest.json" "$d/"
+chmod -R u=rwX,go=rX "$d"
+pack mcp-server-time-uv "$d"
+
 echo
 echo "sha256 and size of each bundle (packer $MCPB_PACKER):"
-for name in "${FIXTURES[@]}" server-memory hello-world-uv; do
+for name in "${FIXTURES[@]}" server-memory hello-world-uv mcp-server-time-uv; do
 	printf '%s  %8d bytes\n' "$(cd "$here" && sha256sum "$name.mcpb")" "$(stat -c %s "$here/$name.mcpb")"
 done
 
