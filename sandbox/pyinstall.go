@@ -162,7 +162,7 @@ func indexHosts(index string) ([]string, string, error) {
 // pyRequirements are what the fetch step resolves: NAME==VERSION, the
 // local file, or a project's dependencies.
 func (t Target) pyRequirements() []string {
-	var reqs []string
+	reqs := []string{} // a list in the driver's JSON, when empty too
 	switch {
 	case t.Tarball != nil:
 		reqs = []string{inputDir + "/input/" + t.Filename}
@@ -548,7 +548,7 @@ func lastLine(s string) string {
 
 // pyBuild runs the PyPI build step in the bounded tree.
 func (s *Sandbox) pyBuild(ctx context.Context, r *run, tree string, t Target, fr *pyFetchResult, timeout time.Duration, w observer) (*pyBuildResult, bool, string, error) {
-	var reqs []string
+	reqs := []string{} // a list in the driver's JSON, when empty too
 	for _, f := range fr.Files {
 		if f.Role == "tree" {
 			reqs = append(reqs, f.Name+"=="+f.Version)

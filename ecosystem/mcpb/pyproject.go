@@ -35,6 +35,11 @@ type PyProject struct {
 	Package bool
 	// UVLock is set when the bundle ships a uv.lock.
 	UVLock bool
+	// NoProject is set when pyproject.toml has no [project] table (a
+	// Poetry project, say): uv then treats the directory as no project
+	// and installs nothing before it runs the entry point (uv 0.13), so
+	// there is nothing else here.
+	NoProject bool
 }
 
 // maxPyProject bounds pyproject.toml.
@@ -93,8 +98,11 @@ func (b *Bundle) PyProject() (*PyProject, error) {
 	if err := toml.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("%w: pyproject.toml: %v", ErrMalformed, err)
 	}
-	if doc.Project == nil || doc.Project.Name == "" {
-		return nil, fmt.Errorf("%w: pyproject.toml has no [project] name", ErrMalformed)
+	if doc.Project == nil {
+		return &PyProject{NoProject: true, UVLock: p.UVLock}, nil
+	}
+	if doc.Project.Name == "" {
+		return nil, fmt.Errorf("%w: pyproject.toml's [project] has no name", ErrMalformed)
 	}
 	pr := doc.Project
 	p.Name, p.Version, p.RequiresPython = pr.Name, pr.Version, pr.RequiresPython

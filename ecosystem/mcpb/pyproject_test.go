@@ -63,6 +63,8 @@ build-backend = "hatchling.build"
 		{name: "no pyproject", err: mcpb.ErrMalformed},
 		{name: "not toml", pyproject: "[project\nname=", err: mcpb.ErrMalformed},
 		{name: "no name", pyproject: "[project]\nversion = \"1\"\n", err: mcpb.ErrMalformed},
+		{name: "no project: Poetry's", pyproject: "[build-system]\nrequires = [\"poetry-core\"]\n[tool.poetry]\nname = \"p\"\n[tool.poetry.dependencies]\nmcp = \"^1.0\"\n",
+			want: &mcpb.PyProject{NoProject: true}},
 		{name: "dynamic dependencies of no package", pyproject: "[project]\nname = \"p\"\ndynamic = [\"dependencies\"]\n", err: mcpb.ErrUnsupportedProject},
 		{name: "a package of a dynamic version", pyproject: "[project]\nname = \"p\"\ndynamic = [\"version\"]\n[build-system]\nrequires = [\"hatchling\"]\n", err: mcpb.ErrUnsupportedProject},
 		{name: "sources", pyproject: "[project]\nname = \"p\"\ndependencies = [\"lib\"]\n[tool.uv.sources]\nlib = { git = \"https://example.com/lib\" }\n", err: mcpb.ErrUnsupportedProject},

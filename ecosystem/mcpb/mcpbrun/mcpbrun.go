@@ -253,6 +253,10 @@ func (p *prepare) uvProject() error {
 	}
 	p.python = &sandbox.PyProject{Name: proj.Name, Version: proj.Version, RequiresPython: proj.RequiresPython,
 		Requirements: append(slices.Clone(proj.Dependencies), proj.Dev...)}
+	if proj.NoProject {
+		p.python.Name, p.python.Version = m.Name, m.Version
+		p.notes = append(p.notes, "pyproject.toml has no [project] table: uv takes the directory for no project and installs nothing before it runs the entry point, and neither did the sandbox")
+	}
 	if proj.Package {
 		// uv builds and installs the project itself, with the
 		// dependencies its built metadata names.
@@ -273,7 +277,7 @@ func (p *prepare) uvProject() error {
 				break
 			}
 		}
-		p.notes = append(p.notes, "a client runs "+strings.Join(p.cmd, " ")+": the project's dependencies were installed in the install phase, "+
+		p.notes = append(p.notes, "a client runs "+strings.Join(p.cmd, " ")+": what uv syncs for it was installed in the install phase, "+
 			"and its entry point run with the venv's python, as uv runs it once it has synced")
 		p.cmd = cmd
 	}

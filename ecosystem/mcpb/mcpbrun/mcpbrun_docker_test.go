@@ -247,6 +247,37 @@ func TestUVBundle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A Poetry project (no [project]): uv installs nothing for it, and
+	// neither does the sandbox; its server fails to import as a client's
+	// would.
+	poetry := t.TempDir()
+	for name, body := range map[string]string{
+		"manifest.json":  strings.ReplaceAll(manifest, "sourced", "poetry-project"),
+		"pyproject.toml": "[build-system]\nrequires = [\"poetry-core\"]\n[tool.poetry]\nname = \"poetry-project\"\n[tool.poetry.dependencies]\nmcp = \"^1.0\"\n",
+		"server.py":      "import mcp\n",
+	} {
+		if err := os.WriteFile(filepath.Join(poetry, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr := run(t, env, "scan", "--format", "json", "--data-dir", t.TempDir(), "--skip", "socket,github,dnssec,judge,mcp_registry,osv", "mcpb:"+poetry)
+	var pz struct {
+		Session struct {
+			Outcome    string `json:"outcome"`
+			StderrTail string `json:"stderr_tail"`
+		} `json:"session"`
+		Install struct {
+			Outcome  string `json:"outcome"`
+			Packages int    `json:"packages"`
+		} `json:"install"`
+	}
+	if err := json.Unmarshal([]byte(pr.Stdout), &pz); err != nil {
+		t.Fatalf("a Poetry uv bundle: exit %d, %v\n%s", pr.Code, err, pr.Stderr)
+	}
+	if pz.Install.Outcome != "ok" || pz.Install.Packages != 0 || pz.Session.Outcome != "start_crashed" || !strings.Contains(pz.Session.StderrTail, "No module named 'mcp'") {
+		t.Errorf("a Poetry uv bundle: install %+v, session %+v; want nothing installed and the import failing", pz.Install, pz.Session)
+	}
+
 	bad := run(t, nil, "scan", "--data-dir", t.TempDir(), "mcpb:"+dir)
 	if bad.Code != 2 || !strings.Contains(bad.Stderr, "tool.uv.sources") {
 		t.Errorf("a uv bundle with git sources: exit %d, stderr %q; want 2 naming [tool.uv.sources]", bad.Code, bad.Stderr)
