@@ -49,6 +49,11 @@ require (
 require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 
 require (
+	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
+	github.com/docker/docker-credential-helpers v0.9.3
+)
+
+require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/BobuSumisu/aho-corasick v1.0.3 // indirect

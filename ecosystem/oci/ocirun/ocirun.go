@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +30,9 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
+
+	credclient "github.com/docker/docker-credential-helpers/client"
+	"github.com/docker/docker-credential-helpers/credentials"
 	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/verifymcp/verifymcp/ecosystem/oci"
@@ -324,8 +328,13 @@ func repoDigest(digests []string, ref oci.Ref) (digest, reference string) {
 }
 
 // registryAuth is the encoded credential of the docker configuration
-// ($DOCKER_CONFIG/config.json, else ~/.docker/config.json) for host: ""
-// when it has none. Credential helpers are not run.
+// ($DOCKER_CONFIG/config.json, else ~/.docker/config.json) for host, as
+// the docker CLI finds it: the host's credential helper (credHelpers),
+// else the configuration's credential store (credsStore), else its
+// auths; "" when it has none. A helper is the operator's own program
+// (docker-credential-NAME on PATH), run on this machine with the registry's
+// address on stdin (github.com/docker/docker-credential-helpers' client);
+// what it gives goes to the engine, never into a container.
 func registryAuth(host string) (string, error) {
 	dir := os.Getenv("DOCKER_CONFIG")
 	if dir == "" {
@@ -335,7 +344,8 @@ func registryAuth(host string) (string, error) {
 		}
 		dir = filepath.Join(home, ".docker")
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	file := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	} else if err != nil {
@@ -348,13 +358,26 @@ func registryAuth(host string) (string, error) {
 			Password      string `json:"password"`
 			IdentityToken string `json:"identitytoken"`
 		} `json:"auths"`
+		CredsStore  string            `json:"credsStore"`
+		CredHelpers map[string]string `json:"credHelpers"`
 	}
 	if err := json.Unmarshal(data, &conf); err != nil {
-		return "", fmt.Errorf("read docker config %s: %w", filepath.Join(dir, "config.json"), err)
+		return "", fmt.Errorf("read docker config %s: %w", file, err)
 	}
 	keys := []string{host, "https://" + host, "http://" + host}
 	if host == "docker.io" {
-		keys = append(keys, "https://index.docker.io/v1/", "index.docker.io")
+		// The docker CLI's key for Docker Hub comes first.
+		keys = append([]string{"https://index.docker.io/v1/", "index.docker.io"}, keys...)
+	}
+	helper := conf.CredsStore
+	for _, k := range keys {
+		if h, ok := conf.CredHelpers[k]; ok {
+			helper = h
+			break
+		}
+	}
+	if helper != "" {
+		return helperAuth(helper, keys[0], host)
 	}
 	for _, k := range keys {
 		a, ok := conf.Auths[k]
@@ -372,6 +395,28 @@ func registryAuth(host string) (string, error) {
 		return registry.EncodeAuthConfig(ac)
 	}
 	return "", nil
+}
+
+// helperAuth asks the credential helper docker-credential-NAME for the
+// credential of serverURL: "" when it has none.
+func helperAuth(name, serverURL, host string) (string, error) {
+	prog := "docker-credential-" + name
+	if _, err := exec.LookPath(prog); err != nil {
+		return "", fmt.Errorf("docker config: its credential helper %s is not on PATH", prog)
+	}
+	c, err := credclient.Get(credclient.NewShellProgramFunc(prog), serverURL)
+	switch {
+	case credentials.IsErrCredentialsNotFound(err):
+		return "", nil
+	case err != nil:
+		// Never the helper's output: it may hold the secret.
+		return "", fmt.Errorf("docker config: credential helper %s failed for %s", prog, host)
+	}
+	ac := registry.AuthConfig{Username: c.Username, Password: c.Secret, ServerAddress: host}
+	if c.Username == "<token>" {
+		ac = registry.AuthConfig{IdentityToken: c.Secret, ServerAddress: host}
+	}
+	return registry.EncodeAuthConfig(ac)
 }
 
 // isRef reports whether raw names an image target (oci.ParseRef's
