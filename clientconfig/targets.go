@@ -78,10 +78,13 @@ func Targets(f *File) []Target {
 			case l.notScanned != "":
 				t.NotScanned = l.notScanned
 			case l.eco == "oci":
-				// The image as the line names it; its runtime flags (-e, -v)
-				// are the client's, not the image's: the scan runs the
-				// image alone, with nothing of the host mounted.
+				// The image as the line names it, with the variables -e
+				// gives its container (the config's env block reaches only
+				// the docker CLI); its other runtime flags (-v, -p) are
+				// the client's: the scan runs the image alone, with
+				// nothing of the host mounted.
 				t.Target = "oci:" + l.token
+				t.EnvNames = l.envNames
 			case l.eco == "pypi":
 				t.Target = "pypi:" + l.name + l.pySpec
 			default:
@@ -141,6 +144,9 @@ type launch struct {
 	bin string
 	// module is the module of python -m MODULE.
 	module string
+	// envNames are the variables an image's container is given (docker
+	// run -e NAME, -e NAME=VALUE, --env), sorted, without repeats.
+	envNames []string
 }
 
 // mount is a container volume source.
@@ -524,6 +530,16 @@ func imageLaunch(args []string, k int, launcher string) *launch {
 			l.mounts = append(l.mounts, mount{v.idx, src})
 		}
 	}
+	l.envNames = []string{}
+	for _, f := range []string{"-e", "--env"} {
+		for _, v := range vals[f] {
+			if name, _, _ := strings.Cut(v.v, "="); name != "" {
+				l.envNames = append(l.envNames, name)
+			}
+		}
+	}
+	slices.Sort(l.envNames)
+	l.envNames = slices.Compact(l.envNames)
 	for _, v := range vals["--mount"] {
 		for _, kv := range strings.Split(v.v, ",") {
 			if key, val, ok := strings.Cut(kv, "="); ok && (key == "source" || key == "src") {

@@ -97,6 +97,10 @@ func TestTargetsLaunchers(t *testing.T) {
 		{"uvx wildcard after a pre-release", `{"command": "uvx", "args": ["pkg==1.0a1.*"]}`, ns("pypi", "pkg", "==1.0a1.*", false, "not a PEP 440 version or specifier set (pkg==1.0a1.*): not resolved")},
 		{"docker", `{"command": "docker", "args": ["run", "-i", "--rm", "mcp/github", "stdio"]}`, oci("oci:mcp/github", "mcp/github", "", false, "stdio")},
 		{"docker digest", `{"command": "docker", "args": ["run", "-i", "mcp/github@` + digest + `"]}`, oci("oci:mcp/github@"+digest, "mcp/github", digest, true)},
+		// The container gets the variables -e names (the env block only
+		// reaches the docker CLI), not the env block's others.
+		{"docker -e", `{"command": "docker", "args": ["run", "-i", "-e", "GITHUB_TOKEN", "--env=LOG_LEVEL=debug", "-e", "GITHUB_TOKEN", "mcp/github"], "env": {"GITHUB_TOKEN": "x", "DOCKER_HOST": "y"}}`,
+			envs(oci("oci:mcp/github", "mcp/github", "", false), "GITHUB_TOKEN", "LOG_LEVEL")},
 		{"node script", `{"command": "node", "args": ["path/to/x.js"]}`, none(NotScannedLocal)},
 		{"python -m", `{"command": "python", "args": ["-m", "srv"]}`, none(NotScannedModule + " (python -m srv): which distribution provides it, and at which version, is not in the file")},
 		{"python3 -u -m", `{"command": "/usr/bin/python3", "args": ["-u", "-m", "mcp_server_time", "--local-timezone", "UTC"]}`, none(NotScannedModule + " (python3 -m mcp_server_time): which distribution provides it, and at which version, is not in the file")},
@@ -120,12 +124,20 @@ func TestTargetsLaunchers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := targetOf(t, tc.server)
 			tc.want.Server, tc.want.File, tc.want.Line = "s", "x.json", 1
-			tc.want.EnvNames = []string{}
+			if tc.want.EnvNames == nil {
+				tc.want.EnvNames = []string{}
+			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.server, d)
 			}
 		})
 	}
+}
+
+// envs is t with the environment names given.
+func envs(t Target, names ...string) Target {
+	t.EnvNames = names
+	return t
 }
 
 func TestTargetsTestdata(t *testing.T) {
