@@ -67,15 +67,16 @@ func newScanCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scan TARGET",
 		Short: "Install and start one package in the sandbox, capture its MCP contract, score it",
-		Long: `Scan one exact package version.
+		Long: `Scan one exact package version, container image or MCPB bundle.
 
 TARGET is one of:
   npm:NAME@VERSION          e.g. npm:@modelcontextprotocol/server-everything@2026.8.31
   npm:NAME@RANGE|TAG        resolved to one exact version (the report shows both)
   pkg:npm/NAME@VERSION      a package URL; the scope may be written %40scope or @scope
   io.github.owner/server    a server by its name in the MCP registry (also registry:NAME@VERSION):
-                            its server.json's npm package, with the arguments and the environment
-                            names the entry declares (placeholder values) unless --arg/--env are given
+                            its server.json's package (npm, pypi, oci or mcpb), with the arguments
+                            and the environment names the entry declares (placeholder values)
+                            unless --arg/--env are given
   ./path/to/package.tgz     a local npm tarball
   pypi:NAME==VERSION        a Python package on the index (--index-url), e.g.
                             pypi:mcp-server-fetch==2025.4.7; pypi:NAME (the newest release that is
@@ -86,6 +87,19 @@ TARGET is one of:
   ./path/to/dist.whl        a local wheel; ./path/to/sdist.tar.gz (or .zip) a local sdist, told from
                             an npm tarball by its PKG-INFO
                             (extras and environment markers are refused: one package is scanned)
+  oci:IMAGE[:TAG|@DIGEST]   a container image in its registry (also docker:REF), pulled with your
+                            docker credentials (which never enter a container); by its digest
+                            when given, e.g. oci:ghcr.io/acme/x@sha256:...
+  docker-daemon:IMAGE       an image already on the engine; oci-layout:DIR[:TAG|@DIGEST] an OCI
+                            image layout directory
+  ./server.mcpb             an MCPB bundle (also .dxt, or mcpb:PATH, mcpb:DIR for an unpacked one,
+                            mcpb:URL), optionally ending in #sha256=HEX, the digest it must have;
+                            a uv bundle's pyproject.toml dependencies are installed as a PyPI
+                            release's tree before its entry point runs
+
+An image or a bundle runs as shipped: the image's own entrypoint, or the
+bundle's manifest command with a placeholder for every setting, under the
+same hardening, session, tool calls and watch (docs/shipped.md).
 
 The scan resolves the version on the registry, then installs it in two steps:
 a fetch step (npm install --ignore-scripts, or uv's resolution and verified
