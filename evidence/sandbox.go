@@ -182,6 +182,11 @@ type TreeCache struct {
 	// FetchedBy is the run that fetched the tree, and FetchedAt when.
 	FetchedBy string    `json:"fetched_by"`
 	FetchedAt time.Time `json:"fetched_at"`
+	// Built is set when the reused tree is a PyPI release's venv as built
+	// by FetchedBy, whose build ran no package code (wheels only): this
+	// run did no fetch and no build, and the install evidence is that
+	// run's record.
+	Built bool `json:"built,omitempty"`
 }
 
 // Integrity records the check of the tarball against the registry.

@@ -241,11 +241,11 @@ func (pypiInstaller) treeKey(s *Sandbox, h hash.Hash, t Target) {
 	}
 }
 
-// install is the install phase of a PyPI target: the fetch step (uv
+// pyInstall is the install phase of a PyPI target: the fetch step (uv
 // resolves and downloads the tree, or a cached tree is reused) and the
-// build step (sdists built, the venv made). It returns the volume the run
-// phase mounts read-only.
-func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree string, t Target, watchReady func() (observer, error)) (*evidence.Install, *targetInfo, []byte, string, error) {
+// build step (sdists built, the venv made), in the run's own volumes. Its
+// work is the volume the run phase mounts read-only.
+func (s *Sandbox) pyInstall(ctx context.Context, r *run, tree string, t Target, watchReady func() (observer, error)) (*pyInstalled, error) {
 	inst := &evidence.Install{Outcome: evidence.InstallOK, Scripts: []evidence.Script{}, Integrity: evidence.Integrity{Expected: t.Integrity}}
 	deadline := time.Now().Add(s.opts.InstallTimeout)
 	started := time.Now()
@@ -254,18 +254,18 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 			return s.pyFetch(ctx, r, vol, t, s.opts.InstallTimeout)
 		},
 		func(fr *pyFetchResult) bool { return fr.OK && (fr.Target != nil || t.pyTarget() == "") })
+	var dm *pyDynamic
 	if err == nil && !timedOut && fr != nil && fr.ErrorKind == pyNeedsMetadata {
-		var dm *pyDynamic
 		dm, fr, timedOut, fetched, err = s.resolveDynamic(ctx, r, tree, t, fr, deadline, watchReady)
 		defer dm.record(inst)
 	}
 	inst.FetchMS = time.Since(started).Milliseconds()
 	if err != nil {
-		return nil, nil, nil, "", err
+		return nil, err
 	}
 	if timedOut {
 		s.fetchTimedOut(inst)
-		return inst, nil, nil, "", nil
+		return &pyInstalled{inst: inst}, nil
 	}
 	lock := recordLockfile(inst, fr.Lockfile)
 	inst.Packages = fr.Packages
@@ -277,11 +277,11 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		inst.LogTail = r.mask.text(fr.LogTail, "install")
 		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepFetch
 		inst.Error = r.mask.text(pyFetchFailure(fr), "install")
-		return inst, nil, lock, "", nil
+		return &pyInstalled{inst: inst, lock: lock}, nil
 	}
 	if !t.PyProject && t.Tarball == nil && (pkgspec.NormalizePyPIName(fr.Target.Name) != pkgspec.NormalizePyPIName(t.Name) || fr.Target.Version != t.Version) {
 		fetchedOther(inst, t, "resolved", fr.Target.Name, fr.Target.Version)
-		return inst, nil, lock, "", nil
+		return &pyInstalled{inst: inst, lock: lock}, nil
 	}
 	for _, sd := range fr.Sdists {
 		cmd := "PEP 517 build_wheel with " + sd.Backend
@@ -297,18 +297,18 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 	// The build runs in a bounded copy of the fetched tree (cached or not).
 	work, w, ok, err := s.codeStep(ctx, r, fetched, "build", deadline, inst, watchReady)
 	if err != nil || !ok {
-		return inst, nil, lock, "", err
+		return &pyInstalled{inst: inst, lock: lock}, err
 	}
 	br, timedOut, tail, err := s.pyBuild(ctx, r, work, t, fr, time.Until(deadline), w)
 	inst.ScriptsMS = time.Since(started).Milliseconds()
 	if err != nil {
-		return nil, nil, nil, "", err
+		return nil, err
 	}
 	if timedOut {
 		inst.Outcome, inst.FailedStep = evidence.InstallTimeout, evidence.StepScripts
 		inst.Error = fmt.Sprintf("build step exceeded the install timeout of %s", s.opts.InstallTimeout)
 		inst.LogTail = tail
-		return inst, nil, lock, "", nil
+		return &pyInstalled{inst: inst, lock: lock}, nil
 	}
 	inst.ArchiveEscapes = append(inst.ArchiveEscapes, maskEscapes(r, br.ArchiveEscapes)...)
 	for _, h := range br.StartupHooks {
@@ -317,7 +317,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 	}
 	s.recordPyBuilds(r, inst, br.Builds)
 	if inst.Outcome != evidence.InstallOK {
-		return inst, nil, lock, "", nil
+		return &pyInstalled{inst: inst, lock: lock}, nil
 	}
 	if !br.OK {
 		inst.Outcome, inst.FailedStep = evidence.InstallFailed, evidence.StepScripts
@@ -327,7 +327,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 		} else if br.Venv != nil {
 			inst.LogTail = tailString(r.mask.text(br.Venv.OutputTail, "install"), 4000)
 		}
-		return inst, nil, lock, "", nil
+		return &pyInstalled{inst: inst, lock: lock}, nil
 	}
 	inst.DeclaredBins = br.ConsoleScripts
 	w.treeInstalled(ctx, inst)
@@ -335,7 +335,7 @@ func (pypiInstaller) install(ctx context.Context, s *Sandbox, r *run, tree strin
 	if fr.Target != nil {
 		tgt.Name, tgt.Version = fr.Target.Name, fr.Target.Version
 	}
-	return inst, tgt, lock, work, nil
+	return &pyInstalled{inst: inst, tgt: tgt, lock: lock, work: work, fr: fr, br: br, dynamic: dm != nil}, nil
 }
 
 // setPyIntegrity fills in the integrity of the fetched target file: the

@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -191,9 +192,10 @@ func TestPyPISdistOnly(t *testing.T) {
 	}
 }
 
-// TestPyPITreeCache: a second scan of the same release reuses the fetched
-// tree (no index traffic), builds and starts from it, and gets the same
-// lockfile and contract.
+// TestPyPITreeCache: a second scan of the same release, whose tree is all
+// wheels, reuses the venv the first built (no index traffic, no build) and
+// gets the same lockfile, console scripts and contract, the evidence
+// saying whose build it is.
 func TestPyPITreeCache(t *testing.T) {
 	s := newSandbox(t, func(o *sandbox.Options) {
 		o.InstallTimeout = 240 * time.Second
@@ -236,8 +238,13 @@ func TestPyPITreeCache(t *testing.T) {
 		results = append(results, res)
 	}
 	first, second := results[0], results[1]
-	if first.Install.TreeCache.Hit || !second.Install.TreeCache.Hit || first.Install.TreeCache.Key != second.Install.TreeCache.Key {
-		t.Errorf("tree cache: first %+v, second %+v; want a miss then a hit on one key", first.Install.TreeCache, second.Install.TreeCache)
+	if first.Install.TreeCache.Hit || !second.Install.TreeCache.Hit || first.Install.TreeCache.Key != second.Install.TreeCache.Key ||
+		!first.Install.TreeCache.Built || !second.Install.TreeCache.Built || second.Install.TreeCache.FetchedBy != first.Install.TreeCache.FetchedBy {
+		t.Errorf("tree cache: first %+v, second %+v; want the built tree kept, then reused, on one key", first.Install.TreeCache, second.Install.TreeCache)
+	}
+	if second.Install.ScriptsMS != 0 || len(second.Install.DeclaredBins) == 0 || !maps.Equal(first.Install.DeclaredBins, second.Install.DeclaredBins) {
+		t.Errorf("the reused venv: build step %d ms, console scripts %v (first %v); want no build and the first's scripts",
+			second.Install.ScriptsMS, second.Install.DeclaredBins, first.Install.DeclaredBins)
 	}
 	if first.Install.LockfileSHA256 != second.Install.LockfileSHA256 || !second.Install.Integrity.Match || second.Install.Packages != first.Install.Packages {
 		t.Errorf("the cached tree differs: lockfile %s / %s, integrity %+v, packages %d / %d",

@@ -121,8 +121,13 @@ type fetchFunc[R any] struct {
 // volume instead and leaves the cache volume alone; an abandoned one it
 // removes and fills again.
 func cachedFetch[R any](ctx context.Context, s *Sandbox, r *run, runTree string, t Target, f fetchFunc[R]) (cachedTree[R], error) {
+	return cachedTreeOf(ctx, s, r, runTree, s.treeKey(t), f)
+}
+
+// cachedTreeOf is cachedFetch for the tree of key, which f fills (a
+// fetched tree, or a built one: see pybuilt.go).
+func cachedTreeOf[R any](ctx context.Context, s *Sandbox, r *run, runTree, key string, f fetchFunc[R]) (cachedTree[R], error) {
 	dir := s.opts.TreeCacheDir
-	key := s.treeKey(t)
 	vol := "verifymcp-tree-" + key
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return cachedTree[R]{}, fmt.Errorf("tree cache: %w", err)
