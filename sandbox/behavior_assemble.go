@@ -410,6 +410,9 @@ func provenanceIn(phase string, events []execEvent, declared map[string]bool, tr
 			// One of the driver's own uv commands, as its child.
 			r = evidence.ProvenancePackageManager
 			uv[ev.PID] = true
+		case rooted && scripts && ppid == tree.driver && isDriverCompile(ev.Argv):
+			// The driver's byte-compilation of the installed tree.
+			r = evidence.ProvenanceSandbox
 		case rooted && scripts && ppid == tree.driver:
 			// The driver starts nothing else; what this is, is not known.
 			r = provenanceUnknown
@@ -495,6 +498,13 @@ func isDriverUV(argv []string) bool {
 		return len(argv) > 2 && argv[2] == "install"
 	}
 	return false
+}
+
+// isDriverCompile reports whether a command line is the PyPI build
+// driver's byte-compilation (drivers/pybuild.py): the image's python3,
+// isolated and without site (so no .pth file runs), compiling the tree.
+func isDriverCompile(argv []string) bool {
+	return len(argv) >= 5 && argv[0] == sandboxPython && slices.Equal(argv[1:5], []string{"-I", "-S", "-m", "compileall"})
 }
 
 // expected says whether a process of provenance p is not the package's

@@ -8,7 +8,10 @@
 #      code runs (setup.py, PEP 517 hooks), each build its own window;
 #   3. installs the whole resolved tree into the venv (`uv pip install
 #      --no-deps`, offline, from the fetched and built files only);
-#   4. reads the target distribution's entry_points.txt;
+#   4. byte-compiles the installed tree (the image's python3 -I -S -m
+#      compileall: no .pth file is read, no package code runs), which the
+#      run phase's read-only venv could not do at each start;
+#      then reads the target distribution's entry_points.txt;
 #   5. reads, without extracting or running anything, every distribution
 #      file of the tree (fetched or built) for members whose path leaves
 #      the directory they are extracted into, and the installed tree for
@@ -238,6 +241,12 @@ def main():
         emit()
     site = site_packages()
     startup_hooks(site, before)
+    # Byte-compile the tree once, here, since the run phase's venv is
+    # read-only and would compile every module at every start. The image's
+    # own interpreter (the venv's is a link to it, and a wheel could have
+    # put another in the venv's bin), -S: it reads no .pth file (a start-up
+    # hook runs no code here); compileall only compiles.
+    result["compile"] = run([args["python"], "-I", "-S", "-m", "compileall", "-q", "-j", "0", site], left())
     norm = re.sub(r"[-_.]+", "_", args["target"]).lower()
     for d in sorted(os.listdir(site)):
         if not d.endswith(".dist-info"):
