@@ -10,3 +10,7 @@ func cpuTime() time.Duration { return 0 }
 func syncDisks() {}
 
 func serverCPUTime() time.Duration { return 0 }
+
+func resetPeakRSS() {}
+
+func peakRSS() int64 { return 0 }

@@ -61,3 +61,27 @@ func serverCPUTime() time.Duration {
 	// USER_HZ is 100 on every Linux architecture Go supports.
 	return time.Duration(ticks) * 10 * time.Millisecond
 }
+
+// resetPeakRSS resets the peak resident set size peakRSS reads, so that it
+// covers what follows and not a benchmark's seeding (Linux only:
+// /proc/self/clear_refs).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS is this process's peak resident set size in bytes since the last
+// resetPeakRSS (VmHWM), 0 where it cannot be read.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}

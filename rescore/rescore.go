@@ -253,6 +253,32 @@ func (n needs) of(b *evidence.Bundle) []string {
 // are listed in the summary's Failed. A run saved during the pass is
 // rescored too if it sorts after the runs already read.
 func Run(ctx context.Context, s *store.Store, opts Options) (Summary, error) {
+	return run(ctx, s, opts)
+}
+
+// runStore is what a pass needs of a store: *store.Store, or in tests a
+// store that watches the pass.
+type runStore interface {
+	CountRuns(ctx context.Context, f store.Filter) (int, error)
+	EachRun(ctx context.Context, f store.Filter, version, baseline string, fn func(*store.StoredRun) error) error
+	SaveResults(ctx context.Context, rs []store.Result) error
+}
+
+// readBatch is how many runs travel together from the reader to a
+// worker, and from a worker to the writer, so that waking a goroutine is
+// paid once per batch rather than once per run; their buffers are reused.
+const readBatch = 64
+
+// maxInFlight bounds the runs a pass holds at once, read and not yet
+// committed (in a dry run, evaluated), whatever the store's size: the
+// reader's batch being filled, 2×workers batches queued for the workers,
+// one per worker, 2×workers queued for the writer, the writer's current
+// one, and the batchSize results it commits together.
+func maxInFlight(workers, batchSize int) int {
+	return readBatch*(1+2*workers+workers+2*workers+1) + batchSize
+}
+
+func run(ctx context.Context, s runStore, opts Options) (Summary, error) {
 	start := time.Now()
 	rb := opts.Rubric
 	if rb == nil {
@@ -283,9 +309,8 @@ func Run(ctx context.Context, s *store.Store, opts Options) (Summary, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// Runs travel in batches of readBatch, so that waking a worker is paid
-	// once per batch rather than once per run; their buffers are reused.
-	const readBatch = 64
+	// Runs travel in batches of readBatch; the channels' capacities are
+	// those maxInFlight counts.
 	rowsCh := make(chan []row, 2*workers)
 	var pool sync.Pool
 
@@ -397,7 +422,7 @@ func startWorkers(ctx context.Context, workers int, rowsCh <-chan []row, pool *s
 				for i := range batch {
 					out = append(out, rescoreOne(&batch[i], rb, need, memo, save, &st))
 				}
-				batch = batch[:0]
+				batch = recycle(batch)
 				pool.Put(&batch)
 				select {
 				case doneCh <- out:
@@ -427,10 +452,32 @@ type row struct {
 	scored          bool
 }
 
+// maxPooledBuffer is the largest bundle or baseline buffer a row keeps
+// for reuse. Bundles are tens of kilobytes; a run with a bundle of many
+// megabytes (a listing of thousands of tools) must not leave a buffer of
+// its size in a pooled batch for the rest of the pass, and over a store of
+// many such runs in every one of them.
+const maxPooledBuffer = 1 << 20
+
+// recycle returns batch emptied for reuse, with the buffers of its rows
+// larger than maxPooledBuffer dropped.
+func recycle(batch []row) []row {
+	for i := range batch {
+		r := &batch[i]
+		if cap(r.bundle) > maxPooledBuffer {
+			r.bundle = nil
+		}
+		if cap(r.baseline) > maxPooledBuffer {
+			r.baseline = nil
+		}
+	}
+	return batch[:0]
+}
+
 // read streams the runs f selects, oldest first, each with its baseline
 // result, in batches to out, and returns the time spent reading, not
 // waiting for workers.
-func read(ctx context.Context, s *store.Store, f store.Filter, version, baseline string, batchSize int, pool *sync.Pool, out chan<- []row) (time.Duration, error) {
+func read(ctx context.Context, s runStore, f store.Filter, version, baseline string, batchSize int, pool *sync.Pool, out chan<- []row) (time.Duration, error) {
 	start := time.Now()
 	var blocked time.Duration
 	elapsed := func() time.Duration { return time.Since(start) - blocked }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,10 +16,60 @@ import (
 	"github.com/verifymcp/verifymcp/store"
 )
 
-// rescoreBenchRuns is how many runs BenchmarkRescore stores and rescores.
-const rescoreBenchRuns = 20000
+// rescoreBenchRuns is how many runs BenchmarkRescore and
+// BenchmarkRescoreSeed store: $VERIFYMCP_RESCORE_RUNS, else 20,000.
+func rescoreBenchRuns(tb testing.TB) int {
+	v := os.Getenv("VERIFYMCP_RESCORE_RUNS")
+	if v == "" {
+		return 20000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		tb.Fatalf("VERIFYMCP_RESCORE_RUNS=%q: want a positive number of runs", v)
+	}
+	return n
+}
 
-// BenchmarkRescore rescores a store of 20,000 varied runs (the mix of
+// BenchmarkRescoreSeed seeds the store in $VERIFYMCP_RESCORE_DIR (created
+// if need be) as BenchmarkRescore seeds its own: $VERIFYMCP_RESCORE_RUNS
+// runs of the same mix, each with its result under rubric 4, so that the
+// real command can be measured on it (`verifymcp rescore --data-dir`).
+// Runs already stored there are kept and the seeding goes on from the next
+// one. It reports runs/s seeded.
+func BenchmarkRescoreSeed(b *testing.B) {
+	dir := os.Getenv("VERIFYMCP_RESCORE_DIR")
+	if dir == "" {
+		b.Skip("VERIFYMCP_RESCORE_DIR names no directory to seed")
+	}
+	ctx := context.Background()
+	n := rescoreBenchRuns(b)
+	fx := loadRescoreFixtures(b)
+	v4, err := rubric.Load("4")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s, err := store.Open(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		have, err := s.CountRuns(ctx, store.Filter{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		seedFrom(b, s, have, n, fx.mixed, v4)
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if have < n {
+			b.ReportMetric(float64(n-have)/time.Since(start).Seconds(), "runs/s")
+		}
+		b.Logf("%s holds %d runs (%d seeded now)", dir, max(n, have), max(n-have, 0))
+	}
+}
+
+// BenchmarkRescore rescores a store of 20,000 varied runs ($VERIFYMCP_RESCORE_RUNS) (the mix of
 // TestRescoreReweighted: sandbox-only, supply-chain, DNSSEC and judge
 // evidence, stale and missing signals), each saved with its result under
 // rubric v4, as a store looks when the rubric moves to v5:
@@ -61,7 +112,8 @@ func benchmarkRescore(b *testing.B, s *store.Store) {
 	}
 	v5 := rubric.Current()
 	start := time.Now()
-	seed(b, s, rescoreBenchRuns, fx.mixed, v4)
+	runs := rescoreBenchRuns(b)
+	seed(b, s, runs, fx.mixed, v4)
 	// The seeding's writes on disk rather than written back by the kernel
 	// during the first pass.
 	syncDisks()
@@ -69,20 +121,21 @@ func benchmarkRescore(b *testing.B, s *store.Store) {
 	if s.Postgres() {
 		backend = "Postgres"
 	}
-	b.Logf("%s: stored %d runs with their v4 results in %v; GOMAXPROCS %d", backend, rescoreBenchRuns, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	b.Logf("%s: stored %d runs with their v4 results in %v; GOMAXPROCS %d", backend, runs, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
 
 	pass := func(r *rubric.Rubric, save bool) func(b *testing.B) {
 		return func(b *testing.B) {
 			var total int
 			var st Stages
 			cpu0, srv0 := cpuTime(), serverCPUTime()
+			resetPeakRSS()
 			for b.Loop() {
 				sum, err := Run(ctx, s, Options{Rubric: r, Save: save})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if sum.Rescored != rescoreBenchRuns || len(sum.Failed) != 0 {
-					b.Fatalf("rescored %d, failed %d; want %d", sum.Rescored, len(sum.Failed), rescoreBenchRuns)
+				if sum.Rescored != runs || len(sum.Failed) != 0 {
+					b.Fatalf("rescored %d, failed %d; want %d", sum.Rescored, len(sum.Failed), runs)
 				}
 				total += sum.Rescored
 				st.Read += sum.Stages.Read
@@ -93,6 +146,9 @@ func benchmarkRescore(b *testing.B, s *store.Store) {
 				st.Write += sum.Stages.Write
 			}
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "results/s")
+			if peak := peakRSS(); peak > 0 {
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+			}
 			if cpu := cpuTime() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(cpu.Microseconds())/float64(total), "cpu-µs/result")
 			}

@@ -105,9 +105,19 @@ func (fx rescoreFixtures) mixed(i int) *evidence.Bundle {
 
 // seed saves n bundles made by bundle, each with its result under r
 // (none when r is nil: SaveRun needs one, so the result is saved and then
-// nothing else is). Results are computed on every core; the saves are
-// serial, as SQLite's are.
+// nothing else is). Results are computed on every core, seedChunk runs at
+// a time, so that seeding a store of any size holds a bounded number of
+// runs; the saves are serial, as SQLite's are.
 func seed(t testing.TB, s *store.Store, n int, bundle func(i int) *evidence.Bundle, r *rubric.Rubric) {
+	t.Helper()
+	seedFrom(t, s, 0, n, bundle, r)
+}
+
+// seedChunk is how many runs seed prepares before saving them.
+const seedChunk = 1000
+
+// seedFrom is seed for the runs from to n-1.
+func seedFrom(t testing.TB, s *store.Store, from, n int, bundle func(i int) *evidence.Bundle, r *rubric.Rubric) {
 	t.Helper()
 	ctx := context.Background()
 	type item struct {
@@ -115,28 +125,32 @@ func seed(t testing.TB, s *store.Store, n int, bundle func(i int) *evidence.Bund
 		b    *evidence.Bundle
 		res  rubric.Result
 	}
-	items := make([]item, n)
-	var wg sync.WaitGroup
+	items := make([]item, seedChunk)
 	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				b := bundle(i)
-				data, err := json.Marshal(b)
-				if err != nil {
-					panic(err)
+	for lo := from; lo < n; lo += seedChunk {
+		hi := min(lo+seedChunk, n)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := lo + w; i < hi; i += workers {
+					b := bundle(i)
+					data, err := json.Marshal(b)
+					if err != nil {
+						panic(err)
+					}
+					items[i-lo] = item{data, b, rubric.Evaluate(b, r)}
 				}
-				items[i] = item{data, b, rubric.Evaluate(b, r)}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, it := range items {
-		if err := s.SaveRun(ctx, it.data, it.b, it.res); err != nil {
-			t.Fatal(err)
+			}()
 		}
+		wg.Wait()
+		for _, it := range items[:hi-lo] {
+			if err := s.SaveRun(ctx, it.data, it.b, it.res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clear(items)
 	}
 }
 

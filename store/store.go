@@ -97,14 +97,22 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	// are blobs of ten kilobytes and more: 64 KiB pages (set when the file
 	// is created; a store created with smaller pages keeps them) hold
 	// several, which makes inserting a result three times cheaper than
-	// with 16 KiB pages, where each took a page of its own, and
-	// memory-mapped reads halve the cost of reading one back. A rescoring
-	// pass is bound by those two. Checkpointing every 100 pages keeps the
-	// write-ahead log small, so that the reader finds the pages the writer
-	// changed in the mapped file rather than reading them from the log.
+	// with 16 KiB pages, where each took a page of its own. Checkpointing
+	// every 100 pages keeps the write-ahead log small.
+	//
+	// Nothing is memory-mapped (mmap_size 0, SQLite's own default, set
+	// here so that a build with another default cannot map): every page a
+	// connection reads through a mapping stays in the process's resident
+	// set until the mapping is dropped, so a rescoring pass, which reads
+	// every page of the file, grew with the store (a dry pass over 100,000
+	// runs peaked at 1.2 GiB with a 1 GiB mapping, 1 GiB of it the mapped
+	// file). Pages are read into each connection's page cache instead,
+	// bounded by its cache_size; with the bundles and results compressed
+	// (codec.go) the mapping saved nothing measurable
+	// (TestEachRunMapsNothing, docs/rescoring.md).
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() +
 		"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate" +
-		"&_pragma=page_size(65536)&_pragma=mmap_size(1073741824)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walAutocheckpoint) + ")"
+		"&_pragma=page_size(65536)&_pragma=mmap_size(0)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walAutocheckpoint) + ")"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
