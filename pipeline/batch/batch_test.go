@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,7 +205,7 @@ func TestRunWorkersStopsOnDrain(t *testing.T) {
 	var started, finished atomic.Int32
 	var once sync.Once
 	release := make(chan struct{})
-	RunWorkers(context.Background(), drain, 3, items, func(ctx context.Context, it *Item) {
+	RunWorkers(context.Background(), drain, 3, 0, items, func(ctx context.Context, it *Item) {
 		started.Add(1)
 		if it.Line == 1 {
 			// The first interrupt comes while three scans are in flight.
@@ -226,6 +227,31 @@ func TestRunWorkersStopsOnDrain(t *testing.T) {
 	for _, it := range items[3:] {
 		if it.Status != "" {
 			t.Errorf("line %d ran after the drain", it.Line)
+		}
+	}
+}
+
+// TestRunWorkersSpread: the workers' first scans start spread over the
+// given time, one every spread/n, not at once.
+func TestRunWorkersSpread(t *testing.T) {
+	items := make([]*Item, 4)
+	for i := range items {
+		items[i] = &Item{Line: i + 1}
+	}
+	var mu sync.Mutex
+	var starts []time.Duration
+	begin := time.Now()
+	RunWorkers(context.Background(), make(chan struct{}), 4, 400*time.Millisecond, items, func(ctx context.Context, it *Item) {
+		mu.Lock()
+		starts = append(starts, time.Since(begin))
+		mu.Unlock()
+		time.Sleep(time.Second) // each worker takes one item
+	})
+	slices.Sort(starts)
+	for i, st := range starts {
+		want := time.Duration(i) * 100 * time.Millisecond
+		if st < want || st > want+80*time.Millisecond {
+			t.Errorf("start %d at %s, want about %s (every 100 ms)", i, st, want)
 		}
 	}
 }

@@ -84,14 +84,26 @@ func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubr
 }
 
 // RunWorkers runs fn over items with n workers, starting nothing new once
-// drain is closed.
-func RunWorkers(ctx context.Context, drain <-chan struct{}, n int, items []*Item, fn func(context.Context, *Item)) {
+// drain is closed. Worker i takes its first item i×spread/n after the
+// first worker: scans of one list take about as long as each other, so
+// workers that start at once would wait (the idle watch), tear down and
+// start at once, wave after wave; spread over the idle watch, their waits
+// interleave with the others' work.
+func RunWorkers(ctx context.Context, drain <-chan struct{}, n int, spread time.Duration, items []*Item, fn func(context.Context, *Item)) {
 	jobs := make(chan *Item)
 	var wg sync.WaitGroup
-	for range min(n, len(items)) {
+	workers := min(n, len(items))
+	for i := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if d := spread * time.Duration(i) / time.Duration(workers); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+				case <-drain:
+				}
+			}
 			for it := range jobs {
 				fn(ctx, it)
 			}
@@ -127,6 +139,9 @@ type Scans struct {
 	// Ahead, when set, hands out the later scans' run ids, each with an
 	// observer started ahead of it (see sandbox.Pool).
 	Ahead *sandbox.Pool
+	// Spread spreads the workers' first scans (see RunWorkers): the idle
+	// watch's length.
+	Spread time.Duration
 
 	sessionTaken atomic.Bool
 }
@@ -199,7 +214,7 @@ type Events interface {
 // every other target would meet it too, so no new one starts.
 func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func(), n int, todo []*Item, prog Events) {
 	prog.Scanning(len(todo))
-	RunWorkers(ctx, drain, n, todo, func(ctx context.Context, it *Item) {
+	RunWorkers(ctx, drain, n, s.Spread, todo, func(ctx context.Context, it *Item) {
 		prog.Started()
 		s.Scan(ctx, it)
 		prog.Finish(it, true)

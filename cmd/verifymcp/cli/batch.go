@@ -282,7 +282,7 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 
 	save := g.storeSaver(st, dataDir)
 	save.Detached = true
-	bs := &batch.Scans{Pipeline: p, Save: save}
+	bs := &batch.Scans{Pipeline: p, Save: save, Spread: f.scan.idle}
 	if len(todo) > 0 {
 		session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
 		if err != nil {
