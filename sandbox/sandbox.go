@@ -377,15 +377,8 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 	if h := t.Hooks; h != nil && h.Installed != nil && len(lock) > 0 {
 		h.Installed(bytes.Clone(lock))
 	}
-	switch inst.Outcome {
-	case evidence.InstallTimeout:
-		res.Outcome = evidence.OutcomeInstallTimeout
-		return res, nil
-	case evidence.InstallFailed:
-		res.Outcome = evidence.OutcomeInstallFailed
-		return res, nil
-	case evidence.InstallOOM:
-		res.Outcome = evidence.OutcomeOOM
+	if o, ended := installEnded(inst); ended {
+		res.Outcome = o
 		return res, nil
 	}
 	bin, err := eco.chooseBin(t, tgt)
@@ -408,6 +401,21 @@ func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result
 	res.Exercise, res.ExerciseNote = ex, exerciseNote(s.opts, sess, c, ex)
 	res.Outcome = sess.Outcome
 	return res, nil
+}
+
+// installEnded is the scan's outcome when the install ended it (it
+// failed, ran out of time or of memory): ended is false when the server
+// is to start.
+func installEnded(inst *evidence.Install) (o evidence.Outcome, ended bool) {
+	switch inst.Outcome {
+	case evidence.InstallOK:
+		return "", false
+	case evidence.InstallTimeout:
+		return evidence.OutcomeInstallTimeout, true
+	case evidence.InstallOOM:
+		return evidence.OutcomeOOM, true
+	}
+	return evidence.OutcomeInstallFailed, true
 }
 
 // observerFor starts, or takes the prewarmed, behaviour observer of run r

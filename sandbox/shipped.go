@@ -292,16 +292,8 @@ func (s *Sandbox) installProject(ctx context.Context, r *run, runID string, t Ta
 	if h := t.Hooks; h != nil && h.Installed != nil && len(lock) > 0 {
 		h.Installed(bytes.Clone(lock))
 	}
-	switch inst.Outcome {
-	case evidence.InstallOK:
-	case evidence.InstallTimeout:
-		res.Outcome = evidence.OutcomeInstallTimeout
-		return false, nil
-	case evidence.InstallOOM:
-		res.Outcome = evidence.OutcomeOOM
-		return false, nil
-	default:
-		res.Outcome = evidence.OutcomeInstallFailed
+	if o, ended := installEnded(inst); ended {
+		res.Outcome = o
 		return false, nil
 	}
 	st.image = picked.py.Image

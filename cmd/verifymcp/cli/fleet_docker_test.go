@@ -54,6 +54,21 @@ type enqueueJSON struct {
 	} `json:"totals"`
 }
 
+// enqueueList runs `batch --enqueue` of list from dir/submitter and
+// returns its summary.
+func enqueueList(t *testing.T, env []string, dir, list string) enqueueJSON {
+	t.Helper()
+	res := verifymcp(t, env, "batch", "--enqueue", "--format", "json", "--data-dir", filepath.Join(dir, "submitter"), list)
+	if res.code != 0 {
+		t.Fatalf("batch --enqueue: exit %d\n%s", res.code, res.stderr)
+	}
+	var sum enqueueJSON
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, res.stdout)
+	}
+	return sum
+}
+
 // worker is a `verifymcp worker` process whose stderr is watched.
 type worker struct {
 	cmd    *exec.Cmd
@@ -137,18 +152,7 @@ func TestFleetExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	enqueue := func() enqueueJSON {
-		t.Helper()
-		res := verifymcp(t, env, "batch", "--enqueue", "--format", "json", "--data-dir", filepath.Join(dir, "submitter"), list)
-		if res.code != 0 {
-			t.Fatalf("batch --enqueue: exit %d\n%s", res.code, res.stderr)
-		}
-		var sum enqueueJSON
-		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
-			t.Fatalf("%v\n%s", err, res.stdout)
-		}
-		return sum
-	}
+	enqueue := func() enqueueJSON { return enqueueList(t, env, dir, list) }
 	first := enqueue()
 	if tt := first.Totals; tt.Targets != 7 || tt.Submitted != 7 || tt.Enqueued != 7 || tt.AlreadyQueued != 0 || tt.Failed != 0 {
 		t.Fatalf("first enqueue totals %+v; want 7 enqueued", tt)
@@ -290,18 +294,7 @@ func TestFleetPyPI(t *testing.T) {
 	if err := os.WriteFile(list, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	enqueue := func() enqueueJSON {
-		t.Helper()
-		res := verifymcp(t, env, "batch", "--enqueue", "--format", "json", "--data-dir", filepath.Join(dir, "submitter"), list)
-		if res.code != 0 {
-			t.Fatalf("batch --enqueue: exit %d\n%s", res.code, res.stderr)
-		}
-		var sum enqueueJSON
-		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
-			t.Fatalf("%v\n%s", err, res.stdout)
-		}
-		return sum
-	}
+	enqueue := func() enqueueJSON { return enqueueList(t, env, dir, list) }
 	if tt := enqueue().Totals; tt.Targets != 1 || tt.Enqueued != 1 || tt.Failed != 0 {
 		t.Fatalf("enqueue totals %+v; want 1 enqueued", tt)
 	}
@@ -377,18 +370,7 @@ func TestFleetShipped(t *testing.T) {
 	if err := os.WriteFile(list, []byte(bundle+"\ndocker-daemon:"+tag+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	enqueue := func() enqueueJSON {
-		t.Helper()
-		res := verifymcp(t, env, "batch", "--enqueue", "--format", "json", "--data-dir", filepath.Join(dir, "submitter"), list)
-		if res.code != 0 {
-			t.Fatalf("batch --enqueue: exit %d\n%s", res.code, res.stderr)
-		}
-		var sum enqueueJSON
-		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
-			t.Fatalf("%v\n%s", err, res.stdout)
-		}
-		return sum
-	}
+	enqueue := func() enqueueJSON { return enqueueList(t, env, dir, list) }
 	if tt := enqueue().Totals; tt.Targets != 2 || tt.Enqueued != 2 || tt.Failed != 0 {
 		t.Fatalf("enqueue totals %+v; want 2 enqueued", tt)
 	}
