@@ -228,6 +228,22 @@ func readConfigFiles(paths []string, locations []clientconfig.Location, client s
 			return d, usageError{err}
 		}
 	}
+	// Claude Desktop runs the extensions it installed whether or not its
+	// config file exists (a user with extensions and no other server may
+	// have none): with no file of its own, they are read where the file
+	// would be.
+	for _, l := range locations {
+		if l.Found || l.Client != clientconfig.ClientClaudeDesktop {
+			continue
+		}
+		dir := clientconfig.ExtensionsBeside(l.Path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		if err := d.ReadExtensions(dir); err != nil {
+			return d, usageError{err}
+		}
+	}
 	return d, nil
 }
 

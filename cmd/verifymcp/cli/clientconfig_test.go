@@ -157,6 +157,50 @@ func TestConfigScanMacOSLocations(t *testing.T) {
 	}
 }
 
+// TestConfigScanExtensionsWithoutAConfigFile: Claude Desktop runs the
+// extensions it installed with no config file of its own; they are read
+// where the file would be, and scanned as bundles.
+func TestConfigScanExtensionsWithoutAConfigFile(t *testing.T) {
+	home := t.TempDir()
+	claude := filepath.Join(home, ".config", "Claude")
+	src := "../../../clientconfig/testdata/claude-desktop-extensions/Claude/Claude Extensions/ant.dir.ant.anthropic.filesystem"
+	ext := filepath.Join(claude, "Claude Extensions", "ant.dir.ant.anthropic.filesystem")
+	if err := os.CopyFS(ext, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's JSON files end in .in, so that no tool takes them for
+	// a project's own.
+	if err := os.Rename(filepath.Join(ext, "manifest.json.in"), filepath.Join(ext, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	configEnv(t, home, t.TempDir())
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb, goos: "linux"}
+	root := newRoot(g)
+	root.SetArgs([]string{"config", "scan", "--format", "json"})
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, errb.String())
+	}
+	r := decodeConfig(t, out.String())
+	if want := filepath.Join(claude, "Claude Extensions"); len(r.Files) != 1 || r.Files[0].Path != want {
+		t.Errorf("files %+v, want only the extensions, %s", r.Files, want)
+	}
+	var x struct {
+		Targets []struct {
+			Server string `json:"server"`
+			Target string `json:"target"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &x); err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Targets) != 1 || !strings.HasPrefix(x.Targets[0].Target, "mcpb:") {
+		t.Errorf("targets %+v, want the one extension as an mcpb: target", x.Targets)
+	}
+}
+
 // TestConfigScanReadsAFileOnce: run from the home directory, Cursor's
 // project location is its user file: it is read once (its findings not
 // doubled) and listed once with both roles. A file named twice on the
