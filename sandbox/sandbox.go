@@ -91,6 +91,10 @@ type Options struct {
 	// TreeCacheDir, when set, enables the install tree cache and holds its
 	// index (see treecache.go); empty fetches afresh on every scan.
 	TreeCacheDir string
+	// ShippedCacheDir, when set, is where a release that runs as shipped
+	// may keep what its ecosystem derived from content-addressed inputs
+	// (an image's inventory, by the image's ID): Engine.CacheDir.
+	ShippedCacheDir string
 	// TreeCacheNamespace, when set, keeps this sandbox's cached trees
 	// apart from every other namespace's: it is part of the tree-cache key
 	// and a label of the volume. The tests give themselves one, so that

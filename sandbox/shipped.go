@@ -67,6 +67,10 @@ type Engine struct {
 	// reaper, after a crash) removes it.
 	Labels map[string]string
 	Logger *slog.Logger
+	// CacheDir, when set, is a directory where the ecosystem may keep
+	// what it derived from content-addressed inputs, for later scans (an
+	// image's inventory by its ID); "" keeps nothing.
+	CacheDir string
 }
 
 // Launch is how to start a shipped release, and what preparing it found.
@@ -154,7 +158,7 @@ func (s *Sandbox) scanShipped(ctx context.Context, runID string, t Target) (res 
 	}()
 	log.Info("prepare phase", "release", t.Name+"@"+t.Version)
 	prepared := time.Now()
-	l, err := t.Shipped.Prepare(ctx, Engine{Client: s.cli, Image: s.opts.Image, Labels: r.labels(), Logger: log})
+	l, err := t.Shipped.Prepare(ctx, Engine{Client: s.cli, Image: s.opts.Image, Labels: r.labels(), Logger: log, CacheDir: s.opts.ShippedCacheDir})
 	if err != nil {
 		return nil, err
 	}

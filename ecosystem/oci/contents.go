@@ -45,8 +45,9 @@ type Contents struct {
 	Skipped []string `json:"skipped"`
 }
 
-// inventorySchema names the form of Lockfile's JSON.
-const inventorySchema = "verifymcp/oci-inventory/1"
+// InventorySchema names the form of Lockfile's JSON (and of a kept
+// inventory).
+const InventorySchema = "verifymcp/oci-inventory/1"
 
 // Sort puts the packages in a stable order, without repeats.
 func (c *Contents) Sort() {
@@ -77,7 +78,7 @@ func (c *Contents) Lockfile() []byte {
 		cp.Skipped = []string{}
 	}
 	cp.Sort()
-	b, err := json.MarshalIndent(lockfile{Schema: inventorySchema, Contents: &cp}, "", "  ")
+	b, err := json.MarshalIndent(lockfile{Schema: InventorySchema, Contents: &cp}, "", "  ")
 	if err != nil {
 		panic(err) // strings, ints and bools always marshal
 	}
@@ -90,8 +91,8 @@ func ReadLockfile(b []byte) (*Contents, error) {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, fmt.Errorf("oci: read image inventory: %w", err)
 	}
-	if l.Schema != inventorySchema {
-		return nil, fmt.Errorf("oci: read image inventory: schema %q, want %q", l.Schema, inventorySchema)
+	if l.Schema != InventorySchema {
+		return nil, fmt.Errorf("oci: read image inventory: schema %q, want %q", l.Schema, InventorySchema)
 	}
 	return l.Contents, nil
 }

@@ -335,6 +335,7 @@ func (g *globals) prepareSandbox(ctx context.Context, p *pipeline.Pipeline, f *s
 			Memory: mem, NanoCPUs: int64(f.cpus * 1e9), Pids: f.pids, Logger: g.log,
 			TreeSize: f.treeBytes, HomeSize: f.homeBytes, TmpSize: f.tmpBytes,
 			TreeCacheDir:       filepath.Join(dataDir, "cache", "trees"),
+			ShippedCacheDir:    filepath.Join(dataDir, "cache", "shipped"),
 			TreeCacheNamespace: treeCacheNamespace,
 			Behavior:           !f.noBehavior, Idle: f.idle, ShutdownGrace: f.shutdownGrace,
 			NoExercise: f.noExercise, CallTimeout: f.callTimeout, CallBudget: f.callBudget,

@@ -100,6 +100,11 @@ type tarFile struct {
 func (f tarFile) Path() string               { return f.path }
 func (f tarFile) Stat() (fs.FileInfo, error) { return f.info, nil }
 
+// Version names what Inventory reads and how: it changes with the
+// extractors used or how files are given to them, so that an inventory
+// kept by an earlier version is read again.
+const Version = "1"
+
 // Inventory reads a tar stream of a container's flattened filesystem (as
 // the Docker engine's container export writes it) and lists the
 // packages installed in it with osv-scalibr's extractors, as osv-scanner

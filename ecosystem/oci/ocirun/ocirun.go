@@ -10,7 +10,9 @@ package ocirun
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,10 +20,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/verifymcp/verifymcp/ecosystem/oci/imagefs"
+	"github.com/verifymcp/verifymcp/internal/atomicfile"
 
 	"github.com/distribution/reference"
 
@@ -190,9 +194,12 @@ func (p *prepare) Prepare(ctx context.Context, e sandbox.Engine) (*sandbox.Launc
 	if name := cfg.Labels[oci.OwnershipLabel]; name != "" {
 		sh.MCPName = name
 	}
-	contents, err := inventory(ctx, e, info.ID)
+	contents, cached, err := cachedInventory(ctx, e, info.ID)
 	if err != nil {
 		return nil, err
+	}
+	if cached {
+		sh.Notes = append(sh.Notes, "the image's packages are the inventory an earlier scan read from this image (by its ID, "+info.ID+")")
 	}
 	sh.Packages = len(contents.Packages)
 	sh.OS = strings.TrimSpace(contents.OSRelease.ID + " " + contents.OSRelease.VersionID)
@@ -286,6 +293,52 @@ func load(ctx context.Context, cli client.APIClient, ref oci.Ref) (oci.Image, st
 		return oci.Image{}, "", fmt.Errorf("%w: %w", sandbox.ErrShipped, c.err)
 	}
 	return c.img, c.img.ConfigDigest, nil
+}
+
+// cachedInventory is inventory, kept in e.CacheDir by the image's ID (the
+// digest of its configuration, which names every layer's content) and by
+// what reads it (the inventory's form, imagefs's version and
+// osv-scalibr's): an image is read once, and its later scans take the
+// record. cached says it was.
+func cachedInventory(ctx context.Context, e sandbox.Engine, id string) (c *oci.Contents, cached bool, err error) {
+	if e.CacheDir == "" {
+		c, err = inventory(ctx, e, id)
+		return c, false, err
+	}
+	key := sha256.Sum256([]byte(id + "\n" + oci.InventorySchema + "\n" + imagefs.Version + "\n" + scalibrVersion()))
+	path := filepath.Join(e.CacheDir, "inventory-"+hex.EncodeToString(key[:16])+".json")
+	if data, err := os.ReadFile(path); err == nil {
+		var rec oci.Contents
+		if json.Unmarshal(data, &rec) == nil {
+			return &rec, true, nil
+		}
+	}
+	if c, err = inventory(ctx, e, id); err != nil {
+		return nil, false, err
+	}
+	data, err := json.Marshal(c)
+	if err == nil {
+		if err = os.MkdirAll(e.CacheDir, 0o700); err == nil {
+			err = atomicfile.Write(path, data)
+		}
+	}
+	if err != nil && e.Logger != nil {
+		e.Logger.Warn("the image's inventory could not be kept for later scans", "err", err)
+	}
+	return c, false, nil
+}
+
+// scalibrVersion is the version of osv-scalibr this program was built
+// with ("" when the build does not say).
+func scalibrVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/google/osv-scalibr" {
+				return d.Version
+			}
+		}
+	}
+	return ""
 }
 
 // inventory reads the image's filesystem, through a container created and

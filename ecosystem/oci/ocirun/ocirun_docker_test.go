@@ -364,6 +364,42 @@ ENTRYPOINT ["/app/start.sh"]
 	}
 }
 
+// TestImageInventoryKept: an image's inventory is read once; a later scan
+// of the same image (by its ID) from the same data directory takes the
+// kept record, says so, and finds the same packages.
+func TestImageInventoryKept(t *testing.T) {
+	tag := fmt.Sprintf("verifymcp-test/inventory-%d:1", os.Getpid())
+	buildImage(t, tag, fixtureFiles(t, map[string]any{"tools": []any{echoTool}}), `WORKDIR /app
+COPY app /app
+USER 1000:1000
+ENTRYPOINT ["node", "/app/server.js"]
+`)
+	data := t.TempDir()
+	var shipped [2]struct {
+		Packages int      `json:"packages"`
+		Notes    []string `json:"notes"`
+	}
+	for i := range 2 {
+		res := run(t, nil, "scan", "--format", "json", "--data-dir", data, "--skip", "socket,github,dnssec,judge,osv,mcp_registry", "--no-exercise", "docker-daemon:"+tag)
+		var r struct {
+			Shipped *struct {
+				Packages int      `json:"packages"`
+				Notes    []string `json:"notes"`
+			} `json:"shipped"`
+		}
+		if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil || r.Shipped == nil {
+			t.Fatalf("scan %d: exit %d, %v\n%s", i, res.Code, err, res.Stderr)
+		}
+		shipped[i].Packages, shipped[i].Notes = r.Shipped.Packages, r.Shipped.Notes
+	}
+	kept := func(notes []string) bool {
+		return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "inventory an earlier scan read") })
+	}
+	if kept(shipped[0].Notes) || !kept(shipped[1].Notes) || shipped[0].Packages == 0 || shipped[0].Packages != shipped[1].Packages {
+		t.Errorf("scans %+v; want the first to read the image (packages > 0) and the second to take its inventory, the same packages", shipped)
+	}
+}
+
 // TestRegistryEntryImage scans an image named by its MCP registry entry
 // (server.json, package type oci) from a loopback registry API: the
 // image's ownership label is the entry's name, so the registry's proof of
