@@ -93,14 +93,30 @@ func QueueTarget(rt *Resolved) (string, bool) {
 		return "", false
 	}
 	ref := rt.Target.Name
-	for _, r := range resolvers {
-		if sr, ok := r.(shippedResolver); ok && sr.e.Name() == rt.Target.Ecosystem {
-			if p, ok := sr.e.(RefPinner); ok && rt.Integrity != "" {
-				ref = p.PinRef(ref, rt.Integrity)
-			}
+	if e, _ := shippedOf(rt.Target.Ecosystem); e != nil {
+		if p, ok := e.(RefPinner); ok && rt.Integrity != "" {
+			ref = p.PinRef(ref, rt.Integrity)
 		}
 	}
 	return ref, true
+}
+
+// Shipped reports whether eco names an ecosystem whose releases run as
+// shipped (images, bundles): stored under the name and version the
+// ecosystem resolved, not the target as written.
+func Shipped(eco string) bool {
+	_, ok := shippedOf(eco)
+	return ok
+}
+
+// shippedOf is the shipped ecosystem named eco, when eco is one.
+func shippedOf(eco string) (ShippedEcosystem, bool) {
+	for _, r := range resolvers {
+		if sr, ok := r.(shippedResolver); ok && sr.e.Name() == eco {
+			return sr.e, true
+		}
+	}
+	return nil, false
 }
 
 // shippedTarget is the target of raw when a shipped ecosystem reads it.

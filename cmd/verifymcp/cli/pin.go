@@ -13,7 +13,6 @@ import (
 
 	"github.com/verifymcp/verifymcp/contract"
 	"github.com/verifymcp/verifymcp/ecosystem"
-	"github.com/verifymcp/verifymcp/ecosystem/mcpb"
 	"github.com/verifymcp/verifymcp/ecosystem/oci"
 	"github.com/verifymcp/verifymcp/evidence"
 	"github.com/verifymcp/verifymcp/pipeline"
@@ -282,7 +281,7 @@ func identityOf(ctx context.Context, st *store.Store, arg string, f *identityFla
 // layout's directory name, and a bundle's manifest name, which is read
 // from the newest stored run of that file, URL or digest.
 func identityName(ctx context.Context, st *store.Store, arg string, t pipeline.Target) (string, error) {
-	if t.Ecosystem != (oci.Ecosystem{}).Name() && t.Ecosystem != (mcpb.Ecosystem{}).Name() {
+	if !pipeline.Shipped(t.Ecosystem) {
 		return t.Name, nil
 	}
 	f, err := runsFilter(arg)

@@ -93,7 +93,7 @@ or URL as it was written when it was scanned.
 // image's tag after ':', as the report writes a release it did not
 // resolve to a digest).
 func runTarget(r store.RunSummary) string {
-	if r.Ecosystem == (oci.Ecosystem{}).Name() || r.Ecosystem == (mcpb.Ecosystem{}).Name() {
+	if pipeline.Shipped(r.Ecosystem) {
 		return r.Ecosystem + ":" + ecosystem.MustOf(r.Ecosystem).Pin(r.Name, r.Version)
 	}
 	return r.Ecosystem + ":" + r.Name + "@" + r.Version
