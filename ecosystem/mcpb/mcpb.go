@@ -76,20 +76,17 @@ func (Ecosystem) PurlName(namespace, name string) string {
 // Key is NAME@VERSION as written.
 func (Ecosystem) Key(name, version string) string { return name + "@" + version }
 
-// TreePurls are the npm package URLs of a bundle's lockfile (see
-// Bundle.Lockfile), a package-lock.json of lockfileVersion 2 or 3: its
-// "packages" entries below node_modules/, links left out, sorted and
-// without repeats, skip left out. A bundle without a lockfile has none.
+// TreePurls are the package URLs of a bundle's tree (see OSVPackages:
+// the npm packages of the lockfile it ships, or the PyPI packages a uv
+// bundle's dependencies were resolved into), sorted and without repeats,
+// skip left out. A bundle without a lockfile has none.
 func (e Ecosystem) TreePurls(lockfile []byte, skip string) []string {
-	seen := map[string]bool{skip: true}
 	var out []string
 	for _, p := range e.OSVPackages(lockfile) {
-		if !seen[p.Purl] {
-			seen[p.Purl] = true
+		if p.Purl != skip {
 			out = append(out, p.Purl)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -145,7 +142,8 @@ func npmPurl(name, version string) string {
 
 // pylockPackages are the PyPI packages with a version of a pylock.toml
 // (PEP 751), as OSV is asked about them; nil for a document that is not
-// one.
+// one. The pypi ecosystem reads pylock.toml too, but ecosystems are
+// siblings: only name and version are read here.
 func pylockPackages(pylock []byte) []pkgspec.OSVPackage {
 	var lock struct {
 		Packages []struct {
