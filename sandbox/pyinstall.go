@@ -12,7 +12,6 @@ import (
 	"hash"
 	"net/url"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,15 +192,12 @@ func (t Target) pyProbe() string {
 		return pkgspec.NormalizePyPIName(t.Name)
 	}
 	for _, r := range t.PyRequirements {
-		if n := pyReqName.FindString(r); n != "" {
+		if n := pkgspec.PyPINameHead(strings.TrimSpace(r)); n != "" {
 			return pkgspec.NormalizePyPIName(n)
 		}
 	}
 	return "pip"
 }
-
-// pyReqName is the project name a PEP 508 requirement starts with.
-var pyReqName = regexp.MustCompile(`^\s*[A-Za-z0-9][A-Za-z0-9._-]*`)
 
 // pypiInstaller is the sandbox's part of the PyPI ecosystem (see
 // installer); its scan, which picks the interpreter, is in pyinterp.go.
