@@ -280,11 +280,12 @@ type Target struct {
 	// to sha256 (hex): the fetch step's download of the target is checked
 	// against them (Integrity is not used for PyPI).
 	PyPIFiles map[string]string
-	// PyProject, when set, makes the target a Python project's
-	// dependencies, PyRequirements (PEP 508 lines), installed into a venv
-	// as a release's tree is, with no distribution of the project's own
-	// (as uv runs a project without a build system); Name and Version
-	// name the project.
+	// PyProject, when set, makes the target a Python project (a uv
+	// bundle's): PyRequirements (PEP 508 lines) installed into a venv as a
+	// release's tree is, with no distribution of the project's own (as uv
+	// runs a project without a build system), or, with Tarball, the
+	// project built from its sdist and installed with its dependencies
+	// and PyRequirements besides; Name and Version name the project.
 	PyProject      bool
 	PyRequirements []string
 	// Bin overrides the entry point rule (a bin name from package.json).

@@ -49,8 +49,9 @@ type JobOptions struct {
 }
 
 // JobTarget is the queue's target string for a resolved item: the exact
-// registry version, or a tarball's absolute path with its integrity after
-// a '#', so that another tarball at the same path is another job.
+// registry version, a tarball's absolute path with its integrity after
+// a '#', so that another tarball at the same path is another job, or a
+// shipped release's ref (pipeline.QueueTarget).
 func JobTarget(it *Item) string {
 	if ref, ok := pipeline.QueueTarget(it.Resolved); ok {
 		return ref
