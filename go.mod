@@ -46,7 +46,10 @@ require (
 	golang.org/x/term v0.46.0
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	go.opentelemetry.io/otel/sdk v1.47.0
+)
 
 require (
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect

@@ -19,7 +19,8 @@ const LabelRun = "verifymcp.sandbox"
 // (DOCKER_HOST and friends) and negotiates the API version, so engines as
 // old as API 1.41 work.
 func NewClient() (*client.Client, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	opts := append([]client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}, engineTimesOpt()...)
+	cli, err := client.NewClientWithOpts(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verifymcp/verifymcp/report"
+	"github.com/verifymcp/verifymcp/sandbox"
 	"github.com/verifymcp/verifymcp/store"
 )
 
@@ -49,6 +50,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if werr := sandbox.WriteEngineTimes(); werr != nil {
+		fmt.Fprintln(stderr, "verifymcp: "+werr.Error())
+	}
 	if err == nil {
 		return ExitOK
 	}
