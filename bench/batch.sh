@@ -34,7 +34,7 @@ echo "tool: $("$BIN" version | head -1)"
 # cpu_busy prints "busy total" jiffies of the host from /proc/stat.
 cpu_busy() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
 
-phases='["resolve","install.fetch","install.scripts","session.start","session.handshake","session.list","session.idle","osv","github","dnssec","other","scan"]'
+phases='["resolve","install.fetch","install.scripts","session.start","session.handshake","session.list","session.idle","session.calls","session.shutdown","osv","github","dnssec","other","scan"]'
 
 report() { # report NAME DATA-DIR SUMMARY.json WALL-SECONDS CPU-BUSY-%
 	local name=$1 data=$2 sum=$3 wall=$4 cpu=$5

@@ -152,19 +152,22 @@ func TestBatchPhases(t *testing.T) {
 			evidence.SignalOSV:      {State: evidence.StateUnavailable, DurationMS: 1_000},
 			evidence.SignalJudge:    {State: evidence.StateNotAssessed},
 		},
-		Install:  &evidence.Install{FetchMS: 4_000, ScriptsMS: 500},
-		Session:  &evidence.Session{StartMS: 1_000, HandshakeMS: 1_800, ListMS: 200, ExitCode: &exit},
+		Install: &evidence.Install{FetchMS: 4_000, ScriptsMS: 500},
+		Session: &evidence.Session{StartMS: 1_000, HandshakeMS: 1_800, ListMS: 200, ExitCode: &exit,
+			Shutdown: &evidence.Shutdown{StdinWaitMS: 40, TermWaitMS: 2_000}},
 		Behavior: &evidence.Behavior{Watches: []evidence.Watch{{Phase: evidence.PhaseRun, IdleMS: 2_000}}},
+		Exercise: &evidence.Exercise{ElapsedMS: 250},
 	}
-	got := Phases(b, 10*time.Second, 50*time.Millisecond)
+	got := Phases(b, 15*time.Second, 50*time.Millisecond)
 	want := map[string]int64{
-		"scan": 10_000, "save": 50, "resolve": 300,
+		"scan": 15_000, "save": 50, "resolve": 300,
 		"install.fetch": 4_000, "install.scripts": 500,
 		"session.start": 1_000, "session.handshake": 800, "session.list": 200, "session.idle": 2_000,
+		"session.calls": 250, "session.shutdown": 2_040,
 		// socket, github and dnssec are missing from the bundle: an error
 		// state, which still ran for 0 ms; the judge was not assessed.
 		"osv": 1_000, "socket": 0, "github": 0, "dnssec": 0,
-		"other": 10_000 - 4_000 - 500 - 1_800 - 200 - 2_000,
+		"other": 15_000 - 4_000 - 500 - 1_800 - 200 - 2_000 - 250 - 2_040,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Phases (-want +got):\n%s", diff)

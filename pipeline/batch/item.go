@@ -183,9 +183,11 @@ func Summarize(items []*Item, wall time.Duration) (Totals, map[string]int, map[s
 
 // Phases are the phase times of one scan, from its bundle and the
 // wall times measured around it. session.handshake excludes start-up;
-// other is the scan's wall time less the install and session phases:
-// container and observer set-up and removal, the home comparison, and the
-// collectors that run after the sandbox (OSV, Socket, the judge).
+// session.calls is the tool calls, session.shutdown the wait for the
+// server to exit; other is the scan's wall time less the install and
+// session phases: container and observer set-up and removal, the home
+// comparison, the second listing, and the collectors that run after the
+// sandbox (OSV, Socket, the judge).
 func Phases(b *evidence.Bundle, scan, save time.Duration) map[string]int64 {
 	ph := map[string]int64{"scan": scan.Milliseconds(), "save": save.Milliseconds()}
 	ph["resolve"] = b.Signal(evidence.SignalRegistry).DurationMS
@@ -197,6 +199,15 @@ func Phases(b *evidence.Bundle, scan, save time.Duration) map[string]int64 {
 	if s := b.Session; s != nil {
 		ph["session.start"], ph["session.handshake"], ph["session.list"] = s.StartMS, s.HandshakeMS-s.StartMS, s.ListMS
 		accounted += s.HandshakeMS + s.ListMS
+	}
+	if b.Exercise != nil {
+		ph["session.calls"] = b.Exercise.ElapsedMS
+		accounted += b.Exercise.ElapsedMS
+	}
+	if s := b.Session; s != nil && s.Shutdown != nil {
+		sd := s.Shutdown.StdinWaitMS + s.Shutdown.TermWaitMS + s.Shutdown.KillWaitMS
+		ph["session.shutdown"] = sd
+		accounted += sd
 	}
 	if b.Behavior != nil {
 		var idle int64

@@ -28,7 +28,7 @@ func WriteBatch(w io.Writer, f report.Format, s batch.Summary, o report.TableOpt
 }
 
 // phaseOrder is the order a batch summary's phases are shown in, roughly the order they run.
-var phaseOrder = []string{"resolve", "install.fetch", "install.scripts", "session.start", "session.handshake", "session.list", "session.idle",
+var phaseOrder = []string{"resolve", "install.fetch", "install.scripts", "session.start", "session.handshake", "session.list", "session.idle", "session.calls", "session.shutdown",
 	evidence.SignalOSV, evidence.SignalSocket, evidence.SignalGitHub, evidence.SignalDNSSEC, evidence.SignalJudge, "other", "save", "scan"}
 
 func writeBatchTable(w io.Writer, s batch.Summary, verbose bool) error {
