@@ -1,64 +1,29 @@
 package sandbox
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-
 	"github.com/verifymcp/verifymcp/evidence"
 )
 
-// seed copies the home directory (canary files and a lived-in profile) into
-// the created container's home volume, then waits for the observer, which
-// the container joins when it starts.
-func (w *watch) seed(ctx context.Context, id string) error {
-	if err := w.seedHome(ctx, id); err != nil {
+// seed has the observer write the home directory's seed (canary files
+// and a lived-in profile) into phase's home volume (homeplace.go), once
+// the observer, which the phase's container joins when it starts, is
+// ready.
+func (w *watch) seed(ctx context.Context, phase string) error {
+	if err := w.obs.waitReady(); err != nil {
 		return err
 	}
-	return w.obs.waitReady()
-}
-
-func (w *watch) seedHome(ctx context.Context, id string) error {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	dirs := map[string]bool{}
-	mod := time.Now().Add(-72 * time.Hour)
-	files := w.seedFiles()
-	for _, f := range files {
-		for d := path.Dir(f.path); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-		}
+	s := homeSeed{UID: 65534, MTime: time.Now().Add(-72 * time.Hour).Unix()}
+	for _, f := range w.seedFiles() {
+		s.Files = append(s.Files, seedFileJSON{Path: f.path, Data: f.data, Mode: uint32(f.mode)})
 	}
-	var dl []string
-	for d := range dirs {
-		dl = append(dl, d)
-	}
-	sort.Strings(dl)
-	for _, d := range dl {
-		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o700, Uid: 65534, Gid: 65534, ModTime: mod, Typeflag: tar.TypeDir}); err != nil {
-			return err
-		}
-	}
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.path, Mode: f.mode, Size: int64(len(f.data)), Uid: 65534, Gid: 65534, ModTime: mod, Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := w.r.cli.CopyToContainer(ctx, id, homeDir, &buf, container.CopyToContainerOptions{}); err != nil {
+	if err := w.obs.seedHome(ctx, "home-"+phase, s); err != nil {
 		return fmt.Errorf("seed home: %w", err)
 	}
 	return nil
@@ -68,58 +33,23 @@ func (w *watch) seedHome(ctx context.Context, id string) error {
 // come first, and the rest are counted (Watch.Dropped["file"]).
 const maxFileEvents = 500
 
-// diffHome compares the stopped container's home with the seed. The home
-// is bounded (bounds.go), so reading it is too.
-func (w *watch) diffHome(ctx context.Context, id, phase string) ([]evidence.FileEvent, int, error) {
-	rc, _, err := w.r.cli.CopyFromContainer(ctx, id, homeDir+"/.")
-	if err != nil {
-		return nil, 0, fmt.Errorf("read home: %w", err)
-	}
-	defer rc.Close()
-	seed := map[string][]byte{}
+// diffHome compares the phase's home with its seed, in the observer,
+// which holds it (homeplace.go); the container has stopped.
+func (w *watch) diffHome(ctx context.Context, phase string) ([]evidence.FileEvent, int, error) {
+	seed := map[string]seedSum{}
 	for _, f := range w.seedFiles() {
-		seed[f.path] = f.data
+		seed[f.path] = sumOf(f.data)
 	}
-	seen := map[string]bool{}
-	var out []evidence.FileEvent
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			kept, dropped := keepFileEvents(out)
-			return kept, dropped, fmt.Errorf("read home: %w", err)
-		}
-		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
-		// The archive is rooted at the home directory itself (".").
-		if i := strings.IndexByte(name, '/'); i >= 0 && (name[:i] == "." || name[:i] == "sandbox") {
-			name = name[i+1:]
-		}
-		if name == "" || name == "." || name == "sandbox" || h.Typeflag == tar.TypeDir {
-			continue
-		}
-		seen[name] = true
-		orig, wasSeeded := seed[name]
-		var data []byte
-		if wasSeeded {
-			data, _ = io.ReadAll(io.LimitReader(tr, int64(len(orig))+1))
-		}
-		switch {
-		case !wasSeeded:
-			out = append(out, fileEvent(phase, name, "created", h.ModTime))
-		case !bytes.Equal(orig, data) || h.Typeflag != tar.TypeReg:
-			out = append(out, fileEvent(phase, name, "modified", h.ModTime))
-		}
-	}
-	for name := range seed {
-		if !seen[name] {
-			out = append(out, fileEvent(phase, name, "deleted", time.Time{}))
-		}
+	a, err := w.obs.compareHome(ctx, "home-"+phase, seed)
+	out := make([]evidence.FileEvent, 0, len(a.Changes))
+	for _, c := range a.Changes {
+		out = append(out, fileEvent(phase, c.Path, c.Op))
 	}
 	kept, dropped := keepFileEvents(out)
-	return kept, dropped, nil
+	if err != nil {
+		return kept, dropped + a.More, fmt.Errorf("read home: %w", err)
+	}
+	return kept, dropped + a.More, nil
 }
 
 // keepFileEvents keeps at most maxFileEvents, sensitive files first, in
@@ -140,7 +70,7 @@ func keepFileEvents(evs []evidence.FileEvent) ([]evidence.FileEvent, int) {
 	return evs, dropped
 }
 
-func fileEvent(phase, rel, op string, _ time.Time) evidence.FileEvent {
+func fileEvent(phase, rel, op string) evidence.FileEvent {
 	ev := evidence.FileEvent{Phase: phase, Path: "~/" + rel, Op: op}
 	ev.Why = sensitiveClass(rel)
 	ev.Sensitive = ev.Why != ""

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,8 @@ type observerHandle struct {
 	use   chan map[string]placeUsage
 	dig   chan treeDigest
 	files chan fileLook
+	// seeded and homes take the answers to "seed" and "home".
+	seeded, homes chan homeAnswer
 	// phase is the phase the observer was last told of; dropped counts,
 	// by phase and kind, the events past maxRawEvents that were not kept.
 	// keepSink and keepExec keep such an event anyway when it holds a
@@ -58,15 +61,24 @@ type observerHandle struct {
 }
 
 func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]string, trust string) (*observerHandle, error) {
+	mounts := heldMounts(held)
+	for i := range mounts {
+		// The observer writes each home's seed (homeplace.go).
+		if strings.HasPrefix(path.Base(mounts[i].Target), "home-") {
+			mounts[i].ReadOnly = false
+		}
+	}
 	hc := &container.HostConfig{
-		Mounts:      append(heldMounts(held), mountVolume(trust, trustVolumeDir, false)),
+		Mounts:      append(mounts, mountVolume(trust, trustVolumeDir, false)),
 		NetworkMode: "none",
 		CapDrop:     []string{"ALL"},
 		// DAC_READ_SEARCH: the sink reads the package's /proc/PID/fd
 		// links to name the process that owns a socket (sink/owner.go),
 		// as ss -p does; without it, it copies descriptors with
-		// pidfd_getfd, which SYS_PTRACE allows.
-		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE", "DAC_READ_SEARCH"},
+		// pidfd_getfd, which SYS_PTRACE allows. CHOWN, DAC_OVERRIDE and
+		// FOWNER: it writes the homes' seeds, owned by the sandbox user,
+		// into their volumes (homeplace.go).
+		CapAdd:         []string{"NET_ADMIN", "SYS_PTRACE", "DAC_READ_SEARCH", "CHOWN", "DAC_OVERRIDE", "FOWNER"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		Resources:      container.Resources{Memory: 128 << 20, PidsLimit: int64Ptr(128)},
@@ -98,7 +110,7 @@ func (s *Sandbox) startObserver(ctx context.Context, r *run, held map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("create observer: %w", err)
 	}
-	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), dig: make(chan treeDigest, 1), files: make(chan fileLook, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	o := &observerHandle{id: created.ID, ready: make(chan int, 8), use: make(chan map[string]placeUsage, 1), dig: make(chan treeDigest, 1), files: make(chan fileLook, 1), seeded: make(chan homeAnswer, 1), homes: make(chan homeAnswer, 1), done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	o.att, err = r.cli.ContainerAttach(ctx, o.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("attach observer: %w", err)
@@ -145,7 +157,7 @@ func (s *Sandbox) runObserver(ctx context.Context, r *run, o *observerHandle) er
 					continue
 				}
 				o.addSink(ev)
-			case "usage", "digest", "files":
+			case "usage", "digest", "files", "seed", "home":
 				o.answer(string(src), line)
 			case "trace":
 				var ev struct {
@@ -212,6 +224,10 @@ func (o *observerHandle) answer(src string, line []byte) {
 		deliver(line, o.dig)
 	case "files":
 		deliver(line, o.files)
+	case "seed":
+		deliver(line, o.seeded)
+	case "home":
+		deliver(line, o.homes)
 	}
 }
 
@@ -355,65 +371,72 @@ func (o *observerHandle) attach(ctx context.Context) (int, error) {
 	}
 }
 
-// usage asks the observer for the use of the bounded places it holds.
-func (o *observerHandle) usage(ctx context.Context) (map[string]placeUsage, error) {
+// ask sends the observer a control line that it answers with one line,
+// and waits for the answer on ch, at most limit; what names the work in a
+// timeout's message.
+func ask[T any](ctx context.Context, o *observerHandle, line string, ch chan T, limit time.Duration, what string) (T, error) {
+	var zero T
 	select { // a stale answer, after an earlier timeout
-	case <-o.use:
+	case <-ch:
 	default:
 	}
-	o.control("usage")
+	o.control(line)
 	select {
-	case u := <-o.use:
-		return u, nil
+	case v := <-ch:
+		return v, nil
 	case <-o.done:
-		return nil, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
-	case <-time.After(5 * time.Second):
-		return nil, errors.New("observer did not report the use of the bounded places within 5s")
+		return zero, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
+	case <-time.After(limit):
+		return zero, fmt.Errorf("observer did not %s within %s", what, limit)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return zero, ctx.Err()
 	}
+}
+
+// usage asks the observer for the use of the bounded places it holds.
+func (o *observerHandle) usage(ctx context.Context) (map[string]placeUsage, error) {
+	return ask(ctx, o, "usage", o.use, 5*time.Second, "report the use of the bounded places")
 }
 
 // look asks the observer for the files of the run phase's home and /tmp
 // changed since it last looked (see filewatch.go).
 func (o *observerHandle) look(ctx context.Context) (fileLook, error) {
-	select { // a stale answer, after an earlier timeout
-	case <-o.files:
-	default:
-	}
-	o.control("files")
-	select {
-	case l := <-o.files:
-		return l, nil
-	case <-o.done:
-		return fileLook{}, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
-	case <-time.After(5 * time.Second):
-		return fileLook{}, errors.New("observer did not compare the files within 5s")
-	case <-ctx.Done():
-		return fileLook{}, ctx.Err()
-	}
+	return ask(ctx, o, "files", o.files, 5*time.Second, "compare the files")
 }
 
 // digest asks the observer for the digest of the held tree's venv.
 func (o *observerHandle) digest(ctx context.Context) (treeDigest, error) {
-	select { // a stale answer, after an earlier timeout
-	case <-o.dig:
-	default:
+	d, err := ask(ctx, o, "digest", o.dig, 2*time.Minute, "digest the installed tree")
+	if err == nil && d.Error != "" {
+		err = errors.New(d.Error)
 	}
-	o.control("digest")
-	select {
-	case d := <-o.dig:
-		if d.Error != "" {
-			return d, errors.New(d.Error)
-		}
-		return d, nil
-	case <-o.done:
-		return treeDigest{}, fmt.Errorf("observer exited: %s", strings.TrimSpace(o.stderr.String()))
-	case <-time.After(2 * time.Minute):
-		return treeDigest{}, errors.New("observer did not digest the installed tree within 2m")
-	case <-ctx.Done():
-		return treeDigest{}, ctx.Err()
+	return d, err
+}
+
+// seedHome has the observer write s into the held home part.
+func (o *observerHandle) seedHome(ctx context.Context, part string, s homeSeed) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
 	}
+	a, err := ask(ctx, o, "seed "+part+" "+string(b), o.seeded, 10*time.Second, "seed the home")
+	if err == nil && a.Error != "" {
+		err = errors.New(a.Error)
+	}
+	return err
+}
+
+// compareHome has the observer compare the held home part with its seed.
+func (o *observerHandle) compareHome(ctx context.Context, part string, seed map[string]seedSum) (homeAnswer, error) {
+	b, err := json.Marshal(homeRequest{Seed: seed})
+	if err != nil {
+		return homeAnswer{}, err
+	}
+	a, err := ask(ctx, o, "home "+part+" "+string(b), o.homes, time.Minute, "compare the home")
+	if err == nil && a.Error != "" {
+		err = errors.New(a.Error)
+	}
+	return a, err
 }
 
 // status reports whether the observer still runs: "ok", or what happened.

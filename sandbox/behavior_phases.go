@@ -55,7 +55,7 @@ func (w *watch) scriptStep(r *run, st *step) func([]scriptWindow, map[string]boo
 		disk      []evidence.DiskUse
 		fileDrops int
 	)
-	st.OnCreated = w.seed
+	st.OnCreated = func(ctx context.Context, _ string) error { return w.seed(ctx, evidence.PhaseScripts) }
 	st.OnStarted = func(ctx context.Context, id string, stdin io.Writer) error {
 		var err error
 		released, tstatus, err = w.begin(ctx, evidence.PhaseScripts, stdin)
@@ -67,7 +67,7 @@ func (w *watch) scriptStep(r *run, st *step) func([]scriptWindow, map[string]boo
 			tstatus = st
 		}
 		disk = w.diskEnd(ctx, evidence.PhaseScripts)
-		files, dropped, err := w.diffHome(ctx, id, evidence.PhaseScripts)
+		files, dropped, err := w.diffHome(ctx, evidence.PhaseScripts)
 		fileDrops = dropped
 		fstatus = "ok"
 		if err != nil {
@@ -146,7 +146,7 @@ func (w *watch) endRun(ctx context.Context, id string, sh *evidence.Shutdown, re
 	watched := time.Since(released)
 	filesStatus := "ok"
 	disk := w.diskEnd(ctx, evidence.PhaseRun)
-	files, dropped, err := w.diffHome(ctx, id, evidence.PhaseRun)
+	files, dropped, err := w.diffHome(ctx, evidence.PhaseRun)
 	if err != nil {
 		filesStatus = "error: " + err.Error()
 	}

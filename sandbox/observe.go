@@ -33,7 +33,10 @@ import (
 // line, prefixed "digest ", with the digest of the held tree's venv and the
 // paths changed since the last digest (see treedigest.go); "files" writes
 // one line, prefixed "files ", with the files of the run phase's home and
-// /tmp changed since the last "files" (see filewatch.go). EOF on in stops
+// /tmp changed since the last "files" (see filewatch.go); "seed PART
+// JSON" writes a home's seed into the held home PART and "home PART JSON"
+// compares that home with its seed, each answered by one line prefixed
+// "seed " or "home " (see homeplace.go). EOF on in stops
 // both, after they flushed their events. The sink writes the run's CA
 // certificate to caFile (the run's trust store, see trust.go) before it
 // is ready.
@@ -53,6 +56,8 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 	usageOut := &prefixWriter{prefix: "usage ", w: shared}
 	digestOut := &prefixWriter{prefix: "digest ", w: shared}
 	filesOut := &prefixWriter{prefix: "files ", w: shared}
+	seedOut := &prefixWriter{prefix: "seed ", w: shared}
+	homeOut := &prefixWriter{prefix: "home ", w: shared}
 	var digester treeDigester
 	watcher := fileWatcher{stamp: stampOf}
 
@@ -77,6 +82,7 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 	}()
 
 	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxControlLine)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		switch {
@@ -96,6 +102,10 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 		case line == "files":
 			b, _ := json.Marshal(watcher.look())
 			_, _ = filesOut.Write(append(b, '\n'))
+		case strings.HasPrefix(line, "seed "):
+			answerJSON(seedOut, seedHome(strings.TrimPrefix(line, "seed ")))
+		case strings.HasPrefix(line, "home "):
+			answerJSON(homeOut, lookHome(strings.TrimPrefix(line, "home ")))
 		case strings.HasPrefix(line, "phase "), strings.HasPrefix(line, "mark "):
 			if _, err := io.WriteString(sinkCtlW, line+"\n"); err != nil {
 				errs <- fmt.Errorf("sink control: %w", err)
@@ -116,6 +126,51 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 		all = append(all, err)
 	}
 	return errors.Join(all...)
+}
+
+// maxControlLine bounds one control line (a home's seed is a few KiB).
+const maxControlLine = 4 << 20
+
+// seedHome serves "seed PART JSON".
+func seedHome(arg string) homeAnswer {
+	part, req, _ := strings.Cut(arg, " ")
+	dir, err := homePart(part)
+	if err != nil {
+		return homeAnswer{Error: err.Error()}
+	}
+	var s homeSeed
+	if err := json.Unmarshal([]byte(req), &s); err != nil {
+		return homeAnswer{Error: "seed: " + err.Error()}
+	}
+	if err := writeSeed(dir, s); err != nil {
+		return homeAnswer{Error: "seed: " + err.Error()}
+	}
+	return homeAnswer{}
+}
+
+// lookHome serves "home PART JSON".
+func lookHome(arg string) homeAnswer {
+	part, req, _ := strings.Cut(arg, " ")
+	dir, err := homePart(part)
+	if err != nil {
+		return homeAnswer{Error: err.Error()}
+	}
+	var r homeRequest
+	if err := json.Unmarshal([]byte(req), &r); err != nil {
+		return homeAnswer{Error: "home: " + err.Error()}
+	}
+	changes, err := compareHome(dir, r.Seed)
+	a := homeAnswer{}
+	a.Changes, a.More = keepHomeChanges(changes)
+	if err != nil {
+		a.Error = err.Error()
+	}
+	return a
+}
+
+func answerJSON(w *prefixWriter, v any) {
+	b, _ := json.Marshal(v)
+	_, _ = w.Write(append(b, '\n'))
 }
 
 // lockedWriter serialises whole writes to w.

@@ -42,8 +42,8 @@ type observer interface {
 	// treeInstalled records the installed tree's digest in inst.
 	treeInstalled(ctx context.Context, inst *evidence.Install)
 
-	// seed readies a created container's home.
-	seed(ctx context.Context, id string) error
+	// seed readies phase's home, before its container starts.
+	seed(ctx context.Context, phase string) error
 	// begin starts watching a phase in a container that just started and
 	// releases it; it returns when and the tracer's status.
 	begin(ctx context.Context, phase string, stdin io.Writer) (time.Time, string, error)

@@ -38,7 +38,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, st start, t Target, w ob
 		defer cancel()
 		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
 	}()
-	if err := w.seed(ctx, id); err != nil {
+	if err := w.seed(ctx, evidence.PhaseRun); err != nil {
 		return nil, nil, nil, err
 	}
 	att, err := r.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
