@@ -46,7 +46,9 @@ report() { # report NAME DATA-DIR SUMMARY.json WALL-SECONDS CPU-BUSY-%
 		" (completed \(.totals.completed), failed \(.totals.failed) \(.failed_by_outcome|tostring), skipped \(.totals.skipped));" +
 		" host CPU busy \($cpu)%; tree cache hits \($hits)",
 		"  median per scan (s): " + ([$phases[] as $p | select(.phases[$p]) | "\($p) \((.phases[$p].median_ms/100|round)/10)"] | join(", ")),
-		"  total over scans (s): " + ([$phases[] as $p | select(.phases[$p]) | "\($p) \((.phases[$p].total_ms/1000|round))"] | join(", "))
+		"  total over scans (s): " + ([$phases[] as $p | select(.phases[$p]) | "\($p) \((.phases[$p].total_ms/1000|round))"] | join(", ")),
+		"  set-up and teardown per scan (session.start + other, s): median " +
+			([.targets[] | select(.phases_ms) | (.phases_ms["session.start"] // 0) + (.phases_ms.other // 0)] | sort | if length > 0 then (.[(length - 1) / 2 | floor] / 10 | round / 100 | tostring) else "-" end)
 	' "$sum"
 }
 
