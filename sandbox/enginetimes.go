@@ -80,7 +80,7 @@ func (t *engineTimes) OnEnd(s sdktrace.ReadOnlySpan) {
 // and with object names and IDs as {id}: "POST /containers/{id}/start".
 func engineOp(name string) string {
 	method, p, ok := strings.Cut(name, " ")
-	if !ok {
+	if !ok || !strings.HasPrefix(p, "/") {
 		return name
 	}
 	parts := strings.Split(strings.Trim(p, "/"), "/")
@@ -103,11 +103,15 @@ func EngineTimes() []EngineOp {
 	if times == nil {
 		return nil
 	}
-	times.mu.Lock()
-	defer times.mu.Unlock()
-	out := make([]EngineOp, 0, len(times.ops))
+	return times.summary()
+}
+
+func (t *engineTimes) summary() []EngineOp {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]EngineOp, 0, len(t.ops))
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	for op, ds := range times.ops {
+	for op, ds := range t.ops {
 		s := slices.Clone(ds)
 		slices.Sort(s)
 		var total time.Duration
