@@ -184,7 +184,7 @@ func (r *run) runStep(ctx context.Context, s step) (stepResult, error) {
 	defer func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
+		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}()
 	for _, f := range s.Files {
 		if err := copyFile(ctx, r.cli, id, f); err != nil {

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -36,7 +39,7 @@ func (s *Sandbox) runPhase(ctx context.Context, r *run, st start, t Target, w ob
 	defer func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true})
+		_ = r.cli.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}()
 	if err := w.seed(ctx, evidence.PhaseRun); err != nil {
 		return nil, nil, nil, err
@@ -248,6 +251,9 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, st start, t Ta
 		PidsLimit:  int64Ptr(s.opts.Pids),
 	}
 	env, cmd = w.prepare(hc, evidence.PhaseRun, env, cmd, t.Env)
+	if err := s.boundImageVolumes(ctx, r, st, hc); err != nil {
+		return "", err
+	}
 	created, err := r.cli.ContainerCreate(ctx, &container.Config{
 		Image:      st.image,
 		User:       cmp.Or(st.user, sandboxUser),
@@ -268,6 +274,59 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, st start, t Ta
 		return "", fmt.Errorf("create run container: %w", err)
 	}
 	return created.ID, nil
+}
+
+// boundImageVolumes gives each VOLUME a shipped image declares a volume of
+// its own that is a tmpfs bounded like /tmp (--tmp-size, its files
+// counting as the server's memory), unless a mount of the sandbox covers
+// the path already. Left to the engine, each would be an anonymous volume
+// on the host's disk: a place package code could fill without bound (the
+// root filesystem is read-only so that there is none). The volume starts
+// empty and writable by any user (mode 1777), whatever the image holds at
+// that path; the run's clean-up removes it. Each start has its own (the
+// second start, as the image's user, gets new ones). The sandbox's own
+// images declare none.
+func (s *Sandbox) boundImageVolumes(ctx context.Context, r *run, st start, hc *container.HostConfig) error {
+	if st.image == s.opts.Image {
+		return nil
+	}
+	info, err := r.cli.ImageInspect(ctx, st.image)
+	if err != nil {
+		return fmt.Errorf("inspect image %s: %w", st.image, err)
+	}
+	if info.Config == nil || len(info.Config.Volumes) == 0 {
+		return nil
+	}
+	covered := map[string]bool{}
+	for _, m := range hc.Mounts {
+		covered[path.Clean(m.Target)] = true
+	}
+	for p := range hc.Tmpfs {
+		covered[path.Clean(p)] = true
+	}
+	var paths []string
+	for v := range info.Config.Volumes {
+		if p := path.Clean(v); path.IsAbs(p) && !covered[p] {
+			covered[p] = true
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	who := strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '-'
+	}, cmp.Or(st.user, "sandbox"))
+	for i, p := range paths {
+		b := bound{Part: fmt.Sprintf("volume-%s-%d", who, i), Place: "volume", Size: s.opts.TmpSize, Files: tmpFiles, Mode: 0o1777}
+		name, err := r.createBounded(ctx, b)
+		if err != nil {
+			return err
+		}
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: name, Target: p})
+	}
+	return nil
 }
 
 // recordStreams records in sess what the server's streams carried besides

@@ -140,7 +140,7 @@ func runImage(ctx context.Context, t *testing.T, ec *client.Client, ref string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ec.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+	defer ec.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}) // the image declares VOLUME /data
 	waitCh, errCh := ec.ContainerWait(ctx, c.ID, container.WaitConditionNextExit)
 	if err := ec.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)

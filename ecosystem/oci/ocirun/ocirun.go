@@ -350,7 +350,7 @@ func inventory(ctx context.Context, e sandbox.Engine, id string) (*oci.Contents,
 		return nil, fmt.Errorf("create a container to read image %s: %w", id, err)
 	}
 	defer func() {
-		_ = e.Client.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true})
+		_ = e.Client.ContainerRemove(context.WithoutCancel(ctx), created.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}()
 	rc, err := e.Client.ContainerExport(ctx, created.ID)
 	if err != nil {

@@ -364,6 +364,49 @@ ENTRYPOINT ["/app/start.sh"]
 	}
 }
 
+// TestImageVolumes: a VOLUME the image declares is a bounded tmpfs the
+// server can write, never an anonymous volume on the host's disk (which
+// nothing would bound, and which would outlive the scan). The server
+// refuses to start unless /data is a tmpfs it can write to, and the
+// behaviour watch and the second start (as its own user) see it too.
+func TestImageVolumes(t *testing.T) {
+	tag := fmt.Sprintf("verifymcp-test/volumes-%d:1", os.Getpid())
+	files := fixtureFiles(t, map[string]any{"tools": []any{echoTool}})
+	files["app/start.sh"] = `#!/bin/sh
+grep -q " /data tmpfs " /proc/mounts || { echo "/data is not a tmpfs" >&2; exit 4; }
+grep -q " /var/lib/app tmpfs " /proc/mounts || { echo "/var/lib/app is not a tmpfs" >&2; exit 4; }
+echo state > /data/state || { echo "/data is not writable" >&2; exit 5; }
+exec node /app/server.js
+`
+	// A volume made from the image starts with the image's files at its
+	// path: the marker names the volumes this test's image made.
+	marker := fmt.Sprintf("verifymcp-volume-marker-%d", os.Getpid())
+	files["data/"+marker] = "x"
+	buildImage(t, tag, files, `WORKDIR /app
+COPY app /app
+COPY data /data
+RUN chmod 755 /app/start.sh && chown -R 1000:1000 /data
+USER 1000:1000
+VOLUME /data
+VOLUME ["/var/lib/app", "/tmp"]
+ENTRYPOINT ["/app/start.sh"]
+`)
+	r, _ := scan(t, nil, "docker-daemon:"+tag, "--skip", "mcp_registry", "--no-exercise")
+	if r.Shipped == nil || r.Shipped.FirstStart != nil {
+		t.Errorf("shipped %+v: want the first start to answer", r.Shipped)
+	}
+	// Nothing of the scan's is left on the engine: no volume holds the
+	// marker (the inventory's container and the server's are removed with
+	// theirs, if any).
+	for _, v := range strings.Fields(docker(t, "volume", "ls", "-q", "--filter", "dangling=true")) {
+		mp := strings.TrimSpace(docker(t, "volume", "inspect", "--format", "{{.Mountpoint}}", v))
+		if _, err := os.Stat(filepath.Join(mp, marker)); err == nil {
+			t.Errorf("volume %s, made from the image, was left on the engine", v)
+			_ = exec.Command("docker", "volume", "rm", v).Run()
+		}
+	}
+}
+
 // TestImageInventoryKept: an image's inventory is read once; a later scan
 // of the same image (by its ID) from the same data directory takes the
 // kept record, says so, and finds the same packages.
