@@ -131,18 +131,25 @@ func Observe(ctx context.Context, in io.Reader, out io.Writer, caFile string) er
 // maxControlLine bounds one control line (a home's seed is a few KiB).
 const maxControlLine = 4 << 20
 
+// homeRequestOf reads "PART JSON", the argument of "seed" and "home": the
+// held home's directory and the request.
+func homeRequestOf[T any](arg string) (string, T, error) {
+	var req T
+	part, body, _ := strings.Cut(arg, " ")
+	dir, err := homePart(part)
+	if err == nil {
+		err = json.Unmarshal([]byte(body), &req)
+	}
+	return dir, req, err
+}
+
 // seedHome serves "seed PART JSON".
 func seedHome(arg string) homeAnswer {
-	part, req, _ := strings.Cut(arg, " ")
-	dir, err := homePart(part)
+	dir, s, err := homeRequestOf[homeSeed](arg)
+	if err == nil {
+		err = writeSeed(dir, s)
+	}
 	if err != nil {
-		return homeAnswer{Error: err.Error()}
-	}
-	var s homeSeed
-	if err := json.Unmarshal([]byte(req), &s); err != nil {
-		return homeAnswer{Error: "seed: " + err.Error()}
-	}
-	if err := writeSeed(dir, s); err != nil {
 		return homeAnswer{Error: "seed: " + err.Error()}
 	}
 	return homeAnswer{}
@@ -150,13 +157,8 @@ func seedHome(arg string) homeAnswer {
 
 // lookHome serves "home PART JSON".
 func lookHome(arg string) homeAnswer {
-	part, req, _ := strings.Cut(arg, " ")
-	dir, err := homePart(part)
+	dir, r, err := homeRequestOf[homeRequest](arg)
 	if err != nil {
-		return homeAnswer{Error: err.Error()}
-	}
-	var r homeRequest
-	if err := json.Unmarshal([]byte(req), &r); err != nil {
 		return homeAnswer{Error: "home: " + err.Error()}
 	}
 	changes, err := compareHome(dir, r.Seed)
