@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,10 +18,7 @@ func (w *watch) seed(ctx context.Context, phase string) error {
 	if err := w.obs.waitReady(); err != nil {
 		return err
 	}
-	s := homeSeed{UID: 65534, MTime: time.Now().Add(-72 * time.Hour).Unix()}
-	for _, f := range w.seedFiles() {
-		s.Files = append(s.Files, seedFileJSON{Path: f.path, Data: f.data, Mode: uint32(f.mode)})
-	}
+	s := homeSeed{Files: w.seedFiles(), UID: 65534, MTime: time.Now().Add(-72 * time.Hour).Unix()}
 	if err := w.obs.seedHome(ctx, "home-"+phase, s); err != nil {
 		return fmt.Errorf("seed home: %w", err)
 	}
@@ -38,36 +34,18 @@ const maxFileEvents = 500
 func (w *watch) diffHome(ctx context.Context, phase string) ([]evidence.FileEvent, int, error) {
 	seed := map[string]seedSum{}
 	for _, f := range w.seedFiles() {
-		seed[f.path] = sumOf(f.data)
+		seed[f.Path] = sumOf(f.Data)
 	}
+	// The observer's answer is bounded already (keepHomeChanges).
 	a, err := w.obs.compareHome(ctx, "home-"+phase, seed)
 	out := make([]evidence.FileEvent, 0, len(a.Changes))
 	for _, c := range a.Changes {
 		out = append(out, fileEvent(phase, c.Path, c.Op))
 	}
-	kept, dropped := keepFileEvents(out)
 	if err != nil {
-		return kept, dropped + a.More, fmt.Errorf("read home: %w", err)
+		return out, a.More, fmt.Errorf("read home: %w", err)
 	}
-	return kept, dropped + a.More, nil
-}
-
-// keepFileEvents keeps at most maxFileEvents, sensitive files first, in
-// path order, and says how many it left out.
-func keepFileEvents(evs []evidence.FileEvent) ([]evidence.FileEvent, int) {
-	sort.Slice(evs, func(i, j int) bool {
-		if evs[i].Sensitive != evs[j].Sensitive {
-			return evs[i].Sensitive
-		}
-		return evs[i].Path < evs[j].Path
-	})
-	dropped := 0
-	if len(evs) > maxFileEvents {
-		dropped = len(evs) - maxFileEvents
-		evs = evs[:maxFileEvents]
-	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].Path < evs[j].Path })
-	return evs, dropped
+	return out, a.More, nil
 }
 
 func fileEvent(phase, rel, op string) evidence.FileEvent {

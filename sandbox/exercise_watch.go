@@ -63,11 +63,12 @@ func (w *watch) callAt(phase string, t time.Time) int {
 	return n
 }
 
-// seedFile is one file the home is seeded with.
+// seedFile is one file the home is seeded with (sent to the observer,
+// which writes it: homeplace.go).
 type seedFile struct {
-	path string // relative to the home
-	data []byte
-	mode int64
+	Path string `json:"path"` // relative to the home
+	Data []byte `json:"data"`
+	Mode int64  `json:"mode"`
 }
 
 // seedFiles are the files the run's home starts with: the canary files
@@ -80,13 +81,13 @@ func (w *watch) seedFiles() []seedFile {
 		if mode == 0 {
 			mode = 0o600
 		}
-		out = append(out, seedFile{path: path.Clean(f.Path), data: f.Data, mode: mode})
+		out = append(out, seedFile{Path: path.Clean(f.Path), Data: f.Data, Mode: mode})
 	}
 	if w.exercises() {
 		p := exercisePlaces
 		if rel, ok := strings.CutPrefix(p.Scratch, homeDir+"/"); ok {
 			for _, d := range p.Decoys {
-				out = append(out, seedFile{path: path.Join(rel, d.Path), data: d.Data, mode: 0o644})
+				out = append(out, seedFile{Path: path.Join(rel, d.Path), Data: d.Data, Mode: 0o644})
 			}
 		}
 	}

@@ -17,17 +17,11 @@ import (
 
 // homeSeed is the "seed" request: the files a home starts with.
 type homeSeed struct {
-	Files []seedFileJSON `json:"files"`
+	Files []seedFile `json:"files"`
 	// UID owns every file and directory; MTime (Unix seconds) is their
 	// modification time (a lived-in home's files are not new).
 	UID   int   `json:"uid"`
 	MTime int64 `json:"mtime"`
-}
-
-type seedFileJSON struct {
-	Path string `json:"path"` // relative to the home
-	Data []byte `json:"data"`
-	Mode uint32 `json:"mode"`
 }
 
 // homeRequest is the "home" request: the seeded files, by path relative
@@ -50,16 +44,16 @@ func sumOf(data []byte) seedSum {
 // homeAnswer is the observer's answer to "seed" (Error only) and to
 // "home": the changes to the home since its seed.
 type homeAnswer struct {
-	// Changes are at most maxFileEvents, sensitive files first (the
-	// answer is one line, however many files the package made); More
-	// counts the others.
+	// Changes are at most maxFileEvents, sensitive files kept first, in
+	// path order (the answer is one line, however many files the package
+	// made); More counts the others.
 	Changes []fileChange `json:"changes,omitempty"`
 	More    int          `json:"more,omitempty"`
 	Error   string       `json:"error,omitempty"`
 }
 
 // keepHomeChanges keeps at most maxFileEvents changes, sensitive files
-// first, then by path, and counts the rest.
+// first, in path order, and counts the rest.
 func keepHomeChanges(cs []fileChange) ([]fileChange, int) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		si, sj := sensitiveClass(cs[i].Path) != "", sensitiveClass(cs[j].Path) != ""
@@ -68,8 +62,10 @@ func keepHomeChanges(cs []fileChange) ([]fileChange, int) {
 		}
 		return cs[i].Path < cs[j].Path
 	})
-	if len(cs) <= maxFileEvents {
-		return cs, 0
+	more := 0
+	if len(cs) > maxFileEvents {
+		cs, more = cs[:maxFileEvents], len(cs)-maxFileEvents
 	}
-	return cs[:maxFileEvents], len(cs) - maxFileEvents
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Path < cs[j].Path })
+	return cs, more
 }

@@ -79,7 +79,7 @@ func writeSeed(dir string, s homeSeed) error {
 }
 
 // writeSeedFile writes one seeded file at p, replacing whatever is there.
-func writeSeedFile(p string, f seedFileJSON, uid int, mt time.Time) error {
+func writeSeedFile(p string, f seedFile, uid int, mt time.Time) error {
 	if err := os.RemoveAll(p); err != nil {
 		return err
 	}

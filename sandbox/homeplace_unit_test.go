@@ -13,7 +13,7 @@ import (
 )
 
 func testSeed() homeSeed {
-	return homeSeed{UID: os.Getuid(), MTime: time.Now().Add(-72 * time.Hour).Unix(), Files: []seedFileJSON{
+	return homeSeed{UID: os.Getuid(), MTime: time.Now().Add(-72 * time.Hour).Unix(), Files: []seedFile{
 		{Path: ".npmrc", Data: []byte("//registry.npmjs.org/:_authToken=canary\n"), Mode: 0o600},
 		{Path: ".ssh/id_ed25519", Data: []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"), Mode: 0o600},
 		{Path: ".config/gh/hosts.yml", Data: []byte("github.com:\n"), Mode: 0o644},
