@@ -122,6 +122,22 @@ func decodeConfig(t *testing.T, out string) configJSON {
 	return r
 }
 
+// configScanOn runs config scan --format json with the logic of goos's
+// build (the locations it reads) and returns its report.
+func configScanOn(t *testing.T, goos string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb, goos: goos}
+	root := newRoot(g)
+	root.SetArgs([]string{"config", "scan", "--format", "json"})
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, errb.String())
+	}
+	return out.String()
+}
+
 const oneServerConfig = `{"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
   "env": {"GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}}}`
 
@@ -134,16 +150,7 @@ func TestConfigScanMacOSLocations(t *testing.T) {
 	claude := writeFile(t, filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"), oneServerConfig)
 	writeFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), oneServerConfig) // Linux's place: not read on a Mac
 	configEnv(t, home, t.TempDir())
-	var out, errb bytes.Buffer
-	g := &globals{stdout: &out, stderr: &errb, goos: "darwin"}
-	root := newRoot(g)
-	root.SetArgs([]string{"config", "scan", "--format", "json"})
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, errb.String())
-	}
-	r := decodeConfig(t, out.String())
+	r := decodeConfig(t, configScanOn(t, "darwin"))
 	if len(r.Files) != 1 || r.Files[0].Path != claude {
 		t.Errorf("files %+v, want only %s", r.Files, claude)
 	}
@@ -174,16 +181,8 @@ func TestConfigScanExtensionsWithoutAConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	configEnv(t, home, t.TempDir())
-	var out, errb bytes.Buffer
-	g := &globals{stdout: &out, stderr: &errb, goos: "linux"}
-	root := newRoot(g)
-	root.SetArgs([]string{"config", "scan", "--format", "json"})
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, errb.String())
-	}
-	r := decodeConfig(t, out.String())
+	out := configScanOn(t, "linux")
+	r := decodeConfig(t, out)
 	if want := filepath.Join(claude, "Claude Extensions"); len(r.Files) != 1 || r.Files[0].Path != want {
 		t.Errorf("files %+v, want only the extensions, %s", r.Files, want)
 	}
@@ -193,7 +192,7 @@ func TestConfigScanExtensionsWithoutAConfigFile(t *testing.T) {
 			Target string `json:"target"`
 		} `json:"targets"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &x); err != nil {
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
 		t.Fatal(err)
 	}
 	if len(x.Targets) != 1 || !strings.HasPrefix(x.Targets[0].Target, "mcpb:") {
