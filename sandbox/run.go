@@ -287,7 +287,7 @@ func (s *Sandbox) createRunContainer(ctx context.Context, r *run, st start, t Ta
 // second start, as the image's user, gets new ones). The sandbox's own
 // images declare none.
 func (s *Sandbox) boundImageVolumes(ctx context.Context, r *run, st start, hc *container.HostConfig) error {
-	if st.image == s.opts.Image {
+	if s.ownImage(st.image) {
 		return nil
 	}
 	info, err := r.cli.ImageInspect(ctx, st.image)
@@ -327,6 +327,20 @@ func (s *Sandbox) boundImageVolumes(ctx context.Context, r *run, st start, hc *c
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: name, Target: p})
 	}
 	return nil
+}
+
+// ownImage reports whether ref is one of the sandbox's own images (the
+// default, or one of the Pythons offered), which declare no VOLUME.
+func (s *Sandbox) ownImage(ref string) bool {
+	if ref == s.opts.Image {
+		return true
+	}
+	for _, py := range s.pythons() {
+		if py.Image == ref {
+			return true
+		}
+	}
+	return false
 }
 
 // recordStreams records in sess what the server's streams carried besides
