@@ -399,8 +399,12 @@ ENTRYPOINT ["/app/start.sh"]
 	// marker (the inventory's container and the server's are removed with
 	// theirs, if any).
 	for _, v := range strings.Fields(docker(t, "volume", "ls", "-q", "--filter", "dangling=true")) {
-		mp := strings.TrimSpace(docker(t, "volume", "inspect", "--format", "{{.Mountpoint}}", v))
-		if _, err := os.Stat(filepath.Join(mp, marker)); err == nil {
+		// Other tests' volumes come and go meanwhile: one gone is not ours.
+		out, err := exec.Command("docker", "volume", "inspect", "--format", "{{.Mountpoint}}", v).Output()
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), marker)); err == nil {
 			t.Errorf("volume %s, made from the image, was left on the engine", v)
 			_ = exec.Command("docker", "volume", "rm", v).Run()
 		}
