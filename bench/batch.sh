@@ -11,7 +11,8 @@
 #     A WORK directory that already holds a warm-up is reused.
 #
 # Prints, per concurrency: wall time, packages/hour, outcomes, host CPU
-# busy share, tree-cache hits, verifymcp's peak RSS (GNU time) and
+# busy share (over the batch, and while every worker had a scan in
+# flight), tree-cache hits, verifymcp's peak RSS (GNU time) and
 # per-phase medians read from the batch's JSON summary. LIST, BIN, WORK
 # and EXTRA (more batch flags) override.
 set -euo pipefail
@@ -52,19 +53,63 @@ report() { # report NAME DATA-DIR SUMMARY.json WALL-SECONDS CPU-BUSY-%
 	' "$sum"
 }
 
+# steady_cpu NAME DATA-DIR SUMMARY.json CONCURRENCY prints the host CPU's
+# busy share over the part of the batch in which all CONCURRENCY workers
+# had a scan in flight, from $WORK/NAME.cpu (samples "time busy total")
+# and each scan's interval: its bundle's run date less its resolve time,
+# for its scan time. The ramp (workers starting) and the tail (fewer
+# targets left than workers) are outside it.
+steady_cpu() {
+	local name=$1 data=$2 sum=$3 c=$4
+	{
+		jq -r '.targets[] | select(.run_id and .phases_ms) | "scan \(.run_id) \(.phases_ms.resolve // 0) \(.phases_ms.scan)"' "$sum"
+		for f in "$data"/bundles/*.json; do
+			jq -r '.run.date as $d | ($d | capture("(?<s>^[^.]*)(?<f>\\.[0-9]+)?Z$")) as $m |
+				"date \(.run.id) \(($m.s + "Z" | fromdateiso8601) + (($m.f // "0") | tonumber))"' "$f"
+		done
+		sed 's/^/cpu /' "$WORK/$name.cpu"
+	} | awk -v c="$c" '
+		$1 == "scan" { res[$2] = $3 / 1000; dur[$2] = $4 / 1000; next }
+		$1 == "date" { date[$2] = $3; next }
+		$1 == "cpu" { n++; ts[n] = $2; busy[n] = $3; tot[n] = $4 }
+		END {
+			for (id in dur) if (id in date) { m++; s[m] = date[id] - res[id]; e[m] = s[m] + dur[id] }
+			for (i = 1; i < n; i++) {
+				mid = (ts[i] + ts[i + 1]) / 2; k = 0
+				for (j = 1; j <= m; j++) if (s[j] <= mid && mid < e[j]) k++
+				if (k >= c) { b += busy[i + 1] - busy[i]; t += tot[i + 1] - tot[i]; secs += ts[i + 1] - ts[i] }
+			}
+			if (t > 0) printf "  host CPU busy while all %d workers had a scan in flight: %.0f%% (%.1f s of the batch)\n", c, 100 * b / t, secs
+			else printf "  host CPU busy while all %d workers had a scan in flight: - (never all in flight)\n", c
+		}'
+}
+
 run_batch() { # run_batch NAME DATA-DIR CONCURRENCY
 	local name=$1 data=$2 c=$3
-	local b0 t0 b1 t1 start end wall cpu code=0
+	local b0 t0 b1 t1 start end wall cpu sampler code=0
+	# Samples of the host CPU every 0.2 s, for steady_cpu.
+	# Pure bash but for sleep: the sampler itself costs next to nothing.
+	while :; do
+		read -r _ u n sy id io rest </proc/stat
+		local t=$((u + n + sy + id + io)) v
+		for v in $rest; do t=$((t + v)); done
+		echo "$EPOCHREALTIME $((t - id - io)) $t"
+		sleep 0.2
+	done >"$WORK/$name.cpu" &
+	sampler=$!
 	read -r b0 t0 < <(cpu_busy)
 	start=$(date +%s.%N)
 	# shellcheck disable=SC2086
 	/usr/bin/time -f '%M' -o "$WORK/$name.rss" "$BIN" -q batch --data-dir "$data" --concurrency "$c" --format json -o "$WORK/$name.json" $EXTRA "$LIST" 2>"$WORK/$name.log" || code=$?
 	end=$(date +%s.%N)
 	read -r b1 t1 < <(cpu_busy)
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null || true
 	wall=$(echo "$end - $start" | bc -l | xargs printf '%.1f')
 	cpu=$(echo "100 * ($b1 - $b0) / ($t1 - $t0)" | bc -l | xargs printf '%.0f')
 	[ "$code" = 0 ] || echo "$name: batch exited $code (see $WORK/$name.log)"
 	report "$name" "$data" "$WORK/$name.json" "$wall" "$cpu"
+	steady_cpu "$name" "$data" "$WORK/$name.json" "$c"
 	echo "  verifymcp peak RSS: $(($(tail -1 "$WORK/$name.rss") / 1024)) MiB (target at concurrency 4: under 150 MB)"
 }
 
