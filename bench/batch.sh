@@ -56,24 +56,24 @@ report() { # report NAME DATA-DIR SUMMARY.json WALL-SECONDS CPU-BUSY-%
 # steady_cpu NAME DATA-DIR SUMMARY.json CONCURRENCY prints the host CPU's
 # busy share over the part of the batch in which all CONCURRENCY workers
 # had a scan in flight, from $WORK/NAME.cpu (samples "time busy total")
-# and each scan's interval: its bundle's run date less its resolve time,
-# for its scan time. The ramp (workers starting) and the tail (fewer
-# targets left than workers) are outside it.
+# and each scan's interval: from its bundle's run date (the batch resolves
+# every target before it scans any), for its scan time. The ramp (workers
+# starting) and the tail (fewer targets left than workers) are outside it.
 steady_cpu() {
 	local name=$1 data=$2 sum=$3 c=$4
 	{
-		jq -r '.targets[] | select(.run_id and .phases_ms) | "scan \(.run_id) \(.phases_ms.resolve // 0) \(.phases_ms.scan)"' "$sum"
+		jq -r '.targets[] | select(.run_id and .phases_ms) | "scan \(.run_id) \(.phases_ms.scan)"' "$sum"
 		for f in "$data"/bundles/*.json; do
 			jq -r '.run.date as $d | ($d | capture("(?<s>^[^.]*)(?<f>\\.[0-9]+)?Z$")) as $m |
 				"date \(.run.id) \(($m.s + "Z" | fromdateiso8601) + (($m.f // "0") | tonumber))"' "$f"
 		done
 		sed 's/^/cpu /' "$WORK/$name.cpu"
 	} | awk -v c="$c" '
-		$1 == "scan" { res[$2] = $3 / 1000; dur[$2] = $4 / 1000; next }
+		$1 == "scan" { dur[$2] = $3 / 1000; next }
 		$1 == "date" { date[$2] = $3; next }
 		$1 == "cpu" { n++; ts[n] = $2; busy[n] = $3; tot[n] = $4 }
 		END {
-			for (id in dur) if (id in date) { m++; s[m] = date[id] - res[id]; e[m] = s[m] + dur[id] }
+			for (id in dur) if (id in date) { m++; s[m] = date[id]; e[m] = s[m] + dur[id] }
 			for (i = 1; i < n; i++) {
 				mid = (ts[i] + ts[i + 1]) / 2; k = 0
 				for (j = 1; j <= m; j++) if (s[j] <= mid && mid < e[j]) k++
