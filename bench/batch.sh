@@ -32,8 +32,16 @@ fi
 echo "list: $LIST ($(grep -cvE '^\s*(#|$)' "$LIST") targets); cpus: $(nproc); work: $WORK"
 echo "tool: $("$BIN" version | head -1)"
 
-# cpu_busy prints "busy total" jiffies of the host from /proc/stat.
-cpu_busy() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
+# cpu_busy prints "busy total" jiffies of the host from /proc/stat (busy:
+# all but idle and iowait). Pure bash: the sampler of run_batch calls it
+# five times a second.
+cpu_busy() {
+	local _ u n sy id io rest v t
+	read -r _ u n sy id io rest </proc/stat
+	t=$((u + n + sy + id + io))
+	for v in $rest; do t=$((t + v)); done
+	echo "$((t - id - io)) $t"
+}
 
 phases='["resolve","install.fetch","install.scripts","session.start","session.handshake","session.list","session.idle","session.calls","session.shutdown","osv","github","dnssec","other","scan"]'
 
@@ -88,12 +96,8 @@ run_batch() { # run_batch NAME DATA-DIR CONCURRENCY
 	local name=$1 data=$2 c=$3
 	local b0 t0 b1 t1 start end wall cpu sampler code=0
 	# Samples of the host CPU every 0.2 s, for steady_cpu.
-	# Pure bash but for sleep: the sampler itself costs next to nothing.
 	while :; do
-		read -r _ u n sy id io rest </proc/stat
-		local t=$((u + n + sy + id + io)) v
-		for v in $rest; do t=$((t + v)); done
-		echo "$EPOCHREALTIME $((t - id - io)) $t"
+		echo "$EPOCHREALTIME $(cpu_busy)"
 		sleep 0.2
 	done >"$WORK/$name.cpu" &
 	sampler=$!
