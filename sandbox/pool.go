@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Pool keeps observers started ahead of the scans that will use them, so
@@ -25,16 +26,23 @@ type Pool struct {
 	ready  []string // run ids of started observers, oldest first
 	budget int      // how many more may start; negative: no limit
 	closed bool
+	pace   time.Duration // the least time between two starts
+	next   time.Time     // the earliest the next start may begin
 }
 
 // NewPool starts up to size observers (fewer when budget, the number of
 // scans still to come, is smaller; a negative budget has no limit), each
 // under a run id from newID. Take hands them out and starts a replacement
-// while the budget lasts. ctx bounds the observers' start-up; Close
-// removes what was not taken. Without behaviour capture there is nothing
+// while the budget lasts. Starts are paced: each begins at least pace
+// after the one before, so that a batch's first observers, and the
+// replacements of observers taken together, do not all start at once
+// (a container start is CPU work for the engine, and the scans starting
+// beside them wait for it); a scan that takes an observer whose start is
+// still waiting starts it at once. ctx bounds the observers' start-up;
+// Close removes what was not taken, dropping the waiting ones unstarted. Without behaviour capture there is nothing
 // to start, and Take just returns new ids.
-func (s *Sandbox) NewPool(ctx context.Context, size, budget int, newID func() string) *Pool {
-	p := &Pool{s: s, ctx: ctx, newID: newID, budget: budget}
+func (s *Sandbox) NewPool(ctx context.Context, size, budget int, pace time.Duration, newID func() string) *Pool {
+	p := &Pool{s: s, ctx: ctx, newID: newID, budget: budget, pace: pace}
 	if !s.opts.Behavior {
 		return p
 	}
@@ -57,7 +65,13 @@ func (p *Pool) startLocked() bool {
 		p.budget--
 	}
 	id := p.newID()
-	p.s.Prewarm(p.ctx, id)
+	now := time.Now()
+	at := now
+	if p.next.After(now) {
+		at = p.next
+	}
+	p.next = at.Add(p.pace)
+	p.s.prewarmAfter(p.ctx, id, at.Sub(now))
 	p.ready = append(p.ready, id)
 	return true
 }

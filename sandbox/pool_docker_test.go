@@ -80,7 +80,7 @@ func TestPoolLeaksNothing(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var started []string
-	pool := s.NewPool(ctx, 2, 2, func() string {
+	pool := s.NewPool(ctx, 2, 2, 0, func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		id := runID(t)
@@ -162,4 +162,78 @@ func TestPoolLeaksNothing(t *testing.T) {
 	if strings.Contains(string(data), a) {
 		t.Errorf("the first scan's canary is in the second scan's bundle")
 	}
+}
+
+// TestPoolPacesItsStarts: a pool paced at a minute starts its first observer
+// at once and leaves the next waiting; a scan that takes a waiting one
+// starts it at once (it does not wait out the pace), and Close drops the
+// ones still waiting without starting them, leaving nothing behind.
+func TestPoolPacesItsStarts(t *testing.T) {
+	s := newSandbox(t, func(o *sandbox.Options) { o.Behavior = true; o.Idle = 200 * time.Millisecond })
+	ctx := context.Background()
+	var ids []string
+	pool := s.NewPool(ctx, 3, 3, time.Minute, func() string {
+		id := runID(t)
+		ids = append(ids, id)
+		return id
+	})
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = pool.Close(ctx)
+		}
+	})
+	started := func(id string) bool {
+		t.Helper()
+		left, err := sandbox.Leftovers(ctx, engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range left {
+			if l.RunID == id && l.Kind == "container" {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !started(ids[0]) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool's first observer did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if started(ids[1]) || started(ids[2]) {
+		t.Fatal("the pool started its second or third observer before its pace")
+	}
+
+	p, rt := resolveFixture(t, s, fixture{Name: "paced", Tools: []map[string]any{{"name": "t", "inputSchema": map[string]any{"type": "object"}}}})
+	for _, want := range ids[:2] {
+		id := pool.Take()
+		if id != want {
+			t.Fatalf("took run %s, want %s", id, want)
+		}
+		t0 := time.Now()
+		r, err := p.Scan(ctx, rt, pipeline.Options{RunID: id})
+		if err != nil {
+			t.Fatalf("scan: %v", err)
+		}
+		if r.Bundle.Sandbox.Outcome != evidence.OutcomeOK || r.Bundle.Behavior == nil || len(r.Bundle.Behavior.Watches) == 0 {
+			t.Fatalf("scan %s: outcome %s, behaviour %v", id, r.Bundle.Sandbox.Outcome, r.Bundle.Behavior)
+		}
+		if d := time.Since(t0); d > 25*time.Second {
+			t.Errorf("scan %s took %s: it waited for the pace", id, d)
+		}
+		assertClean(t, id)
+	}
+	t0 := time.Now()
+	if err := pool.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("Close took %s: it started the waiting observer to remove it", d)
+	}
+	assertClean(t, ids[2])
 }

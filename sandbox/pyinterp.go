@@ -166,8 +166,8 @@ func (s *Sandbox) forPython(runID string, py Python) *Sandbox {
 	}
 	c := &Sandbox{cli: s.cli, opts: s.opts}
 	c.opts.Image = py.Image
-	if f, ok := s.takeWarm(runID); ok {
-		c.warm = map[string]func() (*watch, error){runID: f}
+	if wr, ok := s.takeWarm(runID); ok {
+		c.warm = map[string]*warmRun{runID: wr}
 	}
 	return c
 }

@@ -189,7 +189,25 @@ type Sandbox struct {
 	opts Options
 
 	mu   sync.Mutex
-	warm map[string]func() (*watch, error)
+	warm map[string]*warmRun
+}
+
+// warmRun is an observer started ahead of its scan (Prewarm).
+type warmRun struct {
+	// cut ends a delayed start's wait: true starts the observer at once
+	// (its scan wants it), false drops it unstarted (Discard).
+	cut  chan bool
+	wait func() (*watch, error)
+}
+
+// use returns what waits for the observer, starting it at once if its
+// start was still delayed.
+func (w *warmRun) use() func() (*watch, error) {
+	select {
+	case w.cut <- true:
+	default:
+	}
+	return w.wait
 }
 
 // Prewarm starts the behaviour observer of run runID now, in the
@@ -198,6 +216,11 @@ type Sandbox struct {
 // run that is not scanned must be given to Discard. It does nothing when
 // behaviour capture is off.
 func (s *Sandbox) Prewarm(ctx context.Context, runID string) {
+	s.prewarmAfter(ctx, runID, 0)
+}
+
+// prewarmAfter is Prewarm with the observer's start delayed by d.
+func (s *Sandbox) prewarmAfter(ctx context.Context, runID string, d time.Duration) {
 	if !s.opts.Behavior {
 		return
 	}
@@ -207,24 +230,38 @@ func (s *Sandbox) Prewarm(ctx context.Context, runID string) {
 		err error
 	}
 	ch := make(chan started, 1)
-	s.opts.Logger.Debug("prewarm")
+	cut := make(chan bool, 1)
+	s.opts.Logger.Debug("prewarm", "after", d)
 	go func() {
+		if d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			case start := <-cut:
+				if !start {
+					ch <- started{}
+					return
+				}
+			}
+		}
 		w, err := s.newWatch(ctx, r, nil)
 		ch <- started{w, err}
 	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.warm == nil {
-		s.warm = map[string]func() (*watch, error){}
+		s.warm = map[string]*warmRun{}
 	}
-	s.warm[runID] = sync.OnceValues(func() (*watch, error) {
+	s.warm[runID] = &warmRun{cut: cut, wait: sync.OnceValues(func() (*watch, error) {
 		st := <-ch
 		return st.w, st.err
-	})
+	})}
 }
 
 // takeWarm returns the prewarmed observer of runID, if any.
-func (s *Sandbox) takeWarm(runID string) (func() (*watch, error), bool) {
+func (s *Sandbox) takeWarm(runID string) (*warmRun, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, ok := s.warm[runID]
@@ -235,11 +272,16 @@ func (s *Sandbox) takeWarm(runID string) (func() (*watch, error), bool) {
 // Discard removes a prewarmed run that will not be scanned (its target did
 // not resolve), leaving nothing on the engine.
 func (s *Sandbox) Discard(ctx context.Context, runID string) error {
-	f, ok := s.takeWarm(runID)
+	wr, ok := s.takeWarm(runID)
 	if !ok {
 		return nil
 	}
-	if w, err := f(); err == nil && w != nil {
+	// One whose start is still delayed is dropped unstarted.
+	select {
+	case wr.cut <- false:
+	default:
+	}
+	if w, err := wr.wait(); err == nil && w != nil {
 		w.obs.stop(ctx, s.cli, s.opts.Logger)
 	}
 	return (&run{cli: s.cli, id: runID}).cleanup(ctx)
@@ -432,7 +474,8 @@ func (s *Sandbox) observerFor(ctx context.Context, r *run, runID string, t Targe
 	// The sink starts while the fetch step runs; the phases that run package
 	// code wait for it.
 	watchReady := func() (*watch, error) { return nil, nil }
-	if f, ok := s.takeWarm(runID); ok {
+	if wr, ok := s.takeWarm(runID); ok {
+		f := wr.use()
 		watchReady = func() (*watch, error) {
 			w, err := f()
 			if w != nil {

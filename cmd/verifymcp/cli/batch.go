@@ -313,7 +313,9 @@ func (g *globals) startAhead(ctx context.Context, p *pipeline.Pipeline, bs *batc
 	if !ok || budget == 0 {
 		return func() {}
 	}
-	bs.Ahead = sb.NewPool(ctx, size, budget, func() string { return pipeline.NewRunID(time.Now()) })
+	// Its starts are paced as the workers' first scans are spread: one
+	// every spread / size, so that observers do not all start at once.
+	bs.Ahead = sb.NewPool(ctx, size, budget, bs.Spread/time.Duration(max(size, 1)), func() string { return pipeline.NewRunID(time.Now()) })
 	return func() {
 		if err := bs.Ahead.Close(context.WithoutCancel(ctx)); err != nil {
 			g.log.Warn("could not remove the observers started ahead", "err", err)
