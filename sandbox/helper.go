@@ -103,7 +103,8 @@ func EngineArch(arch string) string {
 // image's tag. Loading it touches no engine, so a command can do it while
 // its target still resolves and build the image only once it did. The
 // binary (tens of megabytes: the program itself) is read again only when
-// the image has to be built, and is not kept in memory.
+// the image has to be built, streamed into the build, and never held in
+// memory whole.
 type Helper struct {
 	// Ref is the helper image's tag, named by the binary's digest.
 	Ref string
@@ -114,8 +115,9 @@ type Helper struct {
 	// linux/ARCH build".
 	Source string
 	sha256 string
-	// load returns the binary's bytes.
-	load func() ([]byte, error)
+	size   int64
+	// open returns the binary's bytes as a stream.
+	open func() (io.ReadCloser, error)
 }
 
 // LoadHelper hashes the binary at path and checks that it is a static
@@ -132,26 +134,28 @@ func LoadHelper(path string) (*Helper, error) {
 		return nil, fmt.Errorf("helper binary %s: %w", path, err)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	n, err := io.Copy(h, f)
+	if err != nil {
 		return nil, fmt.Errorf("read helper binary: %w", err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	return &Helper{Ref: helperImageRef(sum), Arch: arch, Source: path, sha256: sum, load: func() ([]byte, error) { return os.ReadFile(path) }}, nil
+	return &Helper{Ref: helperImageRef(sum), Arch: arch, Source: path, sha256: sum, size: n,
+		open: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
 }
 
 // loadEmbedded is LoadHelper for a gzip-compressed build carried in this
 // program. It is decompressed here once to be checked and hashed, and
 // again only when the image has to be built.
 func loadEmbedded(arch string, gz []byte) (*Helper, error) {
-	load := func() ([]byte, error) {
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
+	open := func() (io.ReadCloser, error) { return gzip.NewReader(bytes.NewReader(gz)) }
+	source := "embedded linux/" + arch + " build"
+	data, err := func() ([]byte, error) {
+		zr, err := open()
 		if err != nil {
 			return nil, err
 		}
 		return io.ReadAll(zr)
-	}
-	source := "embedded linux/" + arch + " build"
-	data, err := load()
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("helper binary %s: %w", source, err)
 	}
@@ -164,7 +168,7 @@ func loadEmbedded(arch string, gz []byte) (*Helper, error) {
 	}
 	sum := sha256.Sum256(data)
 	s := hex.EncodeToString(sum[:])
-	return &Helper{Ref: helperImageRef(s), Arch: arch, Source: source, sha256: s, load: load}, nil
+	return &Helper{Ref: helperImageRef(s), Arch: arch, Source: source, sha256: s, size: int64(len(data)), open: open}, nil
 }
 
 // SelectHelper returns the helper binary for an engine whose architecture
@@ -267,18 +271,58 @@ func EnsureHelperImage(ctx context.Context, cli client.APIClient, path string) (
 	return h.Ref, nil
 }
 
-// read returns the binary, checked to be the one the helper was loaded
-// from (a binary replaced since, by an upgrade, would build an image under
-// another's tag).
-func (h *Helper) read() ([]byte, error) {
-	data, err := h.load()
+// errHelperChanged is the error of a helper binary that is not the one
+// the command loaded.
+var errHelperChanged = errors.New("changed since this command started")
+
+// copyTo writes the binary to w, checked to be the one the helper was
+// loaded from (a binary replaced since, by an upgrade, would build an image
+// under another's tag): when it is not, it returns an error once w has had
+// at most as many bytes as the loaded one had. It streams: the binary is
+// tens of megabytes, and is never held in memory whole.
+func (h *Helper) copyTo(w io.Writer) error {
+	f, err := h.open()
 	if err != nil {
-		return nil, fmt.Errorf("read helper binary: %w", err)
+		return fmt.Errorf("read helper binary: %w", err)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != h.sha256 {
-		return nil, fmt.Errorf("helper binary %s changed since this command started; run it again", h.Source)
+	defer f.Close()
+	changed := fmt.Errorf("helper binary %s %w; run it again", h.Source, errHelperChanged)
+	sum := sha256.New()
+	if _, err := io.CopyN(io.MultiWriter(w, sum), f, h.size); errors.Is(err, io.EOF) {
+		return changed
+	} else if err != nil {
+		return fmt.Errorf("read helper binary: %w", err)
 	}
-	return data, nil
+	if n, _ := f.Read(make([]byte, 1)); n > 0 || hex.EncodeToString(sum.Sum(nil)) != h.sha256 {
+		return changed
+	}
+	return nil
+}
+
+// buildContext writes the helper image's build context, a tar of its
+// Dockerfile and the binary, to w. When the binary changed, it ends the
+// tar with blocks that are not a tar's end and returns the error, so that
+// an image build reading the context fails rather than builds from it.
+func (h *Helper) buildContext(w io.Writer) error {
+	dockerfile := "FROM scratch\nCOPY verifymcp /verifymcp\nUSER 65534:65534\nENTRYPOINT [\"/verifymcp\"]\nLABEL verifymcp.image=helper\n"
+	tw := tar.NewWriter(w)
+	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile)), ModTime: time.Unix(0, 0)}); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(tw, dockerfile); err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "verifymcp", Mode: 0o755, Size: h.size, ModTime: time.Unix(0, 0)}); err != nil {
+		return err
+	}
+	if err := h.copyTo(tw); err != nil {
+		if errors.Is(err, errHelperChanged) {
+			// Two blocks no tar reader takes for a header, nor for the end.
+			_, _ = w.Write(bytes.Repeat([]byte{0xff}, 1024))
+		}
+		return err
+	}
+	return tw.Close()
 }
 
 // Present reports whether the helper image exists; it only inspects.
@@ -296,34 +340,32 @@ func (h *Helper) Ensure(ctx context.Context, cli client.APIClient) error {
 	if ok, err := h.Present(ctx, cli); err != nil || ok {
 		return err
 	}
-	data, err := h.read()
-	if err != nil {
+	// Checked before the build, and again as the context streams to it.
+	if err := h.copyTo(io.Discard); err != nil {
 		return err
 	}
-	dockerfile := "FROM scratch\nCOPY verifymcp /verifymcp\nUSER 65534:65534\nENTRYPOINT [\"/verifymcp\"]\nLABEL verifymcp.image=helper\n"
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"verifymcp", 0o755, data}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return err
-		}
+	pr, pw := io.Pipe()
+	wrote := make(chan error, 1)
+	go func() {
+		err := h.buildContext(pw)
+		wrote <- err
+		pw.CloseWithError(err)
+	}()
+	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{Tags: []string{h.Ref}, Remove: true, ForceRemove: true, Version: types.BuilderV1})
+	if err == nil {
+		err = drainBuild(resp.Body)
+		resp.Body.Close()
 	}
-	if err := tw.Close(); err != nil {
-		return err
+	pr.Close() // ends a write the build did not read
+	if werr := <-wrote; errors.Is(werr, errHelperChanged) {
+		if err == nil {
+			// Never kept under the loaded binary's tag, should an engine
+			// have built from a context that did not end.
+			_, _ = cli.ImageRemove(context.WithoutCancel(ctx), h.Ref, image.RemoveOptions{Force: true})
+		}
+		return werr
 	}
-	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{h.Ref}, Remove: true, ForceRemove: true, Version: types.BuilderV1})
 	if err != nil {
-		return fmt.Errorf("build helper image: %w", err)
-	}
-	defer resp.Body.Close()
-	if err := drainBuild(resp.Body); err != nil {
 		return fmt.Errorf("build helper image: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -8,10 +9,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -203,9 +206,9 @@ func TestSelectHelper(t *testing.T) {
 			if h.Source != tc.source || h.Ref != unitRef(tc.want) || h.Arch != EngineArch(tc.arch) {
 				t.Errorf("picked %s (%s, %s), want %s (%s, %s)", h.Source, h.Ref, h.Arch, tc.source, unitRef(tc.want), EngineArch(tc.arch))
 			}
-			got, err := h.read()
-			if err != nil || !bytes.Equal(got, tc.want) {
-				t.Errorf("read() = %d bytes, %v; want the %d bytes picked", len(got), err, len(tc.want))
+			var got bytes.Buffer
+			if err := h.copyTo(&got); err != nil || !bytes.Equal(got.Bytes(), tc.want) {
+				t.Errorf("copyTo wrote %d bytes, %v; want the %d bytes picked", got.Len(), err, len(tc.want))
 			}
 		})
 	}
@@ -223,18 +226,67 @@ func TestSelectHelperArchError(t *testing.T) {
 }
 
 // TestHelperChangedSinceLoad: a binary replaced after it was hashed (an
-// upgrade mid-command) does not build an image under the old one's tag.
+// upgrade mid-command), by one as long, shorter or longer, does not build
+// an image under the old one's tag: copying it fails, and the build
+// context streamed from it has no end, so the engine reading it fails too.
+// The one loaded streams a context that holds its Dockerfile and its bytes.
 func TestHelperChangedSinceLoad(t *testing.T) {
-	path := unitWrite(t, "verifymcp", unitELF(t, elf.EM_X86_64, binary.LittleEndian, elf.ELFOSABI_NONE, false, "v1"))
-	h, err := LoadHelper(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, unitELF(t, elf.EM_X86_64, binary.LittleEndian, elf.ELFOSABI_NONE, false, "v2"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.read(); err == nil || !strings.Contains(err.Error(), "changed since this command started") {
-		t.Errorf("read() after the binary changed = %v, want an error", err)
+	v1 := unitELF(t, elf.EM_X86_64, binary.LittleEndian, elf.ELFOSABI_NONE, false, "v1")
+	for name, v2 := range map[string][]byte{
+		"same length": unitELF(t, elf.EM_X86_64, binary.LittleEndian, elf.ELFOSABI_NONE, false, "v2"),
+		"shorter":     v1[:len(v1)-1],
+		"longer":      append(slices.Clone(v1), 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := unitWrite(t, "verifymcp", v1)
+			h, err := LoadHelper(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ctx bytes.Buffer
+			if err := h.buildContext(&ctx); err != nil {
+				t.Fatal(err)
+			}
+			files := map[string][]byte{}
+			tr := tar.NewReader(&ctx)
+			for {
+				hd, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[hd.Name], _ = io.ReadAll(tr)
+			}
+			if !bytes.Equal(files["verifymcp"], v1) || !strings.Contains(string(files["Dockerfile"]), "COPY verifymcp /verifymcp") {
+				t.Errorf("build context: %d bytes of the binary (want %d), Dockerfile %q", len(files["verifymcp"]), len(v1), files["Dockerfile"])
+			}
+
+			if err := os.WriteFile(path, v2, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.copyTo(io.Discard); err == nil || !strings.Contains(err.Error(), "changed since this command started") {
+				t.Errorf("copyTo after the binary changed = %v, want an error", err)
+			}
+			ctx.Reset()
+			if err := h.buildContext(&ctx); !errors.Is(err, errHelperChanged) {
+				t.Errorf("buildContext after the binary changed = %v, want errHelperChanged", err)
+			}
+			if ctx.Len() > 1024+int(h.size)+2048 {
+				t.Errorf("the context went on past the binary: %d bytes", ctx.Len())
+			}
+			tr = tar.NewReader(&ctx)
+			for {
+				if _, err = tr.Next(); err != nil {
+					break
+				}
+				_, _ = io.Copy(io.Discard, tr)
+			}
+			if err == nil || errors.Is(err, io.EOF) {
+				t.Errorf("reading the context of a changed binary ended with %v, want an error", err)
+			}
+		})
 	}
 }
 
