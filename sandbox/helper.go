@@ -149,13 +149,11 @@ func LoadHelper(path string) (*Helper, error) {
 func loadEmbedded(arch string, gz []byte) (*Helper, error) {
 	open := func() (io.ReadCloser, error) { return gzip.NewReader(bytes.NewReader(gz)) }
 	source := "embedded linux/" + arch + " build"
-	data, err := func() ([]byte, error) {
-		zr, err := open()
-		if err != nil {
-			return nil, err
-		}
-		return io.ReadAll(zr)
-	}()
+	var data []byte
+	zr, err := open()
+	if err == nil {
+		data, err = io.ReadAll(zr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("helper binary %s: %w", source, err)
 	}
@@ -302,7 +300,8 @@ func (h *Helper) copyTo(w io.Writer) error {
 // buildContext writes the helper image's build context, a tar of its
 // Dockerfile and the binary, to w. When the binary changed, it ends the
 // tar with blocks that are not a tar's end and returns the error, so that
-// an image build reading the context fails rather than builds from it.
+// an image build reading the context fails rather than builds from it
+// (through Ensure's pipe, the error also aborts the request's body).
 func (h *Helper) buildContext(w io.Writer) error {
 	dockerfile := "FROM scratch\nCOPY verifymcp /verifymcp\nUSER 65534:65534\nENTRYPOINT [\"/verifymcp\"]\nLABEL verifymcp.image=helper\n"
 	tw := tar.NewWriter(w)
@@ -340,10 +339,7 @@ func (h *Helper) Ensure(ctx context.Context, cli client.APIClient) error {
 	if ok, err := h.Present(ctx, cli); err != nil || ok {
 		return err
 	}
-	// Checked before the build, and again as the context streams to it.
-	if err := h.copyTo(io.Discard); err != nil {
-		return err
-	}
+	// The binary is checked as the context streams to the build.
 	pr, pw := io.Pipe()
 	wrote := make(chan error, 1)
 	go func() {

@@ -203,11 +203,17 @@ type warmRun struct {
 // use returns what waits for the observer, starting it at once if its
 // start was still delayed.
 func (w *warmRun) use() func() (*watch, error) {
+	w.endDelay(true)
+	return w.wait
+}
+
+// endDelay ends a delayed start's wait, if it is still waiting: start
+// says whether the observer then starts or is dropped.
+func (w *warmRun) endDelay(start bool) {
 	select {
-	case w.cut <- true:
+	case w.cut <- start:
 	default:
 	}
-	return w.wait
 }
 
 // Prewarm starts the behaviour observer of run runID now, in the
@@ -277,10 +283,7 @@ func (s *Sandbox) Discard(ctx context.Context, runID string) error {
 		return nil
 	}
 	// One whose start is still delayed is dropped unstarted.
-	select {
-	case wr.cut <- false:
-	default:
-	}
+	wr.endDelay(false)
 	if w, err := wr.wait(); err == nil && w != nil {
 		w.obs.stop(ctx, s.cli, s.opts.Logger)
 	}
