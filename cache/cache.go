@@ -16,7 +16,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,8 +23,8 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/internal/pg"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/verifymcp/verifymcp/internal/sqliteopen"
+	_ "modernc.org/sqlite"
 )
 
 // FileName is the database file in the data directory, shared with the
@@ -133,7 +132,7 @@ func migrateSQLite(ctx context.Context, db *sql.DB) error {
 
 func newCache(ctx context.Context, db *sql.DB, q *dialect, location, secret string) (*Cache, error) {
 	c := &Cache{db: db, q: q, location: location, secret: secret, now: time.Now, counters: map[string]*counter{}}
-	if err := ping(ctx, db); err != nil {
+	if err := sqliteopen.Ping(ctx, db); err != nil {
 		db.Close()
 		return nil, c.errorf("cache: open %s: %w", location, err)
 	}
@@ -142,26 +141,6 @@ func newCache(ctx context.Context, db *sql.DB, q *dialect, location, secret stri
 		return nil, c.errorf("cache: migrate %s: %w", location, err)
 	}
 	return c, nil
-}
-
-// ping opens db's first connection. A new SQLite file's first connections
-// each switch it to WAL, which needs a lock that SQLite does not wait for
-// (its busy timeout does not apply): one opened while another connection
-// switches it fails with SQLITE_BUSY, and is tried again, for up to 10 s.
-func ping(ctx context.Context, db *sql.DB) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := db.PingContext(ctx)
-		var se *sqlite.Error
-		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(5+mrand.IntN(20)) * time.Millisecond):
-		}
-	}
 }
 
 // Backend names the database behind the cache: "sqlite" or "postgres".

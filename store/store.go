@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/verifymcp/verifymcp/evidence"
+	"github.com/verifymcp/verifymcp/internal/sqliteopen"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -118,6 +119,10 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
+	if err := sqliteopen.Ping(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
