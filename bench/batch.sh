@@ -114,7 +114,7 @@ run_batch() { # run_batch NAME DATA-DIR CONCURRENCY
 	[ "$code" = 0 ] || echo "$name: batch exited $code (see $WORK/$name.log)"
 	report "$name" "$data" "$WORK/$name.json" "$wall" "$cpu"
 	steady_cpu "$name" "$data" "$WORK/$name.json" "$c"
-	echo "  verifymcp peak RSS: $(($(tail -1 "$WORK/$name.rss") / 1024)) MiB (target at concurrency 4: under 150 MB)"
+	echo "  verifymcp peak RSS: $(($(tail -1 "$WORK/$name.rss") / 1024)) MiB (target at concurrency 8: under 200 MiB)"
 }
 
 echo
