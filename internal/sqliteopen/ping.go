@@ -21,7 +21,7 @@ func Ping(ctx context.Context, db *sql.DB) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := db.PingContext(ctx)
-		if err == nil || !Busy(err) || time.Now().After(deadline) {
+		if err == nil || !busy(err) || time.Now().After(deadline) {
 			return err
 		}
 		select {
@@ -32,8 +32,8 @@ func Ping(ctx context.Context, db *sql.DB) error {
 	}
 }
 
-// Busy reports whether err is SQLite's SQLITE_BUSY (any extended code).
-func Busy(err error) bool {
+// busy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func busy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
