@@ -24,6 +24,7 @@ type Pool struct {
 
 	mu     sync.Mutex
 	ready  []string // run ids of started observers, oldest first
+	size   int      // how many may be ready at once
 	budget int      // how many more may start; negative: no limit
 	closed bool
 	pace   time.Duration // the least time between two starts
@@ -42,18 +43,33 @@ type Pool struct {
 // Close removes what was not taken, dropping the waiting ones unstarted. Without behaviour capture there is nothing
 // to start, and Take just returns new ids.
 func (s *Sandbox) NewPool(ctx context.Context, size, budget int, pace time.Duration, newID func() string) *Pool {
-	p := &Pool{s: s, ctx: ctx, newID: newID, budget: budget, pace: pace}
-	if !s.opts.Behavior {
-		return p
-	}
+	p := &Pool{s: s, ctx: ctx, newID: newID, size: size, budget: budget, pace: pace}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for range size {
-		if !p.startLocked() {
-			break
-		}
-	}
+	p.fillLocked()
 	return p
+}
+
+// Add says that n more scans are to come (a batch that learns of its
+// scans as its targets resolve), and starts observers for them up to the
+// pool's size. It does nothing to a pool without a limit.
+func (p *Pool) Add(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.budget < 0 {
+		return
+	}
+	p.budget += n
+	p.fillLocked()
+}
+
+// fillLocked starts observers until size are ready or the budget is spent.
+func (p *Pool) fillLocked() {
+	if !p.s.opts.Behavior {
+		return
+	}
+	for len(p.ready) < p.size && p.startLocked() {
+	}
 }
 
 // startLocked starts one observer if the budget allows.
@@ -88,7 +104,7 @@ func (p *Pool) Take() string {
 	}
 	id := p.ready[0]
 	p.ready = p.ready[1:]
-	p.startLocked()
+	p.fillLocked()
 	return id
 }
 

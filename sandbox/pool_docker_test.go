@@ -71,7 +71,7 @@ globalThis.fixtureTools = [
 const planterAfter = `globalThis.fixtureTools.push({name: 'after', description: 'found: ' + JSON.stringify(globalThis.look()), inputSchema: {type: 'object'}});`
 
 // TestPoolLeaksNothing: two scans take observers that the pool started
-// before either ran; the first plants a canary in a file of its home
+// before either ran (the second when Add said it was to come); the first plants a canary in a file of its home
 // directory and of /tmp, in a process and behind a socket on loopback,
 // and finds all four; the second finds none of them, and the first one's
 // canary appears nowhere in its bundle.
@@ -80,7 +80,9 @@ func TestPoolLeaksNothing(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var started []string
-	pool := s.NewPool(ctx, 2, 2, 0, func() string {
+	// One scan known at first, a second one learnt of later (a batch whose
+	// targets resolve as it goes).
+	pool := s.NewPool(ctx, 2, 1, 0, func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		id := runID(t)
@@ -92,6 +94,10 @@ func TestPoolLeaksNothing(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	if len(started) != 1 {
+		t.Fatalf("pool started %d observers for a budget of 1", len(started))
+	}
+	pool.Add(1)
 	if len(started) != 2 {
 		t.Fatalf("pool started %d observers, want 2", len(started))
 	}

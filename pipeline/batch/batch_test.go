@@ -199,6 +199,23 @@ func TestErrorOutcome(t *testing.T) {
 	}
 }
 
+// feed sends items on the channel it returns, then closes it; a receiver
+// that stops reading leaves the rest unsent.
+func feed(items []*Item) <-chan *Item {
+	c := make(chan *Item)
+	go func() {
+		defer close(c)
+		for _, it := range items {
+			select {
+			case c <- it:
+			case <-time.After(2 * time.Second):
+				return
+			}
+		}
+	}()
+	return c
+}
+
 func TestRunWorkersStopsOnDrain(t *testing.T) {
 	items := make([]*Item, 10)
 	for i := range items {
@@ -208,7 +225,7 @@ func TestRunWorkersStopsOnDrain(t *testing.T) {
 	var started, finished atomic.Int32
 	var once sync.Once
 	release := make(chan struct{})
-	RunWorkers(context.Background(), drain, 3, 0, items, func(ctx context.Context, it *Item) {
+	RunWorkers(context.Background(), drain, 3, 0, feed(items), func(ctx context.Context, it *Item) {
 		started.Add(1)
 		if it.Line == 1 {
 			// The first interrupt comes while three scans are in flight.
@@ -244,7 +261,7 @@ func TestRunWorkersSpread(t *testing.T) {
 	var mu sync.Mutex
 	var starts []time.Duration
 	begin := time.Now()
-	RunWorkers(context.Background(), make(chan struct{}), 4, 400*time.Millisecond, items, func(ctx context.Context, it *Item) {
+	RunWorkers(context.Background(), make(chan struct{}), 4, 400*time.Millisecond, feed(items), func(ctx context.Context, it *Item) {
 		mu.Lock()
 		starts = append(starts, time.Since(begin))
 		mu.Unlock()

@@ -116,31 +116,40 @@ type variantError string
 func (e variantError) Error() string        { return string(e) }
 func (e variantError) Is(target error) bool { return target == ErrVariant }
 
-// Jobs makes the queue's jobs of the items left to scan, marking each
-// StatusSubmitted, or failed with ErrVariant when it repeats the target
-// of an earlier item with other options (the queue keys a job by target,
-// rubric and tool version, so a second variant would be taken for a
-// duplicate); done is called for each item.
-func Jobs(todo []*Item, toolVersion, rubricVersion string, done func(*Item)) ([]queue.ScanArgs, error) {
-	var jobs []queue.ScanArgs
-	byTarget := map[string]*Item{}
-	for _, it := range todo {
-		target := JobTarget(it)
-		if other := byTarget[target]; other != nil {
-			it.Fail(variantError(fmt.Sprintf("line %d enqueues %s with other --bin/--arg/--env options; the queue keys jobs by target, so scan variants of one target with a local batch", other.Line, target)))
-			done(it)
-			continue
-		}
-		byTarget[target] = it
-		opts, err := json.Marshal(JobOptions{Integrity: it.Resolved.Integrity, Integrities: jobIntegrities(it), Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env})
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, queue.ScanArgs{Target: target, RubricVersion: rubricVersion, ToolVersion: toolVersion, Options: opts})
-		it.Status = StatusSubmitted
-		done(it)
+// JobList makes the queue's jobs of the items left to scan, one at a
+// time as they resolve (see Resolve).
+type JobList struct {
+	Jobs []queue.ScanArgs
+
+	toolVersion, rubricVersion string
+	byTarget                   map[string]*Item
+}
+
+// NewJobList makes jobs keyed by toolVersion and rubricVersion.
+func NewJobList(toolVersion, rubricVersion string) *JobList {
+	return &JobList{toolVersion: toolVersion, rubricVersion: rubricVersion, byTarget: map[string]*Item{}}
+}
+
+// Add makes the job of it and marks it StatusSubmitted, or fails it with
+// ErrVariant when it repeats the target of an earlier item with other
+// options (the queue keys a job by target, rubric and tool version, so a
+// second variant would be taken for a duplicate). Either way it lets go of
+// the item's resolved artefact: the job holds what a worker needs.
+func (l *JobList) Add(it *Item) error {
+	defer func() { it.Resolved = nil }()
+	target := JobTarget(it)
+	if other := l.byTarget[target]; other != nil {
+		it.Fail(variantError(fmt.Sprintf("line %d enqueues %s with other --bin/--arg/--env options; the queue keys jobs by target, so scan variants of one target with a local batch", other.Line, target)))
+		return nil
 	}
-	return jobs, nil
+	l.byTarget[target] = it
+	opts, err := json.Marshal(JobOptions{Integrity: it.Resolved.Integrity, Integrities: jobIntegrities(it), Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env})
+	if err != nil {
+		return err
+	}
+	l.Jobs = append(l.Jobs, queue.ScanArgs{Target: target, RubricVersion: l.rubricVersion, ToolVersion: l.toolVersion, Options: opts})
+	it.Status = StatusSubmitted
+	return nil
 }
 
 // CountEnqueued fills in the totals of s from its targets and what the

@@ -23,10 +23,17 @@ func TestJobs(t *testing.T) {
 	skipped := &Item{Line: 4, Status: StatusSkipped}
 	todo := []*Item{reg(1), reg(2, "--verbose"), file, py}
 	var done []int
-	jobs, err := Jobs(todo, "0.9.0", "7", func(it *Item) { done = append(done, it.Line) })
-	if err != nil {
-		t.Fatal(err)
+	l := NewJobList("0.9.0", "7")
+	for _, it := range todo {
+		if err := l.Add(it); err != nil {
+			t.Fatal(err)
+		}
+		if it.Resolved != nil {
+			t.Errorf("line %d: the job list kept its resolved artefact", it.Line)
+		}
+		done = append(done, it.Line)
 	}
+	jobs := l.Jobs
 	var targets []string
 	for _, j := range jobs {
 		targets = append(targets, j.Target)

@@ -26,91 +26,166 @@ type ResumeFinder interface {
 	ResumeFind(ctx context.Context, k store.ResumeKey) (store.ResumeRun, error)
 }
 
-// Resolve resolves every item, a few at a time, and looks each up in
-// the store (unless rescan). It returns the items left to scan, in file
-// order; the others are failed (did not resolve) or skipped (stored, or a
-// repeat), and done is called for each of them. Only a store failure is
-// returned as an error.
-func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubricVersion string, items []*Item, done func(*Item), rescan bool) ([]*Item, error) {
-	sem := make(chan struct{}, resolveConcurrency)
+// lookahead bounds the items Resolve has resolved, or is resolving, ahead
+// of the one it hands out next.
+const lookahead = 2 * resolveConcurrency
+
+// Resolve resolves the items, a few at a time, in file order, and looks
+// each up in the store (unless rescan). Each one left to scan is handed to
+// next in file order, as soon as it and every item before it are dealt
+// with; the others are failed (did not resolve) or skipped (stored, or a
+// repeat), and done is called for each of them, in file order too. next
+// may block (the scans are busy): the lookups run at most lookahead items
+// ahead of it, so the resolved artefacts held meanwhile are bounded
+// whatever the list's length, and the first scan need not wait for the
+// last lookup. When next returns false, nothing after that item is looked
+// at or handed out (those items keep no status). Only a store failure, or
+// ctx's end, is returned as an error.
+func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubricVersion string, items []*Item, rescan bool, done func(*Item), next func(*Item) bool) error {
+	ready := make([]chan struct{}, len(items))
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	window := make(chan struct{}, lookahead)
+	lookups := make(chan struct{}, resolveConcurrency)
+	stop := make(chan struct{})
+	launched := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, it := range items {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			rt, err := p.Resolve(ctx, it.Spec.Target)
-			if err != nil {
-				it.Fail(err)
+	go func() {
+		defer close(launched)
+		for i, it := range items {
+			select {
+			case window <- struct{}{}:
+			case <-stop:
 				return
 			}
-			it.Resolved, it.Name, it.Version, it.Integrity = rt, rt.Name, rt.Version, rt.Integrity
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var todo []*Item
+			select {
+			case lookups <- struct{}{}:
+			case <-stop:
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(ready[i])
+				defer func() { <-lookups }()
+				rt, err := p.Resolve(ctx, it.Spec.Target)
+				switch {
+				case err != nil && ctx.Err() != nil:
+					// Cut short, not a failure of the target's: no status.
+				case err != nil:
+					it.Fail(err)
+				default:
+					it.Resolved, it.Name, it.Version, it.Integrity = rt, rt.Name, rt.Version, rt.Integrity
+				}
+			}()
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-launched
+		wg.Wait()
+	}()
+
 	seen := map[string]int{}
-	for _, it := range items {
+	for i, it := range items {
+		select {
+		case <-ready[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-window
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if it.Resolved == nil {
 			done(it)
 			continue
 		}
 		if line, ok := seen[it.dedupKey()]; ok {
 			it.Status, it.SkipReason = StatusSkipped, fmt.Sprintf("duplicate of line %d", line)
+			it.Resolved = nil
 			done(it)
 			continue
 		}
 		seen[it.dedupKey()] = it.Line
-		if rescan || !it.Resumable() {
-			todo = append(todo, it)
-			continue
+		if !rescan && it.Resumable() {
+			stored, err := st.ResumeFind(ctx, it.ResumeKey(toolVersion, rubricVersion))
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return err
+			default:
+				it.Status, it.SkipReason, it.RunID, it.Score, it.Outcome = StatusSkipped, "stored", stored.RunID, stored.Score, string(stored.Outcome)
+				it.Resolved = nil
+				done(it)
+				continue
+			}
 		}
-		stored, err := st.ResumeFind(ctx, it.ResumeKey(toolVersion, rubricVersion))
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			todo = append(todo, it)
-		case err != nil:
-			return nil, err
-		default:
-			it.Status, it.SkipReason, it.RunID, it.Score, it.Outcome = StatusSkipped, "stored", stored.RunID, stored.Score, string(stored.Outcome)
-			done(it)
+		if !next(it) {
+			return nil
 		}
 	}
-	return todo, nil
+	return nil
 }
 
-// RunWorkers runs fn over items with n workers, starting nothing new once
-// drain is closed. Worker i takes its first item i×spread/n after the
-// first worker: scans of one list take about as long as each other, so
-// workers that start at once would wait (the idle watch), tear down and
-// start at once, wave after wave; spread over the idle watch, their waits
-// interleave with the others' work.
-func RunWorkers(ctx context.Context, drain <-chan struct{}, n int, spread time.Duration, items []*Item, fn func(context.Context, *Item)) {
+// ResolveAll is Resolve that collects the items left to scan.
+func ResolveAll(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubricVersion string, items []*Item, rescan bool, done func(*Item)) ([]*Item, error) {
+	var todo []*Item
+	err := Resolve(ctx, p, st, toolVersion, rubricVersion, items, rescan, done, func(it *Item) bool {
+		todo = append(todo, it)
+		return true
+	})
+	return todo, err
+}
+
+// RunWorkers runs fn over the items that come from items, until it is
+// closed, with n workers, starting nothing new once drain is closed. The
+// first n items start i×spread/n after the first (i = 0 … n-1): scans of
+// one list take about as long as each other, so workers that start at once
+// would wait (the idle watch), tear down and start at once, wave after
+// wave; spread over the idle watch, their waits interleave with the
+// others' work.
+func RunWorkers(ctx context.Context, drain <-chan struct{}, n int, spread time.Duration, items <-chan *Item, fn func(context.Context, *Item)) {
 	jobs := make(chan *Item)
 	var wg sync.WaitGroup
-	workers := min(n, len(items))
-	for i := range workers {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if d := spread * time.Duration(i) / time.Duration(workers); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-ctx.Done():
-				case <-drain:
-				}
-			}
 			for it := range jobs {
 				fn(ctx, it)
 			}
 		}()
 	}
+	var first time.Time
+	k := 0
 dispatch:
-	for _, it := range items {
+	for {
+		var it *Item
+		select {
+		case <-drain:
+			break dispatch
+		case v, ok := <-items:
+			if !ok {
+				break dispatch
+			}
+			it = v
+		}
+		if k == 0 {
+			first = time.Now()
+		}
+		if k < n && spread > 0 {
+			if d := time.Until(first.Add(spread * time.Duration(k) / time.Duration(n))); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+				case <-drain:
+					break dispatch
+				}
+			}
+		}
+		k++
 		// Checked first: select picks at random among ready cases.
 		select {
 		case <-drain:
@@ -172,6 +247,9 @@ func (s *Scans) Scan(ctx context.Context, it *Item) {
 		return s.Save.Save(ctx, r)
 	})
 	ran, err := s.Pipeline.Run(ctx, pipeline.Job{Target: it.Resolved, Options: pipeline.Options{RunID: s.RunID(), Bin: it.Spec.Bin, Args: it.Spec.Args, Env: it.Spec.Env}}, save)
+	// The artefact's registry documents are not needed any more: a long
+	// batch holds only its items' results.
+	it.Resolved = nil
 	switch {
 	case err != nil && ran == nil && ctx.Err() != nil:
 		it.Status, it.Outcome, it.Err = StatusAbandoned, "interrupted", err
@@ -198,8 +276,9 @@ func (f saverFunc) Save(ctx context.Context, r *pipeline.Ran) error { return f(c
 // Events is what ScanAll and NotStarted report as a batch runs; the
 // caller shows them (the CLI draws a bar, or a line per target).
 type Events interface {
-	// Scanning says that n scans are about to start.
-	Scanning(n int)
+	// Scanning says that the scans are about to start (the first of
+	// them; the others start as their targets resolve).
+	Scanning()
 	// Started says that a scan started.
 	Started()
 	// Finish says that it reached its final status; scanned says it was
@@ -209,11 +288,12 @@ type Events interface {
 	Note(msg string)
 }
 
-// ScanAll scans todo with n workers (see RunWorkers and Scan), reporting
-// each to prog. An environment fault met by one of them calls stopNew:
-// every other target would meet it too, so no new one starts.
-func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func(), n int, todo []*Item, prog Events) {
-	prog.Scanning(len(todo))
+// ScanAll scans the items that come from todo, until it is closed, with n
+// workers (see RunWorkers and Scan), reporting each to prog. An
+// environment fault met by one of them calls stopNew: every other target
+// would meet it too, so no new one starts.
+func (s *Scans) ScanAll(ctx context.Context, drain <-chan struct{}, stopNew func(), n int, todo <-chan *Item, prog Events) {
+	prog.Scanning()
 	RunWorkers(ctx, drain, n, s.Spread, todo, func(ctx context.Context, it *Item) {
 		prog.Started()
 		s.Scan(ctx, it)

@@ -39,7 +39,7 @@ type progressBar struct {
 	start time.Time
 
 	total, done, failed, skipped int
-	toScan, scanned, running     int
+	scanned, running             int
 	scanStart, etaAt             time.Time
 	shown, closed                bool
 	stopTick                     chan struct{}
@@ -90,11 +90,12 @@ func (p *progressBar) Begin(total int) {
 	p.draw()
 }
 
-// Scanning records that n scans are about to start: the ETA counts from now.
-func (p *progressBar) Scanning(n int) {
+// Scanning records that the scans are about to start: the ETA counts
+// from now.
+func (p *progressBar) Scanning() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.toScan, p.scanStart = n, p.now()
+	p.scanStart = p.now()
 }
 
 // Started records a scan that started.
@@ -130,11 +131,11 @@ func (p *progressBar) Finish(it *batch.Item, scanned bool) {
 	if scanned {
 		p.scanned++
 		p.running--
-		// The estimate is made when a scan finishes and counts down until
-		// the next one does.
-		if eta, ok := etaOf(p.scanned, p.toScan, p.now().Sub(p.scanStart)); ok {
-			p.etaAt = p.now().Add(eta)
-		}
+	}
+	// The estimate is made when a target is dealt with (once a scan has
+	// finished) and counts down until the next one is.
+	if eta, ok := etaOf(p.scanned, p.total-p.done+p.scanned, p.now().Sub(p.scanStart)); ok {
+		p.etaAt = p.now().Add(eta)
 	}
 	p.clear()
 	if !p.bar && !p.quiet {
@@ -210,6 +211,9 @@ func (p *progressBar) draw() {
 
 // etaOf estimates the time left from the scans finished so far: the
 // rate measured since scanning began, which already reflects concurrency.
+// toScan counts every target not dealt with yet as a scan to come: the
+// targets resolve as the batch goes, and one found stored or failing later
+// shortens the estimate then.
 func etaOf(scanned, toScan int, elapsed time.Duration) (time.Duration, bool) {
 	if scanned <= 0 || elapsed <= 0 {
 		return 0, false

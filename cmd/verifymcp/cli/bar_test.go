@@ -63,7 +63,7 @@ func TestBatchProgress(t *testing.T) {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		p.now = func() time.Time { return now }
 		p.Begin(2)
-		p.Scanning(2)
+		p.Scanning()
 		p.scanStart = now.Add(-30 * time.Second)
 		p.Started()
 		p.Write([]byte("warning: something\n"))
@@ -82,6 +82,27 @@ func TestBatchProgress(t *testing.T) {
 		if strings.Contains(out, "completed ") {
 			t.Errorf("plain lines on a terminal: %q", out)
 		}
+	})
+	t.Run("eta_shortens_as_targets_resolve_stored", func(t *testing.T) {
+		// Targets resolve as the batch goes: each one not dealt with counts
+		// as a scan to come until it is found stored.
+		var buf bytes.Buffer
+		p := newProgressBar(&buf, true, false)
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		p.now = func() time.Time { return now }
+		p.Begin(4)
+		p.Scanning()
+		p.scanStart = now.Add(-30 * time.Second)
+		p.Started()
+		p.Finish(&batch.Item{Status: batch.StatusCompleted}, true)
+		if got := p.etaAt.Sub(now); got != 90*time.Second {
+			t.Errorf("ETA after one scan in 30 s, three targets left: %s, want 1m30s", got)
+		}
+		p.Finish(&batch.Item{Status: batch.StatusSkipped, SkipReason: "stored"}, false)
+		if got := p.etaAt.Sub(now); got != time.Minute {
+			t.Errorf("ETA once one of them was found stored: %s, want 1m0s", got)
+		}
+		p.Close()
 	})
 	t.Run("quiet_shows_nothing", func(t *testing.T) {
 		var buf bytes.Buffer

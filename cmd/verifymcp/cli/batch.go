@@ -51,8 +51,10 @@ Words are separated by blanks; quote a value holding blanks with ' or ".
 Blank lines and everything from a word starting with # are ignored.
 A malformed line stops the batch before anything runs (exit 2, FILE:LINE).
 
-Every target is resolved first (a few at a time); one that does not resolve
-(a typo, a missing version) is counted as failed and the others go on.
+Targets are resolved a few at a time, in FILE's order, a little ahead of
+the scans: the first scan starts as soon as its target resolves, and a long
+list holds only a window of resolved targets. One that does not resolve (a
+typo, a missing version) is counted as failed and the others go on.
 A target is skipped when the store already holds a result for the same
 artefact (name, version and integrity), the same --arg/--env names/--bin,
 this tool version and the rubric version in force: running the same batch
@@ -225,8 +227,8 @@ func (g *globals) batchReports(ctx context.Context, items []*batch.Item) ([]repo
 }
 
 // scanLines scans the targets of a batch's lines (a batch file's, or the
-// servers of client config files) as batch does: resolved first,
-// resumable, with progress on stderr, the first interrupt letting the
+// servers of client config files) as batch does: resolved a few ahead of
+// the scans, resumable, with progress on stderr, the first interrupt letting the
 // scans in flight finish. It returns the summary and its items; an
 // interrupt before anything was scanned is context.Canceled.
 func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line, f *batchFlags, mem int64) (batch.Summary, []*batch.Item, error) {
@@ -272,32 +274,77 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 
 	items := batch.NewItems(lines)
 	prog.Begin(len(items))
-	todo, err := batch.Resolve(hard, p, st, Version, rb.Version, items, func(it *batch.Item) { prog.Finish(it, false) }, f.rescan)
-	if err != nil {
-		return batch.Summary{}, nil, err
-	}
-	if interrupted.Load() {
-		return batch.Summary{}, nil, context.Canceled
-	}
-
 	save := g.storeSaver(st, dataDir)
 	save.Detached = true
 	bs := &batch.Scans{Pipeline: p, Save: save, Spread: f.scan.idle}
-	if len(todo) > 0 {
-		session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
-		if err != nil {
-			if interrupted.Load() {
-				return batch.Summary{}, nil, context.Canceled
+
+	// The targets resolve a few at a time, ahead of the scans, and each
+	// one left to scan goes to the workers as it comes: the first scan
+	// does not wait for the last lookup, and a long list holds only a
+	// window of resolved artefacts. The sandbox is prepared when the first
+	// target to scan comes: a batch whose targets are all stored needs no
+	// engine. A worker's worth of targets wait resolved, so that the
+	// observer of each is started a scan ahead of it (see startAhead).
+	todo := make(chan *batch.Item, f.concurrency)
+	var workers sync.WaitGroup
+	var prepErr error
+	closeAhead := func() {}
+	err = batch.Resolve(hard, p, st, Version, rb.Version, items, f.rescan, func(it *batch.Item) { prog.Finish(it, false) }, func(it *batch.Item) bool {
+		if !scanning.Load() {
+			session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
+			if err != nil {
+				prepErr = err
+				return false
 			}
-			return batch.Summary{}, nil, err
+			bs.Session = session
+			// The first scan's observer is starting already; the next
+			// ones start as their targets come, one per worker ahead.
+			closeAhead = g.startAhead(hard, p, bs, f.concurrency, 0)
+			scanning.Store(true)
+			workers.Add(1)
+			go func() {
+				defer workers.Done()
+				bs.ScanAll(hard, drain, stopNew, f.concurrency, todo, prog)
+			}()
+		} else if bs.Ahead != nil {
+			bs.Ahead.Add(1)
 		}
-		defer session.Close()
-		bs.Session = session
-		// The first scan's observer is starting already; the next ones
-		// start while earlier scans run, one per worker.
-		defer g.startAhead(hard, p, bs, f.concurrency, len(todo)-1)()
-		scanning.Store(true)
-		bs.ScanAll(hard, drain, stopNew, f.concurrency, todo, prog)
+		select {
+		case todo <- it:
+			return true
+		case <-drain:
+			return false
+		case <-hard.Done():
+			return false
+		}
+	})
+	switch {
+	case err != nil && scanning.Load() && hard.Err() != nil:
+		// The second interrupt: the summary says what was abandoned.
+		err = nil
+	case err != nil:
+		// The store failed: no target waiting starts.
+		stopNew()
+	}
+	close(todo)
+	workers.Wait()
+	defer func() {
+		closeAhead()
+		if bs.Session != nil {
+			_ = bs.Session.Close()
+		}
+	}()
+	if err == nil {
+		err = prepErr
+	}
+	if err == nil && interrupted.Load() && !scanning.Load() {
+		err = context.Canceled
+	}
+	if err != nil {
+		if interrupted.Load() {
+			return batch.Summary{}, nil, context.Canceled
+		}
+		return batch.Summary{}, nil, err
 	}
 	batch.NotStarted(items, prog)
 	prog.Close()
@@ -306,11 +353,11 @@ func (g *globals) scanLines(ctx context.Context, file string, lines []batch.Line
 }
 
 // startAhead gives bs a pool of observers started ahead of its scans (see
-// sandbox.Pool): size at a time, budget in all (negative: no limit). The
-// returned function removes those not taken.
+// sandbox.Pool): size at a time, budget in all (negative: no limit; the
+// pool's Add raises it). The returned function removes those not taken.
 func (g *globals) startAhead(ctx context.Context, p *pipeline.Pipeline, bs *batch.Scans, size, budget int) func() {
 	sb, ok := p.Scanner().(*sandbox.Sandbox)
-	if !ok || budget == 0 {
+	if !ok {
 		return func() {}
 	}
 	// Its starts are paced as the workers' first scans are spread: one

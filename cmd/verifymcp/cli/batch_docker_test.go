@@ -298,3 +298,45 @@ func TestBatchInterruptFinishesInFlight(t *testing.T) {
 	}
 	noLeftovers(t, cmd.Process.Pid)
 }
+
+// TestBatchSecondInterruptAbandons sends two SIGINTs once the first
+// result is stored: the scans in flight are abandoned and removed, the
+// summary still accounts for every target, the exit code is 130 and
+// nothing is left on the engine.
+func TestBatchSecondInterruptAbandons(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	list, names := batchFixtures(t, dir, 5)
+
+	cmd, out, errb := startBatch(t, batchArgs(data, list, 2))
+	exited := make(chan struct{})
+	var werr error
+	go func() { werr = cmd.Wait(); close(exited) }()
+	waitStored(t, data, 1, cmd, exited)
+	for range 2 {
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case <-exited:
+	case <-time.After(45 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the batch did not stop after two SIGINTs")
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit after two SIGINTs: %v\n%s", werr, errb.String())
+	}
+	var sum batchSummaryJSON
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("no summary after the second interrupt: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	tt := sum.Totals
+	if !sum.Interrupted || tt.Abandoned == 0 || tt.Scanned != len(runsPerTarget(t, data)) ||
+		tt.Completed+tt.Failed+tt.Skipped+tt.Abandoned+tt.NotStarted != len(names) {
+		t.Errorf("totals %+v interrupted %v; want the scans in flight abandoned and every target accounted for", tt, sum.Interrupted)
+	}
+	noLeftovers(t, cmd.Process.Pid)
+}

@@ -98,15 +98,24 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 
 	items := batch.NewItems(lines)
 	prog.Begin(len(items))
-	todo, err := batch.Resolve(ctx, p, st, Version, rb.Version, items, func(it *batch.Item) { prog.Finish(it, false) }, false)
+	// Each job is made as its target resolves, and holds only what a
+	// worker needs: the list's length bounds nothing else.
+	jl := batch.NewJobList(Version, rb.Version)
+	var jobErr error
+	err = batch.Resolve(ctx, p, st, Version, rb.Version, items, false, func(it *batch.Item) { prog.Finish(it, false) }, func(it *batch.Item) bool {
+		if jobErr = jl.Add(it); jobErr != nil {
+			return false
+		}
+		prog.Finish(it, false)
+		return true
+	})
+	if err == nil {
+		err = jobErr
+	}
 	if err != nil {
 		return err
 	}
-	jobs, err := batch.Jobs(todo, Version, rb.Version, func(it *batch.Item) { prog.Finish(it, false) })
-	if err != nil {
-		return err
-	}
-	inserted, dups, err := client.Enqueue(ctx, jobs)
+	inserted, dups, err := client.Enqueue(ctx, jl.Jobs)
 	if err != nil {
 		return fmt.Errorf("%w (%d jobs were enqueued before the failure; running the same command again submits only what is missing)", err, inserted)
 	}

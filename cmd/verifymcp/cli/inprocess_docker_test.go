@@ -417,6 +417,27 @@ func TestBatchRescan(t *testing.T) {
 	noLeftovers(t, os.Getpid())
 }
 
+// TestBatchStartsObserversAhead: the targets of a batch resolve as it
+// goes, and each scan after the first still finds its observer started
+// ahead of it by the pool (one "prewarm" each: the prepared session's for
+// the first scan, the pool's for the others), and none is left over.
+func TestBatchStartsObserversAhead(t *testing.T) {
+	inProcess(t)
+	needStatic(t)
+	dir := t.TempDir()
+	list, _ := batchFixtures(t, dir, 3)
+	res := runCLI(t, "-v", "batch", "--data-dir", filepath.Join(dir, "data"), "--concurrency", "2", "--format", "json", "--idle", "200ms",
+		"--skip", skipThirdParties, "--handshake-timeout", "20s", "--ca-bundle", caBundle, list)
+	var sum batchSummaryJSON
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || res.code != cli.ExitOK || sum.Totals.Scanned != 3 {
+		t.Fatalf("batch: exit %d, %v, %+v\n%s", res.code, err, sum.Totals, res.stderr)
+	}
+	if n := strings.Count(res.stderr, " prewarm after="); n != 3 {
+		t.Errorf("%d observers started ahead for 3 scans, want 3:\n%s", n, res.stderr)
+	}
+	noLeftovers(t, os.Getpid())
+}
+
 // TestDoctorFetchCheck: the doctor fetches a small real package through
 // the sandbox's fetch path; with the CA bundle it says so and exits 0,
 // without it it names the TLS fault and the fix and exits 4.
