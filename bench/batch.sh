@@ -64,8 +64,8 @@ report() { # report NAME DATA-DIR SUMMARY.json WALL-SECONDS CPU-BUSY-%
 # steady_cpu NAME DATA-DIR SUMMARY.json CONCURRENCY prints the host CPU's
 # busy share over the part of the batch in which all CONCURRENCY workers
 # had a scan in flight, from $WORK/NAME.cpu (samples "time busy total")
-# and each scan's interval: from its bundle's run date (the batch resolves
-# every target before it scans any), for its scan time. The ramp (workers
+# and each scan's interval: from its bundle's run date (when the scan
+# began, not when its target resolved), for its scan time. The ramp (workers
 # starting) and the tail (fewer targets left than workers) are outside it.
 steady_cpu() {
 	local name=$1 data=$2 sum=$3 c=$4
