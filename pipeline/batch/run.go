@@ -48,6 +48,8 @@ func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubr
 	}
 	window := make(chan struct{}, lookahead)
 	lookups := make(chan struct{}, resolveConcurrency)
+	// Lookups still in flight when Resolve stops are cut short.
+	lctx, cancel := context.WithCancel(ctx)
 	stop := make(chan struct{})
 	launched := make(chan struct{})
 	var wg sync.WaitGroup
@@ -69,9 +71,9 @@ func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubr
 				defer wg.Done()
 				defer close(ready[i])
 				defer func() { <-lookups }()
-				rt, err := p.Resolve(ctx, it.Spec.Target)
+				rt, err := p.Resolve(lctx, it.Spec.Target)
 				switch {
-				case err != nil && ctx.Err() != nil:
+				case err != nil && lctx.Err() != nil:
 					// Cut short, not a failure of the target's: no status.
 				case err != nil:
 					it.Fail(err)
@@ -83,6 +85,7 @@ func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubr
 	}()
 	defer func() {
 		close(stop)
+		cancel()
 		<-launched
 		wg.Wait()
 	}()

@@ -20,7 +20,9 @@ import (
 // "missing" is not found. It counts the lookups begun and the most in
 // flight at once.
 type fakeResolver struct {
-	delay    time.Duration
+	delay time.Duration
+	// slow, when set, names the targets that take an hour instead.
+	slow     func(pipeline.Target) bool
 	begun    atomic.Int32
 	inFlight atomic.Int32
 	maxIn    atomic.Int32
@@ -36,8 +38,12 @@ func (f *fakeResolver) Resolve(ctx context.Context, t pipeline.Target) (*pipelin
 			break
 		}
 	}
+	d := f.delay
+	if f.slow != nil && f.slow(t) {
+		d = time.Hour
+	}
 	select {
-	case <-time.After(f.delay):
+	case <-time.After(d):
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -155,7 +161,8 @@ func TestResolveBoundedAhead(t *testing.T) {
 }
 
 // TestResolveStops: when next says no, nothing after that item is looked
-// up beyond the window already begun or handed out, those items keep no
+// up beyond the window already begun or handed out, the lookups in flight
+// are cut short (here they would take an hour), those items keep no
 // status, and Resolve returns only once its lookups are over.
 func TestResolveStops(t *testing.T) {
 	names := make([]string, 100)
@@ -163,8 +170,9 @@ func TestResolveStops(t *testing.T) {
 		names[i] = fmt.Sprintf("p%03d", i)
 	}
 	items := npmItems(names...)
-	r := &fakeResolver{delay: 5 * time.Millisecond}
+	r := &fakeResolver{delay: 5 * time.Millisecond, slow: func(t pipeline.Target) bool { return t.Name >= "p003" }}
 	var handed []int
+	begin := time.Now()
 	err := Resolve(context.Background(), r, fakeStore{}, "0.9.0", "7", items, false, func(*Item) {}, func(it *Item) bool {
 		handed = append(handed, it.Line)
 		return it.Line < 3
@@ -174,6 +182,9 @@ func TestResolveStops(t *testing.T) {
 	}
 	if !cmp.Equal([]int{1, 2, 3}, handed) {
 		t.Errorf("handed out %v, want lines 1 to 3", handed)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("Resolve took %s to stop: its lookups in flight were waited for, not cut short", d)
 	}
 	if n := r.inFlight.Load(); n != 0 {
 		t.Errorf("Resolve returned with %d lookups in flight", n)
