@@ -87,8 +87,9 @@ target could not be scanned, with the code of the first such target in
 FILE's order (3 not found, 4 registry, 5 engine, ...).
 
 With --enqueue the batch scans nothing here: it resolves every target,
-skips those already stored, and submits the rest as jobs to the fleet's
-Postgres queue (VERIFYMCP_DATABASE_URL or database_url), for
+skips those already stored, and submits the rest, a hundred at a time as
+they resolve, as jobs to the fleet's Postgres queue (VERIFYMCP_DATABASE_URL
+or database_url), for
 ` + "`verifymcp worker`" + ` on any number of machines. A job is keyed by target,
 rubric version and tool version: submitting the same list again adds
 nothing that is queued, running or done, and re-submits what was discarded

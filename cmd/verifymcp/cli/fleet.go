@@ -70,8 +70,11 @@ func (g *globals) openQueue(ctx context.Context, dsn string, cfg queue.Config) (
 	return pool, c, nil
 }
 
+// enqueueChunk is how many jobs `batch --enqueue` submits at a time.
+const enqueueChunk = 100
+
 // enqueueBatch resolves the batch's targets, skips those already stored,
-// and submits the rest to the fleet's queue.
+// and submits the rest to the fleet's queue as they resolve.
 func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.Line, f *batchFlags) error {
 	dsn, err := g.fleetDSN()
 	if err != nil {
@@ -98,12 +101,23 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 
 	items := batch.NewItems(lines)
 	prog.Begin(len(items))
-	// Each job is made as its target resolves, and holds only what a
-	// worker needs: the list's length bounds nothing else.
+	// Each job is made as its target resolves, holding only what a worker
+	// needs, and submitted with the next enqueueChunk: workers start on
+	// the first jobs while the rest of a long list resolves.
 	jl := batch.NewJobList(Version, rb.Version)
+	var inserted, dups int
+	submit := func() error {
+		n, d, err := client.Enqueue(ctx, jl.Jobs)
+		inserted, dups = inserted+n, dups+d
+		jl.Jobs = jl.Jobs[:0]
+		return err
+	}
 	var jobErr error
 	err = batch.Resolve(ctx, p, st, Version, rb.Version, items, false, func(it *batch.Item) { prog.Finish(it, false) }, func(it *batch.Item) bool {
-		if jobErr = jl.Add(it); jobErr != nil {
+		if jobErr = jl.Add(it); jobErr == nil && len(jl.Jobs) >= enqueueChunk {
+			jobErr = submit()
+		}
+		if jobErr != nil {
 			return false
 		}
 		prog.Finish(it, false)
@@ -112,12 +126,14 @@ func (g *globals) enqueueBatch(ctx context.Context, file string, lines []batch.L
 	if err == nil {
 		err = jobErr
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = submit()
 	}
-	inserted, dups, err := client.Enqueue(ctx, jl.Jobs)
 	if err != nil {
-		return fmt.Errorf("%w (%d jobs were enqueued before the failure; running the same command again submits only what is missing)", err, inserted)
+		if inserted > 0 {
+			return fmt.Errorf("%w (%d jobs were enqueued before the failure; running the same command again submits only what is missing)", err, inserted)
+		}
+		return err
 	}
 	prog.Close()
 

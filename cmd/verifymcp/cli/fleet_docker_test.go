@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/verifymcp/verifymcp/internal/testnpm"
 	"github.com/verifymcp/verifymcp/internal/testpg"
 	"github.com/verifymcp/verifymcp/sandbox/image"
 )
@@ -406,5 +408,35 @@ func TestFleetShipped(t *testing.T) {
 	// already holds its job: a job is run once per target as written.
 	if tt := enqueue().Totals; tt.Skipped != 1 || tt.AlreadyQueued != 1 || tt.Enqueued != 0 || tt.Failed != 0 {
 		t.Errorf("enqueue again: totals %+v; want the bundle skipped (stored, by its digest) and the image's job already queued", tt)
+	}
+}
+
+// TestEnqueueInChunks: a list longer than one chunk of jobs is submitted
+// a chunk at a time as it resolves; every job reaches the queue once, and
+// submitting the list again adds nothing.
+func TestEnqueueInChunks(t *testing.T) {
+	dsn, conn := fleetDatabase(t)
+	env := []string{"VERIFYMCP_CONFIG=", "VERIFYMCP_DATABASE_URL=" + dsn}
+	dir := t.TempDir()
+	const n = 250
+	var lines []string
+	for i := range n {
+		file := fmt.Sprintf("fx%03d.tgz", i)
+		testnpm.Tarball(t, filepath.Join(dir, file), fmt.Sprintf("verifymcp-chunk-fx%03d", i))
+		lines = append(lines, file)
+	}
+	list := filepath.Join(dir, "list.txt")
+	if err := os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sum := enqueueList(t, env, dir, list); sum.Totals.Enqueued != n || sum.Totals.Submitted != n {
+		t.Errorf("first submission: %+v, want %d enqueued", sum.Totals, n)
+	}
+	var rows int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM river_job").Scan(&rows); err != nil || rows != n {
+		t.Errorf("the queue holds %d jobs (%v), want %d", rows, err, n)
+	}
+	if sum := enqueueList(t, env, dir, list); sum.Totals.Enqueued != 0 || sum.Totals.AlreadyQueued != n {
+		t.Errorf("second submission: %+v, want all %d already queued", sum.Totals, n)
 	}
 }
