@@ -9,7 +9,8 @@
 #     how many targets it scanned meanwhile.
 #  3. With the PostgreSQL server of scripts/setup.sh (or
 #     VERIFYMCP_TEST_POSTGRES_DSN), the peak RSS and wall time of
-#     `batch --enqueue` of the whole list into a fresh schema.
+#     `batch --enqueue` of the whole list into a fresh schema, and when
+#     its first job reached the queue.
 #
 # BIN (default: a build of this tree), LIST, WORK, RUNS (3) and SECS
 # (60) override. Scans fetch what the npm cache and the tree cache lack.
@@ -72,10 +73,19 @@ if psql "$DSN" -qc 'select 1' >/dev/null 2>&1; then
 	case "$DSN" in *\?*) ;; *) sep='?' ;; esac
 	start=$EPOCHREALTIME
 	VERIFYMCP_DATABASE_URL="$DSN${sep}search_path=$schema" /usr/bin/time -f '%M' -o "$WORK/enqueue.rss" \
-		"$BIN" -q batch --enqueue --queue-schema "$schema" --data-dir "$WORK/enqueue" --format json -o "$WORK/enqueue.json" "$LIST" || true
+		"$BIN" -q batch --enqueue --queue-schema "$schema" --data-dir "$WORK/enqueue" --format json -o "$WORK/enqueue.json" "$LIST" &
+	epid=$!
+	first=""
+	while kill -0 "$epid" 2>/dev/null; do
+		if [ -z "$first" ] && [ "$(psql "$DSN" -Atc "select count(*) from $schema.river_job" 2>/dev/null || echo 0)" != 0 ]; then
+			first=$(echo "$EPOCHREALTIME - $start" | bc -l | xargs printf '%.2f')
+		fi
+		sleep 0.05
+	done
+	wait "$epid" || true
 	wall=$(echo "$EPOCHREALTIME - $start" | bc -l | xargs printf '%.1f')
 	psql "$DSN" -qc "drop schema $schema cascade" >/dev/null 2>&1 || true
-	echo "batch --enqueue: peak RSS $(($(tail -1 "$WORK/enqueue.rss") / 1024)) MiB in $wall s, $(jq -r '.totals | "\(.enqueued) enqueued, \(.failed) failed"' "$WORK/enqueue.json")"
+	echo "batch --enqueue: peak RSS $(($(tail -1 "$WORK/enqueue.rss") / 1024)) MiB in $wall s, first job queued after ${first:-(the end)} s, $(jq -r '.totals | "\(.enqueued) enqueued, \(.failed) failed"' "$WORK/enqueue.json")"
 else
 	echo "batch --enqueue: skipped (no PostgreSQL at \$VERIFYMCP_TEST_POSTGRES_DSN)"
 fi
