@@ -258,62 +258,20 @@ func TestBatchResumeAfterKill(t *testing.T) {
 	}
 }
 
-// TestBatchInterruptFinishesInFlight sends one SIGINT once the first
-// result is stored: the scans in flight finish and are saved, nothing new
-// starts, the exit code is 130 and nothing is left on the engine.
-func TestBatchInterruptFinishesInFlight(t *testing.T) {
-	dir := t.TempDir()
+// interruptBatch runs a batch of 5 fixtures at concurrency 2 in dir and,
+// once its first result is stored, sends it sigs SIGINTs 100 ms apart. It
+// checks that the batch exits 130 with a summary and leaves nothing on the
+// engine, and returns the summary, stderr and the runs stored by target.
+func interruptBatch(t *testing.T, dir string, sigs int) (batchSummaryJSON, string, map[string]int) {
+	t.Helper()
 	data := filepath.Join(dir, "data")
-	list, names := batchFixtures(t, dir, 5)
-
+	list, _ := batchFixtures(t, dir, 5)
 	cmd, out, errb := startBatch(t, batchArgs(data, list, 2))
 	exited := make(chan struct{})
 	var werr error
 	go func() { werr = cmd.Wait(); close(exited) }()
 	waitStored(t, data, 1, cmd, exited)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(45 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("the batch did not stop after SIGINT")
-	}
-	var ee *exec.ExitError
-	if !errors.As(werr, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("exit after SIGINT: %v\n%s", werr, errb.String())
-	}
-	if !strings.Contains(errb.String(), "no new target starts") {
-		t.Errorf("no message about the interrupt:\n%s", errb.String())
-	}
-	var sum batchSummaryJSON
-	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
-		t.Fatalf("summary: %v\n%s", err, out.String())
-	}
-	stored := runsPerTarget(t, data)
-	tt := sum.Totals
-	if !sum.Interrupted || tt.Abandoned != 0 || tt.Scanned != len(stored) || tt.NotStarted != len(names)-len(stored) || tt.NotStarted == 0 {
-		t.Errorf("totals %+v interrupted %v with %d stored; want every started scan saved and the rest not started", tt, sum.Interrupted, len(stored))
-	}
-	noLeftovers(t, cmd.Process.Pid)
-}
-
-// TestBatchSecondInterruptAbandons sends two SIGINTs once the first
-// result is stored: the scans in flight are abandoned and removed, the
-// summary still accounts for every target, the exit code is 130 and
-// nothing is left on the engine.
-func TestBatchSecondInterruptAbandons(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	list, names := batchFixtures(t, dir, 5)
-
-	cmd, out, errb := startBatch(t, batchArgs(data, list, 2))
-	exited := make(chan struct{})
-	var werr error
-	go func() { werr = cmd.Wait(); close(exited) }()
-	waitStored(t, data, 1, cmd, exited)
-	for range 2 {
+	for range sigs {
 		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
@@ -323,20 +281,43 @@ func TestBatchSecondInterruptAbandons(t *testing.T) {
 	case <-exited:
 	case <-time.After(45 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("the batch did not stop after two SIGINTs")
+		t.Fatalf("the batch did not stop after %d SIGINTs", sigs)
 	}
 	var ee *exec.ExitError
 	if !errors.As(werr, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("exit after two SIGINTs: %v\n%s", werr, errb.String())
+		t.Errorf("exit after %d SIGINTs: %v\n%s", sigs, werr, errb.String())
 	}
 	var sum batchSummaryJSON
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
-		t.Fatalf("no summary after the second interrupt: %v\n%s\n%s", err, out.String(), errb.String())
-	}
-	tt := sum.Totals
-	if !sum.Interrupted || tt.Abandoned == 0 || tt.Scanned != len(runsPerTarget(t, data)) ||
-		tt.Completed+tt.Failed+tt.Skipped+tt.Abandoned+tt.NotStarted != len(names) {
-		t.Errorf("totals %+v interrupted %v; want the scans in flight abandoned and every target accounted for", tt, sum.Interrupted)
+		t.Fatalf("summary after %d SIGINTs: %v\n%s\n%s", sigs, err, out.String(), errb.String())
 	}
 	noLeftovers(t, cmd.Process.Pid)
+	return sum, errb.String(), runsPerTarget(t, data)
+}
+
+// TestBatchInterruptFinishesInFlight sends one SIGINT once the first
+// result is stored: the scans in flight finish and are saved, nothing new
+// starts, the exit code is 130 and nothing is left on the engine.
+func TestBatchInterruptFinishesInFlight(t *testing.T) {
+	sum, stderr, stored := interruptBatch(t, t.TempDir(), 1)
+	if !strings.Contains(stderr, "no new target starts") {
+		t.Errorf("no message about the interrupt:\n%s", stderr)
+	}
+	tt := sum.Totals
+	if !sum.Interrupted || tt.Abandoned != 0 || tt.Scanned != len(stored) || tt.NotStarted != 5-len(stored) || tt.NotStarted == 0 {
+		t.Errorf("totals %+v interrupted %v with %d stored; want every started scan saved and the rest not started", tt, sum.Interrupted, len(stored))
+	}
+}
+
+// TestBatchSecondInterruptAbandons sends two SIGINTs once the first
+// result is stored: the scans in flight are abandoned and removed, the
+// summary still accounts for every target, the exit code is 130 and
+// nothing is left on the engine.
+func TestBatchSecondInterruptAbandons(t *testing.T) {
+	sum, _, stored := interruptBatch(t, t.TempDir(), 2)
+	tt := sum.Totals
+	if !sum.Interrupted || tt.Abandoned == 0 || tt.Scanned != len(stored) ||
+		tt.Completed+tt.Failed+tt.Skipped+tt.Abandoned+tt.NotStarted != 5 {
+		t.Errorf("totals %+v interrupted %v; want the scans in flight abandoned and every target accounted for", tt, sum.Interrupted)
+	}
 }
