@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -178,7 +179,43 @@ type Worker struct {
 	Saver                      func(tx pgx.Tx) pipeline.Saver
 	ToolVersion, RubricVersion string
 	Logger                     *slog.Logger
-	done, saved                atomic.Int64
+	// Concurrency is how many jobs the worker runs at once: its first
+	// scans are spread over Scans.Spread, as a batch's are (see
+	// RunWorkers).
+	Concurrency int
+	done, saved atomic.Int64
+
+	paceMu sync.Mutex
+	scans  int       // scans started
+	first  time.Time // when the first began
+}
+
+// pace holds the worker's first Concurrency scans, the k-th until
+// k×Spread/Concurrency after the first began: jobs handed out together
+// would otherwise start, wait (the idle watch) and end together, in
+// waves that leave the CPU idle in their troughs.
+func (w *Worker) pace(ctx context.Context) {
+	spread, n := w.Scans.Spread, w.Concurrency
+	if spread <= 0 || n <= 1 {
+		return
+	}
+	w.paceMu.Lock()
+	k := w.scans
+	w.scans++
+	if k == 0 {
+		w.first = time.Now()
+	}
+	at := w.first.Add(spread * time.Duration(k) / time.Duration(n))
+	w.paceMu.Unlock()
+	if k >= n {
+		return
+	}
+	if d := time.Until(at); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+	}
 }
 
 // Jobs and Saved count the jobs handled and the runs saved.
@@ -236,6 +273,7 @@ func (w *Worker) Handle(ctx context.Context, tx pgx.Tx, args queue.ScanArgs) err
 		return err
 	}
 
+	w.pace(ctx)
 	log.Info("scanning", "version", rt.Version)
 	start := time.Now()
 	ran, err := bs.Pipeline.Run(ctx, pipeline.Job{Target: rt, Options: pipeline.Options{RunID: bs.RunID(), Bin: o.Bin, Args: o.Args, Env: o.Env}},

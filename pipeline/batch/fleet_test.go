@@ -1,10 +1,14 @@
 package batch
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -66,5 +70,37 @@ func TestJobs(t *testing.T) {
 	CountEnqueued(&s, 2, 1)
 	if diff := cmp.Diff(EnqueueTotals{Targets: 5, Submitted: 3, Enqueued: 2, AlreadyQueued: 1, Skipped: 1, Failed: 1}, s.Totals); diff != "" {
 		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+}
+
+// TestWorkerPace: a worker's first Concurrency scans start spread over
+// Scans.Spread, one every Spread/Concurrency, not at once; later ones
+// start at once.
+func TestWorkerPace(t *testing.T) {
+	w := &Worker{Scans: &Scans{Spread: 400 * time.Millisecond}, Concurrency: 4}
+	begin := time.Now()
+	var mu sync.Mutex
+	var starts []time.Duration
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			w.pace(context.Background())
+			mu.Lock()
+			starts = append(starts, time.Since(begin))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(starts)
+	for i, st := range starts {
+		want := time.Duration(i) * 100 * time.Millisecond
+		if st < want || st > want+80*time.Millisecond {
+			t.Errorf("scan %d started at %s, want about %s", i, st, want)
+		}
+	}
+	before := time.Now()
+	w.pace(context.Background())
+	if d := time.Since(before); d > 20*time.Millisecond {
+		t.Errorf("the fifth scan waited %s, want no wait", d)
 	}
 }

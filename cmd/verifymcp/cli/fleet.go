@@ -240,7 +240,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 		return err
 	}
 	defer closeAll()
-	bs := &batch.Scans{Pipeline: p}
+	bs := &batch.Scans{Pipeline: p, Spread: f.scan.idle}
 	session, err := g.prepareSandbox(hard, p, sf, dataDir, p.Resolver().Registry(), ca, mem, func() error { return nil })
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func (g *globals) runWorker(ctx context.Context, f *workerFlags) error {
 	// Each job finds its observer started.
 	defer g.startAhead(hard, p, bs, f.concurrency, -1)()
 
-	w := &batch.Worker{Scans: bs, Store: st, ToolVersion: Version, RubricVersion: rb.Version, Logger: g.log,
+	w := &batch.Worker{Scans: bs, Store: st, ToolVersion: Version, RubricVersion: rb.Version, Logger: g.log, Concurrency: f.concurrency,
 		Saver: func(tx pgx.Tx) pipeline.Saver { return pipeline.StoreSaver{Store: txStore{st, tx}} }}
 	// River reports its own workings (job counts every few seconds, client
 	// ids) at info: only its warnings show, unless --verbose.
