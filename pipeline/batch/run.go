@@ -132,16 +132,6 @@ func Resolve(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubr
 	return nil
 }
 
-// ResolveAll is Resolve that collects the items left to scan.
-func ResolveAll(ctx context.Context, p Resolver, st ResumeFinder, toolVersion, rubricVersion string, items []*Item, rescan bool, done func(*Item)) ([]*Item, error) {
-	var todo []*Item
-	err := Resolve(ctx, p, st, toolVersion, rubricVersion, items, rescan, done, func(it *Item) bool {
-		todo = append(todo, it)
-		return true
-	})
-	return todo, err
-}
-
 // RunWorkers runs fn over the items that come from items, until it is
 // closed, with n workers, starting nothing new once drain is closed. The
 // first n items start i×spread/n after the first (i = 0 … n-1): scans of
