@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // LabelOwner names the process that created a labelled object
@@ -41,6 +42,57 @@ type run struct {
 	// mask removes secrets from what the scan captures, before any of it
 	// is cut to a bound (a cut could otherwise leave part of a secret).
 	mask *masker
+}
+
+// newRun tracks the engine objects of run id, made through cli.
+func newRun(cli client.APIClient, id string, mask *masker) *run {
+	return &run{cli: settledClient{cli}, id: id, mask: mask}
+}
+
+// settledClient lets an engine call that makes an object finish even when
+// its context ends mid-call, and then returns the context's error. The
+// engine does not abort a create whose client went away: a container,
+// volume or network it made after the run's cleanup had listed the run's
+// objects would be left behind (a second interrupt abandoning a scan while
+// it creates one). Once the call is over the object is there, labelled
+// with the run, for the cleanup that follows to remove.
+type settledClient struct{ client.APIClient }
+
+// settleTimeout bounds a create that outlives its context.
+const settleTimeout = time.Minute
+
+func settled(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
+func (c settledClient) ContainerCreate(ctx context.Context, config *container.Config, hostConfig *container.HostConfig, networkingConfig *network.NetworkingConfig, platform *ocispec.Platform, containerName string) (container.CreateResponse, error) {
+	sctx, cancel := settled(ctx)
+	defer cancel()
+	resp, err := c.APIClient.ContainerCreate(sctx, config, hostConfig, networkingConfig, platform, containerName)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return resp, err
+}
+
+func (c settledClient) VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error) {
+	sctx, cancel := settled(ctx)
+	defer cancel()
+	v, err := c.APIClient.VolumeCreate(sctx, options)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return v, err
+}
+
+func (c settledClient) NetworkCreate(ctx context.Context, name string, options network.CreateOptions) (network.CreateResponse, error) {
+	sctx, cancel := settled(ctx)
+	defer cancel()
+	resp, err := c.APIClient.NetworkCreate(sctx, name, options)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return resp, err
 }
 
 func (r *run) labels() map[string]string {

@@ -36,7 +36,7 @@ var ErrFetchCheck = errors.New("fetch check failed")
 // shared cache. It removes everything it created. An environment fault is
 // returned as an *EnvironmentError, as Scan returns it.
 func (s *Sandbox) CheckFetch(ctx context.Context, runID string, t Target) (fc *FetchCheck, err error) {
-	r := &run{cli: s.cli, id: runID}
+	r := newRun(s.cli, runID, nil)
 	defer func() {
 		if cerr := r.cleanup(ctx); cerr != nil && err == nil {
 			err = fmt.Errorf("clean up run %s: %w", runID, cerr)

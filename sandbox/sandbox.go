@@ -230,7 +230,7 @@ func (s *Sandbox) prewarmAfter(ctx context.Context, runID string, d time.Duratio
 	if !s.opts.Behavior {
 		return
 	}
-	r := &run{cli: s.cli, id: runID}
+	r := newRun(s.cli, runID, nil)
 	type started struct {
 		w   *watch
 		err error
@@ -287,7 +287,7 @@ func (s *Sandbox) Discard(ctx context.Context, runID string) error {
 	if w, err := wr.wait(); err == nil && w != nil {
 		w.obs.stop(ctx, s.cli, s.opts.Logger)
 	}
-	return (&run{cli: s.cli, id: runID}).cleanup(ctx)
+	return newRun(s.cli, runID, nil).cleanup(ctx)
 }
 
 // New returns a Sandbox on cli.
@@ -404,7 +404,7 @@ func (s *Sandbox) Scan(ctx context.Context, runID string, t Target) (*Result, er
 
 // scan is Scan on this sandbox's image.
 func (s *Sandbox) scan(ctx context.Context, runID string, t Target) (res *Result, err error) {
-	r := &run{cli: s.cli, id: runID, mask: newMasker(t.secrets(), nil)}
+	r := newRun(s.cli, runID, newMasker(t.secrets(), nil))
 	defer r.end(ctx, &res, &err)
 	log := s.opts.Logger.With("run", runID)
 	tree, err := r.createVolume(ctx, "tree")

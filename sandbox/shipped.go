@@ -138,7 +138,7 @@ type PyProject struct {
 // prepares it, then the run phase starts it as it would an installed
 // package.
 func (s *Sandbox) scanShipped(ctx context.Context, runID string, t Target) (res *Result, err error) {
-	r := &run{cli: s.cli, id: runID, mask: newMasker(t.secrets(), nil)}
+	r := newRun(s.cli, runID, newMasker(t.secrets(), nil))
 	defer r.end(ctx, &res, &err)
 	log := s.opts.Logger.With("run", runID)
 	observerReady := s.observerFor(ctx, r, runID, t)

@@ -324,7 +324,7 @@ func volumeContainer(ctx context.Context, s *Sandbox, r *run, vol, part string, 
 	hc := hardened()
 	hc.NetworkMode = "none"
 	hc.Mounts = []mount.Mount{mountVolume(vol, treeDir, ro)}
-	c, err := s.cli.ContainerCreate(ctx, &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"true"}, Labels: r.labels(), NetworkDisabled: true},
+	c, err := r.cli.ContainerCreate(ctx, &container.Config{Image: s.opts.Image, User: sandboxUser, Cmd: []string{"true"}, Labels: r.labels(), NetworkDisabled: true},
 		hc, nil, nil, r.name(part))
 	if err != nil {
 		return "", nil, fmt.Errorf("tree cache: create %s container: %w", part, err)
