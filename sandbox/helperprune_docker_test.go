@@ -42,18 +42,21 @@ func TestPruneHelperImages(t *testing.T) {
 		for _, f := range []struct {
 			name string
 			data []byte
-		}{{"Dockerfile", df}, {"f", []byte(v)}} {
+		}{{"Dockerfile", df}, {"f", []byte(v + id)}} {
 			if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data))}); err != nil {
 				t.Fatal(err)
 			}
 			_, _ = tw.Write(f.data)
 		}
 		_ = tw.Close()
+		// Its own content and no build cache: a cached step is an image
+		// another test's cleanup may remove while this build uses it
+		// ("unable to find image" at COPY, seen once in CI).
 		tags := []string{ref}
 		if v == "dangling" { // an image of no tag, as a rebuilt one leaves
 			tags = nil
 		}
-		resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: tags, Remove: true, ForceRemove: true, Version: types.BuilderV1})
+		resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: tags, Remove: true, ForceRemove: true, NoCache: true, Version: types.BuilderV1})
 		if err != nil {
 			t.Fatal(err)
 		}
