@@ -61,38 +61,32 @@ type settledClient struct{ client.APIClient }
 // settleTimeout bounds a create that outlives its context.
 const settleTimeout = time.Minute
 
-func settled(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-}
-
-func (c settledClient) ContainerCreate(ctx context.Context, config *container.Config, hostConfig *container.HostConfig, networkingConfig *network.NetworkingConfig, platform *ocispec.Platform, containerName string) (container.CreateResponse, error) {
-	sctx, cancel := settled(ctx)
+// settle runs create under a context that ctx's end does not cut short
+// (bounded by settleTimeout), then reports ctx's end if it came meanwhile.
+func settle[T any](ctx context.Context, create func(context.Context) (T, error)) (T, error) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	resp, err := c.APIClient.ContainerCreate(sctx, config, hostConfig, networkingConfig, platform, containerName)
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	return resp, err
-}
-
-func (c settledClient) VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error) {
-	sctx, cancel := settled(ctx)
-	defer cancel()
-	v, err := c.APIClient.VolumeCreate(sctx, options)
+	v, err := create(sctx)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
 	return v, err
 }
 
+func (c settledClient) ContainerCreate(ctx context.Context, config *container.Config, hostConfig *container.HostConfig, networkingConfig *network.NetworkingConfig, platform *ocispec.Platform, containerName string) (container.CreateResponse, error) {
+	return settle(ctx, func(ctx context.Context) (container.CreateResponse, error) {
+		return c.APIClient.ContainerCreate(ctx, config, hostConfig, networkingConfig, platform, containerName)
+	})
+}
+
+func (c settledClient) VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error) {
+	return settle(ctx, func(ctx context.Context) (volume.Volume, error) { return c.APIClient.VolumeCreate(ctx, options) })
+}
+
 func (c settledClient) NetworkCreate(ctx context.Context, name string, options network.CreateOptions) (network.CreateResponse, error) {
-	sctx, cancel := settled(ctx)
-	defer cancel()
-	resp, err := c.APIClient.NetworkCreate(sctx, name, options)
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	return resp, err
+	return settle(ctx, func(ctx context.Context) (network.CreateResponse, error) {
+		return c.APIClient.NetworkCreate(ctx, name, options)
+	})
 }
 
 func (r *run) labels() map[string]string {

@@ -180,42 +180,19 @@ type Worker struct {
 	ToolVersion, RubricVersion string
 	Logger                     *slog.Logger
 	// Concurrency is how many jobs the worker runs at once: its first
-	// scans are spread over Scans.Spread, as a batch's are (see
-	// RunWorkers).
+	// scans are spread over Scans.Spread, as a batch's are (see pacer).
 	Concurrency int
 	done, saved atomic.Int64
 
-	paceMu sync.Mutex
-	scans  int       // scans started
-	first  time.Time // when the first began
+	paceOnce sync.Once
+	pc       *pacer
 }
 
-// pace holds the worker's first Concurrency scans, the k-th until
-// k×Spread/Concurrency after the first began: jobs handed out together
-// would otherwise start, wait (the idle watch) and end together, in
-// waves that leave the CPU idle in their troughs.
+// pace holds the worker's first Concurrency scans, spread over the idle
+// watch (see pacer): River hands a new worker its jobs at once.
 func (w *Worker) pace(ctx context.Context) {
-	spread, n := w.Scans.Spread, w.Concurrency
-	if spread <= 0 || n <= 1 {
-		return
-	}
-	w.paceMu.Lock()
-	k := w.scans
-	w.scans++
-	if k == 0 {
-		w.first = time.Now()
-	}
-	at := w.first.Add(spread * time.Duration(k) / time.Duration(n))
-	w.paceMu.Unlock()
-	if k >= n {
-		return
-	}
-	if d := time.Until(at); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-		}
-	}
+	w.paceOnce.Do(func() { w.pc = &pacer{spread: w.Scans.Spread, n: w.Concurrency} })
+	w.pc.wait(ctx, nil)
 }
 
 // Jobs and Saved count the jobs handled and the runs saved.

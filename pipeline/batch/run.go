@@ -151,8 +151,7 @@ func RunWorkers(ctx context.Context, drain <-chan struct{}, n int, spread time.D
 			}
 		}()
 	}
-	var first time.Time
-	k := 0
+	pc := &pacer{spread: spread, n: n}
 dispatch:
 	for {
 		var it *Item
@@ -165,20 +164,9 @@ dispatch:
 			}
 			it = v
 		}
-		if k == 0 {
-			first = time.Now()
+		if !pc.wait(ctx, drain) {
+			break dispatch
 		}
-		if k < n && spread > 0 {
-			if d := time.Until(first.Add(spread * time.Duration(k) / time.Duration(n))); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-ctx.Done():
-				case <-drain:
-					break dispatch
-				}
-			}
-		}
-		k++
 		// Checked first: select picks at random among ready cases.
 		select {
 		case <-drain:
@@ -193,6 +181,48 @@ dispatch:
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// pacer spreads the first n starts over spread: the k-th (k = 0 … n-1)
+// waits until k×spread/n after the first began. Scans of one list take
+// about as long as each other, so scans that start at once would wait
+// (the idle watch), tear down and start at once, in waves that leave the
+// CPU idle in their troughs.
+type pacer struct {
+	spread time.Duration
+	n      int
+
+	mu    sync.Mutex
+	k     int
+	first time.Time
+}
+
+// wait holds one start until its time; it returns false when drain
+// closed meanwhile.
+func (p *pacer) wait(ctx context.Context, drain <-chan struct{}) bool {
+	if p.spread <= 0 || p.n <= 1 {
+		return true
+	}
+	p.mu.Lock()
+	k := p.k
+	p.k++
+	if k == 0 {
+		p.first = time.Now()
+	}
+	at := p.first.Add(p.spread * time.Duration(k) / time.Duration(p.n))
+	p.mu.Unlock()
+	if k >= p.n {
+		return true
+	}
+	if d := time.Until(at); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		case <-drain:
+			return false
+		}
+	}
+	return true
 }
 
 // Scans runs a batch's resolved items through the pipeline, each saved
